@@ -1,0 +1,84 @@
+// Schemas shared by many routes: the error body, pagination parameters and the envelope.
+// One definition each, so validation, types and the OpenAPI document never drift apart.
+import { z } from 'zod';
+
+export const errorBody = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+/** Query-string integer: one occurrence, digits only (repeated or fractional values are 400). */
+export const queryInteger = (min: number, max: number) =>
+  z
+    .string({ error: 'must be given once, as a whole number' })
+    .regex(/^\d{1,10}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+export const MAX_PAGE_SIZE = 1000;
+export const DEFAULT_PAGE_SIZE = 100;
+
+export const paginationQuery = {
+  page: queryInteger(1, 1_000_000).default(1).describe('Page number, from 1'),
+  page_size: queryInteger(1, MAX_PAGE_SIZE)
+    .default(DEFAULT_PAGE_SIZE)
+    .describe(`Records per page, 1..${MAX_PAGE_SIZE}`),
+};
+
+export const paginationMeta = z.object({
+  page: z.number().int(),
+  page_size: z.number().int(),
+  total_count: z.number().int(),
+  total_pages: z.number().int(),
+  has_next: z.boolean(),
+  has_previous: z.boolean(),
+});
+
+export function envelopeSchema<Record extends z.ZodType, Filters extends z.ZodType>(
+  record: Record,
+  filters: Filters,
+) {
+  return z.object({
+    data: z.array(record),
+    meta: z.object({
+      company_id: z.number().int(),
+      filters,
+      pagination: paginationMeta,
+    }),
+  });
+}
+
+export function paginationFor(page: number, pageSize: number, totalCount: number) {
+  const totalPages = Math.ceil(totalCount / pageSize);
+  return {
+    page,
+    page_size: pageSize,
+    total_count: totalCount,
+    total_pages: totalPages,
+    has_next: page < totalPages,
+    has_previous: page > 1,
+  };
+}
+
+const errorDescriptions = {
+  400: 'Invalid parameter or body field (details.field names it)',
+  401: 'Missing, invalid, expired or revoked credentials (WWW-Authenticate: Bearer)',
+  403: 'Authenticated but not allowed (details.required_scope)',
+  404: 'No such resource for this company',
+  415: 'Content-Type must be application/json',
+  429: 'Rate limit exceeded; see Retry-After',
+  503: 'A dependency is down; see Retry-After',
+} as const;
+type ErrorStatus = keyof typeof errorDescriptions;
+
+/** The documented error responses of a route, all with the one error body. */
+export function errorResponses<S extends ErrorStatus>(...statuses: S[]) {
+  return Object.fromEntries(
+    statuses.map((status) => [status, errorBody.describe(errorDescriptions[status])]),
+  ) as Record<S, typeof errorBody>;
+}

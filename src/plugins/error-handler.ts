@@ -1,0 +1,82 @@
+// Renders every error, whatever raised it (our ApiError, Fastify, zod, pg), as the one JSON error
+// body. Nothing else writes error responses; no stack trace or SQL text ever reaches a client.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { ApiError, type ErrorCode, invalidRequest, notFound, unavailable } from '../http/errors.js';
+import type { App } from '../types.js';
+
+interface ZodIssueLike {
+  keyword: string;
+  instancePath: string;
+  message: string;
+  params?: { keys?: string[] };
+}
+
+/** Names the offending field: `name`, `scopes.1`, or the unknown key itself. */
+function fromValidation(issues: ZodIssueLike[], context: string | undefined): ApiError {
+  // an unknown key is usually a typo (`scope`) and explains the other issues: report it first
+  const first = issues.find((issue) => issue.keyword === 'unrecognized_keys') ?? issues[0]!;
+  const path = first.instancePath.split('/').filter(Boolean);
+  const where = context === 'querystring' ? 'query parameter' : 'field';
+  if (first.keyword === 'unrecognized_keys' && first.params?.keys?.length) {
+    const field = [...path, first.params.keys[0]].join('.');
+    return invalidRequest(field, `Unknown ${where}: ${field}`);
+  }
+  const field = path.length > 0 ? path.join('.') : (context ?? 'body');
+  return invalidRequest(field, `${field}: ${first.message}`);
+}
+
+const DEPENDENCY_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
+
+function isDependencyDown(error: FastifyError & { code?: string }): boolean {
+  if (error.code && (DEPENDENCY_DOWN.has(error.code) || error.code.startsWith('08'))) return true;
+  return /timeout exceeded when trying to connect|Connection terminated/i.test(error.message);
+}
+
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  404: 'not_found',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
+
+export function toApiError(error: FastifyError & { code?: string }): ApiError | null {
+  if (error instanceof ApiError) return error;
+  if (hasZodFastifySchemaValidationErrors(error)) return fromValidation(error.validation as ZodIssueLike[], error.validationContext);
+  switch (error.code) {
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return invalidRequest('body', 'Body is empty: send a JSON object');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      // also the parser's prototype-poisoning guard: `__proto__` / `constructor` keys
+      return invalidRequest('body', 'Body is not valid JSON, or has a forbidden "__proto__"/"constructor" key');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'payload_too_large', 'Body is too large');
+  }
+  if (isDependencyDown(error)) return unavailable();
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return new ApiError(status, CODE_BY_STATUS[status] ?? 'invalid_request', error.message.slice(0, 200));
+  }
+  return null;
+}
+
+export function registerErrorHandler(app: App) {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const apiError = toApiError(error);
+    if (!apiError) {
+      request.log.error({ err: error }, 'unhandled error');
+      return reply.code(500).send({ error: { code: 'internal_error', message: 'Internal server error' } });
+    }
+    if (apiError.statusCode >= 500) request.log.warn({ err: error }, apiError.message);
+    return reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.toBody());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = notFound(`No route for ${request.method} ${request.url.split("?")[0]!.slice(0, 200)}`);
+    return reply.code(404).send(error.toBody());
+  });
+}

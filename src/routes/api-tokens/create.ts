@@ -1,0 +1,93 @@
+// POST /api/v1/api-tokens: a Registered Employee creates a token for their company. The raw
+// token is in this response only; the database keeps its SHA-256.
+import { z } from 'zod';
+import { hasRealDatePart } from '../../http/dates.js';
+import { invalidRequest, unsupportedMediaType } from '../../http/errors.js';
+import { errorResponses } from '../../http/schemas.js';
+import { generateToken, hashToken } from '../../tokens/format.js';
+import { SCOPES } from '../../tokens/scopes.js';
+import type { App } from '../../types.js';
+import { apiToken } from './schema.js';
+
+const distinct = (values: readonly unknown[]) => new Set(values).size === values.length;
+const MAX_UNIT_ID = 2_147_483_647;
+
+const body = z.strictObject({
+  name: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(100, 'must be at most 100 characters')
+    .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters'),
+  scopes: z
+    .array(z.enum(SCOPES))
+    .min(1, 'must name at least one scope')
+    .refine(distinct, 'must not repeat a scope'),
+  cooling_unit_ids: z
+    .array(z.number().int().positive().max(MAX_UNIT_ID))
+    .max(1000, 'must list at most 1000 units')
+    .refine(distinct, 'must not repeat a unit')
+    .default([])
+    .describe('Units the token is restricted to; empty or omitted: company-wide'),
+  expires_at: z.iso
+    .datetime({ offset: true, error: 'must be an ISO 8601 timestamp with a time zone' })
+    .refine(hasRealDatePart, 'must name a real calendar day')
+    .nullable()
+    .default(null)
+    .describe('ISO 8601 with zone, in the future; null or omitted: never expires'),
+});
+
+const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
+
+export default async function createApiToken(app: App) {
+  app.post('/', {
+    schema: {
+      summary: 'Create an API token',
+      tags: ['API tokens'],
+      security: [{ employeeJwt: [] }],
+      body,
+      response: {
+        201: apiToken.extend({ token: z.string().describe('The raw token, shown once') }),
+        ...errorResponses(400, 401, 403, 415, 429, 503),
+      },
+    },
+    // before body parsing: a form or text body is refused as a media type, not as a shape
+    preParsing: async (request) => {
+      if (!JSON_MEDIA_TYPE.test(request.headers['content-type'] ?? '')) throw unsupportedMediaType();
+    },
+    handler: async (request, reply) => {
+      const { companyId, userId } = request.employee;
+      const now = app.clock.now();
+      const { name, scopes, cooling_unit_ids: coolingUnitIds } = request.body;
+
+      const expiresAt = request.body.expires_at === null ? null : new Date(request.body.expires_at);
+      if (expiresAt && expiresAt.getTime() <= now.getTime()) {
+        throw invalidRequest('expires_at', 'expires_at must be in the future');
+      }
+      if (coolingUnitIds.length > 0) {
+        const live = await app.tokenRepository.liveUnitIds(companyId, coolingUnitIds);
+        const unknown = coolingUnitIds.filter((id) => !live.has(id));
+        if (unknown.length > 0) {
+          throw invalidRequest(
+            'cooling_unit_ids',
+            `Not a live cooling unit of your company: ${unknown.slice(0, 10).join(', ')}`,
+          );
+        }
+      }
+
+      const token = generateToken();
+      const record = await app.tokenRepository.createToken({
+        companyId,
+        createdBy: userId,
+        name,
+        scopes,
+        coolingUnitIds,
+        expiresAt,
+        tokenHash: hashToken(token),
+        now,
+      });
+      reply.code(201).header('cache-control', 'no-store');
+      return { ...record, token };
+    },
+  });
+}

@@ -1,0 +1,26 @@
+// POST /api/v1/api-tokens/{token_id}/revoke: idempotent. Revoking a revoked token returns the same
+// object; revoking an expired one marks it revoked. Nothing moves a token out of revoked.
+import { errorResponses } from '../../http/schemas.js';
+import { notFound } from '../../http/errors.js';
+import type { App } from '../../types.js';
+import { apiToken, isTokenId, tokenIdParams } from './schema.js';
+
+export default async function revokeApiToken(app: App) {
+  app.post('/:token_id/revoke', {
+    schema: {
+      summary: 'Revoke an API token',
+      tags: ['API tokens'],
+      security: [{ employeeJwt: [] }],
+      params: tokenIdParams,
+      response: { 200: apiToken, ...errorResponses(401, 403, 404, 415, 429, 503) },
+    },
+    handler: async (request) => {
+      const { token_id: tokenId } = request.params;
+      const record = isTokenId(tokenId)
+        ? await app.tokenRepository.revokeToken(request.employee.companyId, tokenId, app.clock.now())
+        : null;
+      if (!record) throw notFound('No API token with this id');
+      return record;
+    },
+  });
+}

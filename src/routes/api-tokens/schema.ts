@@ -1,0 +1,29 @@
+// The API token as the management endpoints show it (never with the raw secret, except the
+// creation response, which adds `token`).
+import { z } from 'zod';
+import { SCOPES } from '../../tokens/scopes.js';
+
+export const apiToken = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    company_id: z.number().int(),
+    scopes: z.array(z.enum(SCOPES)),
+    cooling_unit_ids: z.array(z.number().int()).describe('Empty: company-wide access'),
+    expires_at: z.string().nullable().describe('ISO 8601 UTC; null: never expires'),
+    last_used_at: z.string().nullable().describe('Accurate to within a minute; null before first use'),
+    revoked: z.boolean(),
+    revoked_at: z.string().nullable(),
+    created_at: z.string(),
+    created_by: z.number().int().describe('User id of the employee who created the token'),
+  })
+  .meta({ id: 'ApiToken' });
+
+export const tokenIdParams = z.object({
+  token_id: z.string().max(100).describe('Token id (UUID)'),
+});
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A malformed id cannot name a token: it is a 404 like any other unknown id. */
+export const isTokenId = (candidate: string) => UUID.test(candidate);

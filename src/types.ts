@@ -1,0 +1,40 @@
+// The Fastify instance type used by every route (zod type provider) and what plugins decorate it with.
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type pg from 'pg';
+import type { Config } from './config.js';
+import type { JwtVerifier } from './auth/jwt.js';
+import type { TokenRepository } from './tokens/repository.js';
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;
+
+export interface Employee {
+  userId: number;
+  companyId: number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    db: pg.Pool;
+    clock: Clock;
+    jwtVerifier: JwtVerifier;
+    tokenRepository: TokenRepository;
+  }
+  interface FastifyRequest {
+    /** Set by the employee-auth hook on management routes. */
+    employee: Employee;
+  }
+}

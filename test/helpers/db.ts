@@ -1,0 +1,46 @@
+// One database per test file, cloned from a migrated template (test/setup/template-db.ts), so
+// test files run in parallel against real PostgreSQL without seeing each other's rows.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+export const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const templateName = 'coldtrack_test_template';
+
+export function databaseUrl(name: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  pool: pg.Pool;
+}
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+/** A fresh, migrated, empty database for this test file; dropped when the test ends. */
+export async function createTestDatabase(t: Teardown): Promise<TestDatabase> {
+  const name = `coldtrack_test_${randomBytes(6).toString('hex')}`;
+  await withAdmin((client) => client.query(`CREATE DATABASE ${name} TEMPLATE ${templateName}`));
+  const url = databaseUrl(name);
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  t.teardown(async () => {
+    await pool.end();
+    await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  });
+  return { name, url, pool };
+}
