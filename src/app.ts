@@ -3,15 +3,21 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Redis } from 'ioredis';
 import type pg from 'pg';
+import { createAccessControl } from './analytics/access.js';
 import { createJwtVerifier, type JwtVerifier } from './auth/jwt.js';
 import type { Config } from './config.js';
 import { loggerOptions } from './logging.js';
 import { registerErrorHandler } from './plugins/error-handler.js';
 import { registerOpenApi } from './plugins/openapi.js';
+import analyticsRoutes from './routes/analytics/index.js';
 import apiTokenRoutes from './routes/api-tokens/index.js';
 import healthRoutes from './routes/health.js';
+import { createTokenAuthenticator } from './tokens/authenticator.js';
+import { createLastUsedRecorder } from './tokens/last-used.js';
 import { createTokenRepository } from './tokens/repository.js';
+import { createRevocationBus } from './tokens/revocation.js';
 import { systemClock, type App, type Clock } from './types.js';
 
 export interface AppDependencies {
@@ -21,6 +27,8 @@ export interface AppDependencies {
   /** Overrides the logger built from config.logLevel (tests capture logs through a stream). */
   logger?: FastifyServerOptions['loggerInstance'];
   jwtVerifier?: JwtVerifier;
+  /** Shared state across processes (revocations; rate limits). Null: this process is alone. */
+  redis?: { client: Redis; subscriber: Redis } | null;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -53,12 +61,30 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
 
   app.decorate('config', config);
   app.decorate('db', deps.pool);
-  app.decorate('clock', deps.clock ?? systemClock);
+  const clock = deps.clock ?? systemClock;
+  app.decorate('clock', clock);
   app.decorate(
     'jwtVerifier',
     deps.jwtVerifier ?? createJwtVerifier({ jwt: config.jwt, issuer: config.jwtIssuer, audience: config.jwtAudience }),
   );
   app.decorate('tokenRepository', createTokenRepository(deps.pool));
+  app.decorate('revocations', createRevocationBus(deps.redis?.client ?? null, deps.redis?.subscriber ?? null));
+  app.decorate(
+    'lastUsed',
+    createLastUsedRecorder(deps.pool, (error) => app.log.warn({ err: error }, 'last_used_at flush failed; will retry')),
+  );
+  app.decorate(
+    'tokenAuthenticator',
+    createTokenAuthenticator({ pool: deps.pool, clock, revocations: app.revocations, lastUsed: app.lastUsed }),
+  );
+  app.decorate('accessControl', createAccessControl(deps.pool));
+  app.decorateRequest('apiToken', null as never);
+  app.decorateRequest('unitScope', null as never);
+  // written behind during the run; flushed on close so no use is lost
+  app.addHook('onClose', async () => {
+    await app.lastUsed.close();
+    await app.revocations.close();
+  });
   app.decorateRequest('employee', null as never);
 
   registerErrorHandler(app);
@@ -66,5 +92,6 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
 
   await app.register(healthRoutes);
   await app.register(apiTokenRoutes, { prefix: '/api/v1/api-tokens' });
+  await app.register(analyticsRoutes, { prefix: '/api/v1/analytics' });
   return app;
 }

@@ -4,7 +4,11 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type pg from 'pg';
 import type { Config } from './config.js';
 import type { JwtVerifier } from './auth/jwt.js';
+import type { AccessControl, UnitScope } from './analytics/access.js';
+import type { AuthenticatedToken, TokenAuthenticator } from './tokens/authenticator.js';
+import type { LastUsedRecorder } from './tokens/last-used.js';
 import type { TokenRepository } from './tokens/repository.js';
+import type { RevocationBus } from './tokens/revocation.js';
 
 export interface Clock {
   now(): Date;
@@ -32,9 +36,17 @@ declare module 'fastify' {
     clock: Clock;
     jwtVerifier: JwtVerifier;
     tokenRepository: TokenRepository;
+    tokenAuthenticator: TokenAuthenticator;
+    revocations: RevocationBus;
+    lastUsed: LastUsedRecorder;
+    accessControl: AccessControl;
   }
   interface FastifyRequest {
     /** Set by the employee-auth hook on management routes. */
     employee: Employee;
+    /** Set by the token-auth hook on data routes. */
+    apiToken: AuthenticatedToken;
+    /** The units this data request may read, resolved once by the access control. */
+    unitScope: UnitScope;
   }
 }

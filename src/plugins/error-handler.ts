@@ -23,7 +23,9 @@ function fromValidation(issues: ZodIssueLike[], context: string | undefined): Ap
     return invalidRequest(field, `Unknown ${where}: ${field}`);
   }
   const field = path.length > 0 ? path.join('.') : (context ?? 'body');
-  return invalidRequest(field, `${field}: ${first.message}`);
+  // our own messages read as a sentence after the field name ("page must be at least 1")
+  const message = /^(must|is|are) /.test(first.message) ? `${field} ${first.message}` : `${field}: ${first.message}`;
+  return invalidRequest(field, message);
 }
 
 const DEPENDENCY_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300']);

@@ -20,6 +20,8 @@ export default async function revokeApiToken(app: App) {
         ? await app.tokenRepository.revokeToken(request.employee.companyId, tokenId, app.clock.now())
         : null;
       if (!record) throw notFound('No API token with this id');
+      // before answering: once this call returns, no process may accept the token
+      await app.revocations.announce(record.id);
       return record;
     },
   });

@@ -1,0 +1,20 @@
+// Redis clients. Commands fail fast when Redis is away (no offline queue, short timeout), so a
+// Redis outage degrades the service instead of stalling requests behind a reconnect.
+import { Redis } from 'ioredis';
+
+export const REDIS_COMMAND_TIMEOUT_MS = 250;
+
+export function createRedis(url: string, name: string): Redis {
+  const redis = new Redis(url, {
+    connectionName: `coldtrack-${name}`,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    connectTimeout: 1000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    lazyConnect: false,
+  });
+  // errors surface on the commands that fail; the client keeps reconnecting on its own
+  redis.on('error', () => {});
+  return redis;
+}

@@ -1,0 +1,9 @@
+// /api/v1/analytics/*: the data surface's analytics, all behind an API token (plugins/token-auth).
+import { registerTokenAuth } from '../../plugins/token-auth.js';
+import type { App } from '../../types.js';
+import utilizationRoute from './utilization.js';
+
+export default async function analyticsRoutes(app: App) {
+  registerTokenAuth(app);
+  await app.register(utilizationRoute);
+}

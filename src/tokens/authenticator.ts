@@ -1,0 +1,109 @@
+// API-token authentication for the data surface. Shape and checksum first (no I/O for garbage),
+// then the SHA-256 through an in-process LRU cache, so a warm token costs no database query.
+// Revocation and expiry are re-checked on every request from the cached row and the revocation
+// bus; the cache TTL is only a safety net.
+import { LRUCache } from 'lru-cache';
+import type pg from 'pg';
+import { loadQueries } from '../db/sql.js';
+import { unauthorized } from '../http/errors.js';
+import type { Clock } from '../types.js';
+import { hashToken, isWellFormedToken } from './format.js';
+import type { LastUsedRecorder } from './last-used.js';
+import type { RevocationBus } from './revocation.js';
+import type { Scope } from './scopes.js';
+
+const sql = loadQueries('api-tokens', ['tokenForAuth']);
+
+export const TOKEN_CACHE_TTL_MS = 30_000;
+const UNKNOWN_TOKEN_TTL_MS = 5_000;
+
+export interface AuthenticatedToken {
+  id: string;
+  companyId: number;
+  scopes: ReadonlySet<Scope>;
+  /** empty: company-wide */
+  coolingUnitIds: readonly number[];
+  expiresAt: number | null;
+  revoked: boolean;
+}
+
+type CacheEntry = { token: AuthenticatedToken } | { token: null };
+
+interface TokenRow {
+  id: string;
+  company_id: number;
+  scopes: Scope[];
+  expires_at: Date | null;
+  revoked: boolean;
+  cooling_unit_ids: number[];
+}
+
+export interface TokenAuthenticatorOptions {
+  pool: pg.Pool;
+  clock: Clock;
+  revocations: RevocationBus;
+  lastUsed: LastUsedRecorder;
+  onCacheLookup?: (hit: boolean) => void;
+}
+
+export function createTokenAuthenticator(options: TokenAuthenticatorOptions) {
+  const { pool, clock, revocations, lastUsed } = options;
+  const cache = new LRUCache<string, CacheEntry>({ max: 50_000, ttl: TOKEN_CACHE_TTL_MS });
+  // bumped by every revocation: a lookup that started before one must not cache what it read
+  let generation = 0;
+
+  revocations.onRevoked((tokenId) => {
+    generation++;
+    for (const [key, entry] of cache.entries()) {
+      if (entry.token?.id === tokenId) cache.delete(key);
+    }
+  });
+
+  async function load(key: string, hash: Buffer): Promise<CacheEntry> {
+    const startedAt = generation;
+    const { rows } = await pool.query<TokenRow>(sql.tokenForAuth, [hash]);
+    const row = rows[0];
+    const entry: CacheEntry = row
+      ? {
+          token: {
+            id: row.id,
+            companyId: row.company_id,
+            scopes: new Set(row.scopes),
+            coolingUnitIds: row.cooling_unit_ids,
+            expiresAt: row.expires_at?.getTime() ?? null,
+            revoked: row.revoked,
+          },
+        }
+      : { token: null };
+    if (generation === startedAt) cache.set(key, entry, { ttl: row ? TOKEN_CACHE_TTL_MS : UNKNOWN_TOKEN_TTL_MS });
+    return entry;
+  }
+
+  return {
+    async authenticate(rawToken: string): Promise<AuthenticatedToken> {
+      if (!isWellFormedToken(rawToken)) throw unauthorized('Invalid API token');
+      const hash = hashToken(rawToken);
+      const key = hash.toString('base64');
+      const cached = cache.get(key);
+      options.onCacheLookup?.(cached !== undefined);
+      let entry = cached ?? (await load(key, hash));
+
+      if (entry.token && !entry.token.revoked) {
+        const status = await revocations.status(entry.token.id);
+        if (status === 'revoked') throw unauthorized('API token has been revoked');
+        // the shared store is away: the database is the only safe source of revocations
+        if (status === 'unknown' && cached) entry = await load(key, hash);
+      }
+      const token = entry.token;
+      if (!token) throw unauthorized('Invalid API token');
+      if (token.revoked) throw unauthorized('API token has been revoked');
+      const now = clock.now();
+      if (token.expiresAt !== null && now.getTime() >= token.expiresAt) throw unauthorized('API token has expired');
+      lastUsed.touch(token.id, now);
+      return token;
+    },
+    cacheSize: () => cache.size,
+  };
+}
+
+export type TokenAuthenticator = ReturnType<typeof createTokenAuthenticator>;

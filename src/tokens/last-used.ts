@@ -1,0 +1,52 @@
+// last_used_at, written behind: requests only note the time in memory; one UPDATE per flush
+// (every 30 s and on shutdown) writes every token used since. Never one write per request, and a
+// failed flush keeps its entries for the next one.
+import type pg from 'pg';
+import { loadQueries } from '../db/sql.js';
+
+const sql = loadQueries('api-tokens', ['recordLastUsed']);
+
+export const LAST_USED_FLUSH_MS = 30_000;
+
+export function createLastUsedRecorder(pool: pg.Pool, onError: (error: unknown) => void) {
+  let pending = new Map<string, number>();
+  let flushing: Promise<void> | null = null;
+
+  async function writePending() {
+    if (pending.size === 0) return;
+    const batch = pending;
+    pending = new Map();
+    try {
+      await pool.query(sql.recordLastUsed, [[...batch.keys()], [...batch.values()].map((ms) => new Date(ms))]);
+    } catch (error) {
+      for (const [id, at] of batch) pending.set(id, Math.max(at, pending.get(id) ?? 0));
+      onError(error);
+    }
+  }
+
+  function flush(): Promise<void> {
+    flushing ??= writePending().finally(() => {
+      flushing = null;
+    });
+    return flushing;
+  }
+
+  const timer = setInterval(() => void flush(), LAST_USED_FLUSH_MS);
+  timer.unref();
+
+  return {
+    touch(tokenId: string, at: Date) {
+      const ms = at.getTime();
+      if ((pending.get(tokenId) ?? 0) < ms) pending.set(tokenId, ms);
+    },
+    flush,
+    pendingCount: () => pending.size,
+    async close() {
+      clearInterval(timer);
+      await flushing;
+      await flush();
+    },
+  };
+}
+
+export type LastUsedRecorder = ReturnType<typeof createLastUsedRecorder>;
