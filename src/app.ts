@@ -14,6 +14,7 @@ import { registerOpenApi } from './plugins/openapi.js';
 import analyticsRoutes from './routes/analytics/index.js';
 import apiTokenRoutes from './routes/api-tokens/index.js';
 import healthRoutes from './routes/health.js';
+import validateCoolingUserIdRoute from './routes/users/validate-cooling-user-id.js';
 import { createTokenAuthenticator } from './tokens/authenticator.js';
 import { createLastUsedRecorder } from './tokens/last-used.js';
 import { createTokenRepository } from './tokens/repository.js';
@@ -93,5 +94,6 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(healthRoutes);
   await app.register(apiTokenRoutes, { prefix: '/api/v1/api-tokens' });
   await app.register(analyticsRoutes, { prefix: '/api/v1/analytics' });
+  await app.register(validateCoolingUserIdRoute);
   return app;
 }

@@ -1,9 +1,15 @@
 // /api/v1/analytics/*: the data surface's analytics, all behind an API token (plugins/token-auth).
 import { registerTokenAuth } from '../../plugins/token-auth.js';
 import type { App } from '../../types.js';
+import impactRoute from './impact.js';
+import revenueRoute from './revenue.js';
+import usersRoute from './users.js';
 import utilizationRoute from './utilization.js';
 
 export default async function analyticsRoutes(app: App) {
   registerTokenAuth(app);
+  await app.register(usersRoute);
   await app.register(utilizationRoute);
+  await app.register(revenueRoute);
+  await app.register(impactRoute);
 }

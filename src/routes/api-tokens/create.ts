@@ -12,20 +12,26 @@ import { apiToken } from './schema.js';
 const distinct = (values: readonly unknown[]) => new Set(values).size === values.length;
 const MAX_UNIT_ID = 2_147_483_647;
 
+// zod runs length checks on any value that has a `length` key, even one that already failed the
+// type check, and `{"length": [{"toString": 1}]}` then throws inside zod (a 500 instead of a 400).
+// Length is only measured on a value of the right type.
+const onString = { when: (payload: { value: unknown }) => typeof payload.value === 'string' };
+const onArray = { when: (payload: { value: unknown }) => Array.isArray(payload.value) };
+
 const body = z.strictObject({
   name: z
     .string()
     .trim()
-    .min(1, 'must not be empty')
-    .max(100, 'must be at most 100 characters')
+    .min(1, { error: 'must not be empty', ...onString })
+    .max(100, { error: 'must be at most 100 characters', ...onString })
     .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters'),
   scopes: z
     .array(z.enum(SCOPES))
-    .min(1, 'must name at least one scope')
+    .min(1, { error: 'must name at least one scope', ...onArray })
     .refine(distinct, 'must not repeat a scope'),
   cooling_unit_ids: z
     .array(z.number().int().positive().max(MAX_UNIT_ID))
-    .max(1000, 'must list at most 1000 units')
+    .max(1000, { error: 'must list at most 1000 units', ...onArray })
     .refine(distinct, 'must not repeat a unit')
     .default([])
     .describe('Units the token is restricted to; empty or omitted: company-wide'),
