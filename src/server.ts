@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
+import { createRedis, redisReady } from './db/redis.js';
 import { demoBanner } from './demo-banner.js';
 import { seedDemo } from './seed/demo.js';
 
@@ -33,7 +34,13 @@ const databaseUrl = config.databaseUrl!;
 await migrate(databaseUrl).catch((error: unknown) => fail(`Could not migrate the database: ${String(error)}`));
 
 const pool = createPool(databaseUrl, config.dbPoolMax);
-const app = await buildApp({ config, pool });
+const redis = config.redisUrl
+  ? { client: createRedis(config.redisUrl, 'commands'), subscriber: createRedis(config.redisUrl, 'subscriber') }
+  : null;
+if (redis && !(await redisReady(redis.client))) {
+  console.error(`Redis at REDIS_URL is not reachable yet; starting degraded and reconnecting in the background`);
+}
+const app = await buildApp({ config, pool, redis });
 pool.on('error', (error) => app.log.warn({ err: error }, 'idle database client failed'));
 
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
@@ -41,6 +48,8 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   else app.log.info({ signal }, 'shutting down');
   await app.close();
   await pool.end();
+  redis?.client.disconnect();
+  redis?.subscriber.disconnect();
   await embedded?.stop();
 });
 

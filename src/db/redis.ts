@@ -18,3 +18,15 @@ export function createRedis(url: string, name: string): Redis {
   redis.on('error', () => {});
   return redis;
 }
+
+/** Resolves when the client is connected, or after timeoutMs (Redis may come later: we degrade). */
+export async function redisReady(redis: Redis, timeoutMs = 3000): Promise<boolean> {
+  if (redis.status === 'ready') return true;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}

@@ -1,6 +1,6 @@
 // The data surface's front door, for every route registered under it: a token in the query
-// string or body is refused (and never used); the Authorization header's API token is
-// authenticated; the route's scope is checked; then the units the request may read are resolved
+// string or body is refused (and never used), before anything else; the Authorization header's
+// API token is authenticated; the route's scope is checked; then the units the request may read are resolved
 // once (src/analytics/access.ts) and handed to the handler as request.unitScope.
 import type { FastifyRequest } from 'fastify';
 import { bearerCredential } from '../auth/bearer.js';
@@ -31,15 +31,22 @@ export function registerTokenAuth(app: App) {
     if (!route.config?.scope) throw new Error(`data route ${route.url} has no scope`);
   });
 
-  app.addHook('onRequest', async (request) => {
-    refuseSecretsOutsideHeader(request);
-    request.apiToken = await app.tokenAuthenticator.authenticate(bearerCredential(request.headers.authorization));
-  });
+  app.addHook('onRequest', async (request) => refuseSecretsOutsideHeader(request));
 
-  app.addHook('preValidation', async (request) => {
-    if (request.body === undefined) return;
-    const body = request.body as Record<string, unknown> | null;
-    const secret = SECRET_PARAMETERS.find((name) => body && typeof body === 'object' && name in body);
+  // Data endpoints are GETs, whose bodies Fastify does not parse: read any body here, bounded,
+  // only to refuse it, naming a token field when one is there.
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    const length = Number(request.headers['content-length'] ?? 0);
+    if (length === 0 && request.headers['transfer-encoding'] === undefined) {
+      request.apiToken = await app.tokenAuthenticator.authenticate(bearerCredential(request.headers.authorization));
+      return payload;
+    }
+    let text = '';
+    for await (const chunk of payload) {
+      text += String(chunk);
+      if (text.length > 65_536) break;
+    }
+    const secret = SECRET_PARAMETERS.find((name) => new RegExp(`"${name}"\\s*:|(^|&)${name}=`).test(text));
     if (secret) throw invalidRequest(secret, 'API tokens go in the Authorization header, never in the body');
     throw invalidRequest('body', 'Data endpoints take no request body');
   });

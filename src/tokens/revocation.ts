@@ -30,7 +30,10 @@ export function createRevocationBus(redis: Redis | null, subscriber: Redis | nul
     subscriber.on('message', (channel: string, tokenId: string) => {
       if (channel === CHANNEL) notify(tokenId);
     });
-    void subscriber.subscribe(CHANNEL).catch(() => {});
+    // (re)subscribe whenever the connection becomes ready: commands are not queued while offline
+    const subscribe = () => void subscriber.subscribe(CHANNEL).catch(() => {});
+    subscriber.on('ready', subscribe);
+    if (subscriber.status === 'ready') subscribe();
   }
 
   return {

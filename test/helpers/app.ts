@@ -5,6 +5,7 @@ import pino from 'pino';
 import { buildApp } from '../../src/app.js';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { createRedis, redisReady } from '../../src/db/redis.js';
 import { loggerOptions } from '../../src/logging.js';
 import type { App, Clock } from '../../src/types.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
@@ -51,8 +52,16 @@ export async function createTestApp(t: Teardown, env: Record<string, string> = {
     },
   });
   const logger = pino(loggerOptions('info'), stream);
-  const app = await buildApp({ config, pool: db.pool, clock, logger });
-  t.teardown(() => app.close());
+  const redis = config.redisUrl
+    ? { client: createRedis(config.redisUrl, 'test'), subscriber: createRedis(config.redisUrl, 'test-sub') }
+    : null;
+  if (redis) await Promise.all([redisReady(redis.client), redisReady(redis.subscriber)]);
+  const app = await buildApp({ config, pool: db.pool, clock, logger, redis });
+  t.teardown(async () => {
+    await app.close();
+    redis?.client.disconnect();
+    redis?.subscriber.disconnect();
+  });
   return {
     app,
     db,
