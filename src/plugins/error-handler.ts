@@ -12,19 +12,23 @@ interface ZodIssueLike {
   params?: { keys?: string[] };
 }
 
-/** Names the offending field: `name`, `scopes.1`, or the unknown key itself. */
+/**
+ * details.field names the parameter or body field (`scopes`, or the unknown key itself), as
+ * decisions.md fixes it; the message names the element at fault (`scopes.1`).
+ */
 function fromValidation(issues: ZodIssueLike[], context: string | undefined): ApiError {
   // an unknown key is usually a typo (`scope`) and explains the other issues: report it first
   const first = issues.find((issue) => issue.keyword === 'unrecognized_keys') ?? issues[0]!;
   const path = first.instancePath.split('/').filter(Boolean);
   const where = context === 'querystring' ? 'query parameter' : 'field';
   if (first.keyword === 'unrecognized_keys' && first.params?.keys?.length) {
-    const field = [...path, first.params.keys[0]].join('.');
-    return invalidRequest(field, `Unknown ${where}: ${field}`);
+    const unknown = [...path, first.params.keys[0]!];
+    return invalidRequest(unknown[0]!, `Unknown ${where}: ${unknown.join('.')}`);
   }
-  const field = path.length > 0 ? path.join('.') : (context ?? 'body');
+  const field = path[0] ?? context ?? 'body';
+  const offending = path.length > 0 ? path.join('.') : field;
   // our own messages read as a sentence after the field name ("page must be at least 1")
-  const message = /^(must|is|are) /.test(first.message) ? `${field} ${first.message}` : `${field}: ${first.message}`;
+  const message = /^(must|is|are) /.test(first.message) ? `${offending} ${first.message}` : `${offending}: ${first.message}`;
   return invalidRequest(field, message);
 }
 

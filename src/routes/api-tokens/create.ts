@@ -43,6 +43,8 @@ const body = z.strictObject({
     .describe('ISO 8601 with zone, in the future; null or omitted: never expires'),
 });
 
+// every expiry must print as a plain 4-digit-year ISO timestamp
+const LATEST_EXPIRY = Date.UTC(9999, 11, 31, 23, 59, 59);
 const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
 
 export default async function createApiToken(app: App) {
@@ -69,6 +71,9 @@ export default async function createApiToken(app: App) {
       const expiresAt = request.body.expires_at === null ? null : new Date(request.body.expires_at);
       if (expiresAt && expiresAt.getTime() <= now.getTime()) {
         throw invalidRequest('expires_at', 'expires_at must be in the future');
+      }
+      if (expiresAt && expiresAt.getTime() > LATEST_EXPIRY) {
+        throw invalidRequest('expires_at', 'expires_at must be before the year 10000 (UTC); use null for a token that never expires');
       }
       if (coolingUnitIds.length > 0) {
         const live = await app.tokenRepository.liveUnitIds(companyId, coolingUnitIds);

@@ -19,8 +19,10 @@ export const apiToken = z
   })
   .meta({ id: 'ApiToken' });
 
+// No length limit here: any id that is not a UUID is a 404 (isTokenId), never a 400 that would
+// tell a malformed id from an unknown one. The router's maxParamLength bounds the length.
 export const tokenIdParams = z.object({
-  token_id: z.string().max(100).describe('Token id (UUID)'),
+  token_id: z.string().describe('Token id (UUID)'),
 });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
