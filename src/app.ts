@@ -1,16 +1,20 @@
 // buildApp(): composes the service. External plugins first, then the services the routes use,
 // then the routes. No listening and no process handling here (see server.ts).
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { createAccessControl } from './analytics/access.js';
+import { createRollups, type RollupMode } from './analytics/rollups.js';
 import { createJwtVerifier, type JwtVerifier } from './auth/jwt.js';
 import type { Config } from './config.js';
 import { loggerOptions } from './logging.js';
 import { registerErrorHandler } from './plugins/error-handler.js';
+import { type ClusterScrape, registerMetrics } from './plugins/metrics.js';
 import { registerOpenApi } from './plugins/openapi.js';
+import { createMetrics } from './observability/metrics.js';
+import { type RateLimitScope, registerRateLimits } from './rate-limit/limits.js';
 import analyticsRoutes from './routes/analytics/index.js';
 import apiTokenRoutes from './routes/api-tokens/index.js';
 import healthRoutes from './routes/health.js';
@@ -30,6 +34,14 @@ export interface AppDependencies {
   jwtVerifier?: JwtVerifier;
   /** Shared state across processes (revocations; rate limits). Null: this process is alone. */
   redis?: { client: Redis; subscriber: Redis } | null;
+  /** Revenue/impact rollups on worker threads (default) or inline on the event loop (benchmarks). */
+  rollupMode?: RollupMode;
+  /** Tests only: lift rate limits that a test of something else would trip over. */
+  rateLimitOverrides?: Partial<Record<RateLimitScope, number>>;
+  /** In a cluster worker: /metrics answers with the whole cluster's metrics. */
+  clusterScrape?: ClusterScrape | undefined;
+  /** Tests only: a Redis key prefix of their own for rate-limit counters. */
+  rateLimitKeyPrefix?: string;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -50,6 +62,12 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { maxParamLength: 200 },
+    // router-level failures (bad percent-encoding, over-long parameter) get the one error body
+    // too: Fastify's default would echo the whole path, which might hold a secret
+    frameworkErrors: (error, _request, reply) => {
+      const body = { error: { code: 'invalid_request', message: 'The request URL is malformed', details: { field: 'url' } } };
+      void (reply as unknown as FastifyReply).code(error.statusCode ?? 400).send(body);
+    },
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -76,9 +94,19 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   );
   app.decorate(
     'tokenAuthenticator',
-    createTokenAuthenticator({ pool: deps.pool, clock, revocations: app.revocations, lastUsed: app.lastUsed }),
+    createTokenAuthenticator({
+      pool: deps.pool,
+      clock,
+      revocations: app.revocations,
+      lastUsed: app.lastUsed,
+      onCacheLookup: (hit) => app.metrics.tokenCacheLookups.inc({ result: hit ? 'hit' : 'miss' }),
+    }),
   );
   app.decorate('accessControl', createAccessControl(deps.pool));
+  app.decorate('rollups', createRollups({ mode: deps.rollupMode ?? 'pool', threads: config.rollupThreads }));
+  // threads start when the server listens (inject-only tests start them on first use)
+  app.addHook('onListen', async () => app.rollups.warm());
+  app.addHook('onClose', async () => app.rollups.close());
   app.decorateRequest('apiToken', null as never);
   app.decorateRequest('unitScope', null as never);
   // written behind during the run; flushed on close so no use is lost
@@ -88,7 +116,32 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   });
   app.decorateRequest('employee', null as never);
 
+  app.decorate('metrics', createMetrics({ pool: deps.pool, rollupQueueSize: () => app.rollups.queueSize() }));
+  app.decorate(
+    'rateLimits',
+    await registerRateLimits(app, {
+      redis: deps.redis?.client ?? null,
+      workers: config.workers,
+      maxOverrides: deps.rateLimitOverrides,
+      onRejected: (scope) => app.metrics.rateLimitRejections.inc({ scope }),
+      keyPrefix: deps.rateLimitKeyPrefix,
+      onDegraded: (error) => {
+        app.metrics.rateLimitFallbacks.inc();
+        app.log.error({ err: error }, 'Redis unavailable: rate limits fall back to per-process counting');
+      },
+      onRecovered: () => app.log.warn('Redis is back: rate limits are shared again'),
+    }),
+  );
+  // routes without their own authentication (unknown paths, the public validate endpoint) are
+  // limited by client IP here; authenticated routes count in their auth hooks
+  app.addHook('onRequest', async (request, reply) => {
+    const scope = request.routeOptions.config.ipRateLimit;
+    if (scope) await app.rateLimits.check(scope, request.ip, request, reply);
+    else if (request.is404) await app.rateLimits.checkPublic(request, reply);
+  });
+
   registerErrorHandler(app);
+  registerMetrics(app, deps.clusterScrape);
   await registerOpenApi(app);
 
   await app.register(healthRoutes);

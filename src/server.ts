@@ -1,7 +1,11 @@
-// Process entry: configuration, database (embedded when DATABASE_URL is unset), migrations, the
-// app, listening, and a graceful close on signals.
+// Process entry. Prepares the database once (embedded PostgreSQL when DATABASE_URL is unset,
+// migrations, demo data in the embedded mode), then serves: in this process when WORKERS is 1,
+// or as the primary of a node:cluster of WORKERS Fastify workers.
+import cluster from 'node:cluster';
 import closeWithGrace from 'close-with-grace';
+import { AggregatorRegistry } from 'prom-client';
 import { buildApp } from './app.js';
+import { requestClusterMetrics, runPrimary } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
@@ -15,50 +19,81 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-let config: Config;
-try {
-  config = loadConfig();
-} catch (error) {
-  fail(error instanceof ConfigError ? error.message : String(error));
+function configFromEnvironment(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    fail(error instanceof ConfigError ? error.message : String(error));
+  }
 }
 
-let embedded: EmbeddedDatabase | null = null;
-if (!config.databaseUrl) {
-  embedded = await startEmbeddedDatabase(config.dataDir, (line) => console.error(line)).catch((error: unknown) =>
-    fail(`Could not start the embedded PostgreSQL in ${config.dataDir}: ${String(error)}`),
-  );
-  config = { ...config, databaseUrl: embedded.url, jwt: config.jwt ?? { kind: 'secret', secret: embedded.jwtSecret } };
+/** Serves HTTP in this process until a signal (or the cluster primary) tells it to stop. */
+async function serve(config: Config, onStopped?: () => Promise<void>) {
+  const pool = createPool(config.databaseUrl!, config.dbPoolMax);
+  const redis = config.redisUrl
+    ? { client: createRedis(config.redisUrl, 'commands'), subscriber: createRedis(config.redisUrl, 'subscriber') }
+    : null;
+  if (redis && !(await redisReady(redis.client))) {
+    console.error('Redis at REDIS_URL is not reachable yet; starting degraded and reconnecting in the background');
+  }
+  const app = await buildApp({ config, pool, redis, clusterScrape: cluster.isWorker ? requestClusterMetrics : undefined });
+  if (cluster.isWorker) AggregatorRegistry.setRegistries([app.metrics.registry]);
+  pool.on('error', (error) => app.log.warn({ err: error }, 'idle database client failed'));
+
+  // SIGTERM: stop accepting, finish in-flight requests, flush last_used_at (onClose), close pools
+  closeWithGrace({ delay: 15_000 }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'shutting down after an error');
+    else app.log.info({ signal }, 'shutting down');
+    await app.close();
+    await pool.end();
+    redis?.client.disconnect();
+    redis?.subscriber.disconnect();
+    await onStopped?.();
+  });
+  return app.listen({ host: config.host, port: config.port });
 }
-const databaseUrl = config.databaseUrl!;
 
-await migrate(databaseUrl).catch((error: unknown) => fail(`Could not migrate the database: ${String(error)}`));
+let config = configFromEnvironment();
 
-const pool = createPool(databaseUrl, config.dbPoolMax);
-const redis = config.redisUrl
-  ? { client: createRedis(config.redisUrl, 'commands'), subscriber: createRedis(config.redisUrl, 'subscriber') }
-  : null;
-if (redis && !(await redisReady(redis.client))) {
-  console.error(`Redis at REDIS_URL is not reachable yet; starting degraded and reconnecting in the background`);
-}
-const app = await buildApp({ config, pool, redis });
-pool.on('error', (error) => app.log.warn({ err: error }, 'idle database client failed'));
+if (cluster.isWorker) {
+  // the primary prepared the database and passed its URL and the JWT secret in the environment
+  await serve(config);
+} else {
+  let embedded: EmbeddedDatabase | null = null;
+  if (!config.databaseUrl) {
+    embedded = await startEmbeddedDatabase(config.dataDir, (line) => console.error(line)).catch((error: unknown) =>
+      fail(`Could not start the embedded PostgreSQL in ${config.dataDir}: ${String(error)}`),
+    );
+    config = { ...config, databaseUrl: embedded.url, jwt: config.jwt ?? { kind: 'secret', secret: embedded.jwtSecret } };
+  }
+  const databaseUrl = config.databaseUrl!;
+  await migrate(databaseUrl).catch((error: unknown) => fail(`Could not migrate the database: ${String(error)}`));
 
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
-  if (err) app.log.error({ err }, 'shutting down after an error');
-  else app.log.info({ signal }, 'shutting down');
-  await app.close();
-  await pool.end();
-  redis?.client.disconnect();
-  redis?.subscriber.disconnect();
-  await embedded?.stop();
-});
+  let banner: ((address: string) => string) | null = null;
+  if (embedded) {
+    // demo data on the first start; later starts only mint fresh demo JWTs
+    const jwtSecret = config.jwt!.kind === 'secret' ? config.jwt!.secret : embedded.jwtSecret;
+    const seedPool = createPool(databaseUrl, 1);
+    const summary = await seedDemo(seedPool, { jwtSecret, jwtIssuer: config.jwtIssuer, jwtAudience: config.jwtAudience });
+    await seedPool.end();
+    banner = (address: string) => demoBanner(address.replace('://127.0.0.1', '://localhost'), summary.companies[0]!);
+  }
+  const stopEmbedded = async () => {
+    await embedded?.stop();
+  };
 
-const address = await app.listen({ host: config.host, port: config.port });
-
-if (embedded) {
-  // demo data on first start (idempotent afterwards: it only mints fresh JWTs)
-  const jwtSecret = config.jwt!.kind === 'secret' ? config.jwt!.secret : embedded.jwtSecret;
-  const summary = await seedDemo(pool, { jwtSecret, jwtIssuer: config.jwtIssuer, jwtAudience: config.jwtAudience });
-  const baseUrl = address.replace('://127.0.0.1', '://localhost');
-  console.log(demoBanner(baseUrl, summary.companies[0]!));
+  if (config.workers > 1) {
+    const env: Record<string, string> = { DATABASE_URL: databaseUrl };
+    if (config.jwt?.kind === 'secret') env.JWT_SECRET = config.jwt.secret;
+    runPrimary({
+      workers: config.workers,
+      env,
+      log: (message, fields) => console.error(JSON.stringify({ level: 40, msg: message, role: 'primary', ...fields })),
+      onListening: (address) => banner && console.log(banner(address)),
+      onStopped: stopEmbedded,
+    });
+  } else {
+    const address = await serve(config, stopEmbedded);
+    if (banner) console.log(banner(address));
+  }
 }

@@ -5,6 +5,9 @@ import type pg from 'pg';
 import type { Config } from './config.js';
 import type { JwtVerifier } from './auth/jwt.js';
 import type { AccessControl, UnitScope } from './analytics/access.js';
+import type { Metrics } from './observability/metrics.js';
+import type { RateLimiter, RateLimitScope } from './rate-limit/limits.js';
+import type { Rollups } from './analytics/rollups.js';
 import type { AuthenticatedToken, TokenAuthenticator } from './tokens/authenticator.js';
 import type { LastUsedRecorder } from './tokens/last-used.js';
 import type { TokenRepository } from './tokens/repository.js';
@@ -30,6 +33,10 @@ export interface Employee {
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A public route limited by client IP under this scope (e.g. validate-cooling-user-id). */
+    ipRateLimit?: RateLimitScope;
+  }
   interface FastifyInstance {
     config: Config;
     db: pg.Pool;
@@ -40,6 +47,9 @@ declare module 'fastify' {
     revocations: RevocationBus;
     lastUsed: LastUsedRecorder;
     accessControl: AccessControl;
+    rateLimits: RateLimiter;
+    metrics: Metrics;
+    rollups: Rollups;
   }
   interface FastifyRequest {
     /** Set by the employee-auth hook on management routes. */

@@ -5,9 +5,10 @@
 -- over the bucket's length (up to now for a bucket that reaches into the future).
 WITH bucket AS (
   SELECT b.period_start, b.period_end,
-         b.period_start::timestamptz AS span_start,
-         (b.period_end + 1)::timestamptz AS span_end,
-         greatest(b.period_start::timestamptz, least((b.period_end + 1)::timestamptz, $4::timestamptz)) AS elapsed_end
+         b.period_start::timestamp AT TIME ZONE 'UTC' AS span_start,
+         (b.period_end + 1)::timestamp AT TIME ZONE 'UTC' AS span_end,
+         greatest(b.period_start::timestamp AT TIME ZONE 'UTC',
+                  least((b.period_end + 1)::timestamp AT TIME ZONE 'UTC', $4::timestamptz)) AS elapsed_end
   FROM unnest($2::date[], $3::date[]) AS b (period_start, period_end)
 ),
 crate_stay AS (

@@ -35,10 +35,19 @@ export function registerTokenAuth(app: App) {
 
   // Data endpoints are GETs, whose bodies Fastify does not parse: read any body here, bounded,
   // only to refuse it, naming a token field when one is there.
-  app.addHook('preParsing', async (request, _reply, payload) => {
+  app.addHook('preParsing', async (request, reply, payload) => {
     const length = Number(request.headers['content-length'] ?? 0);
     if (length === 0 && request.headers['transfer-encoding'] === undefined) {
-      request.apiToken = await app.tokenAuthenticator.authenticate(bearerCredential(request.headers.authorization));
+      try {
+        request.apiToken = await app.tokenAuthenticator.authenticate(
+          bearerCredential(request.headers.authorization),
+          (token) => app.rateLimits.check('analytics_api_token', token.id, request, reply),
+        );
+      } catch (error) {
+        // failed credentials count against the caller's IP: guessing tokens is rate limited too
+        if (!request.apiToken && (error as { statusCode?: number }).statusCode === 401) await app.rateLimits.checkPublic(request, reply);
+        throw error;
+      }
       return payload;
     }
     let text = '';

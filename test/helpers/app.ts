@@ -40,8 +40,18 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-export async function createTestApp(t: Teardown, env: Record<string, string> = {}): Promise<TestApp> {
-  const db = await createTestDatabase(t);
+/** Every scope lifted: for tests of anything but the rate limits themselves. */
+const LIFTED = { public_read: 1e6, public_write: 1e6, authenticated_read: 1e6, authenticated_write: 1e6, validate_cooling_user_id_ip: 1e6, analytics_api_token: 1e6 };
+
+export interface TestAppOptions {
+  /** Keep the spec's rate limits (tests of the limits); by default they are lifted. */
+  realRateLimits?: boolean;
+  /** Share another test app's database: a second "process" of the same deployment. */
+  database?: TestDatabase;
+}
+
+export async function createTestApp(t: Teardown, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const db = options.database ?? (await createTestDatabase(t));
   const config = loadConfig({ DATABASE_URL: db.url, JWT_SECRET: TEST_JWT_SECRET, LOG_LEVEL: 'info', ...env });
   const clock = new ManualClock();
   const logs: string[] = [];
@@ -56,7 +66,15 @@ export async function createTestApp(t: Teardown, env: Record<string, string> = {
     ? { client: createRedis(config.redisUrl, 'test'), subscriber: createRedis(config.redisUrl, 'test-sub') }
     : null;
   if (redis) await Promise.all([redisReady(redis.client), redisReady(redis.subscriber)]);
-  const app = await buildApp({ config, pool: db.pool, clock, logger, redis });
+  const app = await buildApp({
+    config,
+    pool: db.pool,
+    clock,
+    logger,
+    redis,
+    rateLimitOverrides: options.realRateLimits ? undefined : LIFTED,
+    rateLimitKeyPrefix: `coldtrack:test:${db.name}:rl:`,
+  });
   t.teardown(async () => {
     await app.close();
     redis?.client.disconnect();

@@ -2,6 +2,7 @@
 // test files run in parallel against real PostgreSQL without seeing each other's rows.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { createPool } from '../../src/db/pool.js';
 
 export const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const templateName = 'coldtrack_test_template';
@@ -37,7 +38,9 @@ export async function createTestDatabase(t: Teardown): Promise<TestDatabase> {
   const name = `coldtrack_test_${randomBytes(6).toString('hex')}`;
   await withAdmin((client) => client.query(`CREATE DATABASE ${name} TEMPLATE ${templateName}`));
   const url = databaseUrl(name);
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  // the service's own pool settings (UTC sessions, timeouts); a connection cut when the database
+  // is dropped must not crash the test process
+  const pool = createPool(url, 4, () => {});
   t.teardown(async () => {
     await pool.end();
     await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));

@@ -1,4 +1,92 @@
-// GET /api/v1/analytics/impact (being built).
+// GET /api/v1/analytics/impact: per cooling unit and period, food loss prevented, income impact,
+// CO2 reduction and community served (domain.md, "How the figures are defined").
+//
+// Definitions, per (bucket, unit); check-ins bucket by checked_in_at, market surveys by their
+// check-out's checked_out_at (UTC days):
+// - kg_checked_in: initial weight of the crates checked in.
+// - market_loss_share: kg_lost / (kg_sold + kg_lost) over the market surveys; null with none.
+// - food_loss_prevented_kg: sum over crates checked in of kg x max(0, the farmer's baseline
+//   loss_share - market_loss_share). No market survey in the bucket: the loss after cooling is
+//   unknown and nothing is claimed (0). A farmer without a baseline survey adds 0.
+// - income_increase: sum over market surveys of (selling_price_per_unit / kg_per_unit - the
+//   farmer's baseline average_price_per_kg) x kg_sold, in the company's `currency`; only surveys
+//   whose currency equals both the baseline's and the company's count. Can be negative.
+// - co2_reduction_kg: sum over crates checked in of kg x (crop emission factor without cooling -
+//   with cooling); reported as is, even if a crop's factors make it negative.
+// - farmers_served: distinct farmers with a check-in or check-out; community_served: that times
+//   the country's household size (NG 4.7, IN 4.4, PH 4.2, otherwise 3), rounded half up.
+// The farmer's baseline for a bucket is their latest baseline survey before the bucket ends, or,
+// when none is that early, their earliest one. Figures are exact until rounded to 2 decimals.
+import { z } from 'zod';
+import { analyticsFilters, analyticsQuery, filtersOf, gridPage, periodFields } from '../../analytics/query.js';
+import { type ImpactRecord, type Json, pageCells, pageDays, type RecordMatches, sendEnvelope } from '../../analytics/rollups.js';
+import { resolveWindow } from '../../analytics/window.js';
+import { loadQueries } from '../../db/sql.js';
+import { envelopeSchema, errorResponses } from '../../http/schemas.js';
 import type { App } from '../../types.js';
+import type { CrateRow, FarmerRow, SurveyRow } from '../../../workers/rollups.js';
 
-export default async function impactRoute(_app: App) {}
+const sql = loadQueries('impact', ['impactCompany', 'impactCrates', 'impactSurveys', 'impactFarmers']);
+
+const record = z
+  .object({
+    ...periodFields,
+    currency: z.string().describe("The company's currency, in which income_increase is expressed"),
+    kg_checked_in: z.number(),
+    food_loss_prevented_kg: z.number().describe('kg checked in x max(0, baseline loss share - market_loss_share); 0 without market surveys'),
+    market_loss_share: z.number().nullable().describe('kg lost / (kg sold + kg lost) in market surveys; null when there were none'),
+    income_increase: z.number().describe('(selling price per kg - baseline price per kg) x kg sold, over market surveys'),
+    co2_reduction_kg: z.number().describe('kg checked in x (emission factor without cooling - with cooling)'),
+    farmers_served: z.number().int().describe('Distinct farmers with a check-in or check-out'),
+    community_served: z.number().int().describe("farmers_served x the country's average household size, rounded"),
+    market_surveys: z.number().int(),
+  })
+  .meta({ id: 'ImpactRecord' });
+
+const envelope = envelopeSchema(record, analyticsFilters);
+export type ImpactRecordMatchesSchema = RecordMatches<ImpactRecord, z.infer<typeof record>>;
+
+export default async function impactRoute(app: App) {
+  app.get('/impact', {
+    config: { scope: 'impact' },
+    schema: {
+      summary: 'Food loss prevented, income impact, CO2 reduction and community served',
+      tags: ['Analytics'],
+      security: [{ apiToken: [] }],
+      querystring: z.strictObject(analyticsQuery),
+      response: { 200: envelope, ...errorResponses(400, 401, 403, 404, 429, 503) },
+    },
+    handler: async (request, reply) => {
+      const window = resolveWindow(request.query, app.clock.now());
+      const { page, page_size: pageSize, period } = request.query;
+      const { companyId } = request.unitScope;
+      const grid = gridPage(window, period, request.unitScope, page, pageSize);
+      let data: Json<ImpactRecord[]> = '[]';
+      if (grid.cells.length > 0) {
+        const { days, periodStarts, periodEnds } = pageDays(grid);
+        const params = [grid.unitIds, days, periodStarts];
+        const [company, crates, surveys, farmers] = await Promise.all([
+          app.db.query<{ currency: string; country: string }>(sql.impactCompany, [companyId]),
+          app.db.query<{ rows: Json<CrateRow[]> }>(sql.impactCrates, params),
+          app.db.query<{ rows: Json<SurveyRow[]> }>(sql.impactSurveys, params),
+          app.db.query<{ rows: Json<FarmerRow[]> }>(sql.impactFarmers, [...params, periodEnds]),
+        ]);
+        const { currency, country } = company.rows[0]!;
+        data = await app.rollups.impact({
+          cells: pageCells(grid),
+          currency,
+          country,
+          crates: crates.rows[0]!.rows,
+          surveys: surveys.rows[0]!.rows,
+          farmers: farmers.rows[0]!.rows,
+        });
+      }
+      const meta: z.infer<typeof envelope>['meta'] = {
+        company_id: companyId,
+        filters: filtersOf(request.query, window),
+        pagination: grid.pagination,
+      };
+      return sendEnvelope(reply, data, meta);
+    },
+  });
+}

@@ -1,4 +1,95 @@
-// GET /api/v1/analytics/revenue (being built).
+// GET /api/v1/analytics/revenue: per cooling unit and period, what check-outs earned, per currency
+// (never converted), split into paid and pending, with a payment-method breakdown.
+//
+// Definitions: a check-out belongs to the bucket of its checked_out_at (UTC day). Revenue of a
+// check-out = cooling_fees - discount. payment_status picks the check-outs that count (paid:
+// paid = true; pending: paid = false; all). Pending payments are folded into currency_totals
+// (pending_revenue, pending_check_outs) rather than a separate object, so every currency's paid and
+// pending halves sit side by side and add up to total_revenue. payment_methods covers paid
+// check-outs only (a pending one has no method yet), per method and currency; a paid check-out
+// recorded without a method is listed under payment_method null. Sums are exact (integer cents in
+// workers/rollups.ts) and reported with at most 2 decimals.
+import { z } from 'zod';
+import { analyticsFilters, analyticsQuery, filtersOf, gridPage, periodFields } from '../../analytics/query.js';
+import { type Json, pageCells, pageDays, type RecordMatches, type RevenueRecord, sendEnvelope } from '../../analytics/rollups.js';
+import { resolveWindow } from '../../analytics/window.js';
+import { loadQueries } from '../../db/sql.js';
+import { envelopeSchema, errorResponses } from '../../http/schemas.js';
 import type { App } from '../../types.js';
+import type { CheckOutRow } from '../../../workers/rollups.js';
 
-export default async function revenueRoute(_app: App) {}
+const sql = loadQueries('revenue', ['revenueCheckOuts']);
+
+export const PAYMENT_STATUSES = ['paid', 'pending', 'all'] as const;
+const paymentStatus = z.enum(PAYMENT_STATUSES, { error: 'must be one of paid, pending, or all' });
+
+const money = (description: string) => z.number().describe(`${description} (exact, at most 2 decimals)`);
+
+const currencyTotal = z
+  .object({
+    currency: z.string().describe('ISO 4217 code; amounts are never converted'),
+    total_revenue: money('cooling_fees - discounts'),
+    paid_revenue: money('Revenue of paid check-outs'),
+    pending_revenue: money('Revenue of check-outs not paid yet'),
+    cooling_fees: money('Cooling fees before discounts'),
+    discounts: money('Discounts granted'),
+    check_outs: z.number().int(),
+    paid_check_outs: z.number().int(),
+    pending_check_outs: z.number().int(),
+  })
+  .meta({ id: 'RevenueCurrencyTotal' });
+
+const paymentMethodTotal = z
+  .object({
+    payment_method: z.string().nullable().describe('CASH, CREDIT_CARD, QR_CODE, BANK_TRANSFER, USSD, OPAY, UPI; null when not recorded'),
+    currency: z.string(),
+    total_revenue: money('Revenue of paid check-outs with this method'),
+    check_outs: z.number().int(),
+  })
+  .meta({ id: 'RevenuePaymentMethodTotal' });
+
+const record = z
+  .object({
+    ...periodFields,
+    check_outs: z.number().int().describe('Check-outs counted (all currencies)'),
+    currency_totals: z.array(currencyTotal).describe('One entry per currency, sorted by currency'),
+    payment_methods: z.array(paymentMethodTotal).describe('Paid check-outs by method and currency'),
+  })
+  .meta({ id: 'RevenueRecord' });
+
+const filters = analyticsFilters.extend({ payment_status: paymentStatus });
+const envelope = envelopeSchema(record, filters);
+export type RevenueRecordMatchesSchema = RecordMatches<RevenueRecord, z.infer<typeof record>>;
+
+export default async function revenueRoute(app: App) {
+  app.get('/revenue', {
+    config: { scope: 'revenue' },
+    schema: {
+      summary: 'Revenue per currency, paid and pending, by payment method',
+      tags: ['Analytics'],
+      security: [{ apiToken: [] }],
+      querystring: z.strictObject({
+        ...analyticsQuery,
+        payment_status: paymentStatus.default('all').describe('Which check-outs count: paid, pending, or all'),
+      }),
+      response: { 200: envelope, ...errorResponses(400, 401, 403, 404, 429, 503) },
+    },
+    handler: async (request, reply) => {
+      const window = resolveWindow(request.query, app.clock.now());
+      const { page, page_size: pageSize, period, payment_status: status } = request.query;
+      const grid = gridPage(window, period, request.unitScope, page, pageSize);
+      let data: Json<RevenueRecord[]> = '[]';
+      if (grid.cells.length > 0) {
+        const { days, periodStarts } = pageDays(grid);
+        const { rows } = await app.db.query<{ rows: Json<CheckOutRow[]> }>(sql.revenueCheckOuts, [grid.unitIds, days, periodStarts, status]);
+        data = await app.rollups.revenue({ cells: pageCells(grid), checkOuts: rows[0]!.rows });
+      }
+      const meta: z.infer<typeof envelope>['meta'] = {
+        company_id: request.unitScope.companyId,
+        filters: { ...filtersOf(request.query, window), payment_status: status },
+        pagination: grid.pagination,
+      };
+      return sendEnvelope(reply, data, meta);
+    },
+  });
+}

@@ -1,0 +1,131 @@
+// The cluster primary: forks WORKERS Fastify workers sharing one port, replaces a crashed worker
+// (with backoff; a crash loop stops the service loudly), rolls the workers on SIGHUP with no
+// failed request (the new worker listens before the old one drains), stops them all on
+// SIGTERM/SIGINT within a deadline, and answers workers' metrics requests with the cluster total.
+import cluster, { type Worker } from 'node:cluster';
+import { AggregatorRegistry } from 'prom-client';
+
+export const METRICS_REQUEST = 'coldtrack:cluster-metrics-request';
+export const METRICS_RESPONSE = 'coldtrack:cluster-metrics-response';
+
+const CRASH_WINDOW_MS = 60_000;
+const MAX_CRASHES_IN_WINDOW = 5;
+const SHUTDOWN_DEADLINE_MS = 20_000;
+
+export interface PrimaryOptions {
+  workers: number;
+  /** Environment every worker gets (the resolved database URL and JWT secret). */
+  env: Record<string, string>;
+  log: (message: string, fields?: Record<string, unknown>) => void;
+  /** Called once, with the address, when the first worker listens. */
+  onListening?: (address: string) => void;
+  /** Called after every worker has exited on shutdown. */
+  onStopped?: () => Promise<void>;
+}
+
+export function runPrimary(options: PrimaryOptions) {
+  const aggregator = new AggregatorRegistry();
+  const retiring = new Set<Worker>();
+  const crashes: number[] = [];
+  let stopping = false;
+  let announced = false;
+
+  const waitForExit = (worker: Worker, ms: number) =>
+    new Promise<void>((resolve) => {
+      if (worker.isDead()) return resolve();
+      const timer = setTimeout(() => {
+        worker.process.kill('SIGKILL');
+        resolve();
+      }, ms);
+      worker.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+
+  function fork(): Worker {
+    const worker = cluster.fork(options.env);
+    worker.on('message', async (message: { type?: string; id?: number }) => {
+      if (message?.type !== METRICS_REQUEST) return;
+      try {
+        const body = await aggregator.clusterMetrics();
+        worker.send({ type: METRICS_RESPONSE, id: message.id, body, contentType: aggregator.contentType });
+      } catch (error) {
+        worker.send({ type: METRICS_RESPONSE, id: message.id, error: String(error) });
+      }
+    });
+    worker.once('listening', (address) => {
+      if (announced) return;
+      announced = true;
+      const host = address.address === '::' || address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
+      options.onListening?.(`http://${host}:${address.port}`);
+    });
+    return worker;
+  }
+
+  const listening = (worker: Worker) => new Promise<void>((resolve) => worker.once('listening', () => resolve()));
+
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping || retiring.delete(worker)) return;
+    const now = Date.now();
+    crashes.push(now);
+    while (crashes.length && crashes[0]! < now - CRASH_WINDOW_MS) crashes.shift();
+    if (crashes.length > MAX_CRASHES_IN_WINDOW) {
+      options.log(`crash loop: ${crashes.length} worker crashes in ${CRASH_WINDOW_MS / 1000} s; stopping the service`, { code, signal });
+      void stop(1);
+      return;
+    }
+    const delay = Math.min(100 * 2 ** (crashes.length - 1), 5000);
+    options.log(`worker ${worker.process.pid} died (${signal ?? `code ${code}`}); replacing it in ${delay} ms`);
+    setTimeout(() => !stopping && fork(), delay);
+  });
+
+  async function rollingRestart() {
+    options.log('SIGHUP: rolling restart of the workers');
+    for (const old of Object.values(cluster.workers ?? {})) {
+      if (!old || stopping) continue;
+      const fresh = fork();
+      await listening(fresh);
+      retiring.add(old);
+      old.process.kill('SIGTERM'); // drains in-flight requests, then exits
+      await waitForExit(old, SHUTDOWN_DEADLINE_MS);
+    }
+    options.log('rolling restart done');
+  }
+
+  async function stop(exitCode: number) {
+    if (stopping) return;
+    stopping = true;
+    const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => !!worker);
+    for (const worker of workers) worker.process.kill('SIGTERM');
+    await Promise.all(workers.map((worker) => waitForExit(worker, SHUTDOWN_DEADLINE_MS)));
+    await options.onStopped?.();
+    process.exit(exitCode);
+  }
+
+  process.on('SIGHUP', () => void rollingRestart());
+  process.on('SIGTERM', () => void stop(0));
+  process.on('SIGINT', () => void stop(0));
+
+  for (let i = 0; i < options.workers; i++) fork();
+}
+
+/** In a worker: the cluster's metrics, aggregated by the primary. */
+export function requestClusterMetrics(timeoutMs = 5000): Promise<{ contentType: string; body: string }> {
+  const id = Math.floor(Math.random() * 2 ** 31);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      process.off('message', onMessage);
+      reject(new Error('the cluster primary did not answer the metrics request'));
+    }, timeoutMs);
+    function onMessage(message: { type?: string; id?: number; body?: string; contentType?: string; error?: string }) {
+      if (message?.type !== METRICS_RESPONSE || message.id !== id) return;
+      clearTimeout(timer);
+      process.off('message', onMessage);
+      if (message.error !== undefined) reject(new Error(message.error));
+      else resolve({ contentType: message.contentType!, body: message.body! });
+    }
+    process.on('message', onMessage);
+    process.send!({ type: METRICS_REQUEST, id });
+  });
+}

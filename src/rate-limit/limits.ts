@@ -1,0 +1,91 @@
+// The six rate-limit scopes of the spec, their identities and rates, applied through
+// @fastify/rate-limit's createRateLimit with the shared store. Headers are ours: the spec wants
+// X-RateLimit-Reset as a Unix timestamp, and a 429 in the service's one error shape.
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { ApiError } from '../http/errors.js';
+import type { App } from '../types.js';
+import { createRateLimitStore } from './store.js';
+
+export const RATE_LIMITS = {
+  public_read: { max: 120, identity: 'client IP', appliesTo: 'unauthenticated safe methods' },
+  public_write: { max: 20, identity: 'client IP', appliesTo: 'unauthenticated unsafe methods' },
+  authenticated_read: { max: 600, identity: 'user id', appliesTo: 'authenticated safe methods' },
+  authenticated_write: { max: 120, identity: 'user id', appliesTo: 'authenticated unsafe methods' },
+  validate_cooling_user_id_ip: { max: 30, identity: 'client IP', appliesTo: 'POST /v1/users/validate-cooling-user-id/' },
+  analytics_api_token: { max: 100, identity: 'API token id', appliesTo: 'data endpoints' },
+} as const;
+
+export type RateLimitScope = keyof typeof RATE_LIMITS;
+export const RATE_WINDOW_MS = 60_000;
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export interface RateLimitOptions {
+  redis: Redis | null;
+  workers: number;
+  onRejected?: (scope: RateLimitScope) => void;
+  onDegraded?: (error: unknown) => void;
+  onRecovered?: () => void;
+  /** Tests of other features lift the limits they would otherwise trip over; never from config. */
+  maxOverrides?: Partial<Record<RateLimitScope, number>>;
+  /** Tests only: separate key space, so databases that reuse ids don't share counters. */
+  keyPrefix?: string;
+}
+
+export interface RateLimiter {
+  /** Counts the request against scope/identity; sets the headers; throws 429 past the limit. */
+  check(scope: RateLimitScope, identity: string | number, request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** The public scope for a request without valid credentials (by client IP). */
+  checkPublic(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** The authenticated scope for a management request of this user. */
+  checkUser(userId: number, request: FastifyRequest, reply: FastifyReply): Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    rateLimitKey?: string;
+  }
+}
+
+export async function registerRateLimits(app: App, options: RateLimitOptions): Promise<RateLimiter> {
+  await app.register(rateLimit, {
+    global: false,
+    store: createRateLimitStore(options.redis, options.workers, RATE_WINDOW_MS, options, options.keyPrefix),
+  });
+  const limiters = Object.fromEntries(
+    Object.entries(RATE_LIMITS).map(([scope, { max }]) => [
+      scope,
+      app.createRateLimit({ max: options.maxOverrides?.[scope as RateLimitScope] ?? max, timeWindow: RATE_WINDOW_MS, keyGenerator: (request) => request.rateLimitKey! }),
+    ]),
+  ) as Record<RateLimitScope, ReturnType<App['createRateLimit']>>;
+
+  async function check(scope: RateLimitScope, identity: string | number, request: FastifyRequest, reply: FastifyReply) {
+    request.rateLimitKey = `${scope}:${identity}`;
+    const result = await limiters[scope](request);
+    if (result.isAllowed) return;
+    const resetAt = Math.ceil((Date.now() + result.ttl) / 1000);
+    reply.header('x-ratelimit-limit', result.max);
+    reply.header('x-ratelimit-remaining', result.remaining);
+    reply.header('x-ratelimit-reset', resetAt);
+    if (result.isExceeded) {
+      options.onRejected?.(scope);
+      throw new ApiError(
+        429,
+        'rate_limited',
+        `Rate limit of ${result.max} requests a minute exceeded (${scope}); retry after ${result.ttlInSeconds} s`,
+        { scope, limit: result.max, reset_at: resetAt },
+        { 'retry-after': String(Math.max(1, result.ttlInSeconds)) },
+      );
+    }
+  }
+
+  return {
+    check,
+    checkPublic: (request, reply) =>
+      check(SAFE_METHODS.has(request.method) ? 'public_read' : 'public_write', request.ip, request, reply),
+    checkUser: (userId, request, reply) =>
+      check(SAFE_METHODS.has(request.method) ? 'authenticated_read' : 'authenticated_write', userId, request, reply),
+  };
+}

@@ -1,0 +1,142 @@
+// The rollups give the same records on the Piscina pool as inline, and their decimal arithmetic
+// is exact: parsing PostgreSQL's numeric text and rounding half away from zero.
+import t from 'tap';
+import { createRollups, rollupWorkerFile } from '../../src/analytics/rollups.js';
+import {
+  type Cell,
+  type CheckOutRow,
+  type CrateRow,
+  type FarmerRow,
+  type ImpactInput,
+  type RevenueInput,
+  type SurveyRow,
+  decimal,
+  parseJson,
+  rollupImpact,
+  rollupRevenue,
+  scaled,
+} from '../../workers/rollups.js';
+
+// a small deterministic generator (mulberry32), so a failure reproduces
+function random(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+const next = random(20_250_301);
+const int = (max: number) => Math.floor(next() * max);
+const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
+const amount = (maxCents: number, decimals = 2) => {
+  const units = int(maxCents);
+  return decimals === 0 ? String(units) : `${Math.floor(units / 10 ** decimals)}.${String(units % 10 ** decimals).padStart(decimals, '0')}`;
+};
+
+const days = ['2025-03-01', '2025-03-02', '2025-03-03'];
+const units = [11, 12, 13, 14];
+const cells: Cell[] = days.flatMap((day) => units.map((unit) => ({ cooling_unit_id: unit, period_start: day, period_end: day })));
+// rows for a unit that is not on the page must be ignored
+const rowUnits = [...units, 99];
+const farmers = [1, 2, 3, 4, 5, 6];
+
+const revenueInput: RevenueInput = {
+  cells,
+  checkOuts: JSON.stringify(Array.from({ length: 3000 }, (): CheckOutRow => {
+    const fees = amount(100_000_000);
+    const paid = next() < 0.6;
+    const discount = amount(Number(fees.replace('.', '')) + 1);
+    return [pick(days), pick(rowUnits), pick(['NGN', 'USD', 'EUR']), fees, discount, paid, paid ? pick(['CASH', 'UPI', 'OPAY', null]) : null];
+  })),
+};
+
+const impactInput: ImpactInput = {
+  cells,
+  currency: 'NGN',
+  country: 'PH',
+  farmers: JSON.stringify(days.flatMap((day) => rowUnits.flatMap((unit) => farmers.filter(() => next() < 0.7).map((farmer): FarmerRow => {
+    if (farmer === 6) return [day, unit, farmer, null, null, null]; // no baseline survey
+    return [day, unit, farmer, amount(10_001, 4), pick(['NGN', 'NGN', 'USD']), amount(50_000)];
+  })))),
+  crates: JSON.stringify(Array.from({ length: 4000 }, (): CrateRow =>
+    [pick(days), pick(rowUnits), pick(farmers), amount(5_000), amount(20_000, 4), amount(10_000, 4)])),
+  surveys: JSON.stringify(Array.from({ length: 1500 }, (): SurveyRow => [
+    pick(days), pick(rowUnits), pick(farmers), pick(['NGN', 'NGN', 'USD']), amount(100_000),
+    pick(['3.00', '7.00', '25.00', '0.33', '12.50', '1.00']), amount(10_000), amount(1_000),
+  ])),
+};
+
+t.test('pool and inline rollups give identical records', async (t) => {
+  const pool = createRollups({ mode: 'pool', threads: 2, inlineBelowBytes: 0 });
+  const inline = createRollups({ mode: 'inline', threads: 2 });
+  t.teardown(() => pool.close());
+  const [pooledRevenue, pooledImpact] = await Promise.all([pool.revenue(revenueInput), pool.impact(impactInput)]);
+  t.equal(pooledRevenue, await inline.revenue(revenueInput), 'the same JSON text, byte for byte');
+  t.equal(pooledImpact, await inline.impact(impactInput));
+  t.strictSame(parseJson(pooledRevenue), rollupRevenue(revenueInput), 'the text of the records');
+  t.strictSame(parseJson(pooledImpact), rollupImpact(impactInput));
+  const revenue = parseJson(pooledRevenue);
+  const impact = parseJson(pooledImpact);
+  t.equal(revenue.length, cells.length);
+  t.ok(revenue.every((record) => record.check_outs > 0));
+  t.ok(impact.every((record) => record.income_increase !== 0 && record.food_loss_prevented_kg > 0));
+  // many tasks at once, on both threads
+  const again = await Promise.all(Array.from({ length: 8 }, () => pool.revenue(revenueInput)));
+  for (const text of again) t.equal(text, pooledRevenue);
+  await pool.close();
+  await t.rejects(pool.revenue(revenueInput), /closed/);
+});
+
+t.test('a small input runs inline even in pool mode, with the same result', async (t) => {
+  const pool = createRollups({ mode: 'pool', threads: 1 });
+  t.teardown(() => pool.close());
+  const small: RevenueInput = { cells: cells.slice(0, 2), checkOuts: JSON.stringify(parseJson(revenueInput.checkOuts).slice(0, 20)) };
+  t.equal(await pool.revenue(small), JSON.stringify(rollupRevenue(small)));
+  t.equal(pool.queueSize(), 0);
+});
+
+t.test('revenue totals equal an independent integer-cent sum', async (t) => {
+  const records = rollupRevenue(revenueInput);
+  const expected = new Map<string, bigint>();
+  for (const [, unitId, currency, fees, discount] of parseJson(revenueInput.checkOuts)) {
+    if (unitId === 99) continue;
+    const cents = BigInt(fees.replace('.', '')) - BigInt(discount.replace('.', ''));
+    expected.set(currency, (expected.get(currency) ?? 0n) + cents);
+  }
+  const actual = new Map<string, bigint>();
+  for (const record of records) {
+    for (const total of record.currency_totals) {
+      actual.set(total.currency, (actual.get(total.currency) ?? 0n) + BigInt(Math.round(total.total_revenue * 100)));
+    }
+  }
+  t.strictSame(actual, expected);
+});
+
+t.test('numeric text parses exactly', async (t) => {
+  t.equal(scaled('12.30', 2), 1230n);
+  t.equal(scaled('12.3', 2), 1230n);
+  t.equal(scaled('7', 2), 700n);
+  t.equal(scaled('0.0001', 4), 1n);
+  t.equal(scaled('999999999999.99', 2), 99_999_999_999_999n);
+  t.equal(scaled('-0.50', 2), -50n);
+  t.throws(() => scaled('0.001', 2), RangeError);
+});
+
+t.test('decimals round half away from zero and print no float noise', async (t) => {
+  t.equal(decimal(30n, 100n), 0.3);
+  t.equal(decimal(1n, 200n), 0.01); // 0.005
+  t.equal(decimal(-1n, 200n), -0.01);
+  t.equal(decimal(1n, 201n), 0); // 0.00497...
+  t.equal(decimal(-1n, 201n), 0);
+  t.equal(decimal(2675n, 1000n), 2.68); // 2.675 is 2.67499999... as a float
+  t.equal(decimal(34n, 11n), 3.09);
+  t.equal(decimal(7n, 80n, 4), 0.0875);
+  t.equal(decimal(299_999_999_999_997n, 100n), 2999999999999.97);
+  t.equal(decimal(5n, 1n, 0), 5);
+});
+
+t.test('the task file is found from source and from a build', async (t) => {
+  t.equal(rollupWorkerFile('file:///app/src/analytics/rollups.ts').href, 'file:///app/workers/rollups.ts');
+  t.equal(rollupWorkerFile('file:///app/dist/src/analytics/rollups.js').href, 'file:///app/dist/workers/rollups.js');
+});

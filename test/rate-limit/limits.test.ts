@@ -1,0 +1,113 @@
+// The spec's rate limits, in process against the shared Redis store: the headers (Reset as a
+// Unix timestamp), the 429 shape, exact counts under concurrency, and each scope's identity.
+import { randomInt, randomUUID } from 'node:crypto';
+import t from 'tap';
+import { createTestApp } from '../helpers/app.js';
+import { createCompany } from '../helpers/fixtures.js';
+import { issueToken } from '../helpers/tokens.js';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ctx = await createTestApp(t, { REDIS_URL }, { realRateLimits: true });
+// a second app (another "process") on the same database and Redis, with its own caches
+const twin = await createTestApp(t, { REDIS_URL }, { realRateLimits: true, database: ctx.db });
+const acme = await createCompany(ctx.db.pool, 'Acme');
+const other = await createCompany(ctx.db.pool, 'Other');
+const dataUrl = '/api/v1/analytics/utilization?page_size=1';
+// keys by IP live in the shared Redis: each test takes an address nobody else uses
+const freshIp = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+
+t.test('every data response carries the limit headers; Reset is a Unix timestamp', async (t) => {
+  const { headers } = await issueToken(ctx, acme.employeeId);
+  const before = Math.floor(Date.now() / 1000);
+  const ok = await ctx.app.inject({ method: 'GET', url: dataUrl, headers });
+  t.equal(ok.statusCode, 200);
+  t.equal(ok.headers['x-ratelimit-limit'], '100');
+  t.equal(ok.headers['x-ratelimit-remaining'], '99');
+  const reset = Number(ok.headers['x-ratelimit-reset']);
+  t.ok(reset >= before + 59 && reset <= before + 61, `reset ${reset} is about a minute after ${before}`);
+
+  const notFound = await ctx.app.inject({ method: 'GET', url: `${dataUrl}&cooling_unit_id=${other.unitIds[0]}`, headers });
+  t.equal(notFound.statusCode, 404, 'a unit of another company');
+  t.equal(notFound.headers['x-ratelimit-remaining'], '98', 'a 4xx counts and carries the headers too');
+  t.equal(notFound.headers['x-ratelimit-reset'], String(reset), 'same window');
+});
+
+t.test('110 concurrent requests on one fresh token across two processes: exactly 100 pass', async (t) => {
+  const { headers } = await issueToken(ctx, acme.employeeId);
+  const responses = await Promise.all(
+    Array.from({ length: 110 }, (_, i) => (i % 2 ? ctx : twin).app.inject({ method: 'GET', url: dataUrl, headers })),
+  );
+  const statuses = responses.map((response) => response.statusCode);
+  t.equal(statuses.filter((status) => status === 200).length, 100);
+  t.equal(statuses.filter((status) => status === 429).length, 10);
+  const refused = responses.find((response) => response.statusCode === 429)!;
+  t.match(refused.json(), { error: { code: 'rate_limited', message: /100/ } });
+  const retryAfter = Number(refused.headers['retry-after']);
+  t.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter} in seconds`);
+  t.equal(refused.headers['x-ratelimit-remaining'], '0');
+  t.ok(Number(refused.headers['x-ratelimit-reset']) > Date.now() / 1000);
+});
+
+t.test('the analytics limit is per token: another token of the same company is untouched', async (t) => {
+  const first = await issueToken(ctx, acme.employeeId);
+  const second = await issueToken(ctx, acme.employeeId);
+  await Promise.all(Array.from({ length: 101 }, () => ctx.app.inject({ method: 'GET', url: dataUrl, headers: first.headers })));
+  t.equal((await ctx.app.inject({ method: 'GET', url: dataUrl, headers: first.headers })).statusCode, 429);
+  const fresh = await ctx.app.inject({ method: 'GET', url: dataUrl, headers: second.headers });
+  t.equal(fresh.statusCode, 200);
+  t.equal(fresh.headers['x-ratelimit-remaining'], '99');
+});
+
+t.test('public_write: 20 unauthenticated POSTs a minute per client IP', async (t) => {
+  const ip = freshIp();
+  const post = (remoteAddress: string) =>
+    ctx.app.inject({ method: 'POST', url: '/api/v1/api-tokens', remoteAddress, headers: { 'content-type': 'application/json' }, payload: {} });
+  const statuses = [];
+  for (let i = 0; i < 21; i++) statuses.push((await post(ip)).statusCode);
+  t.same(statuses.slice(0, 20), Array(20).fill(401), 'the first 20 are answered (401: no credentials)');
+  t.equal(statuses[20], 429, 'the 21st is limited');
+  t.equal((await post(freshIp())).statusCode, 401, 'another IP has its own budget');
+});
+
+t.test('public_read: 120 unauthenticated GETs a minute per IP, bad tokens included', async (t) => {
+  const ip = freshIp();
+  const results = await Promise.all(
+    Array.from({ length: 121 }, () => ctx.app.inject({ method: 'GET', url: dataUrl, remoteAddress: ip, headers: { authorization: 'Bearer ctk_guess' } })),
+  );
+  const statuses = results.map((response) => response.statusCode);
+  t.equal(statuses.filter((status) => status === 401).length, 120);
+  t.equal(statuses.filter((status) => status === 429).length, 1);
+});
+
+t.test('authenticated_write: 120 POSTs a minute per user, whatever the IP', async (t) => {
+  const fresh = await createCompany(ctx.db.pool, 'Fresh'); // an employee who has spent nothing yet
+  const jwt = await ctx.jwtFor(fresh.employeeId);
+  const revoke = (remoteAddress: string) =>
+    ctx.app.inject({ method: 'POST', url: `/api/v1/api-tokens/${randomUUID()}/revoke`, remoteAddress, headers: { authorization: `Bearer ${jwt}` } });
+  const statuses = await Promise.all(Array.from({ length: 121 }, () => revoke(freshIp())).map(async (r) => (await r).statusCode));
+  t.equal(statuses.filter((status) => status === 404).length, 120);
+  t.equal(statuses.filter((status) => status === 429).length, 1);
+  const otherUser = await ctx.app.inject({
+    method: 'POST',
+    url: `/api/v1/api-tokens/${randomUUID()}/revoke`,
+    headers: { authorization: `Bearer ${await ctx.jwtFor(other.employeeId)}` },
+  });
+  t.equal(otherUser.statusCode, 404, 'another user is not limited');
+});
+
+t.test('authenticated_read: 600 GETs a minute per user', async (t) => {
+  const jwt = await ctx.jwtFor(other.employeeId);
+  const statuses = await Promise.all(
+    Array.from({ length: 601 }, async () => (await ctx.app.inject({ method: 'GET', url: '/api/v1/api-tokens?page_size=1', headers: { authorization: `Bearer ${jwt}` } })).statusCode),
+  );
+  t.equal(statuses.filter((status) => status === 200).length, 600);
+  t.equal(statuses.filter((status) => status === 429).length, 1);
+});
+
+t.test('operations endpoints are outside the limits', async (t) => {
+  const ip = freshIp();
+  const statuses = await Promise.all(
+    Array.from({ length: 130 }, async () => (await ctx.app.inject({ method: 'GET', url: '/healthz', remoteAddress: ip })).statusCode),
+  );
+  t.ok(statuses.every((status) => status === 200));
+});

@@ -1,0 +1,296 @@
+// Piscina task file: turns a page's raw rows (one per check-out, crate, market survey, farmer) into
+// revenue and impact records with exact arithmetic. Pure functions of plain data, so the same code
+// also runs inline on the main thread (src/analytics/rollups.ts). Imports nothing of the project:
+// under tsx on Node 20 a worker thread can only load it through tsx's require hook.
+//
+// Exactness: every numeric column arrives as PostgreSQL's text, is parsed into a BigInt at its
+// column's scale (money in cents, kg in hundredths, shares and factors in ten-thousandths), and
+// only the final figure is rounded (half away from zero, like numeric round()) and turned into a
+// JSON number with at most 2 decimals (4 for a share). Ratios (loss shares, price per kg) stay
+// fractions until that last division.
+
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { isMainThread } from 'node:worker_threads';
+
+/**
+ * JSON text of a T. Rows arrive as one (PostgreSQL's json_agg of json_build_array, in the column
+ * order of the row types below) and records leave as one: a single string crosses between the
+ * event loop and the worker each way, never thousands of objects to clone.
+ */
+export type Json<T> = string & { readonly jsonOf?: T };
+
+export const parseJson = <T>(json: Json<T>): T => JSON.parse(json) as T;
+
+export interface Cell {
+  cooling_unit_id: number;
+  period_start: string;
+  period_end: string;
+}
+
+export type CheckOutRow = [periodStart: string, unitId: number, currency: string, coolingFees: string, discount: string,
+  paid: boolean, paymentMethod: string | null];
+export type CrateRow = [periodStart: string, unitId: number, farmerId: number, kg: string, factorWithout: string, factorWith: string];
+export type SurveyRow = [periodStart: string, unitId: number, farmerId: number, currency: string, sellingPricePerUnit: string,
+  kgPerUnit: string, kgSold: string, kgLost: string];
+/** one per distinct (bucket, unit, farmer) with a movement, with the farmer's baseline for the bucket */
+export type FarmerRow = [periodStart: string, unitId: number, farmerId: number, lossShare: string | null,
+  baselineCurrency: string | null, baselinePricePerKg: string | null];
+
+export interface RevenueInput {
+  cells: Cell[];
+  checkOuts: Json<CheckOutRow[]>;
+}
+
+export interface ImpactInput {
+  cells: Cell[];
+  /** the company's currency (income_increase is in it) and country (household size) */
+  currency: string;
+  country: string;
+  crates: Json<CrateRow[]>;
+  surveys: Json<SurveyRow[]>;
+  farmers: Json<FarmerRow[]>;
+}
+
+export interface CurrencyTotal {
+  currency: string;
+  total_revenue: number; paid_revenue: number; pending_revenue: number; cooling_fees: number; discounts: number;
+  check_outs: number; paid_check_outs: number; pending_check_outs: number;
+}
+
+export interface PaymentMethodTotal { payment_method: string | null; currency: string; total_revenue: number; check_outs: number }
+
+export interface RevenueRecord extends Cell {
+  check_outs: number;
+  currency_totals: CurrencyTotal[];
+  payment_methods: PaymentMethodTotal[];
+}
+
+export interface ImpactRecord extends Cell {
+  currency: string;
+  kg_checked_in: number; food_loss_prevented_kg: number; market_loss_share: number | null; income_increase: number;
+  co2_reduction_kg: number; farmers_served: number; community_served: number; market_surveys: number;
+}
+
+/** Average household size by country, in tenths of a person (domain.md, "Community served"). */
+export const HOUSEHOLD_TENTHS: Record<string, number> = { NG: 47, IN: 44, PH: 42 };
+const DEFAULT_HOUSEHOLD_TENTHS = 30;
+
+/**
+ * Rollups are batch work and the event loop is not: on Linux a worker thread lowers its own
+ * scheduling priority (nice 10, what Piscina's niceIncrement does through a native module), so
+ * when they compete for a core the event loop wins. Never on the main thread (inline mode).
+ */
+const ROLLUP_THREAD_NICE = 10;
+if (!isMainThread) {
+  try {
+    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), ROLLUP_THREAD_NICE);
+  } catch {
+    // not Linux, or not allowed: the threads keep the default priority
+  }
+}
+
+export type RollupTask = { kind: 'revenue'; input: RevenueInput } | { kind: 'impact'; input: ImpactInput };
+
+/**
+ * What a Piscina worker runs (and inline mode on the main thread): the records as JSON text,
+ * serialized here rather than on the event loop. A default export on purpose: every worker
+ * preloads the file's default handler when it starts, and fails to start without one.
+ */
+export default function runRollup(task: RollupTask): Json<RevenueRecord[] | ImpactRecord[]> {
+  return JSON.stringify(task.kind === 'revenue' ? rollupRevenue(task.input) : rollupImpact(task.input));
+}
+
+// ---- exact decimals ---------------------------------------------------------------------------
+
+const TEN = [1n, 10n, 100n, 1_000n, 10_000n, 100_000n, 1_000_000n];
+
+/** A numeric's text ("12.30", "7", "-0.5") as an integer count of 10^-scale units. */
+export function scaled(text: string, scale: number): bigint {
+  const dot = text.indexOf('.');
+  if (dot < 0) return BigInt(text) * TEN[scale]!;
+  const fraction = text.length - dot - 1;
+  if (fraction > scale) throw new RangeError(`${text} has more than ${scale} decimals`);
+  return BigInt(text.slice(0, dot) + text.slice(dot + 1)) * TEN[scale - fraction]!;
+}
+
+/** numerator/denominator rounded half away from zero to `decimals` places, as a JSON number. */
+export function decimal(numerator: bigint, denominator = 1n, decimals = 2): number {
+  if (denominator < 0n) [numerator, denominator] = [-numerator, -denominator];
+  const negative = numerator < 0n;
+  const magnitude = negative ? -numerator : numerator;
+  const units = (magnitude * TEN[decimals]! * 2n + denominator) / (denominator * 2n);
+  const digits = units.toString().padStart(decimals + 1, '0');
+  const text = decimals === 0 ? digits : `${digits.slice(0, -decimals)}.${digits.slice(-decimals)}`;
+  return negative && units !== 0n ? -Number(text) : Number(text);
+}
+
+const cents = (amount: bigint) => decimal(amount, 100n);
+const key = (periodStart: string, id: number) => `${periodStart}/${id}`;
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const nullsLast = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : byText(a, b));
+
+function cellMap<T>(cells: Cell[], create: () => T): Map<string, T> {
+  return new Map(cells.map((cell) => [key(cell.period_start, cell.cooling_unit_id), create()]));
+}
+
+// ---- revenue ----------------------------------------------------------------------------------
+
+interface CurrencySums { fees: bigint; discounts: bigint; paid: bigint; pending: bigint; paidCount: number; pendingCount: number }
+interface MethodSums { method: string | null; currency: string; revenue: bigint; count: number }
+
+export function rollupRevenue(input: RevenueInput): RevenueRecord[] {
+  const sums = cellMap(input.cells, () => ({ currencies: new Map<string, CurrencySums>(), methods: new Map<string, MethodSums>() }));
+  for (const [periodStart, unitId, currency, coolingFees, discountText, paid, method] of parseJson(input.checkOuts)) {
+    const cell = sums.get(key(periodStart, unitId));
+    if (!cell) continue; // a bucket x unit of the query that is not on this page
+    const fees = scaled(coolingFees, 2);
+    const discount = scaled(discountText, 2);
+    let total = cell.currencies.get(currency);
+    if (!total) cell.currencies.set(currency, (total = { fees: 0n, discounts: 0n, paid: 0n, pending: 0n, paidCount: 0, pendingCount: 0 }));
+    total.fees += fees;
+    total.discounts += discount;
+    if (!paid) {
+      total.pending += fees - discount;
+      total.pendingCount++;
+      continue;
+    }
+    total.paid += fees - discount;
+    total.paidCount++;
+    const methodKey = `${method ?? ''}/${currency}`;
+    let byMethod = cell.methods.get(methodKey);
+    if (!byMethod) cell.methods.set(methodKey, (byMethod = { method, currency, revenue: 0n, count: 0 }));
+    byMethod.revenue += fees - discount;
+    byMethod.count++;
+  }
+  return input.cells.map((cell) => {
+    const { currencies, methods } = sums.get(key(cell.period_start, cell.cooling_unit_id))!;
+    const currencyTotals = [...currencies.entries()]
+      .sort(([a], [b]) => byText(a, b))
+      .map(([currency, s]) => ({
+        currency,
+        total_revenue: cents(s.fees - s.discounts),
+        paid_revenue: cents(s.paid),
+        pending_revenue: cents(s.pending),
+        cooling_fees: cents(s.fees),
+        discounts: cents(s.discounts),
+        check_outs: s.paidCount + s.pendingCount,
+        paid_check_outs: s.paidCount,
+        pending_check_outs: s.pendingCount,
+      }));
+    const paymentMethods = [...methods.values()]
+      .sort((a, b) => nullsLast(a.method, b.method) || byText(a.currency, b.currency))
+      .map((m) => ({ payment_method: m.method, currency: m.currency, total_revenue: cents(m.revenue), check_outs: m.count }));
+    return {
+      ...cell,
+      check_outs: currencyTotals.reduce((count, total) => count + total.check_outs, 0),
+      currency_totals: currencyTotals,
+      payment_methods: paymentMethods,
+    };
+  });
+}
+
+// ---- impact -----------------------------------------------------------------------------------
+
+interface Baseline {
+  lossShare: bigint | null; // 10^-4
+  currency: string | null;
+  pricePerKg: bigint | null; // cents
+}
+
+interface ImpactSums {
+  kgIn: bigint; // 10^-2 kg
+  co2: bigint; // 10^-6 kg (kg 10^-2 x factor 10^-4)
+  lost: bigint; // 10^-2 kg, from market surveys
+  surveyed: bigint; // 10^-2 kg, sold + lost
+  surveys: number;
+  lossNumerator: bigint; // food loss prevented = lossNumerator / (10^6 surveyed)
+  income: Map<bigint, bigint>; // by kg_per_unit k (10^-2): sum of (100 p - a k) s, over 10^4 k
+  farmers: number;
+}
+
+export function rollupImpact(input: ImpactInput): ImpactRecord[] {
+  const sums = cellMap<ImpactSums>(input.cells, () => ({
+    kgIn: 0n, co2: 0n, lost: 0n, surveyed: 0n, surveys: 0, lossNumerator: 0n, income: new Map(), farmers: 0,
+  }));
+  const baselines = new Map<string, Baseline>();
+  for (const [periodStart, unitId, farmerId, lossShare, currency, pricePerKg] of parseJson(input.farmers)) {
+    const cell = sums.get(key(periodStart, unitId));
+    if (cell) cell.farmers++;
+    baselines.set(key(periodStart, farmerId), {
+      lossShare: lossShare === null ? null : scaled(lossShare, 4),
+      currency,
+      pricePerKg: pricePerKg === null ? null : scaled(pricePerKg, 2),
+    });
+  }
+
+  // market surveys first: every crate needs its cell's loss share, kg lost / (kg sold + kg lost)
+  for (const [periodStart, unitId, farmerId, currency, price, kgPerUnit, kgSold, kgLost] of parseJson(input.surveys)) {
+    const cell = sums.get(key(periodStart, unitId));
+    if (!cell) continue;
+    const sold = scaled(kgSold, 2);
+    const lost = scaled(kgLost, 2);
+    cell.surveys++;
+    cell.lost += lost;
+    cell.surveyed += sold + lost;
+    const baseline = baselines.get(key(periodStart, farmerId));
+    if (!baseline || baseline.pricePerKg === null || baseline.currency !== currency || currency !== input.currency) continue;
+    // (p/k - a) x s with p the price in cents, k and s in hundredths of kg, a in cents per kg
+    // = (100 p - a k) s / (10^4 k)
+    const perUnit = scaled(kgPerUnit, 2);
+    const term = (100n * scaled(price, 2) - baseline.pricePerKg * perUnit) * sold;
+    cell.income.set(perUnit, (cell.income.get(perUnit) ?? 0n) + term);
+  }
+
+  for (const [periodStart, unitId, farmerId, kgText, factorWithout, factorWith] of parseJson(input.crates)) {
+    const cell = sums.get(key(periodStart, unitId));
+    if (!cell) continue;
+    const kg = scaled(kgText, 2);
+    cell.kgIn += kg;
+    cell.co2 += kg * (scaled(factorWithout, 4) - scaled(factorWith, 4));
+    // no market survey in the cell: the loss after cooling is unknown, so nothing is claimed
+    const lossShare = baselines.get(key(periodStart, farmerId))?.lossShare ?? null;
+    if (cell.surveyed === 0n || lossShare === null) continue;
+    // baseline b/10^4 - lost/surveyed = (b surveyed - lost 10^4) / (10^4 surveyed), not below 0
+    const reduction = lossShare * cell.surveyed - cell.lost * 10_000n;
+    if (reduction > 0n) cell.lossNumerator += kg * reduction;
+  }
+
+  const household = BigInt(HOUSEHOLD_TENTHS[input.country] ?? DEFAULT_HOUSEHOLD_TENTHS);
+  return input.cells.map((cell) => {
+    const s = sums.get(key(cell.period_start, cell.cooling_unit_id))!;
+    const [incomeNumerator, incomeDenominator] = sumFractions(s.income);
+    return {
+      ...cell,
+      currency: input.currency,
+      kg_checked_in: decimal(s.kgIn, 100n),
+      food_loss_prevented_kg: s.surveyed === 0n ? 0 : decimal(s.lossNumerator, 1_000_000n * s.surveyed),
+      market_loss_share: s.surveyed === 0n ? null : decimal(s.lost, s.surveyed, 4),
+      income_increase: decimal(incomeNumerator, incomeDenominator),
+      co2_reduction_kg: decimal(s.co2, 1_000_000n),
+      farmers_served: s.farmers,
+      community_served: Number((BigInt(s.farmers) * household + 5n) / 10n),
+      market_surveys: s.surveys,
+    };
+  });
+}
+
+/** The sum of numerator / (10^4 k) over the map's k, as one exact fraction in lowest terms. */
+function sumFractions(byDenominator: Map<bigint, bigint>): [bigint, bigint] {
+  let numerator = 0n;
+  let denominator = 1n;
+  for (const [perUnit, sum] of byDenominator) {
+    const d = 10_000n * perUnit;
+    numerator = numerator * d + sum * denominator;
+    denominator *= d;
+    const divisor = gcd(numerator < 0n ? -numerator : numerator, denominator);
+    numerator /= divisor;
+    denominator /= divisor;
+  }
+  return [numerator, denominator];
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a === 0n ? 1n : a;
+}
