@@ -1,5 +1,4 @@
-// /api/v1/analytics/*: the data surface's analytics, all behind an API token (plugins/token-auth).
-import { registerTokenAuth } from '../../plugins/token-auth.js';
+// /api/v1/analytics/*: the data surface's analytics (token auth is applied by ../data-surface.ts).
 import type { App } from '../../types.js';
 import impactRoute from './impact.js';
 import revenueRoute from './revenue.js';
@@ -7,7 +6,6 @@ import usersRoute from './users.js';
 import utilizationRoute from './utilization.js';
 
 export default async function analyticsRoutes(app: App) {
-  registerTokenAuth(app);
   await app.register(usersRoute);
   await app.register(utilizationRoute);
   await app.register(revenueRoute);

@@ -1,0 +1,12 @@
+// Every route behind an API token: the analytics and the sensor history. The token-auth hooks
+// (plugins/token-auth.ts) wrap all of them in one encapsulated context.
+import { registerTokenAuth } from '../plugins/token-auth.js';
+import type { App } from '../types.js';
+import analyticsRoutes from './analytics/index.js';
+import sensorDataRoute from './sensor-data.js';
+
+export default async function dataSurfaceRoutes(app: App) {
+  registerTokenAuth(app);
+  await app.register(analyticsRoutes, { prefix: '/analytics' });
+  await app.register(sensorDataRoute);
+}
