@@ -15,7 +15,7 @@ import { type ClusterScrape, registerMetrics } from './plugins/metrics.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { createMetrics } from './observability/metrics.js';
 import { type RateLimitScope, registerRateLimits } from './rate-limit/limits.js';
-import analyticsRoutes from './routes/analytics/index.js';
+import dataSurfaceRoutes from './routes/data-surface.js';
 import apiTokenRoutes from './routes/api-tokens/index.js';
 import healthRoutes from './routes/health.js';
 import validateCoolingUserIdRoute from './routes/users/validate-cooling-user-id.js';
@@ -146,7 +146,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
 
   await app.register(healthRoutes);
   await app.register(apiTokenRoutes, { prefix: '/api/v1/api-tokens' });
-  await app.register(analyticsRoutes, { prefix: '/api/v1/analytics' });
+  await app.register(dataSurfaceRoutes, { prefix: '/api/v1' });
   await app.register(validateCoolingUserIdRoute);
   return app;
 }
