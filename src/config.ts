@@ -139,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY ?? [],
     logLevel: e.LOG_LEVEL ?? 'info',
     dbPoolMax: e.DB_POOL_MAX ?? 10,
-    rollupThreads: e.ROLLUP_THREADS ?? Math.max(1, availableParallelism() - 1),
+    // every worker has its own pool: share the spare cores among them instead of oversubscribing
+    rollupThreads: e.ROLLUP_THREADS ?? Math.max(1, Math.floor((availableParallelism() - 1) / workers)),
   };
 }

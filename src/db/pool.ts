@@ -12,7 +12,8 @@ export function createPool(connectionString: string, max: number, onError: (erro
     statement_timeout: 30_000,
     application_name: 'coldtrack-api',
     // dates in the API are UTC days: date <-> timestamptz conversions must not depend on the server
-    options: '-c TimeZone=UTC',
+    // and the API's short queries must not pay for JIT compilation when the planner misjudges a join
+    options: '-c TimeZone=UTC -c jit=off',
   });
   pool.on('error', onError);
   return pool;
