@@ -1,0 +1,5 @@
+// Utilization answers only to a token with the utilization scope, and only about units the token may read.
+import t from 'tap';
+import { unitScopeSecuritySuite } from './unit-scope.security.js';
+
+await unitScopeSecuritySuite(t, { endpoint: '/api/v1/analytics/utilization', scope: 'utilization', oneCheckOutField: 'active_users' });
