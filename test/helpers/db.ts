@@ -1,11 +1,12 @@
 // One database per test file, cloned from a migrated template (test/setup/template-db.ts), so
 // test files run in parallel against real PostgreSQL without seeing each other's rows.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createPool } from '../../src/db/pool.js';
 
 export const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-export const templateName = 'coldtrack_test_template';
+// one template per checkout: test runs of two clones on one machine must not drop each other's
+export const templateName = `coldtrack_test_template_${createHash('sha256').update(process.cwd()).digest('hex').slice(0, 8)}`;
 
 export function databaseUrl(name: string): string {
   const url = new URL(adminUrl);
