@@ -24,5 +24,10 @@ List, retrieve and revoke:
   curl -s ${baseUrl}/api/v1/api-tokens -H "Authorization: Bearer $JWT"
   curl -s ${baseUrl}/api/v1/api-tokens/<token_id> -H "Authorization: Bearer $JWT"
   curl -s -X POST ${baseUrl}/api/v1/api-tokens/<token_id>/revoke -H "Authorization: Bearer $JWT"
+
+Pull data with the token (export TOKEN=ctk_... from the create response):
+  curl -s '${baseUrl}/api/v1/analytics/utilization?period=week&page_size=5' -H "Authorization: Bearer $TOKEN"
+  curl -s '${baseUrl}/api/v1/analytics/revenue?payment_status=pending' -H "Authorization: Bearer $TOKEN"
+  curl -s '${baseUrl}/api/v1/sensor-data?aggregation=hourly&page_size=24' -H "Authorization: Bearer $TOKEN"
 `;
 }
