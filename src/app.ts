@@ -40,8 +40,6 @@ export interface AppDependencies {
   rateLimitOverrides?: Partial<Record<RateLimitScope, number>>;
   /** In a cluster worker: /metrics answers with the whole cluster's metrics. */
   clusterScrape?: ClusterScrape | undefined;
-  /** Tests only: a Redis key prefix of their own for rate-limit counters. */
-  rateLimitKeyPrefix?: string;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -56,6 +54,9 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     bodyLimit: 64 * 1024,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    // a closing worker still answers requests already on its kept-alive connections (with
+    // Connection: close) instead of a 503: a rolling restart fails no request
+    return503OnClosing: false,
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
@@ -87,7 +88,10 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     deps.jwtVerifier ?? createJwtVerifier({ jwt: config.jwt, issuer: config.jwtIssuer, audience: config.jwtAudience }),
   );
   app.decorate('tokenRepository', createTokenRepository(deps.pool));
-  app.decorate('revocations', createRevocationBus(deps.redis?.client ?? null, deps.redis?.subscriber ?? null));
+  app.decorate(
+    'revocations',
+    createRevocationBus(deps.redis?.client ?? null, deps.redis?.subscriber ?? null, config.redisKeyPrefix),
+  );
   app.decorate(
     'lastUsed',
     createLastUsedRecorder(deps.pool, (error) => app.log.warn({ err: error }, 'last_used_at flush failed; will retry')),
@@ -105,7 +109,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   app.decorate('accessControl', createAccessControl(deps.pool));
   app.decorate('rollups', createRollups({ mode: deps.rollupMode ?? 'pool', threads: config.rollupThreads }));
   // threads start when the server listens (inject-only tests start them on first use)
-  app.addHook('onListen', async () => app.rollups.warm());
+  // (not awaited: a shutdown right after start would otherwise log the interrupted warm-up)
+  app.addHook('onListen', async () => void app.rollups.warm().catch(() => {}));
   app.addHook('onClose', async () => app.rollups.close());
   app.decorateRequest('apiToken', null as never);
   app.decorateRequest('unitScope', null as never);
@@ -124,7 +129,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
       workers: config.workers,
       maxOverrides: deps.rateLimitOverrides,
       onRejected: (scope) => app.metrics.rateLimitRejections.inc({ scope }),
-      keyPrefix: deps.rateLimitKeyPrefix,
+      keyPrefix: `${config.redisKeyPrefix}rl:`,
       onDegraded: (error) => {
         app.metrics.rateLimitFallbacks.inc();
         app.log.error({ err: error }, 'Redis unavailable: rate limits fall back to per-process counting');

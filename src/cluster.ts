@@ -10,7 +10,8 @@ export const METRICS_RESPONSE = 'coldtrack:cluster-metrics-response';
 
 const CRASH_WINDOW_MS = 60_000;
 const MAX_CRASHES_IN_WINDOW = 5;
-const SHUTDOWN_DEADLINE_MS = 20_000;
+/** How long a stopping worker may take before it is killed (docker-compose's stop_grace_period exceeds it). */
+export const SHUTDOWN_DEADLINE_MS = 20_000;
 
 export interface PrimaryOptions {
   workers: number;
@@ -63,7 +64,12 @@ export function runPrimary(options: PrimaryOptions) {
     return worker;
   }
 
-  const listening = (worker: Worker) => new Promise<void>((resolve) => worker.once('listening', () => resolve()));
+  /** true once the worker listens; false if it exits first (the exit handler replaces it). */
+  const listening = (worker: Worker) =>
+    new Promise<boolean>((resolve) => {
+      worker.once('listening', () => resolve(true));
+      worker.once('exit', () => resolve(false));
+    });
 
   cluster.on('exit', (worker, code, signal) => {
     if (stopping || retiring.delete(worker)) return;
@@ -80,17 +86,32 @@ export function runPrimary(options: PrimaryOptions) {
     setTimeout(() => !stopping && fork(), delay);
   });
 
+  let rolling = false;
+
   async function rollingRestart() {
-    options.log('SIGHUP: rolling restart of the workers');
-    for (const old of Object.values(cluster.workers ?? {})) {
-      if (!old || stopping) continue;
-      const fresh = fork();
-      await listening(fresh);
-      retiring.add(old);
-      old.process.kill('SIGTERM'); // drains in-flight requests, then exits
-      await waitForExit(old, SHUTDOWN_DEADLINE_MS);
+    // one restart at a time: an overlapping one would fork a replacement for the same worker twice
+    if (rolling) {
+      options.log('SIGHUP: a rolling restart is already under way; ignored');
+      return;
     }
-    options.log('rolling restart done');
+    rolling = true;
+    options.log('SIGHUP: rolling restart of the workers');
+    try {
+      for (const old of Object.values(cluster.workers ?? {})) {
+        if (!old || old.isDead() || stopping) continue;
+        const fresh = fork();
+        if (!(await listening(fresh))) {
+          options.log('rolling restart stopped: a new worker exited before it listened; the old workers keep serving');
+          return;
+        }
+        retiring.add(old);
+        old.process.kill('SIGTERM'); // drains in-flight requests, then exits
+        await waitForExit(old, SHUTDOWN_DEADLINE_MS);
+      }
+      options.log('rolling restart done');
+    } finally {
+      rolling = false;
+    }
   }
 
   async function stop(exitCode: number) {

@@ -14,6 +14,8 @@ export interface Config {
   databaseUrl: string | null;
   dataDir: string;
   redisUrl: string | null;
+  /** Prefix of every Redis key and channel: deployments may share one Redis. */
+  redisKeyPrefix: string;
   host: string;
   port: number;
   workers: number;
@@ -64,6 +66,9 @@ const envSchema = z.object({
   ),
   REDIS_URL: optionalText.pipe(
     z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  ),
+  REDIS_KEY_PREFIX: optionalText.pipe(
+    z.string().regex(/^[\w:.-]{1,64}$/, 'must be 1..64 letters, digits, ":", ".", "_" or "-"').optional(),
   ),
   DATA_DIR: optionalText,
   HOST: optionalText,
@@ -130,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL ?? null,
     dataDir: resolve(e.DATA_DIR ?? '.data'),
     redisUrl,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX ?? 'coldtrack:',
     host: e.HOST ?? (e.DATABASE_URL ? '0.0.0.0' : '127.0.0.1'),
     port: e.PORT ?? 3000,
     workers,

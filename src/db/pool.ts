@@ -10,6 +10,8 @@ export function createPool(connectionString: string, max: number, onError: (erro
     connectionTimeoutMillis: 3000,
     idleTimeoutMillis: 30_000,
     statement_timeout: 30_000,
+    // client side too: a database that goes silent on an open connection must not hold a request
+    query_timeout: 35_000,
     application_name: 'coldtrack-api',
     // dates in the API are UTC days: date <-> timestamptz conversions must not depend on the server
     // and the API's short queries must not pay for JIT compilation when the planner misjudges a join

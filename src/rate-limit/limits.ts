@@ -30,7 +30,7 @@ export interface RateLimitOptions {
   onRecovered?: () => void;
   /** Tests of other features lift the limits they would otherwise trip over; never from config. */
   maxOverrides?: Partial<Record<RateLimitScope, number>>;
-  /** Tests only: separate key space, so databases that reuse ids don't share counters. */
+  /** Where the counters live in Redis (from REDIS_KEY_PREFIX). */
   keyPrefix?: string;
 }
 

@@ -8,8 +8,6 @@
 import type { Redis } from 'ioredis';
 import { TOKEN_CACHE_TTL_MS } from './authenticator.js';
 
-const CHANNEL = 'coldtrack:token-revoked';
-const markerKey = (tokenId: string) => `coldtrack:revoked:${tokenId}`;
 const MARKER_TTL_SECONDS = Math.ceil((TOKEN_CACHE_TTL_MS * 4) / 1000);
 
 export type RevocationStatus = 'revoked' | 'not-revoked' | 'unknown';
@@ -22,7 +20,10 @@ export interface RevocationBus {
   close(): Promise<void>;
 }
 
-export function createRevocationBus(redis: Redis | null, subscriber: Redis | null): RevocationBus {
+/** keyPrefix: REDIS_KEY_PREFIX, so deployments sharing one Redis never see each other's revocations. */
+export function createRevocationBus(redis: Redis | null, subscriber: Redis | null, keyPrefix = 'coldtrack:'): RevocationBus {
+  const CHANNEL = `${keyPrefix}token-revoked`;
+  const markerKey = (tokenId: string) => `${keyPrefix}revoked:${tokenId}`;
   const listeners: Array<(tokenId: string) => void> = [];
   const notify = (tokenId: string) => listeners.forEach((listener) => listener(tokenId));
 

@@ -40,7 +40,12 @@ t.test('revocation takes effect in this process at once, cache warm or not', asy
 });
 
 t.test('revocation is seen by another process right after the revoke call returns', async (t) => {
-  const other = await startServerProcess(t, { DATABASE_URL: ctx.db.url, REDIS_URL, JWT_SECRET: TEST_JWT_SECRET });
+  const other = await startServerProcess(t, {
+    DATABASE_URL: ctx.db.url,
+    REDIS_URL,
+    JWT_SECRET: TEST_JWT_SECRET,
+    REDIS_KEY_PREFIX: ctx.config.redisKeyPrefix, // the same deployment as this process
+  });
   for (let round = 0; round < 10; round++) {
     const { id, token } = await issueToken(ctx, acme.employeeId);
     const headers = { authorization: `Bearer ${token}` };

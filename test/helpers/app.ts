@@ -52,7 +52,14 @@ export interface TestAppOptions {
 
 export async function createTestApp(t: Teardown, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const db = options.database ?? (await createTestDatabase(t));
-  const config = loadConfig({ DATABASE_URL: db.url, JWT_SECRET: TEST_JWT_SECRET, LOG_LEVEL: 'info', ...env });
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    JWT_SECRET: TEST_JWT_SECRET,
+    LOG_LEVEL: 'info',
+    // a Redis key space per test database: ids repeat across databases, counters must not
+    REDIS_KEY_PREFIX: `coldtrack-test-${db.name}:`,
+    ...env,
+  });
   const clock = new ManualClock();
   const logs: string[] = [];
   const stream = new Writable({
@@ -73,7 +80,6 @@ export async function createTestApp(t: Teardown, env: Record<string, string> = {
     logger,
     redis,
     rateLimitOverrides: options.realRateLimits ? undefined : LIFTED,
-    rateLimitKeyPrefix: `coldtrack:test:${db.name}:rl:`,
   });
   t.teardown(async () => {
     await app.close();

@@ -29,6 +29,8 @@ const answer = z.object({ valid: z.boolean() }).meta({ id: 'CoolingUserIdValidit
 
 export default async function validateCoolingUserIdRoute(app: App) {
   app.post('/v1/users/validate-cooling-user-id/', {
+    // its own limit, by client IP (the spec's validate_cooling_user_id_ip scope): applied in app.ts
+    config: { ipRateLimit: 'validate_cooling_user_id_ip' },
     schema: {
       summary: "Check a farmer's cooling user code",
       description: 'True when an active farmer holds this code. Reveals nothing else. Rate-limited per client IP.',

@@ -1,0 +1,47 @@
+// GET /metrics on any worker of the real cluster shows the whole cluster: the primary collects
+// every worker's registry and sums them.
+import t from 'tap';
+import { createWorld, DATA_PATH, metricSum, send, startCluster, startRedis, until } from './harness.js';
+
+const world = await createWorld(t);
+const redis = await startRedis(t);
+const cluster = await startCluster(t, { DATABASE_URL: world.databaseUrl, REDIS_URL: redis.url });
+
+t.test('/metrics from either worker sums both workers', async (t) => {
+  const { headers } = await world.issue();
+  const made = 40;
+  const replies = await Promise.all(
+    Array.from({ length: made }, (_, i) => send(cluster.baseUrl, DATA_PATH, { headers: { ...headers, 'x-request-id': `metrics-${i}` } })),
+  );
+  t.ok(replies.every((reply) => reply.status === 200), 'all served');
+  const servedBy = await until('every request in the logs', () => {
+    const pids = replies.map((_, i) => cluster.pidOfRequest(`metrics-${i}`));
+    return pids.every((pid) => pid !== undefined) && pids;
+  }, 5000);
+  const perWorker = new Map<number, number>();
+  for (const pid of servedBy) perWorker.set(pid!, (perWorker.get(pid!) ?? 0) + 1);
+  t.equal(perWorker.size, 2, `both workers served: ${JSON.stringify(Object.fromEntries(perWorker))}`);
+
+  // scrape several times on fresh connections: each lands on either worker, and each must show all
+  const scraped = new Set<number>();
+  for (let i = 0; i < 4; i++) {
+    const scrape = await send(cluster.baseUrl, '/metrics', { headers: { 'x-request-id': `scrape-${i}` } });
+    t.equal(scrape.status, 200, `scrape ${i} answers`);
+    t.ok(scrape.ms < 2000, `scrape ${i} took ${Math.round(scrape.ms)} ms`);
+    t.match(scrape.headers['content-type'], /text\/plain/);
+    const counted = metricSum(scrape.body, 'http_request_duration_seconds_count', { route: '/api/v1/analytics/utilization', status: '200' });
+    t.ok(counted >= made, `scrape ${i}: the cluster counted ${counted} data requests, at least the ${made} made`);
+    const pid = await until('the scrape in the logs', () => cluster.pidOfRequest(`scrape-${i}`), 5000);
+    scraped.add(pid);
+  }
+  t.comment(`scrapes answered by worker(s) ${[...scraped].join(', ')}`);
+  t.equal(scraped.size, 2, 'scrapes were answered by both workers');
+});
+
+t.test('the cluster metrics name the rate-limit and pool series once, summed', async (t) => {
+  const scrape = await send(cluster.baseUrl, '/metrics');
+  t.equal(scrape.status, 200);
+  for (const name of ['rate_limit_redis_fallbacks_total', 'db_pool_connections', 'nodejs_eventloop_lag_p99_seconds']) {
+    t.equal(scrape.body.split('\n').filter((line) => line === `# TYPE ${name} ${name.endsWith('_total') ? 'counter' : 'gauge'}`).length, 1, `${name} appears once`);
+  }
+});
