@@ -2,7 +2,9 @@
 // Redis outage degrades the service instead of stalling requests behind a reconnect.
 import { Redis } from 'ioredis';
 
-export const REDIS_COMMAND_TIMEOUT_MS = 250;
+// short enough that no request waits long on a Redis that is away, long enough that a busy event
+// loop (a timer can fire before a reply already in the socket is read) doesn't fake an outage
+export const REDIS_COMMAND_TIMEOUT_MS = 500;
 
 export function createRedis(url: string, name: string): Redis {
   const redis = new Redis(url, {
