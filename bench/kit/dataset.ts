@@ -1,0 +1,357 @@
+// The benchmark data set: a throwaway database on the local PostgreSQL, migrated with the
+// project's migrations, filled with set-based SQL (setseed: the same figures every run) and a
+// fixed 366-day window, so runs on different days compare. Four companies (one heavy), their
+// locations, units (one soft-deleted each), operators, farmers with baseline surveys, check-ins
+// with crates, check-outs with market surveys; then credentials: API tokens inserted by SQL (raw
+// value from the project's own generator, SHA-256 stored) and employee JWTs, handed out fresh to
+// every run so the per-token and per-user rate limits are never what a scenario measures.
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { mintEmployeeJwt } from '../../src/auth/jwt.js';
+import { migrate } from '../../src/db/migrate.js';
+import { generateToken, hashToken } from '../../src/tokens/format.js';
+import { BENCH_JWT_SECRET, type DatasetSize, WINDOW } from './config.js';
+
+export const ALL_SCOPES = ['users', 'utilization', 'revenue', 'impact', 'sensor_data'] as const;
+
+export interface CompanyLayout {
+  id: number;
+  name: string;
+  country: string;
+  currency: string;
+  locationIds: number[];
+  /** live units, ascending */
+  unitIds: number[];
+  deletedUnitId: number;
+}
+
+/** Ids of everything, as a pure function of the size: scenarios can be planned before the build. */
+export interface Layout {
+  size: DatasetSize;
+  companies: CompanyLayout[];
+  /** Bench Alpha, the heavy company */
+  heavy: CompanyLayout;
+  /** units of Bench Alpha with 15-minute readings */
+  sensorUnitIds: number[];
+}
+
+const COMPANIES = [
+  { name: 'Bench Alpha', country: 'NG', currency: 'NGN' },
+  { name: 'Bench Beta', country: 'IN', currency: 'INR' },
+  { name: 'Bench Gamma', country: 'PH', currency: 'PHP' },
+  { name: 'Bench Delta', country: 'KE', currency: 'KES' },
+];
+const LOCATIONS_PER_COMPANY = 5;
+/** operators are 100000 + location id; farmers 200000 + ...; employees 1.. */
+const OPERATOR_BASE = 100_000;
+const FARMER_BASE = 200_000;
+
+export function layoutOf(size: DatasetSize): Layout {
+  let nextUnit = 1;
+  const companies = COMPANIES.map((company, index): CompanyLayout => {
+    const id = index + 1;
+    const count = id === 1 ? size.heavyUnits : size.otherUnits;
+    const unitIds = Array.from({ length: count }, () => nextUnit++);
+    return {
+      id,
+      ...company,
+      locationIds: Array.from({ length: LOCATIONS_PER_COMPANY }, (_, k) => index * LOCATIONS_PER_COMPANY + k + 1),
+      unitIds,
+      deletedUnitId: 0,
+    };
+  });
+  for (const company of companies) company.deletedUnitId = nextUnit++;
+  const heavy = companies[0]!;
+  return { size, companies, heavy, sensorUnitIds: heavy.unitIds.slice(0, size.sensorUnits) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Credentials
+
+export interface BenchToken {
+  id: string;
+  raw: string;
+  companyId: number;
+  /** empty: company-wide */
+  unitIds: number[];
+}
+
+export interface Employee {
+  userId: number;
+  companyId: number;
+  jwt: string;
+}
+
+/**
+ * Hands out credentials that no earlier run used. Exhaustion is a planning bug: it throws rather
+ * than hand a token twice (a reused token would be rate limited and measure the limit).
+ */
+export class CredentialPool<T> {
+  private next = 0;
+  constructor(
+    readonly name: string,
+    private readonly items: T[],
+    private readonly make?: () => T,
+  ) {}
+
+  take(count: number): T[] {
+    if (this.make) {
+      const made = Array.from({ length: count }, this.make);
+      this.items.push(...made);
+      return made;
+    }
+    if (this.next + count > this.items.length) {
+      throw new Error(`credential pool ${this.name} exhausted: ${count} wanted, ${this.items.length - this.next} left`);
+    }
+    const taken = this.items.slice(this.next, this.next + count);
+    this.next += count;
+    return taken;
+  }
+
+  /** how many were taken (a counting pool: how many a plan needs) */
+  get used(): number {
+    return this.make ? this.items.length : this.next;
+  }
+}
+
+export interface Credentials {
+  /** Bench Alpha, every scope, company-wide */
+  alpha: CredentialPool<BenchToken>;
+  /** every company, some restricted to three units, every scope */
+  mixed: CredentialPool<BenchToken>;
+  /** Registered Employees of Bench Gamma, for the management scenario */
+  managers: CredentialPool<Employee>;
+  /** Registered Employee of Bench Alpha who revokes (P7) */
+  revoker: Employee;
+}
+
+export interface CredentialNeeds {
+  alpha: number;
+  mixed: number;
+  managers: number;
+}
+
+/** Fake credentials that only count: scenarios are built once with these to size the real pools. */
+export function countingCredentials(): Credentials {
+  const fakeToken = (): BenchToken => ({ id: randomUUID(), raw: 'ctk_plan', companyId: 1, unitIds: [] });
+  const fakeEmployee = (): Employee => ({ userId: 0, companyId: 3, jwt: 'plan' });
+  return {
+    alpha: new CredentialPool('alpha', [], fakeToken),
+    mixed: new CredentialPool('mixed', [], fakeToken),
+    managers: new CredentialPool('managers', [], fakeEmployee),
+    revoker: fakeEmployee(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The database
+
+export interface Dataset {
+  name: string;
+  url: string;
+  layout: Layout;
+  credentials: Credentials;
+  counts: Record<string, number>;
+  buildSeconds: number;
+  pool: pg.Pool;
+}
+
+export const adminUrl = () => process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function adminQuery(sql: string) {
+  const client = new pg.Client({ connectionString: adminUrl() });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function createDatabase(): Promise<{ name: string; url: string }> {
+  const name = `coldtrack_bench_${randomBytes(4).toString('hex')}`;
+  const url = new URL(adminUrl());
+  url.pathname = `/${name}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  return { name, url: url.toString() };
+}
+
+export async function dropDatabase(name: string) {
+  await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+}
+
+async function loadOperationalRows(pool: pg.Pool, layout: Layout) {
+  const { size } = layout;
+  const farmers = size.farmersPerCompany;
+  const units = layout.companies.flatMap((company) => [
+    ...company.unitIds.map((id, i) => ({ id, company: company.id, location: company.locationIds[i % LOCATIONS_PER_COMPANY]!, deleted: false })),
+    { id: company.deletedUnitId, company: company.id, location: company.locationIds[0]!, deleted: true },
+  ]);
+  await pool.query('SELECT setseed(0.42)');
+  await pool.query(
+    `INSERT INTO companies (id, name, country, currency) SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[])`,
+    [layout.companies.map((c) => c.id), layout.companies.map((c) => c.name), layout.companies.map((c) => c.country), layout.companies.map((c) => c.currency)],
+  );
+  await pool.query(
+    `INSERT INTO locations (id, company_id, name) SELECT id, company_id, 'Site ' || id FROM unnest($1::int[], $2::int[]) AS l (id, company_id)`,
+    [layout.companies.flatMap((c) => c.locationIds), layout.companies.flatMap((c) => c.locationIds.map(() => c.id))],
+  );
+  await pool.query(
+    `INSERT INTO cooling_units (id, location_id, company_id, name, capacity_crates, capacity_kg, price, deleted, deleted_at)
+     SELECT id, location_id, company_id, 'Room ' || id, 150 + (id % 5) * 50, 5000, 40 + id % 20, deleted,
+            CASE WHEN deleted THEN timestamptz '2025-06-01' END
+     FROM unnest($1::int[], $2::int[], $3::int[], $4::bool[]) AS u (id, company_id, location_id, deleted)`,
+    [units.map((u) => u.id), units.map((u) => u.company), units.map((u) => u.location), units.map((u) => u.deleted)],
+  );
+  await pool.query(`
+    INSERT INTO users (id, role, company_id, first_name)
+      SELECT ${OPERATOR_BASE} + l.id, 'OPERATOR', l.company_id, 'Operator' FROM locations l;
+    INSERT INTO operator_assignments (operator_id, cooling_unit_id)
+      SELECT ${OPERATOR_BASE} + u.location_id, u.id FROM cooling_units u;
+    INSERT INTO users (id, role, company_id, first_name, user_code, registered_by, date_joined)
+      SELECT ${FARMER_BASE} + (c - 1) * ${farmers} + f, 'FARMER', c, 'Farmer', 'BF' || c || '-' || f,
+             ${OPERATOR_BASE} + (c - 1) * ${LOCATIONS_PER_COMPANY} + 1 + f % ${LOCATIONS_PER_COMPANY},
+             timestamptz '2024-06-01' + (f * 7919 % 578) * interval '1 day'
+      FROM generate_series(1, ${layout.companies.length}) c, generate_series(1, ${farmers}) f;
+    INSERT INTO crops (id, name, emission_factor_without_cooling, emission_factor_with_cooling)
+      VALUES (1, 'Tomato', 1.2, 0.4), (2, 'Onion', 0.6, 0.35), (3, 'Pepper', 0.9, 0.3);
+    INSERT INTO baseline_surveys (farmer_id, crop_id, loss_share, currency, average_price_per_kg, surveyed_at)
+      SELECT u.id, 1 + u.id % 3, round((0.1 + random() * 0.4)::numeric, 4), c.currency,
+             round((100 + random() * 300)::numeric, 2), timestamptz '2024-05-01'
+      FROM users u JOIN companies c ON c.id = u.company_id WHERE u.role = 'FARMER';
+    INSERT INTO check_ins (id, cooling_unit_id, farmer_id, operator_id, checked_in_at)
+      SELECT row_number() OVER (ORDER BY u.id, d, i), u.id,
+             ${FARMER_BASE} + (u.company_id - 1) * ${farmers} + 1 + (u.id * 7919 + d * 31 + i * 17) % ${farmers},
+             ${OPERATOR_BASE} + u.location_id,
+             timestamptz '${WINDOW.first}' + d * interval '1 day' + (5 + 3 * i) * interval '1 hour' + (u.id % 60) * interval '1 minute'
+      FROM cooling_units u, generate_series(0, ${WINDOW.days - 1}) d, generate_series(1, ${size.checkInsPerDay}) i
+      WHERE NOT u.deleted;
+    INSERT INTO crates (check_in_id, cooling_unit_id, crop_id, initial_weight_kg, fully_checked_out_at)
+      SELECT ci.id, ci.cooling_unit_id, 1 + (ci.id + k) % 3, round((10 + random() * 20)::numeric, 2),
+             CASE WHEN out_at < timestamptz '${WINDOW.last}' + interval '1 day' THEN out_at END
+      FROM check_ins ci
+      CROSS JOIN LATERAL (SELECT ci.checked_in_at + (1 + ci.id % 4) * interval '1 day' + interval '3 hours' AS out_at) o,
+           generate_series(1, 2) k;
+    INSERT INTO check_outs (id, cooling_unit_id, farmer_id, operator_id, checked_out_at, currency, cooling_fees, discount, paid, payment_method, paid_at)
+      SELECT id, cooling_unit_id, farmer_id, operator_id, out_at, currency, fees, round(fees * 0.05, 2), paid,
+             CASE WHEN paid THEN (ARRAY['CASH', 'USSD', 'OPAY', 'BANK_TRANSFER', 'UPI']::payment_method[])[1 + (id % 5)::int] END,
+             CASE WHEN paid THEN out_at END
+      FROM (SELECT ci.*, ci.checked_in_at + (1 + ci.id % 4) * interval '1 day' + interval '3 hours' AS out_at,
+                   CASE WHEN ci.id % 5 = 0 THEN 'USD' ELSE co.currency END AS currency,
+                   round((200 + random() * 4800)::numeric, 2) AS fees, random() < 0.7 AS paid
+            FROM check_ins ci JOIN cooling_units u ON u.id = ci.cooling_unit_id JOIN companies co ON co.id = u.company_id) s
+      WHERE out_at < timestamptz '${WINDOW.last}' + interval '1 day';
+    INSERT INTO crate_check_outs (check_out_id, crate_id, percentage, weight_kg, days_stored)
+      SELECT c.check_in_id, c.id, 100, c.initial_weight_kg, 1 + c.check_in_id % 4
+      FROM crates c WHERE c.fully_checked_out_at IS NOT NULL;
+    INSERT INTO market_surveys (check_out_id, crop_id, currency, selling_price_per_unit, kg_per_unit, kg_sold, kg_lost, surveyed_at)
+      SELECT co.id, 1 + co.id % 3, c.currency, round((2000 + random() * 8000)::numeric, 2), (ARRAY[25, 20, 7.5])[1 + (co.id % 3)::int],
+             round((20 + random() * 40)::numeric, 2), round((random() * 5)::numeric, 2), co.checked_out_at + interval '1 day'
+      FROM check_outs co JOIN cooling_units u ON u.id = co.cooling_unit_id JOIN companies c ON c.id = u.company_id;`);
+}
+
+async function insertEmployees(pool: pg.Pool, employees: { userId: number; companyId: number }[]) {
+  await pool.query(
+    `INSERT INTO users (id, role, company_id, first_name) SELECT id, 'REGISTERED_EMPLOYEE', company_id, 'Bench employee'
+     FROM unnest($1::int[], $2::int[]) AS e (id, company_id)`,
+    [employees.map((e) => e.userId), employees.map((e) => e.companyId)],
+  );
+}
+
+/** Tokens straight into api_tokens (the management API would spend minutes and its own limits). */
+async function insertTokens(pool: pg.Pool, tokens: BenchToken[], ownerOf: (companyId: number) => number) {
+  for (let start = 0; start < tokens.length; start += 5000) {
+    const batch = tokens.slice(start, start + 5000);
+    await pool.query(
+      `INSERT INTO api_tokens (id, company_id, name, scopes, token_hash, created_by)
+       SELECT id, company_id, 'bench ' || left(id::text, 8), $5::text[], token_hash, created_by
+       FROM unnest($1::uuid[], $2::int[], $3::bytea[], $4::int[]) AS t (id, company_id, token_hash, created_by)`,
+      [batch.map((t) => t.id), batch.map((t) => t.companyId), batch.map((t) => hashToken(t.raw)), batch.map((t) => ownerOf(t.companyId)), ALL_SCOPES],
+    );
+    const restricted = batch.filter((t) => t.unitIds.length > 0);
+    await pool.query(
+      `INSERT INTO api_token_cooling_units (api_token_id, cooling_unit_id) SELECT * FROM unnest($1::uuid[], $2::int[])`,
+      [restricted.flatMap((t) => t.unitIds.map(() => t.id)), restricted.flatMap((t) => t.unitIds)],
+    );
+  }
+}
+
+function makeTokens(count: number, companyOf: (i: number) => CompanyLayout, restrictEvery: number): BenchToken[] {
+  return Array.from({ length: count }, (_, i) => {
+    const company = companyOf(i);
+    const restricted = restrictEvery > 0 && i % restrictEvery === restrictEvery - 1;
+    const first = (i * 3) % Math.max(1, company.unitIds.length - 2);
+    return {
+      id: randomUUID(),
+      raw: generateToken(),
+      companyId: company.id,
+      unitIds: restricted ? company.unitIds.slice(first, first + 3) : [],
+    };
+  });
+}
+
+/** Fills a database made by createDatabase (the caller drops it, also on error or SIGINT). */
+export async function buildDataset(
+  database: { name: string; url: string },
+  size: DatasetSize,
+  needs: CredentialNeeds,
+  log: (line: string) => void,
+): Promise<Dataset> {
+  const started = performance.now();
+  const layout = layoutOf(size);
+  const { name, url } = database;
+  await migrate(url);
+  const pool = new pg.Pool({ connectionString: url, max: 4, options: '-c TimeZone=UTC' });
+  pool.on('error', () => {}); // an idle client cut by DROP DATABASE ... WITH (FORCE) at the end
+  try {
+    await loadOperationalRows(pool, layout);
+
+    // employees: one owner per company (creator of the inserted tokens), the revoker, the managers
+    const owners = layout.companies.map((company, i) => ({ userId: i + 1, companyId: company.id }));
+    const revokerId = owners.length + 1;
+    const managerIds = Array.from({ length: needs.managers }, (_, i) => revokerId + 1 + i);
+    await insertEmployees(pool, [...owners, { userId: revokerId, companyId: 1 }, ...managerIds.map((userId) => ({ userId, companyId: 3 }))]);
+    const jwtFor = (userId: number) => mintEmployeeJwt({ secret: BENCH_JWT_SECRET, userId, ttlSeconds: 4 * 3600 });
+    const managers = await Promise.all(managerIds.map(async (userId) => ({ userId, companyId: 3, jwt: await jwtFor(userId) })));
+    const revoker = { userId: revokerId, companyId: 1, jwt: await jwtFor(revokerId) };
+
+    const alpha = makeTokens(needs.alpha, () => layout.heavy, 0);
+    const mixed = makeTokens(needs.mixed, (i) => layout.companies[i % layout.companies.length]!, 5);
+    await insertTokens(pool, [...alpha, ...mixed], (companyId) => companyId);
+
+    await pool.query(`
+      SELECT setval(pg_get_serial_sequence('users', 'id'), (SELECT max(id) FROM users));
+      SELECT setval(pg_get_serial_sequence('check_ins', 'id'), (SELECT max(id) FROM check_ins));
+      SELECT setval(pg_get_serial_sequence('check_outs', 'id'), (SELECT max(id) FROM check_outs));
+      SELECT setval(pg_get_serial_sequence('cooling_units', 'id'), (SELECT max(id) FROM cooling_units));
+      SELECT setval(pg_get_serial_sequence('locations', 'id'), (SELECT max(id) FROM locations));
+      SELECT setval(pg_get_serial_sequence('companies', 'id'), (SELECT max(id) FROM companies));
+      ANALYZE;`);
+    const { rows } = await pool.query<Record<string, string>>(`
+      SELECT (SELECT count(*) FROM companies) AS companies, (SELECT count(*) FROM cooling_units) AS cooling_units,
+             (SELECT count(*) FROM users WHERE role = 'FARMER') AS farmers, (SELECT count(*) FROM check_ins) AS check_ins,
+             (SELECT count(*) FROM crates) AS crates, (SELECT count(*) FROM check_outs) AS check_outs,
+             (SELECT count(*) FROM market_surveys) AS market_surveys, (SELECT count(*) FROM api_tokens) AS api_tokens,
+             (SELECT count(*) FROM users WHERE role = 'REGISTERED_EMPLOYEE') AS employees`);
+    const counts = Object.fromEntries(Object.entries(rows[0]!).map(([key, value]) => [key, Number(value)]));
+    const buildSeconds = (performance.now() - started) / 1000;
+    log(`data set ${name}: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')} in ${buildSeconds.toFixed(1)} s`);
+    return {
+      name,
+      url,
+      layout,
+      counts,
+      buildSeconds,
+      pool,
+      credentials: {
+        alpha: new CredentialPool('alpha', alpha),
+        mixed: new CredentialPool('mixed', mixed),
+        managers: new CredentialPool('managers', managers),
+        revoker,
+      },
+    };
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+}

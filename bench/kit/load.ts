@@ -1,0 +1,195 @@
+// autocannon in long-lived child processes (one per priority), so the load generator never sits
+// on the orchestrator's event loop and no run pays for starting one. Jobs go in as JSON lines on
+// stdin (request lists with hundreds of tokens are too big for arguments), results come back as
+// JSON lines. The event-loop scenario uses the child at nice 10, as bench/event-loop.ts does, so
+// the generator does not outbid the loops being measured for a CPU.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
+import { track } from './processes.js';
+
+export interface RequestSpec {
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface LoadOptions {
+  url: string;
+  connections: number;
+  /** seconds; or `amount` requests */
+  duration?: number;
+  amount?: number;
+  /** requests per second over all connections (a steady stream instead of a flood) */
+  overallRate?: number;
+  requests: RequestSpec[];
+  /**
+   * true: the list is dealt out in order from one counter shared by every connection, so each entry
+   * gets its share whatever the connection count (autocannon's default gives each connection its
+   * own walk from the first entry: a slow run would only ever send the first few). false: each
+   * connection walks the whole list (a warm-up that reaches every worker with every token).
+   */
+  spread?: boolean;
+}
+
+export interface LatencyMs {
+  mean: number;
+  p50: number;
+  p97_5: number;
+  p99: number;
+  max: number;
+}
+
+export interface LoadFigures {
+  durationS: number;
+  responses: number;
+  /** every response (any status) per second */
+  reqPerS: number;
+  /** 2xx responses per second: what the targets compare */
+  okPerS: number;
+  /** the busiest one-second sample (any status): what a pilot sizes the next run for */
+  peakPerS: number;
+  latencyMs: LatencyMs;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  statusCodes: Record<string, number>;
+  mbPerS: number;
+}
+
+// the part of autocannon's result read here (it ships no type declarations)
+interface AutocannonResult {
+  duration: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  '2xx': number;
+  statusCodeStats: Record<string, { count: number }>;
+  latency: { mean: number; p50: number; p97_5: number; p99: number; max: number };
+  requests: { total: number; max: number };
+  throughput: { average: number };
+}
+
+const autocannonPath = createRequire(import.meta.url).resolve('autocannon');
+const GENERATOR_SCRIPT = `const autocannon = require(${JSON.stringify(autocannonPath)});
+require('node:readline').createInterface({ input: process.stdin })
+  .on('line', (line) => {
+    const { id, options: { spread, ...options } } = JSON.parse(line);
+    if (spread) {
+      const list = options.requests;
+      let next = 0;
+      options.requests = [{
+        setupRequest: (request) => {
+          const entry = list[next++ % list.length];
+          return { ...request, method: entry.method, path: entry.path, headers: entry.headers, body: entry.body ?? '' };
+        },
+      }];
+    }
+    autocannon({ timeout: 30, ...options }).then(
+      (result) => process.stdout.write(JSON.stringify({ id, result }) + '\\n'),
+      (error) => process.stdout.write(JSON.stringify({ id, error: String(error) }) + '\\n'));
+  })
+  .on('close', () => process.exit(0));`;
+
+interface Pending {
+  resolve: (result: AutocannonResult) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+class Generator {
+  private readonly child: ChildProcess;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private stderr = '';
+
+  constructor(nice: boolean) {
+    const [command, args] = nice
+      ? ['nice', ['-n', '10', process.execPath, '-e', GENERATOR_SCRIPT]]
+      : [process.execPath, ['-e', GENERATOR_SCRIPT]];
+    this.child = spawn(command as string, args as string[], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    track(this.child);
+    this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString('utf8')).slice(-2000)));
+    createInterface({ input: this.child.stdout! }).on('line', (line) => {
+      const { id, result, error } = JSON.parse(line) as { id: number; result?: AutocannonResult; error?: string };
+      const job = this.pending.get(id);
+      if (!job) return;
+      this.pending.delete(id);
+      clearTimeout(job.timer);
+      if (error !== undefined || !result) job.reject(new Error(`autocannon: ${error}`));
+      else job.resolve(result);
+    });
+    this.child.on('exit', (code, signal) => {
+      for (const job of this.pending.values()) {
+        clearTimeout(job.timer);
+        job.reject(new Error(`the load generator exited (${signal ?? code}): ${this.stderr.trim().slice(-300)}`));
+      }
+      this.pending.clear();
+    });
+  }
+
+  get alive() {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  run(options: LoadOptions): Promise<AutocannonResult> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      // bounded: a run never outlives its duration by much (autocannon's own timeout is 30 s a request)
+      const limitMs = ((options.duration ?? 60) + 60) * 1000;
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`autocannon did not finish within ${limitMs / 1000} s`));
+        this.child.kill('SIGKILL');
+      }, limitMs);
+      this.pending.set(id, { resolve, reject, timer });
+      this.child.stdin!.write(JSON.stringify({ id, options }) + '\n');
+    });
+  }
+
+  close() {
+    this.child.stdin!.end();
+  }
+}
+
+const generators = new Map<boolean, Generator>();
+
+export async function runLoad(options: LoadOptions, { nice = false } = {}): Promise<LoadFigures> {
+  let generator = generators.get(nice);
+  if (!generator?.alive) {
+    generator = new Generator(nice);
+    generators.set(nice, generator);
+  }
+  return figuresOf(await generator.run(options));
+}
+
+/** Ends the generator processes (they exit when their stdin closes). */
+export function closeLoadGenerators() {
+  for (const generator of generators.values()) generator.close();
+  generators.clear();
+}
+
+function figuresOf(result: AutocannonResult): LoadFigures {
+  const durationS = Math.max(result.duration, 0.001);
+  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count]));
+  return {
+    durationS,
+    responses: result.requests.total,
+    reqPerS: result.requests.total / durationS,
+    okPerS: result['2xx'] / durationS,
+    peakPerS: Math.max(result.requests.max ?? 0, result.requests.total / durationS),
+    latencyMs: {
+      mean: result.latency.mean,
+      p50: result.latency.p50,
+      p97_5: result.latency.p97_5,
+      p99: result.latency.p99,
+      max: result.latency.max,
+    },
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non2xx: result.non2xx,
+    statusCodes,
+    mbPerS: result.throughput.average / 1e6,
+  };
+}

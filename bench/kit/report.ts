@@ -1,0 +1,168 @@
+// The report of a run: the table on stdout, and the files in bench/results/: <timestamp>.json and
+// latest.json (every figure and every target), <timestamp>.html and latest.html (html.ts), and
+// latest.png (the main chart, rendered with resvg from our own SVG; committed for the README).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Resvg } from '@resvg/resvg-js';
+import type { DatasetSize, Mode } from './config.js';
+import { mainChartSvg, renderHtml } from './html.js';
+import type { RevocationFigures } from './revocation.js';
+import type { LoadSummary, ScenarioResult } from './results.js';
+import type { TargetResult } from './targets.js';
+
+export interface Report {
+  kit: 'coldtrack-api bench';
+  version: 1;
+  mode: Mode;
+  startedAt: string;
+  finishedAt: string;
+  durationS: number;
+  seconds: number;
+  runsPerServer: number;
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    memoryGb: number;
+    node: string;
+    postgres: string;
+    redis: string;
+    commit: string;
+    /** 1-minute load average when the run started and ended: above the core count, something else was busy */
+    loadAverage: { start: number; end: number };
+    note: string;
+  };
+  services: Record<'project' | 'reference', { command: string; workers: number }>;
+  dataset: {
+    database: string;
+    window: string;
+    size: DatasetSize;
+    counts: Record<string, number>;
+    buildSeconds: number;
+    sensorReadings: { rows: number; seconds: number } | null;
+  };
+  sensor: { available: boolean; reason: string };
+  scenarios: ScenarioResult[];
+  revocation: RevocationFigures | { error: string } | null;
+  targets: TargetResult[];
+  notes: string[];
+}
+
+const pad = (value: string, width: number) => (value.length >= width ? value.slice(0, width) : value + ' '.repeat(width - value.length));
+const left = (value: string, width: number) => (value.length >= width ? value : ' '.repeat(width - value.length) + value);
+const n = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
+
+function row(cells: [string, number][], values: string[]) {
+  return cells.map(([, width], i) => (i < 3 ? pad(values[i] ?? '', width) : left(values[i] ?? '', width))).join(' ');
+}
+
+export function formatTable(report: Report): string {
+  const columns: [string, number][] = [
+    ['scenario', 16],
+    ['load', 26],
+    ['server', 10],
+    ['2xx/s', 9],
+    ['p50 ms', 8],
+    ['p97.5 ms', 9],
+    ['p99 ms', 8],
+    ['non-2xx', 8],
+    ['errors', 7],
+    ['RSS/worker MB', 14],
+    ['loop p99', 9],
+  ];
+  const lines: string[] = [];
+  lines.push(
+    `coldtrack-api benchmark (${report.mode}): ${report.seconds} s runs, ${report.runsPerServer} per server alternated project/reference; ` +
+      `${report.machine.cpus} cores shared by both clusters, PostgreSQL, Redis and the load generator`,
+  );
+  const busiest = Math.max(report.machine.loadAverage.start, report.machine.loadAverage.end);
+  if (busiest > report.machine.cpus * 0.75) {
+    lines.push(
+      `WARNING: the machine was busy besides this run (1-minute load average ${report.machine.loadAverage.start.toFixed(1)} at the start, ` +
+        `${report.machine.loadAverage.end.toFixed(1)} at the end, on ${report.machine.cpus} cores): figures are noisier than usual`,
+    );
+  }
+  lines.push('');
+  lines.push(row(columns, columns.map(([name]) => name)));
+  lines.push('-'.repeat(columns.reduce((sum, [, width]) => sum + width + 1, 0)));
+  for (const scenario of report.scenarios) {
+    if (scenario.status !== 'measured') {
+      lines.push(`${pad(scenario.id, 16)} ${scenario.reason}`);
+      continue;
+    }
+    const labels = Object.keys(scenario.summary.project?.loads ?? scenario.summary.reference?.loads ?? {});
+    labels.forEach((label, li) => {
+      const figures: Partial<Record<'project' | 'reference', LoadSummary>> = {};
+      for (const server of ['project', 'reference'] as const) {
+        const summary = scenario.summary[server];
+        const load = summary?.loads[label];
+        if (!summary || !load) continue;
+        figures[server] = load;
+        // no answer completed within the run: there is no latency to show
+        const latency = (ms: number) => (load.reqPerS > 0 ? n(ms) : '-');
+        lines.push(
+          row(columns, [
+            li === 0 && server === 'project' ? scenario.id : '',
+            server === 'project' ? label : '',
+            server,
+            n(load.okPerS),
+            latency(load.latencyMs.p50),
+            latency(load.latencyMs.p97_5),
+            latency(load.latencyMs.p99),
+            String(load.non2xx),
+            String(load.errors),
+            li === 0 ? summary.rssMb.map((mb) => mb.toFixed(0)).join('/') : '',
+            li === 0 && summary.loop ? n(summary.loop.p99Ms) : '',
+          ]),
+        );
+      }
+      if (figures.project && figures.reference && figures.project.reqPerS > 0 && figures.reference.reqPerS > 0) {
+        const p = figures.project;
+        const r = figures.reference;
+        lines.push(
+          row(columns, ['', '', 'ratio', `${n(p.okPerS / r.okPerS, 2)}x`, `${n(p.latencyMs.p50 / r.latencyMs.p50, 2)}x`, `${n(p.latencyMs.p97_5 / r.latencyMs.p97_5, 2)}x`, `${n(p.latencyMs.p99 / r.latencyMs.p99, 2)}x`]),
+        );
+      }
+    });
+  }
+  if (report.revocation) {
+    lines.push(
+      'error' in report.revocation
+        ? `${pad('revocation', 16)} ${report.revocation.error}`
+        : `${pad('revocation', 16)} ${report.revocation.rounds} rounds: ${report.revocation.acceptedAfterRevoke} of ${report.revocation.requestsAfterRevoke} requests started after the revoke returned were accepted ` +
+            `(${JSON.stringify(report.revocation.statusesAfterRevoke)}); ${report.revocation.acceptedBeforeRevoke} accepted before; revoke p50 ${n(report.revocation.revokeMs.p50)} ms`,
+    );
+  }
+  lines.push('');
+  lines.push('Targets');
+  for (const target of report.targets) {
+    const status = target.status === 'pass' ? 'PASS' : target.status === 'miss' ? 'MISSED' : 'NOT MEASURED';
+    const figure = target.status === 'not measured' ? target.detail : `${target.measured}${target.detail ? `; ${target.detail}` : ''}`;
+    lines.push(`${target.key} ${pad(status, 12)} ${target.title} (${target.goal}): ${figure}`);
+  }
+  return lines.join('\n');
+}
+
+export function writeReports(report: Report, directory: URL): { json: string; html: string; png: string | null; pngError: string | null } {
+  mkdirSync(directory, { recursive: true });
+  const stamp = report.startedAt.replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z');
+  const json = JSON.stringify(report, null, 2);
+  const html = renderHtml(report);
+  const path = (name: string) => new URL(name, directory);
+  writeFileSync(path(`${stamp}.json`), json);
+  writeFileSync(path('latest.json'), json);
+  writeFileSync(path(`${stamp}.html`), html);
+  writeFileSync(path('latest.html'), html);
+  let png: string | null = null;
+  let pngError: string | null = null;
+  try {
+    const rendered = new Resvg(mainChartSvg(report), {
+      fitTo: { mode: 'width', value: 1800 },
+      font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' },
+      background: '#ffffff',
+    }).render();
+    writeFileSync(path('latest.png'), rendered.asPng());
+    png = path('latest.png').pathname;
+  } catch (error) {
+    pngError = String(error);
+  }
+  return { json: path(`${stamp}.json`).pathname, html: path(`${stamp}.html`).pathname, png, pngError };
+}

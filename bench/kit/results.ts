@@ -1,0 +1,106 @@
+// What a run measured, and its summary per scenario, load and server: the shape of the JSON
+// report (bench/results/<timestamp>.json) that the table, the HTML and the targets read.
+import type { Server } from './config.js';
+import type { LatencyMs, LoadFigures } from './load.js';
+import type { LoopDelay } from './loop-delay.js';
+import type { WorkerMemory } from './processes.js';
+
+export interface ServerRun {
+  server: Server;
+  /** position among the scenario's runs (0 = first) */
+  position: number;
+  loads: { phase: number; label: string; connections: number; overallRate: number | null; requestsInList: number; figures: LoadFigures }[];
+  memory: WorkerMemory[];
+  loop: LoopDelay | { error: string } | null;
+}
+
+export interface LoadSummary {
+  runs: number;
+  reqPerS: number;
+  okPerS: number;
+  /** each percentile averaged over the runs */
+  latencyMs: LatencyMs;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  statusCodes: Record<string, number>;
+  mbPerS: number;
+}
+
+export interface ServerSummary {
+  loads: Record<string, LoadSummary>;
+  /** per worker: the highest RSS sampled in any run of the scenario */
+  rssMb: number[];
+  /** per worker: the kernel's peak RSS (VmHWM) during the scenario's runs */
+  peakRssMb: number[];
+  /** false when VmHWM could not be reset: peakRssMb is then the peak since the worker started */
+  peakOfRuns: boolean;
+  /** worst run's event-loop p99 and max */
+  loop: { p99Ms: number; maxMs: number; source: string } | null;
+  loopError: string | null;
+}
+
+export interface ScenarioResult {
+  id: string;
+  title: string;
+  what: string;
+  target: string | null;
+  status: 'measured' | 'not measured';
+  reason: string | null;
+  /** project/reference, in the order they ran */
+  runs: ServerRun[];
+  summary: Partial<Record<Server, ServerSummary>>;
+}
+
+const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / Math.max(1, values.length);
+
+export function summarize(runs: ServerRun[], server: Server): ServerSummary | undefined {
+  const mine = runs.filter((run) => run.server === server);
+  if (mine.length === 0) return undefined;
+  const labels = [...new Set(mine.flatMap((run) => run.loads.map((load) => load.label)))];
+  const loads: Record<string, LoadSummary> = {};
+  for (const label of labels) {
+    const figures = mine.flatMap((run) => run.loads.filter((load) => load.label === label).map((load) => load.figures));
+    const statusCodes: Record<string, number> = {};
+    for (const f of figures) for (const [code, count] of Object.entries(f.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
+    loads[label] = {
+      runs: figures.length,
+      reqPerS: mean(figures.map((f) => f.reqPerS)),
+      okPerS: mean(figures.map((f) => f.okPerS)),
+      latencyMs: {
+        mean: mean(figures.map((f) => f.latencyMs.mean)),
+        p50: mean(figures.map((f) => f.latencyMs.p50)),
+        p97_5: mean(figures.map((f) => f.latencyMs.p97_5)),
+        p99: mean(figures.map((f) => f.latencyMs.p99)),
+        max: Math.max(...figures.map((f) => f.latencyMs.max)),
+      },
+      errors: figures.reduce((sum, f) => sum + f.errors, 0),
+      timeouts: figures.reduce((sum, f) => sum + f.timeouts, 0),
+      non2xx: figures.reduce((sum, f) => sum + f.non2xx, 0),
+      statusCodes,
+      mbPerS: mean(figures.map((f) => f.mbPerS)),
+    };
+  }
+  const workers = Math.max(...mine.map((run) => run.memory.length));
+  const perWorker = (pick: (m: WorkerMemory) => number) =>
+    Array.from({ length: workers }, (_, i) => Math.max(0, ...mine.map((run) => (run.memory[i] ? pick(run.memory[i]!) : 0))));
+  const loops = mine.map((run) => run.loop).filter((loop): loop is LoopDelay => !!loop && 'p99Ms' in loop);
+  const loopError = mine.map((run) => run.loop).find((loop): loop is { error: string } => !!loop && 'error' in loop)?.error ?? null;
+  return {
+    loads,
+    rssMb: perWorker((m) => m.maxRssMb),
+    peakRssMb: perWorker((m) => m.peakMb),
+    peakOfRuns: mine.every((run) => run.memory.every((m) => m.peakOfRun)),
+    loop: loops.length
+      ? { p99Ms: Math.max(...loops.map((l) => l.p99Ms)), maxMs: Math.max(...loops.map((l) => l.maxMs)), source: loops[0]!.source }
+      : null,
+    loopError,
+  };
+}
+
+/** The headline load of a scenario: the first load of its first phase. */
+export const headline = (scenario: ScenarioResult, server: Server): LoadSummary | undefined => {
+  const summary = scenario.summary[server];
+  const first = scenario.runs.find((run) => run.server === server)?.loads[0]?.label;
+  return summary && first ? summary.loads[first] : undefined;
+};

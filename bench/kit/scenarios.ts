@@ -1,0 +1,238 @@
+// The request scenarios. Each run of a scenario (project or reference) is built afresh with new
+// tokens or employees, so no run inherits another's rate-limit window. A run's request list is
+// dealt out in order across its connections (load.ts, `spread`), each token holding at most
+// ENTRIES_PER_TOKEN entries of it; the number of tokens is sized from the rate a short pilot
+// measured, so each token takes at most 2 warm-up requests + RUN_BUDGET + one partial lap of the
+// list: under its 100/min limit. The limit is never what a scenario measures, and every token is
+// warm on every worker before the measured run starts.
+import { MANAGEMENT_WRITES_PER_MINUTE, TOKEN_LIMIT_PER_MINUTE, WINDOW } from './config.js';
+import type { BenchToken, CredentialPool, Credentials, Employee, Layout } from './dataset.js';
+import type { RequestSpec } from './load.js';
+import { sensorPaths } from './sensor-targets.js';
+
+export interface BuildContext {
+  layout: Layout;
+  credentials: Credentials;
+  seconds: number;
+  /** GET /api/v1/sensor-data answers: the mixed traffic includes it */
+  sensorAvailable: boolean;
+  /** requests a second to size a load's credentials for: the pilot's estimate, else `ceiling` */
+  rate(label: string, ceiling: number): number;
+}
+
+export interface Load {
+  label: string;
+  connections: number;
+  /** seconds of the measured run, when not the run's default */
+  seconds?: number;
+  /** a steady stream of this many requests a second instead of a flood */
+  overallRate?: number;
+  requests: RequestSpec[];
+  /** sent before the measured run, each connection walking the whole list (load.ts, `spread`) */
+  warmup: { connections: number; amount: number; requests: RequestSpec[] } | null;
+  /** run the load generator at nice 10 (the event-loop scenario) */
+  nice?: boolean;
+}
+
+export interface Scenario {
+  id: string;
+  title: string;
+  /** what it does and why, for the report */
+  what: string;
+  target?: string;
+  requiresSensor?: boolean;
+  /** sample the servers' event-loop delay around the run (P5) */
+  eventLoop?: boolean;
+  /** sequential phases of concurrent loads; the first load of the first phase is the headline */
+  build(context: BuildContext): Load[][];
+}
+
+/** one warm-up connection per worker: the cluster hands new connections out in turn */
+const WARM_CONNECTIONS = 2;
+const ENTRIES_PER_TOKEN = 5;
+/** a token's share of a run: its limit less the warm-up, one partial lap of the list, a margin */
+const RUN_BUDGET = TOKEN_LIMIT_PER_MINUTE - WARM_CONNECTIONS - ENTRIES_PER_TOKEN - 3;
+/** each token's warm-up request: cheap, and readable by every bench token (all scopes) */
+const WARM_PATH = `/api/v1/analytics/revenue?start_date=2025-06-01&end_date=2025-06-01&page_size=1`;
+
+const bearer = (credential: BenchToken | Employee) => ({ authorization: `Bearer ${'raw' in credential ? credential.raw : credential.jwt}` });
+
+/**
+ * `entries` requests (more when the rate needs more tokens), entry i sent with token i mod T;
+ * each token warmed once per worker.
+ */
+function tokenLoad(
+  label: string,
+  connections: number,
+  pool: CredentialPool<BenchToken>,
+  plan: { rate: number; seconds: number; entries: number },
+  pathOf: (token: BenchToken, i: number) => string,
+): Load {
+  const count = Math.max(2, Math.ceil(plan.entries / ENTRIES_PER_TOKEN), Math.ceil((plan.rate * plan.seconds) / RUN_BUDGET));
+  const tokens = pool.take(count);
+  const requests = Array.from({ length: Math.max(plan.entries, tokens.length) }, (_, i): RequestSpec => {
+    const token = tokens[i % tokens.length]!;
+    return { method: 'GET', path: pathOf(token, i), headers: bearer(token) };
+  });
+  const warm = tokens.map((token): RequestSpec => ({ method: 'GET', path: WARM_PATH, headers: bearer(token) }));
+  return { label, connections, requests, warmup: { connections: WARM_CONNECTIONS, amount: WARM_CONNECTIONS * warm.length, requests: warm } };
+}
+
+const window = (first: string, last: string) => `start_date=${first}&end_date=${last}`;
+const YEAR = window(WINDOW.first, WINDOW.last);
+
+/**
+ * Upper bounds of each load's rate on a small machine: they size the pilots and the credential
+ * pools (tokens are cheap to create); each measured run is sized from its pilot instead.
+ */
+const CEILING = { small: 4000, sensorRaw: 800, sensorHourly: 600, deep: 600, heavy: 200, large: 200, mixed: 1500, management: 3000 };
+
+export const scenarios: Scenario[] = [
+  {
+    id: 'small-page',
+    title: 'Warm-token analytics page',
+    what:
+      'GET /api/v1/analytics/revenue, page_size 10, 30-day window, Bench Alpha (pages 1-120): the cheapest real data request ' +
+      '(~2 ms alone; utilization at page_size 10 costs ~30 ms of PostgreSQL and would measure the database). ' +
+      'Every token is warm on both workers before the run; 24 connections.',
+    target: 'P1',
+    build: ({ credentials, seconds, rate }) => {
+      const label = 'revenue page_size 10';
+      const plan = { rate: rate(label, CEILING.small), seconds, entries: 120 };
+      return [[tokenLoad(label, 24, credentials.alpha, plan, (_, i) => `/api/v1/analytics/revenue?${window('2025-06-01', '2025-06-30')}&page_size=10&page=${1 + (i % 120)}`)]];
+    },
+  },
+  {
+    id: 'sensor-raw',
+    title: 'Sensor data, raw 1,000-row pages',
+    what: 'GET /api/v1/sensor-data, raw readings of one unit over 30 days (5,760 rows), page_size 1000, pages 1-5 of every sensor unit; 8 connections.',
+    target: 'P2',
+    requiresSensor: true,
+    build: ({ credentials, layout, seconds, rate }) => {
+      const label = 'raw page_size 1000';
+      const units = layout.sensorUnitIds;
+      const plan = { rate: rate(label, CEILING.sensorRaw), seconds, entries: units.length * 5 };
+      return [[tokenLoad(label, 8, credentials.alpha, plan, (_, i) => sensorPaths.rawPage(units[Math.floor(i / 5) % units.length]!, 1 + (i % 5)))]];
+    },
+  },
+  {
+    id: 'sensor-hourly',
+    title: 'Sensor data, hourly 1,000-row pages',
+    what: 'GET /api/v1/sensor-data?aggregation=hourly, one unit over 365 days (17,520 records), page_size 1000, pages 1-17 of every sensor unit; 8 connections.',
+    requiresSensor: true,
+    build: ({ credentials, layout, seconds, rate }) => {
+      const label = 'hourly page_size 1000';
+      const units = layout.sensorUnitIds;
+      const plan = { rate: rate(label, CEILING.sensorHourly), seconds, entries: units.length * 17 };
+      return [[tokenLoad(label, 8, credentials.alpha, plan, (_, i) => sensorPaths.hourlyPage(units[Math.floor(i / 17) % units.length]!, 1 + (i % 17)))]];
+    },
+  },
+  {
+    id: 'deep-walk',
+    title: 'Deep pagination: page 1 vs page 500',
+    what: 'GET /api/v1/sensor-data over every sensor unit and the whole window (~1 M raw rows), page_size 1000: page 1, then page 500; 4 connections each, half the run each.',
+    target: 'P3',
+    requiresSensor: true,
+    build: ({ credentials, seconds, rate }) => {
+      const half = Math.max(2, Math.round(seconds / 2));
+      return [1, 500].map((page) => {
+        const label = `page ${page}`;
+        const plan = { rate: rate(label, CEILING.deep), seconds: half, entries: 1 };
+        return [{ ...tokenLoad(label, 4, credentials.alpha, plan, () => sensorPaths.deepPage(page)), seconds: half }];
+      });
+    },
+  },
+  {
+    id: 'mixed',
+    title: 'Mixed partner traffic',
+    what:
+      'Every data endpoint at once, 200 distinct requests over at least 40 tokens of all four companies (one in five restricted to three units): ' +
+      'utilization 45 %, users 15 %, revenue 15 %, impact 10 %, sensor-data 15 % (utilization when sensor-data is not available); 24 connections.',
+    build: ({ credentials, layout, seconds, sensorAvailable, rate }) => {
+      const plan = { rate: rate('mixed', CEILING.mixed), seconds, entries: 200 };
+      return [[tokenLoad('mixed', 24, credentials.mixed, plan, (token, i) => mixedPath(token, i, layout, sensorAvailable))]];
+    },
+  },
+  {
+    id: 'management',
+    title: 'Management: list and create tokens',
+    what:
+      'GET /api/v1/api-tokens?page_size=20 (4 of 5 requests) and POST /api/v1/api-tokens (1 of 5), employee JWTs of Bench Gamma spread so ' +
+      'the 600/120 a minute limits per employee hold; 16 connections.',
+    build: ({ credentials, seconds, rate }) => {
+      // each manager's 5 entries (4 reads, 1 write) once a lap: laps within 120 writes a minute
+      const laps = MANAGEMENT_WRITES_PER_MINUTE - 2 - 5;
+      const managers = credentials.managers.take(Math.max(2, Math.ceil((rate('list + create', CEILING.management) * seconds) / 5 / laps)));
+      const warmers = credentials.managers.take(WARM_CONNECTIONS);
+      const requestsOf = (list: Employee[]) =>
+        list.flatMap((manager, i): RequestSpec[] => [
+          ...Array.from({ length: 4 }, (): RequestSpec => ({ method: 'GET', path: '/api/v1/api-tokens?page_size=20', headers: bearer(manager) })),
+          {
+            method: 'POST',
+            path: '/api/v1/api-tokens',
+            headers: { ...bearer(manager), 'content-type': 'application/json' },
+            body: JSON.stringify({ name: `bench ${i}`, scopes: ['utilization', 'revenue'] }),
+          },
+        ]);
+      const warm = requestsOf(warmers);
+      return [[{ label: 'list + create', connections: 16, requests: requestsOf(managers), warmup: { connections: WARM_CONNECTIONS, amount: WARM_CONNECTIONS * warm.length, requests: warm } }]];
+    },
+  },
+  {
+    id: 'large-pages',
+    title: 'Largest allowed responses',
+    what:
+      'page_size 1000 on every endpoint over the 366-day window: users (366 daily records, each with every unit), utilization, revenue, impact ' +
+      '(and raw sensor-data when available), pages spread; 8 connections. Worker RSS is measured throughout (P8).',
+    target: 'P8',
+    build: ({ credentials, layout, seconds, rate, sensorAvailable }) => {
+      const pages = Math.ceil((layout.heavy.unitIds.length * WINDOW.days) / 1000);
+      const paths = [
+        `/api/v1/analytics/users?${YEAR}&period=day&page_size=1000`,
+        `/api/v1/analytics/utilization?${YEAR}&period=day&page_size=1000`,
+        `/api/v1/analytics/revenue?${YEAR}&period=day&page_size=1000`,
+        `/api/v1/analytics/impact?${YEAR}&period=day&page_size=1000`,
+        ...(sensorAvailable ? [sensorPaths.deepPage(1).replace('&page=1', '')] : []),
+      ];
+      const plan = { rate: rate('page_size 1000', CEILING.large), seconds, entries: paths.length * 6 };
+      return [[tokenLoad('page_size 1000', 8, credentials.alpha, plan, (_, i) => `${paths[i % paths.length]!}&page=${paths[i % paths.length]!.includes('/users') ? 1 : 1 + ((i * 7) % pages)}`)]];
+    },
+  },
+  {
+    id: 'heavy-rollups',
+    title: 'Heavy revenue/impact rollups',
+    what:
+      'revenue and impact at page_size 1000, period=day over 366 days from 6 connections (more than the rollup threads and ' +
+      'database pool can take at once), while small pages arrive at 20/s; load generators at nice 10. Event-loop delay of every worker is sampled (P5).',
+    target: 'P5',
+    eventLoop: true,
+    build: ({ credentials, layout, seconds, rate }) => {
+      const pages = Math.ceil((layout.heavy.unitIds.length * WINDOW.days) / 1000);
+      const heavyLabel = 'heavy page_size 1000';
+      const heavy = tokenLoad(heavyLabel, 6, credentials.alpha, { rate: rate(heavyLabel, CEILING.heavy), seconds, entries: 24 }, (_, i) =>
+        `/api/v1/analytics/${i % 2 ? 'impact' : 'revenue'}?${YEAR}&period=day&page_size=1000&page=${1 + ((i * 7) % pages)}`,
+      );
+      const small = tokenLoad('small page_size 10 at 20/s', 2, credentials.alpha, { rate: 40, seconds, entries: 10 }, (_, i) =>
+        `/api/v1/analytics/${i % 2 ? 'impact' : 'revenue'}?${window('2025-06-01', '2025-06-30')}&page_size=10&page=${1 + (i % 5)}`,
+      );
+      return [[{ ...heavy, nice: true }, { ...small, overallRate: 20, nice: true }]];
+    },
+  },
+];
+
+function mixedPath(token: BenchToken, i: number, layout: Layout, sensor: boolean): string {
+  const company = layout.companies.find((c) => c.id === token.companyId)!;
+  const units = token.unitIds.length > 0 ? token.unitIds : company.unitIds;
+  const unit = units[i % units.length]!;
+  const month = String(1 + (i % 11)).padStart(2, '0');
+  const monthWindow = window(`2025-${month}-01`, `2025-${month}-28`);
+  const kind = i % 20;
+  if (kind < 9 || (kind >= 17 && !sensor)) {
+    const filter = i % 3 === 0 ? `&cooling_unit_id=${unit}` : '';
+    return `/api/v1/analytics/utilization?${monthWindow}&period=${i % 2 ? 'week' : 'day'}&page_size=${10 + (i % 10) * 10}${filter}`;
+  }
+  if (kind < 12) return `/api/v1/analytics/users?${window('2025-04-01', '2025-06-29')}&period=week&page_size=13`;
+  if (kind < 15) return `/api/v1/analytics/revenue?${window('2025-04-01', '2025-06-29')}&period=week&page_size=50&payment_status=paid`;
+  if (kind < 17) return `/api/v1/analytics/impact?${YEAR}&period=month&page_size=20`;
+  return `/api/v1/sensor-data?cooling_unit_id=${unit}&${window(`2025-${month}-10`, `2025-${month}-10`)}&page_size=100`;
+}
