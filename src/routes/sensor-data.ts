@@ -1,4 +1,123 @@
-// GET /api/v1/sensor-data (being built).
+// GET /api/v1/sensor-data: temperature and humidity history of the units the token may read, as
+// raw readings or hourly/daily aggregates (value = mean, with min, max and sample_count), ordered
+// by timestamp, cooling_unit_id, specification_type. Pagination that stays cheap and stable at
+// any depth is src/sensors/history.ts; the 200 body is written by fast-json-stringify
+// (src/sensors/serializer.ts). Also runs the sensor store's upkeep (future partitions).
+import { z } from 'zod';
+import { dateParam, formatDay, resolveWindow } from '../analytics/window.js';
+import { envelopeSchema, errorResponses, paginationFor, paginationQuery, queryInteger } from '../http/schemas.js';
+import { SPECIFICATION_TYPES } from '../sensors/formats.js';
+import { AGGREGATIONS, createSensorHistory } from '../sensors/history.js';
+import { sensorDataSerializerCompiler } from '../sensors/serializer.js';
+import { compactRollups, maintainStore } from '../sensors/store.js';
 import type { App } from '../types.js';
 
-export default async function sensorDataRoute(_app: App) {}
+const MAX_ID = 2_147_483_647;
+const DAY_MS = 86_400_000;
+/** decisions.md: the longest window is 366 days, 3,660 with aggregation=daily */
+const MAX_DAYS = { raw: 366, hourly: 366, daily: 3660 } as const;
+const MAINTENANCE_INTERVAL_MS = 6 * 3_600_000;
+
+const specificationTypes = z
+  .string({ error: 'must be given once, as a comma-separated list' })
+  .transform((text) => text.split(',').map((type) => type.trim()))
+  .pipe(z.array(z.enum(SPECIFICATION_TYPES, { error: 'must be TEMPERATURE, HUMIDITY or both, comma-separated' })));
+
+const sensorQuery = {
+  start_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC); default end_date - 29 days'),
+  end_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC); default today'),
+  ...paginationQuery,
+  cooling_unit_id: queryInteger(1, MAX_ID).optional().describe('Only this unit (404 when the token may not read it); default every unit the token may read'),
+  location_id: queryInteger(1, MAX_ID).optional().describe('Only units at this location'),
+  specification_type: specificationTypes.optional().describe('TEMPERATURE, HUMIDITY or TEMPERATURE,HUMIDITY (default both)'),
+  aggregation: z.enum(AGGREGATIONS, { error: 'must be hourly or daily (or raw, the default)' }).default('raw')
+    .describe('hourly or daily means with min, max and sample_count; raw (default) for the readings themselves. ' +
+      'Longest window: 366 days, 3,660 with daily'),
+};
+
+const record = z
+  .object({
+    timestamp: z.string().describe('ISO 8601 UTC: the reading\'s instant, or the start of its hour or day'),
+    cooling_unit_id: z.number().int(),
+    specification_type: z.enum(SPECIFICATION_TYPES),
+    value: z.number().describe('The reading, or the mean of the bucket\'s readings'),
+    sample_count: z.number().int().describe('Readings behind the record (1 for raw readings)'),
+    min: z.number().optional().describe('Lowest reading of the bucket (aggregations only)'),
+    max: z.number().optional().describe('Highest reading of the bucket (aggregations only)'),
+  })
+  .meta({ id: 'SensorRecord' });
+
+const filters = z.object({
+  start_date: z.string(),
+  end_date: z.string(),
+  cooling_unit_id: z.number().int().nullable(),
+  location_id: z.number().int().nullable(),
+  specification_type: z.array(z.enum(SPECIFICATION_TYPES)),
+  aggregation: z.enum(AGGREGATIONS),
+});
+
+export const sensorPageSchema = envelopeSchema(record, filters);
+
+export default async function sensorDataRoute(app: App) {
+  const history = createSensorHistory(app.db, app.clock);
+
+  app.get('/sensor-data', {
+    config: { scope: 'sensor_data' },
+    serializerCompiler: sensorDataSerializerCompiler,
+    schema: {
+      summary: 'Temperature and humidity history, raw or aggregated hourly/daily',
+      tags: ['Sensor data'],
+      security: [{ apiToken: [] }],
+      querystring: z.strictObject(sensorQuery),
+      response: { 200: sensorPageSchema, ...errorResponses(400, 401, 403, 404, 429, 503) },
+    },
+    handler: async (request) => {
+      const query = request.query;
+      const window = resolveWindow(query, app.clock.now(), MAX_DAYS[query.aggregation]);
+      // canonical order, duplicates folded: the same filter is the same cached query
+      const types = SPECIFICATION_TYPES.filter((type) => (query.specification_type ?? SPECIFICATION_TYPES).includes(type));
+      const { records, totalCount } = await history.page({
+        unitIds: request.unitScope.unitIds,
+        types,
+        fromMs: window.start,
+        toMs: window.end + DAY_MS,
+        aggregation: query.aggregation,
+        page: query.page,
+        pageSize: query.page_size,
+      });
+      return {
+        data: records,
+        meta: {
+          company_id: request.unitScope.companyId,
+          filters: {
+            start_date: formatDay(window.start),
+            end_date: formatDay(window.end),
+            cooling_unit_id: query.cooling_unit_id ?? null,
+            location_id: query.location_id ?? null,
+            specification_type: types,
+            aggregation: query.aggregation,
+          },
+          pagination: paginationFor(query.page, query.page_size, totalCount),
+        },
+      };
+    },
+  });
+
+  // the sensor store's upkeep (postgres profile; TimescaleDB's own jobs do it otherwise): at start,
+  // partitions for the coming weeks; then every few hours that again, and compaction of closed
+  // months of the rollups, in the background (it can take a while on a large store)
+  let timer: NodeJS.Timeout | undefined;
+  const upkeep = async (compact: boolean) => {
+    try {
+      await maintainStore(app.db, app.clock.now());
+      if (compact) await compactRollups(app.db, app.clock.now());
+    } catch (error) {
+      app.log.warn({ err: error }, 'sensor store upkeep failed; will retry');
+    }
+  };
+  app.addHook('onReady', async () => {
+    await upkeep(false);
+    timer = setInterval(() => void upkeep(true), MAINTENANCE_INTERVAL_MS).unref();
+  });
+  app.addHook('onClose', async () => clearInterval(timer));
+}

@@ -250,6 +250,9 @@ async function insertCompany(
   });
 
   const live = units.flatMap((u, index) => (u.deletedAt === null ? [{ ...u, id: unitIds.of(index) }] : []));
+  // the weeks' partitions of the postgres storage profile (a no-op for TimescaleDB)
+  await client.query(`SELECT count(*) FROM sensor_prepare_range($1::timestamptz - interval '30 days',
+    $1::timestamptz + interval '1 microsecond')`, [iso(lastReading)]);
   await client.query(sensorReadingsSql, [
     live.map((u) => u.id), live.map((u) => u.sensorSeed), live.map((u) => u.baseTemperature),
     live.map(() => company.utcOffsetHours), iso(lastReading),

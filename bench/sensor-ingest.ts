@@ -1,0 +1,113 @@
+// Benchmark (c), the kit's P6: readings per second through the ingest (src/sensors/ingest.ts:
+// CSV parsed and validated, COPY per batch, the hourly and daily rollups maintained by the store)
+// vs a plain COPY of the same CSV into an identical partitioned table without the rollups
+// (PostgreSQL parsing the CSV itself). Same data, empty tables each round, rounds alternating.
+// Also shown: the same ingest with the rollup triggers switched off, which isolates what keeping
+// the aggregates costs from what parsing and validating in Node costs.
+// Targets: >= 100,000 readings/s, and >= 0.6x the plain COPY's rate.
+//   node --import tsx bench/sensor-ingest.ts [--quick]
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { from as copyFrom } from 'pg-copy-streams';
+import { lineRuns, parseReadings, ReadingValidator } from '../src/sensors/formats.js';
+import { readingChunks } from '../src/sensors/generate.js';
+import { ingestReadings } from '../src/sensors/ingest.js';
+import { createBenchDatabase, createUnits, fixed, median, PROFILE_NOTE, quick, report, timed } from './sensor-common.js';
+
+const UNITS = quick ? 100 : 200;
+const DAYS = quick ? 8 : 14; // 100 x 8 x 192 = 153,600; 200 x 14 x 192 = 537,600 readings a round
+const ROUNDS = quick ? 2 : 3;
+const END = new Date('2026-01-01T00:00:00Z');
+const RATE_TARGET = 100_000;
+const RATIO_TARGET = 0.6;
+
+console.log(`sensor benchmark (c): ingest with aggregates maintained vs plain COPY${quick ? ' (quick)' : ''}`);
+console.log(PROFILE_NOTE);
+const db = await createBenchDatabase('ingest', 4);
+try {
+  await createUnits(db.pool, UNITS);
+  const csv = [...readingChunks({ units: UNITS, days: DAYS, end: END, seed: 3 })];
+  const readings = UNITS * DAYS * 192;
+  const from = new Date(END.getTime() - DAYS * 86_400_000).toISOString();
+  // the same weekly partitions and primary key, no rollup triggers
+  await db.pool.query(`
+    CREATE TABLE plain_readings (LIKE sensor_readings INCLUDING DEFAULTS INCLUDING CONSTRAINTS) PARTITION BY RANGE (recorded_at);
+    ALTER TABLE plain_readings ADD PRIMARY KEY (cooling_unit_id, specification_type, recorded_at);`);
+  const { rows: weeks } = await db.pool.query<{ target: string; range_start: string; range_end: string }>(
+    'SELECT target, range_start::text, range_end::text FROM sensor_prepare_range($1, $2)', [from, END.toISOString()]);
+  for (const week of weeks) {
+    await db.pool.query(`CREATE TABLE plain_${week.target} PARTITION OF plain_readings FOR VALUES FROM ('${week.range_start}') TO ('${week.range_end}')`);
+  }
+
+  const ours = async () => {
+    const stats = await ingestReadings(db.pool,
+      parseReadings(lineRuns(Readable.from(csv)), 'csv', new ReadingValidator(() => END)), { batchSize: 50_000 });
+    if (stats.inserted !== readings) throw new Error(`ingest loaded ${stats.inserted} of ${readings}`);
+  };
+  const aggregatesAgree = async () => {
+    const { rows } = await db.pool.query<{ raw: string; hourly: string; daily: string }>(`SELECT
+      (SELECT count(*) FROM sensor_readings)::text AS raw, (SELECT sum(sample_count) FROM sensor_readings_hourly)::text AS hourly,
+      (SELECT sum(sample_count) FROM sensor_readings_daily)::text AS daily`);
+    const { raw, hourly, daily } = rows[0]!;
+    if (raw !== String(readings) || hourly !== raw || daily !== raw) throw new Error(`aggregates disagree: ${raw} / ${hourly} / ${daily}`);
+  };
+  const plain = async () => {
+    const client = await db.pool.connect();
+    try {
+      await pipeline(Readable.from(csv), client.query(copyFrom(
+        'COPY plain_readings (cooling_unit_id, specification_type, recorded_at, value) FROM STDIN WITH (FORMAT csv, HEADER true)')));
+    } finally {
+      client.release();
+    }
+  };
+  // the ingest itself, with the rollup triggers switched off: what keeping the aggregates costs
+  const triggers = async (state: 'ENABLE' | 'DISABLE') => {
+    for (const table of ['sensor_readings', ...weeks.map((week) => week.target)]) {
+      await db.pool.query(`ALTER TABLE ${table} ${state} TRIGGER sensor_rollups_insert`);
+    }
+  };
+  const oursWithout = async () => {
+    await triggers('DISABLE');
+    try {
+      await ours();
+    } finally {
+      await triggers('ENABLE');
+    }
+  };
+  const empty = async () => {
+    await db.pool.query('TRUNCATE sensor_readings, plain_readings');
+    await db.pool.query('CHECKPOINT');
+  };
+
+  const times = { ours: [] as number[], plain: [] as number[], oursWithout: [] as number[] };
+  const runs = { ours, plain, oursWithout };
+  for (let round = 0; round < ROUNDS; round++) {
+    // rotate who goes first, so drift on a shared machine hits all three
+    const order = (['ours', 'plain', 'oursWithout'] as const).map((_, i, all) => all[(i + round) % all.length]!);
+    for (const which of order) {
+      await empty();
+      times[which].push((await timed(runs[which])).ms);
+      if (which === 'ours') await aggregatesAgree();
+    }
+  }
+
+  const oursRate = readings / (median(times.ours) / 1000);
+  const plainRate = readings / (median(times.plain) / 1000);
+  const ratio = oursRate / plainRate;
+  const withoutRate = readings / (median(times.oursWithout) / 1000);
+  console.log(`${readings} readings a round (${UNITS} units x ${DAYS} days), median of ${ROUNDS} rounds:`);
+  console.log(`  ingest (parse, validate, COPY, rollups): ${fixed(median(times.ours) / 1000, 2)} s = ${Math.round(oursRate)} readings/s`);
+  console.log(`  plain COPY, no aggregates:               ${fixed(median(times.plain) / 1000, 2)} s = ${Math.round(plainRate)} readings/s`);
+  console.log(`  the ingest with the rollups switched off: ${fixed(median(times.oursWithout) / 1000, 2)} s = ${Math.round(withoutRate)} readings/s ` +
+    `(keeping the aggregates costs ${fixed((1 - oursRate / withoutRate) * 100, 0)}% of the ingest's rate: ${fixed(oursRate / withoutRate, 2)}x)`);
+  console.log('  after each ingest round: readings = sum of hourly sample_count = sum of daily sample_count');
+  report([
+    { key: 'P6', name: `ingest with aggregates vs plain COPY (target >= ${RATIO_TARGET}x)`, pass: ratio >= RATIO_TARGET,
+      measured: `${fixed(ratio, 2)}x (${Math.round(oursRate)} vs ${Math.round(plainRate)} readings/s)`, ratio,
+      detail: `median of ${ROUNDS}; ${readings} readings a round; batches of 50,000; the same ingest without rollups ${fixed(oursRate / withoutRate, 2)}x; postgres profile` },
+    { name: `ingest rate (target >= ${RATE_TARGET} readings/s)`, pass: oursRate >= RATE_TARGET,
+      measured: `${Math.round(oursRate)} readings/s`, detail: `median of ${ROUNDS}` },
+  ]);
+} finally {
+  await db.drop();
+}

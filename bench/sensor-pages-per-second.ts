@@ -1,0 +1,108 @@
+// Benchmark (d): 1,000-record pages per second from GET /api/v1/sensor-data (the real app on a
+// port: token, rate limit, access control, paging, fast-json-stringify) vs a naive handler on the
+// same database: pg rows (timestamps parsed into Dates), count(*) and LIMIT/OFFSET, objects
+// mapped and JSON.stringify'd by Fastify without a schema, and no authentication at all. Same
+// requests (one unit, 30 days: pages 1..5 of 1,000 raw readings), same pool size, autocannon in
+// a child process at lower priority, the two servers measured in turn, twice.
+// Target: at least 1.5x the naive handler's pages per second.
+//   node --import tsx bench/sensor-pages-per-second.ts [--quick]
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import Fastify from 'fastify';
+import { createBenchDatabase, createUnits, fixed, loadReadings, PROFILE_NOTE, quick, report, startBenchApp } from './sensor-common.js';
+
+const UNITS = 20;
+const DAYS = 60;
+const SECONDS = quick ? 4 : 10;
+const CONNECTIONS = 4;
+const END = new Date('2026-01-01T00:00:00Z');
+const TARGET = 1.5;
+const QUERY = 'cooling_unit_id=7&start_date=2025-12-02&end_date=2025-12-31&page_size=1000';
+const PAGES = [1, 2, 3, 4, 5];
+
+interface LoadResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+}
+
+const autocannonPath = createRequire(import.meta.url).resolve('autocannon');
+const LOAD_SCRIPT = `require(${JSON.stringify(autocannonPath)})(JSON.parse(process.env.LOAD_OPTIONS))
+  .then((result) => process.stdout.write(JSON.stringify(result)))`;
+
+function autocannon(url: string, paths: string[], headers: Record<string, string>): Promise<LoadResult> {
+  const options = { url, connections: CONNECTIONS, duration: SECONDS, requests: paths.map((path) => ({ method: 'GET', path, headers })) };
+  const env = { ...process.env, LOAD_OPTIONS: JSON.stringify(options) };
+  return new Promise((resolve, reject) => {
+    execFile('nice', ['-n', '10', process.execPath, '-e', LOAD_SCRIPT], { env, maxBuffer: 64 << 20 }, (error, stdout) =>
+      error ? reject(error) : resolve(JSON.parse(stdout) as LoadResult));
+  });
+}
+
+console.log(`sensor benchmark (d): 1,000-record pages per second vs a naive pg + JSON.stringify handler${quick ? ' (quick)' : ''}`);
+console.log(PROFILE_NOTE);
+const db = await createBenchDatabase('serialize', 8);
+try {
+  const company = await createUnits(db.pool, UNITS);
+  const loaded = await loadReadings(db.pool, UNITS, DAYS, END);
+  console.log(`loaded ${loaded.rows} readings (${UNITS} units x ${DAYS} days) in ${fixed(loaded.seconds)} s`);
+
+  const { app, headers } = await startBenchApp(db, company);
+  const naive = Fastify({ logger: false });
+  naive.get('/naive', async (request) => {
+    const query = request.query as Record<string, string>;
+    const page = Number(query.page ?? 1);
+    const size = Number(query.page_size ?? 100);
+    const params = [Number(query.cooling_unit_id), `${query.start_date}T00:00:00Z`, new Date(Date.parse(`${query.end_date}T00:00:00Z`) + 86_400_000)];
+    const filter = 'cooling_unit_id = $1 AND recorded_at >= $2 AND recorded_at < $3';
+    const [rows, count] = await Promise.all([
+      db.pool.query<{ recorded_at: Date; cooling_unit_id: number; specification_type: string; value: number }>(
+        `SELECT recorded_at, cooling_unit_id, specification_type, value FROM sensor_readings WHERE ${filter}
+         ORDER BY recorded_at, cooling_unit_id, specification_type LIMIT $4 OFFSET $5`, [...params, size, (page - 1) * size]),
+      db.pool.query<{ total: number }>(`SELECT count(*)::int AS total FROM sensor_readings WHERE ${filter}`, params),
+    ]);
+    const total = count.rows[0]!.total;
+    return {
+      data: rows.rows.map((row) => ({ timestamp: row.recorded_at.toISOString(), cooling_unit_id: row.cooling_unit_id,
+        specification_type: row.specification_type, value: row.value, sample_count: 1 })),
+      meta: { company_id: company.companyId, filters: query,
+        pagination: { page, page_size: size, total_count: total, total_pages: Math.ceil(total / size), has_next: page * size < total, has_previous: page > 1 } },
+    };
+  });
+  const ours = await app.listen({ port: 0, host: '127.0.0.1' });
+  const reference = await naive.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const oursPaths = PAGES.map((page) => `/api/v1/sensor-data?${QUERY}&page=${page}`);
+    const naivePaths = PAGES.map((page) => `/naive?${QUERY}&page=${page}`);
+    // the same records either way
+    const [a, b] = await Promise.all([fetch(`${ours}${oursPaths[1]}`, { headers }), fetch(`${reference}${naivePaths[1]}`)]);
+    const [mine, theirs] = [(await a.json()) as { data: unknown[] }, (await b.json()) as { data: { timestamp: string }[] }];
+    if (mine.data.length !== 1000 || theirs.data.length !== 1000) throw new Error('expected full pages');
+
+    const runs = { ours: [] as LoadResult[], naive: [] as LoadResult[] };
+    for (let round = 0; round < 2; round++) {
+      for (const which of round === 0 ? (['naive', 'ours'] as const) : (['ours', 'naive'] as const)) {
+        runs[which].push(which === 'ours' ? await autocannon(ours, oursPaths, headers) : await autocannon(reference, naivePaths, {}));
+      }
+    }
+    const rate = (results: LoadResult[]) => results.reduce((sum, r) => sum + r.requests.average, 0) / results.length;
+    const failures = [...runs.ours, ...runs.naive].reduce((sum, r) => sum + r.non2xx + r.errors, 0);
+    if (failures > 0) throw new Error(`${failures} failed requests`);
+    const [oursRate, naiveRate] = [rate(runs.ours), rate(runs.naive)];
+    const ratio = oursRate / naiveRate;
+    console.log(`${CONNECTIONS} connections, ${SECONDS} s per run, 2 runs each, pages 1..5 of 1,000 in turn:`);
+    console.log(`  GET /api/v1/sensor-data: ${fixed(oursRate)} pages/s (p50 ${runs.ours[0]!.latency.p50} ms)`);
+    console.log(`  naive pg + JSON.stringify: ${fixed(naiveRate)} pages/s (p50 ${runs.naive[0]!.latency.p50} ms)`);
+    report([{
+      name: `1,000-record pages/s vs naive pg + JSON.stringify (target >= ${TARGET}x)`, pass: ratio >= TARGET,
+      measured: `${fixed(ratio, 2)}x (${fixed(oursRate)} vs ${fixed(naiveRate)} pages/s)`, ratio,
+      detail: `${CONNECTIONS} connections x ${SECONDS} s x 2 runs each; postgres profile`,
+    }]);
+  } finally {
+    await app.close();
+    await naive.close();
+  }
+} finally {
+  await db.drop();
+}

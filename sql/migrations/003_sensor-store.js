@@ -1,0 +1,55 @@
+// Turns sensor_readings into the time-series store, in one of two profiles chosen here, once:
+//   SENSOR_STORAGE=timescale|postgres, or by default timescale when the server offers the
+//   timescaledb extension, postgres otherwise.
+// Each profile's SQL lives in sql/sensor/ (readable on its own); both expose the same relations
+// (sensor_readings, sensor_readings_hourly, sensor_readings_daily) with the same columns, and
+// record the choice in sensor_storage. Optional SENSOR_RETENTION_DAYS drops raw readings older
+// than that (the aggregates keep their history).
+// A JS migration only because the SQL depends on the server; everything runs in the migration's
+// transaction (the aggregates are created WITH NO DATA, which TimescaleDB allows there).
+import { readFileSync } from 'node:fs';
+
+const PROFILES = ['timescale', 'postgres'];
+// each profile's files in sql/sensor/, in order
+const FILES = { timescale: ['timescale'], postgres: ['postgres', 'postgres-upkeep'] };
+
+const sensorSql = (name) => readFileSync(new URL(`../sensor/${name}.sql`, import.meta.url), 'utf8');
+
+async function chooseProfile(pgm) {
+  const requested = process.env.SENSOR_STORAGE?.trim();
+  if (requested) {
+    if (!PROFILES.includes(requested)) {
+      throw new Error(`Invalid configuration: SENSOR_STORAGE must be timescale or postgres, not "${requested}"`);
+    }
+    return requested;
+  }
+  const rows = await pgm.db.select("SELECT 1 FROM pg_available_extensions WHERE name = 'timescaledb'");
+  return rows.length > 0 ? 'timescale' : 'postgres';
+}
+
+function retentionDays() {
+  const text = process.env.SENSOR_RETENTION_DAYS?.trim();
+  if (!text) return null;
+  if (!/^\d+$/.test(text) || Number(text) < 30) {
+    throw new Error('Invalid configuration: SENSOR_RETENTION_DAYS must be a whole number of days, at least 30');
+  }
+  return Number(text);
+}
+
+export async function up(pgm) {
+  const profile = await chooseProfile(pgm);
+  const days = retentionDays();
+  pgm.sql(sensorSql('common'));
+  for (const file of FILES[profile]) pgm.sql(sensorSql(file));
+  pgm.sql(`INSERT INTO sensor_storage (profile, retention) VALUES ('${profile}', ${days === null ? 'NULL' : `INTERVAL '${days} days'`})`);
+  if (profile === 'timescale' && days !== null) {
+    pgm.sql(`SELECT add_retention_policy('sensor_readings', drop_after => INTERVAL '${days} days')`);
+  }
+}
+
+export async function down(pgm) {
+  const rows = await pgm.db.select('SELECT profile FROM sensor_storage');
+  const profile = rows[0]?.profile;
+  if (!PROFILES.includes(profile)) throw new Error('sensor_storage names no storage profile');
+  pgm.sql(sensorSql(`${profile}-down`));
+}

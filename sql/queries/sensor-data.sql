@@ -1,0 +1,62 @@
+-- GET /api/v1/sensor-data (src/sensors/history.ts). The same SQL for both storage profiles: it
+-- reads only sensor_readings, sensor_readings_hourly and sensor_readings_daily.
+-- Common parameters: $1 int[] units, $2 specification_type[] types, $3/$4 [from, to) instants.
+-- Order everywhere: time, cooling_unit_id, specification_type (alphabetical, as text in "C").
+
+-- name: dayCounts
+-- Records per UTC day of the window, for each kind of history, from the daily aggregate (exact:
+-- the aggregates count every reading once): total_count and page positions without counting
+-- readings. ms and float8 so the driver hands back plain numbers.
+SELECT extract(epoch FROM bucket)::float8 * 1000 AS day_ms,
+       sum(sample_count)::float8 AS raw,
+       sum(hour_count)::float8 AS hourly,
+       count(*)::float8 AS daily
+FROM sensor_readings_daily
+WHERE cooling_unit_id = ANY($1::int[]) AND specification_type = ANY($2::specification_type[])
+  AND bucket >= $3::timestamptz AND bucket < $4::timestamptz
+GROUP BY bucket
+ORDER BY bucket;
+
+-- name: hourCounts
+-- Readings per hour of [$3, $4) (a few days at most), to place a page of raw readings to the hour.
+SELECT extract(epoch FROM bucket)::float8 * 1000 AS hour_ms, sum(sample_count)::float8 AS raw
+FROM sensor_readings_hourly
+WHERE cooling_unit_id = ANY($1::int[]) AND specification_type = ANY($2::specification_type[])
+  AND bucket >= $3::timestamptz AND bucket < $4::timestamptz
+GROUP BY bucket
+ORDER BY bucket;
+
+-- name: rawPage
+-- One page of readings in [$3, $4), after the key ($5, $6, $7) when given, skipping $8, at most $9.
+-- The time range keeps the scan (and the sort) to about a page whatever the page number.
+SELECT sensor_timestamp_text(recorded_at) AS timestamp, cooling_unit_id,
+       specification_type::text AS specification_type, value, 1 AS sample_count
+FROM sensor_readings
+WHERE cooling_unit_id = ANY($1::int[]) AND specification_type = ANY($2::specification_type[])
+  AND recorded_at >= $3::timestamptz AND recorded_at < $4::timestamptz
+  AND ($5::timestamptz IS NULL
+       OR (recorded_at, cooling_unit_id, specification_type::text COLLATE "C") > ($5::timestamptz, $6::int, $7::text COLLATE "C"))
+ORDER BY recorded_at, cooling_unit_id, specification_type::text COLLATE "C"
+OFFSET $8 LIMIT $9;
+
+-- name: hourlyPage
+SELECT sensor_timestamp_text(bucket) AS timestamp, cooling_unit_id,
+       specification_type::text AS specification_type, value, sample_count, min, max
+FROM sensor_readings_hourly
+WHERE cooling_unit_id = ANY($1::int[]) AND specification_type = ANY($2::specification_type[])
+  AND bucket >= $3::timestamptz AND bucket < $4::timestamptz
+  AND ($5::timestamptz IS NULL
+       OR (bucket, cooling_unit_id, specification_type::text COLLATE "C") > ($5::timestamptz, $6::int, $7::text COLLATE "C"))
+ORDER BY bucket, cooling_unit_id, specification_type::text COLLATE "C"
+OFFSET $8 LIMIT $9;
+
+-- name: dailyPage
+SELECT sensor_timestamp_text(bucket) AS timestamp, cooling_unit_id,
+       specification_type::text AS specification_type, value, sample_count, min, max
+FROM sensor_readings_daily
+WHERE cooling_unit_id = ANY($1::int[]) AND specification_type = ANY($2::specification_type[])
+  AND bucket >= $3::timestamptz AND bucket < $4::timestamptz
+  AND ($5::timestamptz IS NULL
+       OR (bucket, cooling_unit_id, specification_type::text COLLATE "C") > ($5::timestamptz, $6::int, $7::text COLLATE "C"))
+ORDER BY bucket, cooling_unit_id, specification_type::text COLLATE "C"
+OFFSET $8 LIMIT $9;

@@ -1,0 +1,193 @@
+// Pages of sensor history (raw readings, hourly or daily aggregates) in the order
+// (timestamp, cooling_unit_id, specification_type), where page 500 costs what page 1 costs.
+//
+// - total_count: the daily aggregate's per-day counts for the window (readings = sum of
+//   sample_count, hourly records = sum of hour_count, daily records = rows), exact because the
+//   aggregates are, and a few thousand rows at most instead of millions of readings. Cached for
+//   COUNTS_TTL_MS per (units, types, window), so paging does not even repeat that.
+// - Placing a page without OFFSET over millions of rows: the cumulative day counts give the day
+//   that holds row (page - 1) x page_size; for raw readings the hourly aggregate's counts of that
+//   day narrow it to the hour. The page is then read from that hour (or day) on, with a small
+//   OFFSET inside it, and bounded in time by where the page's last row falls, so the database
+//   scans and sorts about one page whatever its number.
+// - Page boundaries: after serving page k, the key of its last row is cached; page k + 1 then
+//   seeks past that key instead of skipping. Reading page after page is therefore exactly
+//   continuous (no row twice, none missed) even while readings arrive.
+// If readings arrived since the counts were taken, a page may find fewer rows than planned in its
+// time range; it then reads on past it until full or the window ends.
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type pg from 'pg';
+import { loadQueries } from '../db/sql.js';
+import type { Clock } from '../types.js';
+import type { SpecificationType } from './formats.js';
+
+const sql = loadQueries('sensor-data', ['dayCounts', 'hourCounts', 'rawPage', 'hourlyPage', 'dailyPage']);
+
+export const AGGREGATIONS = ['raw', 'hourly', 'daily'] as const;
+export type Aggregation = (typeof AGGREGATIONS)[number];
+
+export interface HistoryQuery {
+  unitIds: number[];
+  types: SpecificationType[];
+  /** [fromMs, toMs): whole UTC days */
+  fromMs: number;
+  toMs: number;
+  aggregation: Aggregation;
+  page: number;
+  pageSize: number;
+}
+
+export interface SensorRecord {
+  timestamp: string;
+  cooling_unit_id: number;
+  specification_type: SpecificationType;
+  value: number;
+  sample_count: number;
+  min?: number;
+  max?: number;
+}
+
+interface Key {
+  timestamp: string;
+  unitId: number;
+  type: string;
+}
+
+interface DayCounts {
+  days: number[];
+  /** per aggregation: records before each day (length days + 1; the last is the total) */
+  before: Record<Aggregation, number[]>;
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+export const COUNTS_TTL_MS = 15_000;
+const BOUNDARY_TTL_MS = 15 * 60_000;
+const PAGE_SQL: Record<Aggregation, string> = { raw: sql.rawPage, hourly: sql.hourlyPage, daily: sql.dailyPage };
+
+export function createSensorHistory(pool: pg.Pool, clock: Clock) {
+  // the injected clock drives expiry, so tests move time instead of sleeping
+  const perf = { now: () => clock.now().getTime() };
+  const dayCounts = new LRUCache<string, DayCounts>({ max: 2_000, ttl: COUNTS_TTL_MS, perf });
+  const hourCounts = new LRUCache<string, Map<number, number>>({ max: 5_000, ttl: COUNTS_TTL_MS, perf });
+  const boundaries = new LRUCache<string, Key>({ max: 50_000, ttl: BOUNDARY_TTL_MS, perf });
+
+  const scope = (q: HistoryQuery) => [q.unitIds, q.types, iso(q.fromMs), iso(q.toMs)];
+
+  async function countsOf(q: HistoryQuery, signature: string): Promise<DayCounts> {
+    const cached = dayCounts.get(signature);
+    if (cached) return cached;
+    const { rows } = await pool.query<{ day_ms: number; raw: number; hourly: number; daily: number }>(sql.dayCounts, scope(q));
+    const counts: DayCounts = { days: rows.map((row) => row.day_ms), before: { raw: [0], hourly: [0], daily: [0] } };
+    for (const row of rows) {
+      for (const aggregation of AGGREGATIONS) {
+        const before = counts.before[aggregation];
+        before.push(before[before.length - 1]! + row[aggregation]);
+      }
+    }
+    dayCounts.set(signature, counts);
+    return counts;
+  }
+
+  /** Readings per hour for the given days (ms), cached per day. */
+  async function hoursOf(q: HistoryQuery, signature: string, firstDay: number, lastDay: number): Promise<Map<number, number>> {
+    const hours = new Map<number, number>();
+    let missingFrom: number | null = null;
+    for (let day = firstDay; day <= lastDay; day += DAY_MS) {
+      const cached = hourCounts.get(`${signature}|${day}`);
+      if (cached) for (const [hour, count] of cached) hours.set(hour, count);
+      else missingFrom ??= day;
+    }
+    if (missingFrom !== null) {
+      const { rows } = await pool.query<{ hour_ms: number; raw: number }>(sql.hourCounts,
+        [q.unitIds, q.types, iso(missingFrom), iso(lastDay + DAY_MS)]);
+      const byDay = new Map<number, Map<number, number>>();
+      for (let day = missingFrom; day <= lastDay; day += DAY_MS) byDay.set(day, new Map());
+      for (const row of rows) {
+        byDay.get(row.hour_ms - (row.hour_ms % DAY_MS))?.set(row.hour_ms, row.raw);
+        hours.set(row.hour_ms, row.raw);
+      }
+      for (const [day, counts] of byDay) hourCounts.set(`${signature}|${day}`, counts);
+    }
+    return hours;
+  }
+
+  /**
+   * Where row `offset` (0-based) of the history is: the start of its day (or, for raw readings,
+   * of its hour) and how many rows of that day or hour come before it.
+   */
+  async function locate(q: HistoryQuery, signature: string, counts: DayCounts, offset: number) {
+    const before = counts.before[q.aggregation];
+    const index = lastIndexAtMost(before, offset, counts.days.length - 1);
+    const day = counts.days[index]!;
+    const within = offset - before[index]!;
+    if (q.aggregation !== 'raw') return { start: day, end: day + DAY_MS, skip: within };
+    const hours = [...(await hoursOf(q, signature, day, day)).entries()].sort((a, b) => a[0] - b[0]);
+    let seen = 0;
+    for (const [hour, count] of hours) {
+      if (within < seen + count) return { start: hour, end: hour + HOUR_MS, skip: within - seen };
+      seen += count;
+    }
+    // the counts moved under us: start of the day, skipping what the day count said
+    return { start: day, end: day + DAY_MS, skip: within };
+  }
+
+  async function fetchRange(q: HistoryQuery, from: number, to: number, seek: Key | null, skip: number, limit: number) {
+    const { rows } = await pool.query<SensorRecord>(PAGE_SQL[q.aggregation], [
+      ...scope({ ...q, fromMs: from, toMs: to }),
+      seek?.timestamp ?? null, seek?.unitId ?? null, seek?.type ?? null, skip, limit,
+    ]);
+    return rows;
+  }
+
+  return {
+    async page(q: HistoryQuery): Promise<{ records: SensorRecord[]; totalCount: number }> {
+      if (q.unitIds.length === 0 || q.types.length === 0) return { records: [], totalCount: 0 };
+      const signature = createHash('sha1').update(JSON.stringify(scope(q))).digest('base64url');
+      const counts = await countsOf(q, signature);
+      const totalCount = counts.before[q.aggregation][counts.days.length]!;
+      const offset = (q.page - 1) * q.pageSize;
+      if (offset >= totalCount) return { records: [], totalCount };
+      const wanted = Math.min(q.pageSize, totalCount - offset);
+
+      const boundaryKey = `${signature}|${q.aggregation}|${q.pageSize}|${q.page}`;
+      const seek = boundaries.get(boundaryKey) ?? null;
+      const first = seek ? null : await locate(q, signature, counts, offset);
+      const last = await locate(q, signature, counts, offset + wanted - 1);
+      let from = seek ? Date.parse(seek.timestamp) : first!.start;
+      let to = Math.max(last.end, from + (q.aggregation === 'raw' ? HOUR_MS : DAY_MS));
+
+      const records = await fetchRange(q, from, Math.min(to, q.toMs), seek, first?.skip ?? 0, wanted);
+      // fewer rows than the counts promised (readings arrived meanwhile): read on, widening
+      while (records.length < wanted && to < q.toMs) {
+        const span = Math.max(to - from, DAY_MS);
+        from = to;
+        to = Math.min(q.toMs, to + 2 * span);
+        records.push(...(await fetchRange(q, from, to, null, 0, wanted - records.length)));
+      }
+      const tail = records[records.length - 1];
+      if (records.length === q.pageSize && tail) {
+        boundaries.set(`${signature}|${q.aggregation}|${q.pageSize}|${q.page + 1}`,
+          { timestamp: tail.timestamp, unitId: tail.cooling_unit_id, type: tail.specification_type });
+      }
+      return { records, totalCount };
+    },
+  };
+}
+
+export type SensorHistory = ReturnType<typeof createSensorHistory>;
+
+/** The largest index i <= max with sorted[i] <= value (binary search). */
+function lastIndexAtMost(sorted: number[], value: number, max: number): number {
+  let low = 0;
+  let high = max;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (sorted[middle]! <= value) low = middle;
+    else high = middle - 1;
+  }
+  return low;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
