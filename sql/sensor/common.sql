@@ -10,8 +10,8 @@ CREATE TABLE sensor_storage (
 );
 
 -- 001 created a plain table; no production data exists yet, so each profile recreates it.
--- The foreign key to cooling_units goes: checking it row by row would halve ingest throughput,
--- and the ingest validates unit ids per batch instead (sql/queries/sensor-ingest.sql).
+-- The foreign key to cooling_units goes: it costs a lookup and a trigger per reading, and the
+-- ingest checks each unit id once instead (src/sensors/ingest.ts).
 DROP TABLE sensor_readings;
 
 -- Response timestamps are text made by PostgreSQL: whole seconds unless the reading has a

@@ -1,7 +1,7 @@
 // Loads validated readings in batches, one transaction per batch, so a batch is never half
 // loaded and re-running a file is harmless. Per batch:
-//   1. unknown cooling units are bad rows (there is no foreign key: checking it row by row
-//      would halve throughput), reported with their line numbers;
+//   1. unknown cooling units are bad rows, reported with their line numbers (checked once per
+//      unit here rather than by a foreign key, which costs a lookup and a trigger per reading);
 //   2. fast path: COPY straight into the store (the postgres profile's weekly partitions, or the
 //      hypertable), aggregates maintained by the store itself;
 //   3. if that meets a duplicate (unique violation), the batch is redone from a staging table
