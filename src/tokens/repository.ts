@@ -81,6 +81,7 @@ export function createTokenRepository(pool: pg.Pool) {
 
     async createToken(token: NewToken): Promise<ApiTokenRecord> {
       const client = await pool.connect();
+      let id: string;
       try {
         await client.query('BEGIN');
         const { rows } = await client.query<{ id: string }>(sql.insertToken, [
@@ -92,18 +93,19 @@ export function createTokenRepository(pool: pg.Pool) {
           token.now,
           token.createdBy,
         ]);
-        const id = rows[0]!.id;
+        id = rows[0]!.id;
         if (token.coolingUnitIds.length > 0) {
           await client.query(sql.insertTokenUnits, [id, token.coolingUnitIds]);
         }
         await client.query('COMMIT');
-        return (await findToken(token.companyId, id))!;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {});
         throw error;
       } finally {
         client.release();
       }
+      // read back only after releasing the client: with a pool of one it would wait on itself
+      return (await findToken(token.companyId, id))!;
     },
 
     async listTokens(companyId: number, state: TokenState | null, now: Date, limit: number, offset: number) {
