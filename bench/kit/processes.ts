@@ -7,8 +7,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../src/free-port.js';
+
+export { freePort };
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -75,17 +77,6 @@ export async function within<T>(promise: Promise<T>, ms: number): Promise<T | un
   } finally {
     clearTimeout(timer);
   }
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface HttpAnswer {

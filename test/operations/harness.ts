@@ -4,11 +4,13 @@
 // company and tokens to call it with. Every child is killed in teardown; every wait is bounded.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
-import net from 'node:net';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { createTestApp, TEST_JWT_SECRET, type TestApp } from '../helpers/app.js';
 import { createCompany, type CompanyFixture } from '../helpers/fixtures.js';
 import { issueToken } from '../helpers/tokens.js';
+import { freePort } from '../../src/free-port.js';
+
+export { freePort };
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -27,18 +29,6 @@ export async function until<T>(what: string, check: () => T | undefined | false 
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(everyMs);
   }
-}
-
-/** A port nobody listens on right now (the cluster needs one number for all its workers). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function waitForExit(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
