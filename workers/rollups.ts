@@ -125,29 +125,79 @@ export function decimal(numerator: bigint, denominator = 1n, decimals = 2): numb
   return negative && units !== 0n ? -Number(text) : Number(text);
 }
 
-const cents = (amount: bigint) => decimal(amount, 100n);
 const key = (periodStart: string, id: number) => `${periodStart}/${id}`;
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const nullsLast = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : byText(a, b));
 
-function cellMap<T>(cells: Cell[], create: () => T): Map<string, T> {
-  return new Map(cells.map((cell) => [key(cell.period_start, cell.cooling_unit_id), create()]));
+/**
+ * Per-cell state, found by period and unit: nested maps rather than one map keyed by a
+ * "period/unit" string, which cost a string built and hashed for every row.
+ */
+class CellGrid<T> {
+  private readonly periods = new Map<string, Map<number, T>>();
+
+  constructor(cells: Cell[], create: () => T) {
+    for (const cell of cells) {
+      let units = this.periods.get(cell.period_start);
+      if (!units) this.periods.set(cell.period_start, (units = new Map()));
+      units.set(cell.cooling_unit_id, create());
+    }
+  }
+
+  /** undefined for a bucket x unit of the query that is not on this page */
+  get(periodStart: string, unitId: number): T | undefined {
+    return this.periods.get(periodStart)?.get(unitId);
+  }
 }
 
 // ---- revenue ----------------------------------------------------------------------------------
+// Money here is integer cents in plain Numbers, not BigInts: cooling_fees and discount are
+// numeric(14, 2) and never negative, so every amount is below 10^14 cents and every sum of them
+// is exact while it stays below 2^53 (checked once, on output: with no negative addend, a final
+// sum in range means every partial sum was). BigInt arithmetic cost most of a small page's CPU.
 
-interface CurrencySums { fees: bigint; discounts: bigint; paid: bigint; pending: bigint; paidCount: number; pendingCount: number }
-interface MethodSums { method: string | null; currency: string; revenue: bigint; count: number }
+/** A numeric(_, 2)'s text ("12.30", "7") as integer cents: digits read in place, no substrings. */
+export function centsOf(text: string): number {
+  let cents = 0;
+  let decimals = -1; // digits after the point; -1 before it
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 46 && decimals < 0) {
+      decimals = 0;
+    } else if (code >= 48 && code <= 57) {
+      cents = cents * 10 + (code - 48);
+      if (decimals >= 0 && ++decimals > 2) throw new RangeError(`${text} has more than 2 decimals`);
+    } else {
+      throw new RangeError(`${JSON.stringify(text)} is not an amount of money`);
+    }
+  }
+  if (text.length === 0 || text === '.') throw new RangeError('an empty amount of money');
+  cents *= decimals === 2 ? 1 : decimals === 1 ? 10 : 100;
+  if (!Number.isSafeInteger(cents)) throw new RangeError(`${text} is beyond exact arithmetic`);
+  return cents;
+}
+
+/**
+ * Integer cents as a JSON number with at most 2 decimals. Division is correctly rounded, so
+ * cents / 100 is the double nearest the exact amount: the very number Number("12.30") gives.
+ */
+export function centsToNumber(cents: number): number {
+  if (!Number.isSafeInteger(cents)) throw new RangeError(`a sum of ${cents} cents is beyond exact arithmetic`);
+  return cents / 100;
+}
+
+interface CurrencySums { fees: number; discounts: number; paid: number; pending: number; paidCount: number; pendingCount: number }
+interface MethodSums { method: string | null; currency: string; revenue: number; count: number }
 
 export function rollupRevenue(input: RevenueInput): RevenueRecord[] {
-  const sums = cellMap(input.cells, () => ({ currencies: new Map<string, CurrencySums>(), methods: new Map<string, MethodSums>() }));
+  const sums = new CellGrid(input.cells, () => ({ currencies: new Map<string, CurrencySums>(), methods: new Map<string, MethodSums>() }));
   for (const [periodStart, unitId, currency, coolingFees, discountText, paid, method] of parseJson(input.checkOuts)) {
-    const cell = sums.get(key(periodStart, unitId));
+    const cell = sums.get(periodStart, unitId);
     if (!cell) continue; // a bucket x unit of the query that is not on this page
-    const fees = scaled(coolingFees, 2);
-    const discount = scaled(discountText, 2);
+    const fees = centsOf(coolingFees);
+    const discount = centsOf(discountText);
     let total = cell.currencies.get(currency);
-    if (!total) cell.currencies.set(currency, (total = { fees: 0n, discounts: 0n, paid: 0n, pending: 0n, paidCount: 0, pendingCount: 0 }));
+    if (!total) cell.currencies.set(currency, (total = { fees: 0, discounts: 0, paid: 0, pending: 0, paidCount: 0, pendingCount: 0 }));
     total.fees += fees;
     total.discounts += discount;
     if (!paid) {
@@ -159,33 +209,40 @@ export function rollupRevenue(input: RevenueInput): RevenueRecord[] {
     total.paidCount++;
     const methodKey = `${method ?? ''}/${currency}`;
     let byMethod = cell.methods.get(methodKey);
-    if (!byMethod) cell.methods.set(methodKey, (byMethod = { method, currency, revenue: 0n, count: 0 }));
+    if (!byMethod) cell.methods.set(methodKey, (byMethod = { method, currency, revenue: 0, count: 0 }));
     byMethod.revenue += fees - discount;
     byMethod.count++;
   }
-  return input.cells.map((cell) => {
-    const { currencies, methods } = sums.get(key(cell.period_start, cell.cooling_unit_id))!;
-    const currencyTotals = [...currencies.entries()]
-      .sort(([a], [b]) => byText(a, b))
-      .map(([currency, s]) => ({
+  // records built with fixed shapes (no spreads), so JSON.stringify walks monomorphic objects
+  return input.cells.map((cell): RevenueRecord => {
+    const { currencies, methods } = sums.get(cell.period_start, cell.cooling_unit_id)!;
+    const currencyTotals: CurrencyTotal[] = [];
+    let checkOuts = 0;
+    for (const [currency, s] of currencies) {
+      checkOuts += s.paidCount + s.pendingCount;
+      currencyTotals.push({
         currency,
-        total_revenue: cents(s.fees - s.discounts),
-        paid_revenue: cents(s.paid),
-        pending_revenue: cents(s.pending),
-        cooling_fees: cents(s.fees),
-        discounts: cents(s.discounts),
+        total_revenue: centsToNumber(s.fees - s.discounts),
+        paid_revenue: centsToNumber(s.paid),
+        pending_revenue: centsToNumber(s.pending),
+        cooling_fees: centsToNumber(s.fees),
+        discounts: centsToNumber(s.discounts),
         check_outs: s.paidCount + s.pendingCount,
         paid_check_outs: s.paidCount,
         pending_check_outs: s.pendingCount,
-      }));
-    const paymentMethods = [...methods.values()]
-      .sort((a, b) => nullsLast(a.method, b.method) || byText(a.currency, b.currency))
-      .map((m) => ({ payment_method: m.method, currency: m.currency, total_revenue: cents(m.revenue), check_outs: m.count }));
+      });
+    }
+    const paymentMethods: PaymentMethodTotal[] = [];
+    for (const m of methods.values()) {
+      paymentMethods.push({ payment_method: m.method, currency: m.currency, total_revenue: centsToNumber(m.revenue), check_outs: m.count });
+    }
     return {
-      ...cell,
-      check_outs: currencyTotals.reduce((count, total) => count + total.check_outs, 0),
-      currency_totals: currencyTotals,
-      payment_methods: paymentMethods,
+      cooling_unit_id: cell.cooling_unit_id,
+      period_start: cell.period_start,
+      period_end: cell.period_end,
+      check_outs: checkOuts,
+      currency_totals: currencyTotals.sort((a, b) => byText(a.currency, b.currency)),
+      payment_methods: paymentMethods.sort((a, b) => nullsLast(a.payment_method, b.payment_method) || byText(a.currency, b.currency)),
     };
   });
 }
@@ -210,12 +267,12 @@ interface ImpactSums {
 }
 
 export function rollupImpact(input: ImpactInput): ImpactRecord[] {
-  const sums = cellMap<ImpactSums>(input.cells, () => ({
+  const sums = new CellGrid<ImpactSums>(input.cells, () => ({
     kgIn: 0n, co2: 0n, lost: 0n, surveyed: 0n, surveys: 0, lossNumerator: 0n, income: new Map(), farmers: 0,
   }));
   const baselines = new Map<string, Baseline>();
   for (const [periodStart, unitId, farmerId, lossShare, currency, pricePerKg] of parseJson(input.farmers)) {
-    const cell = sums.get(key(periodStart, unitId));
+    const cell = sums.get(periodStart, unitId);
     if (cell) cell.farmers++;
     baselines.set(key(periodStart, farmerId), {
       lossShare: lossShare === null ? null : scaled(lossShare, 4),
@@ -226,7 +283,7 @@ export function rollupImpact(input: ImpactInput): ImpactRecord[] {
 
   // market surveys first: every crate needs its cell's loss share, kg lost / (kg sold + kg lost)
   for (const [periodStart, unitId, farmerId, currency, price, kgPerUnit, kgSold, kgLost] of parseJson(input.surveys)) {
-    const cell = sums.get(key(periodStart, unitId));
+    const cell = sums.get(periodStart, unitId);
     if (!cell) continue;
     const sold = scaled(kgSold, 2);
     const lost = scaled(kgLost, 2);
@@ -243,7 +300,7 @@ export function rollupImpact(input: ImpactInput): ImpactRecord[] {
   }
 
   for (const [periodStart, unitId, farmerId, kgText, factorWithout, factorWith] of parseJson(input.crates)) {
-    const cell = sums.get(key(periodStart, unitId));
+    const cell = sums.get(periodStart, unitId);
     if (!cell) continue;
     const kg = scaled(kgText, 2);
     cell.kgIn += kg;
@@ -258,7 +315,7 @@ export function rollupImpact(input: ImpactInput): ImpactRecord[] {
 
   const household = BigInt(HOUSEHOLD_TENTHS[input.country] ?? DEFAULT_HOUSEHOLD_TENTHS);
   return input.cells.map((cell) => {
-    const s = sums.get(key(cell.period_start, cell.cooling_unit_id))!;
+    const s = sums.get(cell.period_start, cell.cooling_unit_id)!;
     const [incomeNumerator, incomeDenominator] = sumFractions(s.income);
     return {
       ...cell,

@@ -220,7 +220,7 @@ async function serveWorker() {
       ends,
       meta: (companyId: number) => ({
         company_id: companyId,
-        filters: { start_date: iso(w.start), end_date: iso(w.end), period: w.period },
+        filters: { start_date: iso(w.start), end_date: iso(w.end), period: w.period, cooling_unit_id: query.cooling_unit_id ? Number(query.cooling_unit_id) : null, location_id: query.location_id ? Number(query.location_id) : null },
         pagination: pagination(w.page, w.pageSize, total),
       }),
     };
@@ -264,33 +264,67 @@ async function serveWorker() {
     return { data, meta: page.meta(token.company_id) };
   });
 
+  // the project's record, field for field (same response bytes), summed naively in floats
+  interface CurrencyEntry { fees: number; discounts: number; paid: number; pending: number; paidCount: number; pendingCount: number }
+  const round2 = (value: number) => Math.round(value * 100) / 100;
   app.get('/api/v1/analytics/revenue', async (request) => {
     const query = request.query as Query;
     const token = await apiToken(request, 'revenue');
     const page = grid(query, await unitScope(token, query));
-    const totals = new Map<string, Map<string, { total: number; check_outs: number }>>();
+    const status = query.payment_status ?? 'all';
+    const totals = new Map<string, { currencies: Map<string, CurrencyEntry>; methods: Map<string, { method: string | null; currency: string; total: number; count: number }> }>();
     if (page.cells.length > 0) {
-      const { rows } = await pool.query<{ rows: string }>(sql.revenue, [page.unitIds, page.days, page.starts, query.payment_status ?? 'all']);
-      for (const [periodStart, unitId, currency, fees, discount] of JSON.parse(rows[0]!.rows) as [string, number, string, string, string][]) {
+      const { rows } = await pool.query<{ rows: string }>(sql.revenue, [page.unitIds, page.days, page.starts, status]);
+      const checkOuts = JSON.parse(rows[0]!.rows) as [string, number, string, string, string, boolean, string | null][];
+      for (const [periodStart, unitId, currency, feesText, discountText, paid, method] of checkOuts) {
         const cell = `${periodStart}/${unitId}`;
-        const byCurrency = totals.get(cell) ?? new Map();
-        const entry = byCurrency.get(currency) ?? { total: 0, check_outs: 0 };
-        entry.total += Number(fees) - Number(discount);
-        entry.check_outs++;
-        byCurrency.set(currency, entry);
-        totals.set(cell, byCurrency);
+        let sums = totals.get(cell);
+        if (!sums) totals.set(cell, (sums = { currencies: new Map(), methods: new Map() }));
+        let entry = sums.currencies.get(currency);
+        if (!entry) sums.currencies.set(currency, (entry = { fees: 0, discounts: 0, paid: 0, pending: 0, paidCount: 0, pendingCount: 0 }));
+        const fees = Number(feesText);
+        const discount = Number(discountText);
+        entry.fees += fees;
+        entry.discounts += discount;
+        if (!paid) {
+          entry.pending += fees - discount;
+          entry.pendingCount++;
+          continue;
+        }
+        entry.paid += fees - discount;
+        entry.paidCount++;
+        const methodKey = `${method ?? ''}/${currency}`;
+        let byMethod = sums.methods.get(methodKey);
+        if (!byMethod) sums.methods.set(methodKey, (byMethod = { method, currency, total: 0, count: 0 }));
+        byMethod.total += fees - discount;
+        byMethod.count++;
       }
     }
     const data = page.cells.map(({ bucket, unitId }) => {
-      const byCurrency = totals.get(`${iso(bucket.start)}/${unitId}`) ?? new Map<string, { total: number; check_outs: number }>();
+      const sums = totals.get(`${iso(bucket.start)}/${unitId}`);
+      const currencies = sums ? [...sums.currencies].sort(([a], [b]) => (a < b ? -1 : 1)) : [];
+      const methods = sums ? [...sums.methods.values()].sort((a, b) => (a.method ?? '~').localeCompare(b.method ?? '~') || a.currency.localeCompare(b.currency)) : [];
       return {
         cooling_unit_id: unitId,
         period_start: iso(bucket.start),
         period_end: iso(bucket.end),
-        currency_totals: [...byCurrency].map(([currency, entry]) => ({ currency, total_revenue: Math.round(entry.total * 100) / 100, check_outs: entry.check_outs })),
+        check_outs: currencies.reduce((count, [, entry]) => count + entry.paidCount + entry.pendingCount, 0),
+        currency_totals: currencies.map(([currency, entry]) => ({
+          currency,
+          total_revenue: round2(entry.fees - entry.discounts),
+          paid_revenue: round2(entry.paid),
+          pending_revenue: round2(entry.pending),
+          cooling_fees: round2(entry.fees),
+          discounts: round2(entry.discounts),
+          check_outs: entry.paidCount + entry.pendingCount,
+          paid_check_outs: entry.paidCount,
+          pending_check_outs: entry.pendingCount,
+        })),
+        payment_methods: methods.map((m) => ({ payment_method: m.method, currency: m.currency, total_revenue: round2(m.total), check_outs: m.count })),
       };
     });
-    return { data, meta: page.meta(token.company_id) };
+    const meta = page.meta(token.company_id);
+    return { data, meta: { ...meta, filters: { ...meta.filters, payment_status: status } } };
   });
 
   app.get('/api/v1/analytics/impact', async (request) => {
@@ -346,7 +380,7 @@ async function serveWorker() {
       data,
       meta: {
         company_id: token.company_id,
-        filters: { start_date: iso(w.start), end_date: iso(w.end), period: w.period },
+        filters: { start_date: iso(w.start), end_date: iso(w.end), period: w.period, cooling_unit_id: query.cooling_unit_id ? Number(query.cooling_unit_id) : null, location_id: query.location_id ? Number(query.location_id) : null },
         pagination: pagination(w.page, w.pageSize, all.length),
       },
     };

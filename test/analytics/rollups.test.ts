@@ -10,6 +10,8 @@ import {
   type ImpactInput,
   type RevenueInput,
   type SurveyRow,
+  centsOf,
+  centsToNumber,
   decimal,
   parseJson,
   rollupImpact,
@@ -121,6 +123,26 @@ t.test('numeric text parses exactly', async (t) => {
   t.equal(scaled('999999999999.99', 2), 99_999_999_999_999n);
   t.equal(scaled('-0.50', 2), -50n);
   t.throws(() => scaled('0.001', 2), RangeError);
+});
+
+t.test('money in Number cents is exact: the same figures as the BigInt definition', async (t) => {
+  t.equal(centsOf('12.30'), 1230);
+  t.equal(centsOf('12.3'), 1230);
+  t.equal(centsOf('7'), 700);
+  t.equal(centsOf('999999999999.99'), 99_999_999_999_999);
+  t.throws(() => centsOf('0.001'), RangeError);
+  t.throws(() => centsOf('1e3'), RangeError);
+  // every amount cents / 100 prints as the exactly rounded decimal, even where float noise lurks
+  for (const cents of [1, 5, 10, 29, 30, 115, 2675, 100_001, 99_999_999_999_999, 4_503_599_627_370_495]) {
+    t.equal(centsToNumber(cents), decimal(BigInt(cents), 100n), `${cents} cents`);
+  }
+  for (let i = 0; i < 20_000; i++) {
+    const cents = int(2 ** 30) * 2 ** int(23) + int(1000);
+    if (centsToNumber(cents) !== decimal(BigInt(cents), 100n)) t.fail(`${cents} cents`);
+  }
+  // a sum beyond 2^53 cents would no longer be exact: refused, never rounded silently
+  t.throws(() => centsToNumber(2 ** 53), RangeError);
+  t.throws(() => centsToNumber(0.5), RangeError);
 });
 
 t.test('decimals round half away from zero and print no float noise', async (t) => {
