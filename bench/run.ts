@@ -16,7 +16,7 @@ import { BENCH_JWT_SECRET, kitConfig, type Server, WINDOW } from './kit/config.j
 import { buildDataset, countingCredentials, createDatabase, dropDatabase, layoutOf } from './kit/dataset.js';
 import { closeLoadGenerators, type LoadFigures, runLoad } from './kit/load.js';
 import { startLoopWindow } from './kit/loop-delay.js';
-import { beginStopping, freePort, killAllNow, repoRoot, request, sampleMemory, type Service, sleep, startService, stopAll } from './kit/processes.js';
+import { beginStopping, buildServers, freePort, killAllNow, repoRoot, request, sampleMemory, type Service, sleep, startService, stopAll } from './kit/processes.js';
 import { formatTable, type Report, writeReports } from './kit/report.js';
 import { type ScenarioResult, type ServerRun, summarize } from './kit/results.js';
 import { measureRevocation, type RevocationFigures } from './kit/revocation.js';
@@ -175,16 +175,17 @@ async function main() {
   const dataset = await buildDataset(database, config.dataset, needs, log);
   cleanups.push(() => dataset.pool.end());
 
+  const entries = await buildServers(log);
   const [projectPort, referencePort] = [await freePort(), await freePort()];
   const env = { DATABASE_URL: dataset.url, REDIS_URL: redisUrl, JWT_SECRET: BENCH_JWT_SECRET };
-  log(`starting the project cluster (src/server.ts, ${WORKERS} workers) on ${projectPort} and the reference on ${referencePort}`);
+  log(`starting the project cluster (${entries.project}, ${WORKERS} workers) on ${projectPort} and the reference on ${referencePort}`);
   const services: Partial<Record<Server, Service>> = {};
   cleanups.push(async () => {
     await Promise.all(Object.values(services).map((service) => service.stop()));
   });
   const started = await Promise.allSettled([
-    startService({ name: 'project', entry: 'src/server.ts', port: projectPort, workers: WORKERS, env: { ...env, LOG_LEVEL: 'warn' }, readyPath: '/readyz' }).then((s) => (services.project = s)),
-    startService({ name: 'reference', entry: 'bench/reference/server.ts', port: referencePort, workers: WORKERS, env, readyPath: '/readyz' }).then((s) => (services.reference = s)),
+    startService({ name: 'project', entry: entries.project, port: projectPort, workers: WORKERS, env: { ...env, LOG_LEVEL: 'warn' }, readyPath: '/readyz' }).then((s) => (services.project = s)),
+    startService({ name: 'reference', entry: entries.reference, port: referencePort, workers: WORKERS, env, readyPath: '/readyz' }).then((s) => (services.reference = s)),
   ]);
   for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
   const project = services.project!;

@@ -111,8 +111,8 @@ export function request(
 // /proc
 
 /**
- * Direct children of a process that run node (the cluster's workers), from /proc/<pid>/stat; tsx's
- * esbuild service, also a child, is left out.
+ * Direct children of a process that run node (the cluster's workers), from /proc/<pid>/stat; an
+ * esbuild service (a server run through tsx), also a child, is left out.
  */
 function childPids(parent: number): number[] {
   const found: number[] = [];
@@ -216,7 +216,9 @@ export async function startService(options: {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of SCRUBBED) delete env[name];
   Object.assign(env, options.env, { PORT: String(options.port), HOST: '127.0.0.1', WORKERS: String(options.workers) });
-  const child = spawn(process.execPath, ['--import', 'tsx', options.entry], {
+  // compiled JavaScript (the kit's build, see buildServers) runs on plain node; TypeScript via tsx
+  const loader = options.entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...loader, options.entry], {
     cwd: repoRoot,
     env,
     detached: true, // its own process group: the workers die with it
@@ -268,4 +270,27 @@ export async function startService(options: {
     }
     await sleep(250);
   }
+}
+
+/**
+ * Compiles both servers as they run in production: the project with `npm run build` (dist/src,
+ * dist/workers, dist/sql) and the reference next to it (dist/bench/reference). Measuring code run
+ * through tsx would add its loader to every worker's memory (~55 MB) and start-up. Returns the
+ * entry points.
+ */
+export async function buildServers(log: (line: string) => void): Promise<{ project: string; reference: string }> {
+  const started = performance.now();
+  const run = (args: string[]) =>
+    new Promise<void>((resolve, reject) => {
+      const child = spawn('npm', args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+      track(child);
+      let output = '';
+      child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`npm ${args.join(' ')} failed:\n${output.slice(-3000)}`))));
+    });
+  await run(['run', '--silent', 'build']);
+  await run(['exec', '--', 'tsc', '-p', 'bench/reference/tsconfig.json']);
+  log(`compiled the project (npm run build) and the reference in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return { project: 'dist/src/server.js', reference: 'dist/bench/reference/server.js' };
 }
