@@ -17,6 +17,8 @@ export interface PrimaryOptions {
   workers: number;
   /** Environment every worker gets (the resolved database URL and JWT secret). */
   env: Record<string, string>;
+  /** Extra node flags for every worker (the heap limits of config.ts heapFlags) */
+  execArgv?: string[];
   log: (message: string, fields?: Record<string, unknown>) => void;
   /** Called once, with the address, when the first worker listens. */
   onListening?: (address: string) => void;
@@ -43,6 +45,8 @@ export function runPrimary(options: PrimaryOptions) {
         resolve();
       });
     });
+
+  cluster.setupPrimary({ execArgv: [...process.execArgv, ...(options.execArgv ?? [])] });
 
   function fork(): Worker {
     const worker = cluster.fork(options.env);

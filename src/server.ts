@@ -9,7 +9,7 @@ import closeWithGrace from 'close-with-grace';
 import { AggregatorRegistry } from 'prom-client';
 import { buildApp } from './app.js';
 import { requestClusterMetrics, runPrimary } from './cluster.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, heapFlags, loadConfig, type Config } from './config.js';
 import type { EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
@@ -138,6 +138,7 @@ if (cluster.isWorker) {
     runPrimary({
       workers: config.workers,
       env,
+      execArgv: heapFlags(config.heapLimitMb, `${process.env.NODE_OPTIONS ?? ''} ${process.execArgv.join(' ')}`),
       log: (message, fields) => console.error(JSON.stringify({ level: 40, msg: message, role: 'primary', ...fields })),
       onListening: (address) => banner && console.log(banner(address)),
       onStopped: stopEmbedded,

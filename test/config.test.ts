@@ -1,7 +1,7 @@
 // Configuration: every bad or missing value stops start-up with one line naming the variable.
 import { spawnSync } from 'node:child_process';
 import t from 'tap';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, heapFlags, loadConfig } from '../src/config.js';
 
 const base = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', JWT_SECRET: 'x'.repeat(32) };
 
@@ -38,6 +38,8 @@ const bad: Array<[Record<string, string>, string]> = [
   [{ DATABASE_URL: base.DATABASE_URL }, 'JWT_SECRET'],
   [{ ...base, JWT_PUBLIC_KEY: 'not a pem' }, 'JWT_PUBLIC_KEY'],
   [{ ...base, LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+  [{ ...base, HEAP_LIMIT_MB: '64' }, 'HEAP_LIMIT_MB'], // below what a heavy page needs
+  [{ ...base, HEAP_LIMIT_MB: '1.5' }, 'HEAP_LIMIT_MB'],
   [{ ...base, TRUST_PROXY: '10.0.0.1,not-an-ip' }, 'TRUST_PROXY'],
   [{ ...base, TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
 ];
@@ -49,6 +51,14 @@ for (const [env, variable] of bad) {
     t.match((error as ConfigError).message, new RegExp(`^Invalid configuration: ${variable} `));
   });
 }
+
+t.test('workers get a heap limit unless the operator set one', async (t) => {
+  t.equal(loadConfig(base).heapLimitMb, 512);
+  t.equal(loadConfig({ ...base, HEAP_LIMIT_MB: '1024' }).heapLimitMb, 1024);
+  t.same(heapFlags(512, ''), ['--max-old-space-size=512', '--max-semi-space-size=8']);
+  t.same(heapFlags(512, '--max-old-space-size=2048'), ['--max-semi-space-size=8'], 'NODE_OPTIONS wins');
+  t.same(heapFlags(512, '--enable-source-maps --max-semi-space-size=32 --max-old-space-size=300'), []);
+});
 
 t.test('TRUST_PROXY takes a list of addresses and CIDRs', async (t) => {
   t.same(loadConfig({ ...base, TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1' }).trustProxy, ['127.0.0.1', '10.0.0.0/8', '::1']);

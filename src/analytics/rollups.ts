@@ -42,6 +42,8 @@ export interface RollupOptions {
   threads: number;
   /** pool mode: inputs with less row text than this run inline (0: everything on the pool) */
   inlineBelowBytes?: number;
+  /** each thread's V8 old-space limit in MB (config.heapLimitMb; why: config.ts heapFlags) */
+  heapLimitMb?: number;
 }
 
 /**
@@ -62,19 +64,28 @@ export function createRollups(options: RollupOptions): Rollups {
   const inlineBelow = options.mode === 'inline' ? Infinity : (options.inlineBelowBytes ?? INLINE_BELOW_BYTES);
   // created on first use: an app that never serves a heavy page (most tests) starts no threads
   let pool: Piscina<RollupTask, Json<RevenueRecord[] | ImpactRecord[]>> | null = null;
-  let closed = false;
+  // once closing, tasks run inline: a request still in flight at shutdown completes instead of
+  // failing on a pool that is being torn down
+  let closing = false;
+  // Piscina's close() waits for running tasks but drops queued ones: close waits for all of these
+  const onPool = new Set<Promise<unknown>>();
   const workers = () => {
     pool ??= new Piscina({
       filename: rollupWorkerFile().href,
       minThreads: options.threads,
       maxThreads: options.threads,
       idleTimeout: 60_000,
+      // the cluster workers' heap policy (config.ts heapFlags), per thread: a thread is its own heap
+      ...(options.heapLimitMb ? { resourceLimits: { maxOldGenerationSizeMb: options.heapLimitMb, maxYoungGenerationSizeMb: 24 } } : {}),
     });
     return pool;
   };
   const run = async (task: RollupTask) => {
-    if (closed) throw new Error('the rollup pool is closed');
-    return rowBytes(task) < inlineBelow ? runRollup(task) : workers().run(task);
+    if (closing || rowBytes(task) < inlineBelow) return runRollup(task);
+    const pending = workers().run(task);
+    onPool.add(pending);
+    void pending.finally(() => onPool.delete(pending)).catch(() => {});
+    return pending;
   };
 
   return {
@@ -88,7 +99,9 @@ export function createRollups(options: RollupOptions): Rollups {
       await Promise.all(Array.from({ length: options.threads }, () => workers().run(empty)));
     },
     async close() {
-      closed = true;
+      closing = true;
+      // graceful: tasks already on the pool (running or queued) finish first
+      await Promise.allSettled(onPool);
       await pool?.destroy();
       pool = null;
     },

@@ -1,5 +1,6 @@
 // GET /metrics on any worker of the real cluster shows the whole cluster: the primary collects
 // every worker's registry and sums them.
+import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { createWorld, DATA_PATH, metricSum, send, startCluster, startRedis, until } from './harness.js';
 
@@ -43,5 +44,15 @@ t.test('the cluster metrics name the rate-limit and pool series once, summed', a
   t.equal(scrape.status, 200);
   for (const name of ['rate_limit_redis_fallbacks_total', 'db_pool_connections', 'nodejs_eventloop_lag_p99_seconds']) {
     t.equal(scrape.body.split('\n').filter((line) => line === `# TYPE ${name} ${name.endsWith('_total') ? 'counter' : 'gauge'}`).length, 1, `${name} appears once`);
+  }
+});
+
+t.test("every worker runs under the heap policy (config.ts heapFlags): V8 collects near the live data", async (t) => {
+  const pids = cluster.workerPids();
+  t.equal(pids.length, 2);
+  for (const pid of pids) {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    t.ok(argv.includes('--max-old-space-size=512'), `worker ${pid}: ${argv.join(' ')}`);
+    t.ok(argv.includes('--max-semi-space-size=8'), `worker ${pid} semi-spaces`);
   }
 });
