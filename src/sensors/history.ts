@@ -138,6 +138,7 @@ export function createSensorHistory(pool: pg.Pool, clock: Clock) {
       ...scope({ ...q, fromMs: from, toMs: to }),
       seek?.timestamp ?? null, seek?.unitId ?? null, seek?.type ?? null, skip, limit,
     ]);
+    if (q.aggregation !== 'raw') for (const row of rows) row.value = withoutFloatNoise(row.value);
     return rows;
   }
 
@@ -177,6 +178,15 @@ export function createSensorHistory(pool: pg.Pool, clock: Clock) {
 }
 
 export type SensorHistory = ReturnType<typeof createSensorHistory>;
+
+/**
+ * A mean to 12 significant digits: sum/count in float8 prints noise (92.27499999999999 for
+ * 92.275). Readings carry a few decimals, so 12 digits keep every real digit of a mean (the error
+ * is below 1e-10 relative); raw readings are never rounded.
+ */
+export function withoutFloatNoise(value: number): number {
+  return Number(value.toPrecision(12));
+}
 
 /** The largest index i <= max with sorted[i] <= value (binary search). */
 function lastIndexAtMost(sorted: number[], value: number, max: number): number {
