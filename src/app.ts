@@ -107,7 +107,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     }),
   );
   app.decorate('accessControl', createAccessControl(deps.pool));
-  app.decorate('rollups', createRollups({ mode: deps.rollupMode ?? 'pool', threads: config.rollupThreads, heapLimitMb: config.heapLimitMb }));
+  app.decorate('rollups', createRollups({ mode: deps.rollupMode ?? 'pool', threads: config.rollupThreads, db: deps.pool, heapLimitMb: config.heapLimitMb }));
   // threads start when the server listens (inject-only tests start them on first use)
   // (not awaited: a shutdown right after start would otherwise log the interrupted warm-up)
   app.addHook('onListen', async () => void app.rollups.warm().catch(() => {}));

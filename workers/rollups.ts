@@ -1,7 +1,8 @@
-// Piscina task file: turns a page's raw rows (one per check-out, crate, market survey, farmer) into
-// revenue and impact records with exact arithmetic. Pure functions of plain data, so the same code
-// also runs inline on the main thread (src/analytics/rollups.ts). Imports nothing of the project:
-// under tsx on Node 20 a worker thread can only load it through tsx's require hook.
+// Turns a page's raw rows (one per check-out, crate, market survey, farmer) into revenue and
+// impact records with exact arithmetic. Pure functions of plain data: run on a rollup thread
+// (workers/rollup-thread.ts) or inline on the main thread (src/analytics/rollups.ts). Imports
+// nothing of the project: under tsx on Node 20 a worker thread can only load it through tsx's
+// require hook.
 //
 // Exactness: every numeric column arrives as PostgreSQL's text, is parsed into a BigInt at its
 // column's scale (money in cents, kg in hundredths, shares and factors in ten-thousandths), and
@@ -9,9 +10,6 @@
 // JSON number with at most 2 decimals (4 for a share). Ratios (loss shares, price per kg) stay
 // fractions until that last division.
 
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
-import { isMainThread } from 'node:worker_threads';
 
 /**
  * JSON text of a T. Rows arrive as one (PostgreSQL's json_agg of json_build_array, in the column
@@ -76,29 +74,32 @@ export interface ImpactRecord extends Cell {
 export const HOUSEHOLD_TENTHS: Record<string, number> = { NG: 47, IN: 44, PH: 42 };
 const DEFAULT_HOUSEHOLD_TENTHS = 30;
 
-/**
- * Rollups are batch work and the event loop is not: on Linux a worker thread lowers its own
- * scheduling priority (nice 10, what Piscina's niceIncrement does through a native module), so
- * when they compete for a core the event loop wins. Never on the main thread (inline mode).
- */
-const ROLLUP_THREAD_NICE = 10;
-if (!isMainThread) {
-  try {
-    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), ROLLUP_THREAD_NICE);
-  } catch {
-    // not Linux, or not allowed: the threads keep the default priority
-  }
-}
-
 export type RollupTask = { kind: 'revenue'; input: RevenueInput } | { kind: 'impact'; input: ImpactInput };
 
-/**
- * What a Piscina worker runs (and inline mode on the main thread): the records as JSON text,
- * serialized here rather than on the event loop. A default export on purpose: every worker
- * preloads the file's default handler when it starts, and fails to start without one.
- */
-export default function runRollup(task: RollupTask): Json<RevenueRecord[] | ImpactRecord[]> {
+/** The records of a task as JSON text. */
+export function runRollup(task: RollupTask): Json<RevenueRecord[] | ImpactRecord[]> {
   return JSON.stringify(task.kind === 'revenue' ? rollupRevenue(task.input) : rollupImpact(task.input));
+}
+
+/** A query answering one row whose `rows` column is the JSON text of a row set (sql/queries/). */
+export interface RowsQuery {
+  text: string;
+  values: unknown[];
+}
+
+/** A page to roll up, with the queries of its rows rather than the rows: see rollup-thread.ts. */
+export type RollupRequest =
+  | { kind: 'revenue'; cells: Cell[]; checkOuts: RowsQuery }
+  | { kind: 'impact'; cells: Cell[]; currency: string; country: string; crates: RowsQuery; surveys: RowsQuery; farmers: RowsQuery };
+
+/** Runs a request's queries through `rowsOf` (the thread's pool, or the main one inline) and rolls the rows up. */
+export async function rollUpFrom(request: RollupRequest, rowsOf: (query: RowsQuery) => Promise<string>): Promise<string> {
+  if (request.kind === 'revenue') {
+    return runRollup({ kind: 'revenue', input: { cells: request.cells, checkOuts: await rowsOf(request.checkOuts) } });
+  }
+  const [crates, surveys, farmers] = await Promise.all([rowsOf(request.crates), rowsOf(request.surveys), rowsOf(request.farmers)]);
+  const { cells, currency, country } = request;
+  return runRollup({ kind: 'impact', input: { cells, currency, country, crates, surveys, farmers } });
 }
 
 // ---- exact decimals ---------------------------------------------------------------------------

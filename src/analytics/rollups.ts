@@ -1,69 +1,90 @@
-// The revenue and impact rollups as a service: on a Piscina pool of worker threads (so a heavy
-// page's arithmetic never stalls the event loop) or inline on the main thread (for comparison in
-// bench/event-loop.ts). Both modes run the very same function from workers/rollups.ts, and both
-// answer the records as JSON text, which the routes send as it is (see sendEnvelope).
+// The revenue and impact rollups as a service. A heavy page goes whole to a Piscina thread
+// (workers/rollup-thread.ts): the thread queries the rows, rolls them up and moves the records'
+// bytes back, so the event loop never handles the megabytes in between. A small page runs
+// inline: its queries on the main pool, the very same rollup functions (workers/rollups.ts) on
+// the main thread, because a thread hop costs more than the rollup and a page_size=10 request
+// must not queue behind 1000-record ones. `inline` mode runs everything on the main thread (for
+// comparison in bench/event-loop.ts).
 import type { FastifyReply } from 'fastify';
+import type pg from 'pg';
 import { Piscina } from 'piscina';
-import runRollup, {
+import type { ThreadAnswer, ThreadData } from '../../workers/rollup-thread.js';
+import {
   type Cell,
-  type ImpactInput,
   type ImpactRecord,
   type Json,
-  type RevenueInput,
   type RevenueRecord,
-  type RollupTask,
+  type RollupRequest,
+  rollUpFrom,
+  type RowsQuery,
 } from '../../workers/rollups.js';
 import type { GridPage } from './query.js';
 import { formatDay } from './window.js';
 
-export type { Cell, ImpactInput, ImpactRecord, Json, RevenueInput, RevenueRecord };
+export type { Cell, ImpactRecord, Json, RevenueRecord, RollupRequest, RowsQuery };
 
 export type RollupMode = 'pool' | 'inline';
 
+/** The records as JSON: text from an inline rollup, UTF-8 bytes from a thread. */
+export type RollupBody = string | Uint8Array;
+
 export interface Rollups {
   readonly mode: RollupMode;
-  revenue(input: RevenueInput): Promise<Json<RevenueRecord[]>>;
-  impact(input: ImpactInput): Promise<Json<ImpactRecord[]>>;
+  /** `unitDays`: the page's units x days, which decides inline or thread */
+  rollUp(request: RollupRequest, unitDays: number): Promise<RollupBody>;
   /** Tasks waiting for a worker thread (a /metrics gauge); always 0 inline. */
   queueSize(): number;
-  /** Starts the worker threads now instead of on the first task (a listening server calls it). */
+  /** Starts the worker threads (and their connections) now instead of on the first task. */
   warm(): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
- * Below this much row text a rollup takes well under a millisecond: it runs inline rather than
- * queue behind heavy pages on the pool (a page_size=10 request must not wait for a 1000-record one).
+ * Pages of fewer unit-days than this run inline: about 2,000 check-out rows (~130 KB of row
+ * text), which roll up in well under a millisecond.
  */
-export const INLINE_BELOW_BYTES = 128 * 1024;
+export const INLINE_BELOW_UNIT_DAYS = 300;
+
+/** Pages a thread works on at once (see workers/rollup-thread.ts THREAD_POOL_MAX). */
+const TASKS_PER_THREAD = 3;
 
 export interface RollupOptions {
   mode: RollupMode;
   threads: number;
-  /** pool mode: inputs with less row text than this run inline (0: everything on the pool) */
-  inlineBelowBytes?: number;
+  /** the main pool: inline queries, and the settings the threads' own pools copy */
+  db: pg.Pool;
+  /** pool mode: pages of fewer unit-days run inline (0: everything on the pool) */
+  inlineBelowUnitDays?: number;
   /** each thread's V8 old-space limit in MB (config.heapLimitMb; why: config.ts heapFlags) */
   heapLimitMb?: number;
 }
 
 /**
- * The task file next to this module's build: workers/rollups.ts when running from source under
- * tsx (worker threads inherit `--import tsx` through execArgv; on Node 20 only tsx's require hook
- * works inside a worker, which is enough for the task file), workers/rollups.js from dist/ (plain
- * ESM, imported natively).
+ * The task file next to this module's build: workers/rollup-thread.ts when running from source
+ * under tsx (worker threads inherit `--import tsx` through execArgv; on Node 20 only tsx's require
+ * hook works inside a worker, which is enough for the task file), workers/rollup-thread.js from
+ * dist/ (plain ESM, imported natively).
  */
 export function rollupWorkerFile(moduleUrl: string = import.meta.url): URL {
   const extension = new URL(moduleUrl).pathname.endsWith('.ts') ? 'ts' : 'js';
-  return new URL(`../../workers/rollups.${extension}`, moduleUrl);
+  return new URL(`../../workers/rollup-thread.${extension}`, moduleUrl);
 }
 
-const rowBytes = (task: RollupTask) =>
-  task.kind === 'revenue' ? task.input.checkOuts.length : task.input.crates.length + task.input.surveys.length + task.input.farmers.length;
+/** The main pool's settings a thread can receive: plain values only (no functions, no clients). */
+export function threadDatabaseSettings(db: pg.Pool): pg.PoolConfig {
+  const options = (db as pg.Pool & { options: Record<string, unknown> }).options;
+  const plain = (value: unknown) => ['string', 'number', 'boolean'].includes(typeof value);
+  return Object.fromEntries(
+    Object.entries(options).filter(([name, value]) =>
+      plain(value) || (name === 'ssl' && typeof value === 'object' && value !== null && Object.values(value).every(plain))),
+  ) as pg.PoolConfig;
+}
 
 export function createRollups(options: RollupOptions): Rollups {
-  const inlineBelow = options.mode === 'inline' ? Infinity : (options.inlineBelowBytes ?? INLINE_BELOW_BYTES);
+  const inlineBelow = options.mode === 'inline' ? Infinity : (options.inlineBelowUnitDays ?? INLINE_BELOW_UNIT_DAYS);
+  const inlineRows = async (query: RowsQuery) => (await options.db.query<{ rows: string }>(query.text, query.values)).rows[0]!.rows;
   // created on first use: an app that never serves a heavy page (most tests) starts no threads
-  let pool: Piscina<RollupTask, Json<RevenueRecord[] | ImpactRecord[]>> | null = null;
+  let pool: Piscina<RollupRequest, ThreadAnswer> | null = null;
   // once closing, tasks run inline: a request still in flight at shutdown completes instead of
   // failing on a pool that is being torn down
   let closing = false;
@@ -75,28 +96,35 @@ export function createRollups(options: RollupOptions): Rollups {
       minThreads: options.threads,
       maxThreads: options.threads,
       idleTimeout: 60_000,
+      // a task spends much of its time waiting for its queries: a thread rolls one page up while
+      // the next ones' rows arrive (workers/rollup-thread.ts sizes its pool for this)
+      concurrentTasksPerWorker: TASKS_PER_THREAD,
+      workerData: { database: threadDatabaseSettings(options.db) } satisfies ThreadData,
       // the cluster workers' heap policy (config.ts heapFlags), per thread: a thread is its own heap
       ...(options.heapLimitMb ? { resourceLimits: { maxOldGenerationSizeMb: options.heapLimitMb, maxYoungGenerationSizeMb: 24 } } : {}),
     });
     return pool;
   };
-  const run = async (task: RollupTask) => {
-    if (closing || rowBytes(task) < inlineBelow) return runRollup(task);
-    const pending = workers().run(task);
+  const onThread = async (request: RollupRequest): Promise<Uint8Array> => {
+    const pending = workers().run(request);
     onPool.add(pending);
     void pending.finally(() => onPool.delete(pending)).catch(() => {});
-    return pending;
+    const answer = await pending;
+    if (answer instanceof Uint8Array) return answer;
+    // the thread's database error, with the code the error handler maps (503 when the database is down)
+    throw Object.assign(new Error(answer.failure.message), answer.failure.code ? { code: answer.failure.code } : {});
   };
 
   return {
     mode: options.mode,
-    revenue: async (input) => (await run({ kind: 'revenue', input })) as Json<RevenueRecord[]>,
-    impact: async (input) => (await run({ kind: 'impact', input })) as Json<ImpactRecord[]>,
+    rollUp: (request, unitDays) =>
+      closing || unitDays < inlineBelow ? rollUpFrom(request, inlineRows) : onThread(request),
     queueSize: () => pool?.queueSize ?? 0,
     async warm() {
       if (options.mode === 'inline') return;
-      const empty: RollupTask = { kind: 'revenue', input: { cells: [], checkOuts: '[]' } };
-      await Promise.all(Array.from({ length: options.threads }, () => workers().run(empty)));
+      const nothing: RollupRequest = { kind: 'revenue', cells: [], checkOuts: { text: "SELECT '[]' AS rows", values: [] } };
+      // a failure (the database not up yet) is the first real request's to report
+      await Promise.all(Array.from({ length: options.threads }, () => onThread(nothing).catch(() => {})));
     },
     async close() {
       closing = true;
@@ -115,9 +143,15 @@ export function createRollups(options: RollupOptions): Rollups {
  * route checks at compile time that the rollup's record type is assignable to its schema's
  * (RecordMatches); the run-time zod pass of the default serializer is what is skipped.
  */
-export function sendEnvelope<Record>(reply: FastifyReply, data: Json<Record[]>, meta: object) {
-  return reply.type('application/json; charset=utf-8').send(`{"data":${data},"meta":${JSON.stringify(meta)}}`);
+export function sendEnvelope(reply: FastifyReply, data: RollupBody, meta: object) {
+  reply.type('application/json; charset=utf-8');
+  const tail = `,"meta":${JSON.stringify(meta)}}`;
+  if (typeof data === 'string') return reply.send(`{"data":${data}${tail}`);
+  // bytes from a thread: joined outside the JS heap, sent without ever becoming a string
+  return reply.send(Buffer.concat([ENVELOPE_HEAD, data, Buffer.from(tail)]));
 }
+
+const ENVELOPE_HEAD = Buffer.from('{"data":');
 
 /** Compiles only when the rollup's record type is assignable to the route schema's record type. */
 export type RecordMatches<Rollup extends Schema, Schema> = Rollup;

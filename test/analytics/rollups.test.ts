@@ -1,7 +1,16 @@
 // The rollups give the same records on the Piscina pool as inline, and their decimal arithmetic
 // is exact: parsing PostgreSQL's numeric text and rounding half away from zero.
 import t from 'tap';
-import { createRollups, rollupWorkerFile } from '../../src/analytics/rollups.js';
+import {
+  createRollups,
+  INLINE_BELOW_UNIT_DAYS,
+  type RollupBody,
+  type RollupRequest,
+  rollupWorkerFile,
+  type RowsQuery,
+  threadDatabaseSettings,
+} from '../../src/analytics/rollups.js';
+import { createTestDatabase } from '../helpers/db.js';
 import {
   type Cell,
   type CheckOutRow,
@@ -69,37 +78,67 @@ const impactInput: ImpactInput = {
   ])),
 };
 
+// A page's rows as the routes' queries answer them (one row, a `rows` JSON text), through the
+// real database, so a thread's own pool and the inline path both run a query.
+const rowsQuery = (json: string): RowsQuery => ({ text: 'SELECT $1::text AS rows', values: [json] });
+const revenueRequest = (input: RevenueInput): RollupRequest => ({ kind: 'revenue', cells: input.cells, checkOuts: rowsQuery(input.checkOuts) });
+const impactRequest: RollupRequest = {
+  kind: 'impact', cells: impactInput.cells, currency: impactInput.currency, country: impactInput.country,
+  crates: rowsQuery(impactInput.crates), surveys: rowsQuery(impactInput.surveys), farmers: rowsQuery(impactInput.farmers),
+};
+const text = (body: RollupBody) => (typeof body === 'string' ? body : new TextDecoder().decode(body));
+
 t.test('pool and inline rollups give identical records', async (t) => {
-  const pool = createRollups({ mode: 'pool', threads: 2, inlineBelowBytes: 0 });
-  const inline = createRollups({ mode: 'inline', threads: 2 });
+  const db = await createTestDatabase(t);
+  const pool = createRollups({ mode: 'pool', threads: 2, db: db.pool, inlineBelowUnitDays: 0 });
+  const inline = createRollups({ mode: 'inline', threads: 2, db: db.pool });
   t.teardown(() => pool.close());
-  const [pooledRevenue, pooledImpact] = await Promise.all([pool.revenue(revenueInput), pool.impact(impactInput)]);
-  t.equal(pooledRevenue, await inline.revenue(revenueInput), 'the same JSON text, byte for byte');
-  t.equal(pooledImpact, await inline.impact(impactInput));
-  t.strictSame(parseJson(pooledRevenue), rollupRevenue(revenueInput), 'the text of the records');
-  t.strictSame(parseJson(pooledImpact), rollupImpact(impactInput));
-  const revenue = parseJson(pooledRevenue);
-  const impact = parseJson(pooledImpact);
+  const [pooledRevenue, pooledImpact] = await Promise.all([pool.rollUp(revenueRequest(revenueInput), 1), pool.rollUp(impactRequest, 1)]);
+  t.type(pooledRevenue, Uint8Array, 'a thread answers bytes');
+  t.equal(text(pooledRevenue), await inline.rollUp(revenueRequest(revenueInput), 1), 'the same JSON text, byte for byte');
+  t.equal(text(pooledImpact), await inline.rollUp(impactRequest, 1));
+  t.strictSame(JSON.parse(text(pooledRevenue)), rollupRevenue(revenueInput), 'the text of the records');
+  t.strictSame(JSON.parse(text(pooledImpact)), rollupImpact(impactInput));
+  const revenue = rollupRevenue(revenueInput);
+  const impact = rollupImpact(impactInput);
   t.equal(revenue.length, cells.length);
   t.ok(revenue.every((record) => record.check_outs > 0));
   t.ok(impact.every((record) => record.income_increase !== 0 && record.food_loss_prevented_kg > 0));
   // many tasks at once, on both threads
-  const again = await Promise.all(Array.from({ length: 8 }, () => pool.revenue(revenueInput)));
-  for (const text of again) t.equal(text, pooledRevenue);
+  const again = await Promise.all(Array.from({ length: 8 }, () => pool.rollUp(revenueRequest(revenueInput), 1)));
+  for (const body of again) t.equal(text(body), text(pooledRevenue));
   // closing waits for the tasks already on the pool, and a task that arrives later (a request
   // still in flight at shutdown) runs inline instead of failing
-  const queued = Array.from({ length: 6 }, () => pool.revenue(revenueInput));
+  const queued = Array.from({ length: 6 }, () => pool.rollUp(revenueRequest(revenueInput), 1));
   await pool.close();
-  for (const text of await Promise.all(queued)) t.equal(text, pooledRevenue, 'queued before close: finished');
-  t.equal(await pool.revenue(revenueInput), pooledRevenue, 'after close: answered inline');
+  for (const body of await Promise.all(queued)) t.equal(text(body), text(pooledRevenue), 'queued before close: finished');
+  t.equal(await pool.rollUp(revenueRequest(revenueInput), 1), text(pooledRevenue), 'after close: answered inline');
 });
 
-t.test('a small input runs inline even in pool mode, with the same result', async (t) => {
-  const pool = createRollups({ mode: 'pool', threads: 1 });
+t.test("a thread's database error reaches the route with its code", async (t) => {
+  const db = await createTestDatabase(t);
+  const pool = createRollups({ mode: 'pool', threads: 1, db: db.pool, inlineBelowUnitDays: 0 });
+  t.teardown(() => pool.close());
+  const broken: RollupRequest = { kind: 'revenue', cells, checkOuts: { text: 'SELECT rows FROM no_such_table', values: [] } };
+  await t.rejects(pool.rollUp(broken, 1), { code: '42P01', message: /no_such_table/ });
+});
+
+t.test('a small page runs inline even in pool mode, with the same result', async (t) => {
+  const db = await createTestDatabase(t);
+  const pool = createRollups({ mode: 'pool', threads: 1, db: db.pool });
   t.teardown(() => pool.close());
   const small: RevenueInput = { cells: cells.slice(0, 2), checkOuts: JSON.stringify(parseJson(revenueInput.checkOuts).slice(0, 20)) };
-  t.equal(await pool.revenue(small), JSON.stringify(rollupRevenue(small)));
+  const body = await pool.rollUp(revenueRequest(small), INLINE_BELOW_UNIT_DAYS - 1);
+  t.type(body, 'string', 'inline: text');
+  t.equal(body, JSON.stringify(rollupRevenue(small)));
   t.equal(pool.queueSize(), 0);
+});
+
+t.test('threads get the main pool settings as plain data', async (t) => {
+  const db = await createTestDatabase(t);
+  const settings = threadDatabaseSettings(db.pool);
+  t.match(settings, { connectionString: db.url });
+  t.ok(Object.values(settings).every((value) => typeof value !== 'function'), 'nothing a thread cannot receive');
 });
 
 t.test('revenue totals equal an independent integer-cent sum', async (t) => {
@@ -163,6 +202,6 @@ t.test('decimals round half away from zero and print no float noise', async (t) 
 });
 
 t.test('the task file is found from source and from a build', async (t) => {
-  t.equal(rollupWorkerFile('file:///app/src/analytics/rollups.ts').href, 'file:///app/workers/rollups.ts');
-  t.equal(rollupWorkerFile('file:///app/dist/src/analytics/rollups.js').href, 'file:///app/dist/workers/rollups.js');
+  t.equal(rollupWorkerFile('file:///app/src/analytics/rollups.ts').href, 'file:///app/workers/rollup-thread.ts');
+  t.equal(rollupWorkerFile('file:///app/dist/src/analytics/rollups.js').href, 'file:///app/dist/workers/rollup-thread.js');
 });

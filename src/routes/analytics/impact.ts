@@ -19,12 +19,11 @@
 // when none is that early, their earliest one. Figures are exact until rounded to 2 decimals.
 import { z } from 'zod';
 import { analyticsFilters, analyticsQuery, filtersOf, gridPage, periodFields } from '../../analytics/query.js';
-import { type ImpactRecord, type Json, pageCells, pageDays, type RecordMatches, sendEnvelope } from '../../analytics/rollups.js';
+import { type ImpactRecord, pageCells, pageDays, type RecordMatches, type RollupBody, sendEnvelope } from '../../analytics/rollups.js';
 import { resolveWindow } from '../../analytics/window.js';
 import { loadQueries } from '../../db/sql.js';
 import { envelopeSchema, errorResponses } from '../../http/schemas.js';
 import type { App } from '../../types.js';
-import type { CrateRow, FarmerRow, SurveyRow } from '../../../workers/rollups.js';
 
 const sql = loadQueries('impact', ['impactCompany', 'impactCrates', 'impactSurveys', 'impactFarmers']);
 
@@ -61,25 +60,21 @@ export default async function impactRoute(app: App) {
       const { page, page_size: pageSize, period } = request.query;
       const { companyId } = request.unitScope;
       const grid = gridPage(window, period, request.unitScope, page, pageSize);
-      let data: Json<ImpactRecord[]> = '[]';
+      let data: RollupBody = '[]';
       if (grid.cells.length > 0) {
         const { days, periodStarts, periodEnds } = pageDays(grid);
-        const params = [grid.unitIds, days, periodStarts];
-        const [company, crates, surveys, farmers] = await Promise.all([
-          app.db.query<{ currency: string; country: string }>(sql.impactCompany, [companyId]),
-          app.db.query<{ rows: Json<CrateRow[]> }>(sql.impactCrates, params),
-          app.db.query<{ rows: Json<SurveyRow[]> }>(sql.impactSurveys, params),
-          app.db.query<{ rows: Json<FarmerRow[]> }>(sql.impactFarmers, [...params, periodEnds]),
-        ]);
-        const { currency, country } = company.rows[0]!;
-        data = await app.rollups.impact({
+        const values = [grid.unitIds, days, periodStarts];
+        const { rows } = await app.db.query<{ currency: string; country: string }>(sql.impactCompany, [companyId]);
+        const { currency, country } = rows[0]!;
+        data = await app.rollups.rollUp({
+          kind: 'impact',
           cells: pageCells(grid),
           currency,
           country,
-          crates: crates.rows[0]!.rows,
-          surveys: surveys.rows[0]!.rows,
-          farmers: farmers.rows[0]!.rows,
-        });
+          crates: { text: sql.impactCrates, values },
+          surveys: { text: sql.impactSurveys, values },
+          farmers: { text: sql.impactFarmers, values: [...values, periodEnds] },
+        }, grid.unitIds.length * days.length);
       }
       const meta: z.infer<typeof envelope>['meta'] = {
         company_id: companyId,

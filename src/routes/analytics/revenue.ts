@@ -11,12 +11,11 @@
 // workers/rollups.ts) and reported with at most 2 decimals.
 import { z } from 'zod';
 import { analyticsFilters, analyticsQuery, filtersOf, gridPage, periodFields } from '../../analytics/query.js';
-import { type Json, pageCells, pageDays, type RecordMatches, type RevenueRecord, sendEnvelope } from '../../analytics/rollups.js';
+import { pageCells, pageDays, type RecordMatches, type RevenueRecord, type RollupBody, sendEnvelope } from '../../analytics/rollups.js';
 import { resolveWindow } from '../../analytics/window.js';
 import { loadQueries } from '../../db/sql.js';
 import { envelopeSchema, errorResponses } from '../../http/schemas.js';
 import type { App } from '../../types.js';
-import type { CheckOutRow } from '../../../workers/rollups.js';
 
 const sql = loadQueries('revenue', ['revenueCheckOuts']);
 
@@ -78,11 +77,11 @@ export default async function revenueRoute(app: App) {
       const window = resolveWindow(request.query, app.clock.now());
       const { page, page_size: pageSize, period, payment_status: status } = request.query;
       const grid = gridPage(window, period, request.unitScope, page, pageSize);
-      let data: Json<RevenueRecord[]> = '[]';
+      let data: RollupBody = '[]';
       if (grid.cells.length > 0) {
         const { days, periodStarts } = pageDays(grid);
-        const { rows } = await app.db.query<{ rows: Json<CheckOutRow[]> }>(sql.revenueCheckOuts, [grid.unitIds, days, periodStarts, status]);
-        data = await app.rollups.revenue({ cells: pageCells(grid), checkOuts: rows[0]!.rows });
+        const checkOuts = { text: sql.revenueCheckOuts, values: [grid.unitIds, days, periodStarts, status] };
+        data = await app.rollups.rollUp({ kind: 'revenue', cells: pageCells(grid), checkOuts }, grid.unitIds.length * days.length);
       }
       const meta: z.infer<typeof envelope>['meta'] = {
         company_id: request.unitScope.companyId,

@@ -9,7 +9,7 @@ import { issueToken } from '../../helpers/tokens.js';
 const ctx = await createTestApp(t);
 ctx.clock.set(new Date('2025-03-10T12:00:00Z'));
 // every rollup here runs on a worker thread, however small the page (small ones run inline otherwise)
-ctx.app.rollups = createRollups({ mode: 'pool', threads: 1, inlineBelowBytes: 0 });
+ctx.app.rollups = createRollups({ mode: 'pool', threads: 1, db: ctx.db.pool, inlineBelowUnitDays: 0 });
 const pool = ctx.db.pool;
 const one = async (sql: string, params: unknown[]) => (await pool.query<{ id: number }>(sql, params)).rows[0]!.id;
 

@@ -1,0 +1,57 @@
+// Piscina task file: a heavy revenue or impact page done entirely off the event loop. The thread
+// runs the page's queries on its own small pg pool, rolls the rows up (workers/rollups.ts) and
+// hands the records back as UTF-8 bytes moved (not copied) to the main thread. So the event loop
+// never decodes, clones or collects the megabytes of row text and records a heavy page makes:
+// there they cost GC pauses of 10-30 ms (bench P5) and most of a worker's memory (P8).
+// A default export on purpose: every thread preloads the file's default handler when it starts.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import pg from 'pg';
+import { Piscina } from 'piscina';
+import { rollUpFrom, type RollupRequest, type RowsQuery } from './rollups.js';
+
+/** workerData of the pool: the database settings of the main pool, as plain data. */
+export interface ThreadData {
+  database: pg.PoolConfig;
+}
+
+/** The records' JSON as bytes, or why the page failed (an Error crossing threads loses its code). */
+export type ThreadAnswer = Uint8Array | { failure: { message: string; code?: string } };
+
+/**
+ * A thread works on up to 3 pages at once (src/analytics/rollups.ts TASKS_PER_THREAD), and an
+ * impact page runs three queries at once: 6 connections let two pages query while one rolls up.
+ */
+const THREAD_POOL_MAX = 6;
+
+/**
+ * Rollups are batch work and the event loop is not: on Linux a rollup thread lowers its own
+ * scheduling priority (nice 10, what Piscina's niceIncrement does through a native module), so
+ * when they compete for a core the event loop wins.
+ */
+const ROLLUP_THREAD_NICE = 10;
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), ROLLUP_THREAD_NICE);
+} catch {
+  // not Linux, or not allowed: the threads keep the default priority
+}
+
+let pool: pg.Pool | null = null;
+
+async function rowsOf(query: RowsQuery): Promise<string> {
+  if (!pool) {
+    pool = new pg.Pool({ ...(Piscina.workerData as ThreadData).database, max: THREAD_POOL_MAX });
+    pool.on('error', () => {}); // an idle client cut by the server: the next query reconnects
+  }
+  const { rows } = await pool.query<{ rows: string }>(query.text, query.values);
+  return rows[0]!.rows;
+}
+
+export default async function runOnThread(request: RollupRequest): Promise<ThreadAnswer> {
+  try {
+    return Piscina.move(new TextEncoder().encode(await rollUpFrom(request, rowsOf))) as Uint8Array;
+  } catch (error) {
+    const { message, code } = error as { message?: unknown; code?: unknown };
+    return { failure: { message: String(message), ...(typeof code === 'string' ? { code } : {}) } };
+  }
+}
