@@ -25,6 +25,7 @@ import {
   parseJson,
   rollupImpact,
   rollupRevenue,
+  runRollup,
   scaled,
 } from '../../workers/rollups.js';
 
@@ -139,6 +140,18 @@ t.test('threads get the main pool settings as plain data', async (t) => {
   const settings = threadDatabaseSettings(db.pool);
   t.match(settings, { connectionString: db.url });
   t.ok(Object.values(settings).every((value) => typeof value !== 'function'), 'nothing a thread cannot receive');
+});
+
+t.test('the records serializer writes what JSON.stringify writes, byte for byte', async (t) => {
+  t.equal(runRollup({ kind: 'revenue', input: revenueInput }), JSON.stringify(rollupRevenue(revenueInput)));
+  t.equal(runRollup({ kind: 'impact', input: impactInput }), JSON.stringify(rollupImpact(impactInput)));
+  // the nulls: a paid check-out without a method, a cell without market surveys
+  const nulls = runRollup({ kind: 'revenue', input: { cells: cells.slice(0, 1), checkOuts: JSON.stringify([[days[0], units[0], 'NGN', '10.00', '0.00', true, null]]) } });
+  t.match(nulls, /"payment_method":null/);
+  t.equal(nulls, JSON.stringify(rollupRevenue({ cells: cells.slice(0, 1), checkOuts: JSON.stringify([[days[0], units[0], 'NGN', '10.00', '0.00', true, null]]) })));
+  const empty: ImpactInput = { ...impactInput, crates: '[]', surveys: '[]', farmers: '[]' };
+  t.match(runRollup({ kind: 'impact', input: empty }), /"market_loss_share":null/);
+  t.equal(runRollup({ kind: 'impact', input: empty }), JSON.stringify(rollupImpact(empty)));
 });
 
 t.test('revenue totals equal an independent integer-cent sum', async (t) => {
