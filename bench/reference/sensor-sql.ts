@@ -14,7 +14,7 @@ const bucketed = (unit: 'hour' | 'day') => ({
   rows: `SELECT date_trunc('${unit}', recorded_at) AS timestamp, cooling_unit_id, specification_type::text AS specification_type,
            avg(value) AS value, count(*)::int AS sample_count, min(value) AS min, max(value) AS max
          FROM sensor_readings WHERE ${FILTER}
-         GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 COLLATE "C" LIMIT $5 OFFSET $6`,
+         GROUP BY 1, 2, 3 ORDER BY 1, 2, specification_type::text COLLATE "C" LIMIT $5 OFFSET $6`,
   count: `SELECT count(*)::int AS total FROM (
            SELECT 1 FROM sensor_readings WHERE ${FILTER}
            GROUP BY date_trunc('${unit}', recorded_at), cooling_unit_id, specification_type) buckets`,
