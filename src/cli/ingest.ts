@@ -81,6 +81,7 @@ const show = () => bar?.update(totalBytes === null ? 0 : bytesRead, { rows: rows
 const say = (line: string) => (bars ? bars.log(`${line}\n`) : console.error(line));
 const tick = setInterval(show, 250);
 
+// three connections: two batches loading at once (src/sensors/ingest.ts) and one preparing the next
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 3, options: '-c TimeZone=UTC', application_name: 'coldtrack-ingest' });
 const counted = async function* (runs: ReturnType<typeof parseReadings>) {
   for await (const run of runs) {
