@@ -1,4 +1,4 @@
-// The processes of a run: the project's real cluster (src/server.ts, WORKERS=2) and the reference
+// The processes of a run: the project's real cluster (dist/src/server.js, WORKERS=2) and the reference
 // cluster (bench/reference/server.ts), each started in its own process group on 127.0.0.1 and a
 // free port, waited for (bounded), and stopped with SIGTERM then SIGKILL of the group. Every child
 // is registered so an error or Ctrl-C still kills it. Workers are found as the primary's children
