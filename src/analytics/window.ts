@@ -1,7 +1,7 @@
 // The reporting window and its period buckets: one parser for start_date/end_date/period and one
 // definition of buckets (UTC days; ISO weeks from Monday; calendar months), clipped to the window.
 import { z } from 'zod';
-import { isRealDate } from '../http/dates.js';
+import { isRealDate, utcDay } from '../http/dates.js';
 import { invalidRequest } from '../http/errors.js';
 
 export const PERIODS = ['day', 'week', 'month'] as const;
@@ -21,9 +21,9 @@ export const periodParam = z.enum(PERIODS, { error: 'must be one of day, week, o
 /** A UTC day as milliseconds since the epoch at 00:00. */
 export type Day = number;
 
-export const parseDay = (text: string): Day => Date.UTC(+text.slice(0, 4), +text.slice(5, 7) - 1, +text.slice(8, 10));
+export const parseDay = (text: string): Day => utcDay(+text.slice(0, 4), +text.slice(5, 7) - 1, +text.slice(8, 10));
 export const formatDay = (day: Day) => new Date(day).toISOString().slice(0, 10);
-export const today = (now: Date): Day => Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+export const today = (now: Date): Day => utcDay(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
 
 export interface Window {
   start: Day;
@@ -55,7 +55,7 @@ function nextBucketStart(day: Day, period: Period): Day {
   const date = new Date(day);
   if (period === 'day') return day + DAY_MS;
   if (period === 'week') return day + (7 - ((date.getUTCDay() + 6) % 7)) * DAY_MS; // next Monday
-  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
+  return utcDay(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
 }
 
 /** Period buckets covering the window, the first and last clipped to it. */

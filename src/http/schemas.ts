@@ -21,10 +21,12 @@ export const queryInteger = (min: number, max: number) =>
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
 export const MAX_PAGE_SIZE = 1000;
+/** Any page a client's 32-bit counter can name is a page: past the last one it is empty, not 400. */
+export const MAX_PAGE = 2_147_483_647;
 export const DEFAULT_PAGE_SIZE = 100;
 
 export const paginationQuery = {
-  page: queryInteger(1, 1_000_000).default(1).describe('Page number, from 1'),
+  page: queryInteger(1, MAX_PAGE).default(1).describe(`Page number, 1..${MAX_PAGE}; past the last page, data is empty`),
   page_size: queryInteger(1, MAX_PAGE_SIZE)
     .default(DEFAULT_PAGE_SIZE)
     .describe(`Records per page, 1..${MAX_PAGE_SIZE}`),

@@ -36,7 +36,8 @@ const DEPENDENCY_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENO
 
 function isDependencyDown(error: FastifyError & { code?: string }): boolean {
   if (error.code && (DEPENDENCY_DOWN.has(error.code) || error.code.startsWith('08'))) return true;
-  return /timeout exceeded when trying to connect|Connection terminated/i.test(error.message);
+  // 55000 on connect: the database is closed to connections (ALLOW_CONNECTIONS false, maintenance)
+  return /timeout exceeded when trying to connect|Connection terminated|is not currently accepting connections/i.test(error.message);
 }
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {

@@ -19,6 +19,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import { loadQueries } from '../db/sql.js';
+import { pgTimestamp } from '../http/dates.js';
 import type { Clock } from '../types.js';
 import type { SpecificationType } from './formats.js';
 
@@ -73,7 +74,7 @@ export function createSensorHistory(pool: pg.Pool, clock: Clock) {
   const hourCounts = new LRUCache<string, Map<number, number>>({ max: 5_000, ttl: COUNTS_TTL_MS, perf });
   const boundaries = new LRUCache<string, Key>({ max: 50_000, ttl: BOUNDARY_TTL_MS, perf });
 
-  const scope = (q: HistoryQuery) => [q.unitIds, q.types, iso(q.fromMs), iso(q.toMs)];
+  const scope = (q: HistoryQuery) => [q.unitIds, q.types, pgTimestamp(q.fromMs), pgTimestamp(q.toMs)];
 
   async function countsOf(q: HistoryQuery, signature: string): Promise<DayCounts> {
     const cached = dayCounts.get(signature);
@@ -101,7 +102,7 @@ export function createSensorHistory(pool: pg.Pool, clock: Clock) {
     }
     if (missingFrom !== null) {
       const { rows } = await pool.query<{ hour_ms: number; raw: number }>(sql.hourCounts,
-        [q.unitIds, q.types, iso(missingFrom), iso(lastDay + DAY_MS)]);
+        [q.unitIds, q.types, pgTimestamp(missingFrom), pgTimestamp(lastDay + DAY_MS)]);
       const byDay = new Map<number, Map<number, number>>();
       for (let day = missingFrom; day <= lastDay; day += DAY_MS) byDay.set(day, new Map());
       for (const row of rows) {
@@ -200,4 +201,3 @@ function lastIndexAtMost(sorted: number[], value: number, max: number): number {
   return low;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();

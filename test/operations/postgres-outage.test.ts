@@ -4,6 +4,7 @@
 // 503; no worker crashes; when the proxy opens again the service recovers by itself.
 import net from 'node:net';
 import t, { type Test } from 'tap';
+import { withAdmin } from '../helpers/db.js';
 import { createWorld, DATA_PATH, freePort, type Reply, send, startCluster, startRedis, until } from './harness.js';
 
 type Mode = 'open' | 'refusing' | 'black-hole';
@@ -143,5 +144,21 @@ t.test('PostgreSQL silent (connections cut, new ones never answered): 503 within
   t.equal(ready.status, 503, `/readyz: 503 in ${Math.round(ready.ms)} ms`);
   t.same(cluster.workerPids().sort(), workers.sort(), 'the same workers are alive');
   t.notMatch(cluster.output(), /died/, 'no worker died');
+  await recovery(t);
+});
+
+t.test('database closed for maintenance (ALLOW_CONNECTIONS false, sessions ended): 503, then recovery', async (t) => {
+  const database = new URL(world.databaseUrl).pathname.slice(1);
+  const allow = (allowed: boolean) => withAdmin((client) => client.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS ${allowed}`));
+  await allow(false);
+  try {
+    await withAdmin((client) =>
+      client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database]));
+    // PostgreSQL refuses with 55000 "database ... is not currently accepting connections"
+    checkUnavailable(t, await databaseRequests(), 4000);
+    t.equal((await send(base, '/readyz')).status, 503, '/readyz: 503');
+  } finally {
+    await allow(true);
+  }
   await recovery(t);
 });

@@ -248,10 +248,22 @@ export async function sensorDataSuite(t: Test, { ctx, profile, transport }: Suit
       ['period=day', 'period'], ['start_date=2025-03-13&end_date=2026-03-14', 'start_date'], ['aggregation=hourly&start_date=2025-03-13&end_date=2026-03-14', 'start_date'],
       ['aggregation=daily&start_date=2016-03-01&end_date=2026-03-14', 'start_date'], ['end_date=2026-02-30', 'end_date'],
       ['start_date=2026-03-10&end_date=2026-03-09', 'end_date'],
+      ['start_date=0000-12-31&end_date=0001-01-01', 'start_date'],
     ] as const) {
       const { status, body } = await get(query);
       t.equal(status, 400, query);
       t.equal(body.error?.details?.field, field, `${query}: field`);
+    }
+
+    // the calendar's edges are ordinary empty windows: the end of 9999-12-31 is an instant in the
+    // year 10000, and the years 1-99 are not 1901-1999
+    for (const aggregation of ['raw', 'hourly', 'daily']) {
+      for (const [start, end] of [['9999-12-31', '9999-12-31'], ['9999-01-01', '9999-12-31'], ['0001-01-01', '0001-12-31'], ['0050-03-01', '0050-03-02']]) {
+        const { status, body } = await get(`aggregation=${aggregation}&start_date=${start}&end_date=${end}`);
+        t.equal(status, 200, `${aggregation} ${start}..${end}: 200`);
+        t.same(body.data, [], `${aggregation} ${start}..${end}: no readings`);
+        t.same([body.meta.filters.start_date, body.meta.filters.end_date], [start, end], `${aggregation} ${start}..${end}: echoed as asked`);
+      }
     }
   });
 
