@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { createAccessControl } from './analytics/access.js';
 import { createRollups, type RollupMode } from './analytics/rollups.js';
 import { createJwtVerifier, type JwtVerifier } from './auth/jwt.js';
+import { clientErrorHandler } from './http/client-errors.js';
 import type { Config } from './config.js';
 import { loggerOptions } from './logging.js';
 import { registerErrorHandler } from './plugins/error-handler.js';
@@ -65,6 +66,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     routerOptions: { maxParamLength: 200 },
     // router-level failures (bad percent-encoding, over-long parameter) get the one error body
     // too: Fastify's default would echo the whole path, which might hold a secret
+    clientErrorHandler,
     frameworkErrors: (error, _request, reply) => {
       const body = { error: { code: 'invalid_request', message: 'The request URL is malformed', details: { field: 'url' } } };
       void (reply as unknown as FastifyReply).code(error.statusCode ?? 400).send(body);

@@ -1,7 +1,7 @@
-// The data surface's front door, for every route registered under it: a token in the query
-// string or body is refused (and never used), before anything else; the Authorization header's
-// API token is authenticated; the route's scope is checked; then the units the request may read are resolved
-// once (src/analytics/access.ts) and handed to the handler as request.unitScope.
+// The data surface's front door, for every route registered under it: the Authorization header's
+// API token is authenticated and counted against its rate limit; a token in the query string or
+// body is refused (and never used); the route's scope is checked; then the units the request may
+// read are resolved once (src/analytics/access.ts) and handed to the handler as request.unitScope.
 import type { FastifyRequest } from 'fastify';
 import { bearerCredential } from '../auth/bearer.js';
 import { invalidRequest } from '../http/errors.js';
@@ -17,13 +17,30 @@ declare module 'fastify' {
   }
 }
 
-function refuseSecretsOutsideHeader(request: FastifyRequest) {
+/** The 400 for a token sent in the query string, if one was. */
+function secretInQuery(request: FastifyRequest) {
   const query = (request.query ?? {}) as Record<string, unknown>;
-  for (const name of SECRET_PARAMETERS) {
-    if (name in query) {
-      throw invalidRequest(name, `API tokens go in the Authorization header, never in the query string ("${name}")`);
-    }
+  const name = SECRET_PARAMETERS.find((parameter) => parameter in query);
+  return name ? invalidRequest(name, `API tokens go in the Authorization header, never in the query string ("${name}")`) : null;
+}
+
+const hasBody = (request: FastifyRequest) =>
+  Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+
+/**
+ * Data endpoints are GETs, whose bodies Fastify does not parse: any body is read here, bounded,
+ * only to refuse it, naming a token field when one is there.
+ */
+async function bodyRefusal(payload: AsyncIterable<unknown>) {
+  let text = '';
+  for await (const chunk of payload) {
+    text += String(chunk);
+    if (text.length > 65_536) break;
   }
+  const secret = SECRET_PARAMETERS.find((name) => new RegExp(`"${name}"\\s*:|(^|&)${name}=`).test(text));
+  return secret
+    ? invalidRequest(secret, 'API tokens go in the Authorization header, never in the body')
+    : invalidRequest('body', 'Data endpoints take no request body');
 }
 
 export function registerTokenAuth(app: App) {
@@ -31,33 +48,24 @@ export function registerTokenAuth(app: App) {
     if (!route.config?.scope) throw new Error(`data route ${route.url} has no scope`);
   });
 
-  app.addHook('onRequest', async (request) => refuseSecretsOutsideHeader(request));
-
-  // Data endpoints are GETs, whose bodies Fastify does not parse: read any body here, bounded,
-  // only to refuse it, naming a token field when one is there.
+  // Every request is counted, a refused one too: against its token when the Authorization header
+  // carries a valid one (with the X-RateLimit headers), otherwise against the caller's IP, as
+  // failed credentials are (guessing tokens is rate limited too). A token misplaced in the query
+  // string or body is never used, and the request is 400 whatever the header holds.
   app.addHook('preParsing', async (request, reply, payload) => {
-    const length = Number(request.headers['content-length'] ?? 0);
-    if (length === 0 && request.headers['transfer-encoding'] === undefined) {
-      try {
-        request.apiToken = await app.tokenAuthenticator.authenticate(
-          bearerCredential(request.headers.authorization),
-          (token) => app.rateLimits.check('analytics_api_token', token.id, request, reply),
-        );
-      } catch (error) {
-        // failed credentials count against the caller's IP: guessing tokens is rate limited too
-        if (!request.apiToken && (error as { statusCode?: number }).statusCode === 401) await app.rateLimits.checkPublic(request, reply);
-        throw error;
-      }
-      return payload;
+    const refusal = secretInQuery(request) ?? (hasBody(request) ? await bodyRefusal(payload) : null);
+    try {
+      request.apiToken = await app.tokenAuthenticator.authenticate(
+        bearerCredential(request.headers.authorization),
+        (token) => app.rateLimits.check('analytics_api_token', token.id, request, reply),
+      );
+    } catch (error) {
+      if (request.apiToken || (error as { statusCode?: number }).statusCode !== 401) throw error;
+      await app.rateLimits.checkPublic(request, reply);
+      throw refusal ?? error;
     }
-    let text = '';
-    for await (const chunk of payload) {
-      text += String(chunk);
-      if (text.length > 65_536) break;
-    }
-    const secret = SECRET_PARAMETERS.find((name) => new RegExp(`"${name}"\\s*:|(^|&)${name}=`).test(text));
-    if (secret) throw invalidRequest(secret, 'API tokens go in the Authorization header, never in the body');
-    throw invalidRequest('body', 'Data endpoints take no request body');
+    if (refusal) throw refusal;
+    return payload;
   });
 
   app.addHook('preHandler', async (request) => {

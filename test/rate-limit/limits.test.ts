@@ -15,6 +15,8 @@ const other = await createCompany(ctx.db.pool, 'Other');
 const dataUrl = '/api/v1/analytics/utilization?page_size=1';
 // keys by IP live in the shared Redis: each test takes an address nobody else uses
 const freshIp = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+const getData = (headers: Record<string, string>, url: string, remoteAddress: string) =>
+  ctx.app.inject({ method: 'GET', url, headers, remoteAddress });
 
 t.test('every data response carries the limit headers; Reset is a Unix timestamp', async (t) => {
   const { headers } = await issueToken(ctx, acme.employeeId);
@@ -56,6 +58,30 @@ t.test('the analytics limit is per token: another token of the same company is u
   const fresh = await ctx.app.inject({ method: 'GET', url: dataUrl, headers: second.headers });
   t.equal(fresh.statusCode, 200);
   t.equal(fresh.headers['x-ratelimit-remaining'], '99');
+});
+
+t.test('refused requests count too: against the header\'s token, else the caller\'s IP', async (t) => {
+  const { token, headers } = await issueToken(ctx, acme.employeeId);
+  const ip = freshIp();
+  const remaining = (response: { headers: Record<string, unknown> }) => Number(response.headers['x-ratelimit-remaining']);
+  const first = await getData(headers, dataUrl, ip);
+  t.equal(first.headers['x-ratelimit-limit'], '100', 'the token\'s limit');
+  const inQuery = await getData(headers, `${dataUrl}&token=${token}`, ip);
+  t.equal(inQuery.statusCode, 400, 'a token in the query string: 400');
+  t.equal(inQuery.headers['x-ratelimit-limit'], '100', 'with the header token\'s rate-limit headers');
+  t.equal(remaining(inQuery), remaining(first) - 1, 'and counted against it');
+  const withBody = await ctx.app.inject({ method: 'GET', url: dataUrl, headers: { ...headers, 'content-type': 'application/json' }, payload: { x: 1 }, remoteAddress: ip });
+  t.equal(withBody.statusCode, 400, 'a body: 400');
+  t.equal(withBody.json().error.details.field, 'body');
+  t.equal(remaining(withBody), remaining(first) - 2, 'counted against the token');
+
+  const anonymous = await getData({}, `${dataUrl}&api_token=${token}`, ip);
+  t.equal(anonymous.statusCode, 400, 'no header, a token in the query string: still 400, not 401');
+  t.equal(anonymous.json().error.details.field, 'api_token');
+  t.equal(anonymous.headers['x-ratelimit-limit'], '120', 'counted against the caller\'s IP (public_read)');
+  const again = await getData({ authorization: 'Bearer not-a-token' }, `${dataUrl}&access_token=x`, ip);
+  t.equal(again.statusCode, 400);
+  t.equal(remaining(again), remaining(anonymous) - 1, 'each such request is counted');
 });
 
 t.test('public_write: 20 unauthenticated POSTs a minute per client IP', async (t) => {
