@@ -35,8 +35,11 @@ const body = z.strictObject({
     .refine(distinct, 'must not repeat a unit')
     .default([])
     .describe('Units the token is restricted to; empty or omitted: company-wide'),
-  expires_at: z.iso
-    .datetime({ offset: true, error: 'must be an ISO 8601 timestamp with a time zone' })
+  // ISO 8601 lets the seconds go (2030-01-01T00:00Z); RFC 3339 and zod's default do not
+  expires_at: z
+    .union([z.iso.datetime({ offset: true }), z.iso.datetime({ offset: true, precision: -1 })], {
+      error: 'must be an ISO 8601 timestamp with a time zone',
+    })
     .refine(hasRealDatePart, 'must name a real calendar day')
     .nullable()
     .default(null)

@@ -178,6 +178,8 @@ t.test('expires_at: past, now, malformed, no zone, impossible dates', async (t) 
     ['a date only', '2099-01-01'],
     ['no zone', '2099-01-01T00:00:00'],
     ['no zone, fractional', '2099-01-01T00:00:00.000'],
+    ['minutes, no zone', '2099-01-01T00:00'],
+    ['hours only', '2099-01-01T00Z'],
     ['lower-case t and z', '2099-01-01t00:00:00z'],
     ['space instead of T', '2099-01-01 00:00:00Z'],
     ['offset without colon', '2099-01-01T00:00:00+0200'],

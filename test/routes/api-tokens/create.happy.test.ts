@@ -61,6 +61,9 @@ t.test('expires_at: null explicitly is non-expiring; Z and fractional seconds ar
     '2096-02-29T00:00:00.000Z',
     'a leap day is a real day',
   );
+  // ISO 8601 lets the seconds go
+  t.equal((await world.createToken(a.jwt, { expires_at: '2099-01-01T00:00Z' })).expires_at, '2099-01-01T00:00:00.000Z', 'minutes, Z');
+  t.equal((await world.createToken(a.jwt, { expires_at: '2099-01-01T00:30+02:00' })).expires_at, '2098-12-31T22:30:00.000Z', 'minutes, offset');
 });
 
 t.test('an expiry one second ahead of the clock is accepted', async (t) => {
