@@ -19,10 +19,10 @@ export interface ThreadData {
 export type ThreadAnswer = Uint8Array | { failure: { message: string; code?: string } };
 
 /**
- * A thread works on up to 3 pages at once (src/analytics/rollups.ts TASKS_PER_THREAD), and an
- * impact page runs three queries at once: 6 connections let two pages query while one rolls up.
+ * A thread works on one page at a time (src/analytics/rollups.ts TASKS_PER_THREAD), and an impact
+ * page runs its three queries at once.
  */
-const THREAD_POOL_MAX = 6;
+const THREAD_POOL_MAX = 3;
 
 /**
  * Rollups are batch work and the event loop is not: on Linux a rollup thread lowers its own

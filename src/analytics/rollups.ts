@@ -45,8 +45,15 @@ export interface Rollups {
  */
 export const INLINE_BELOW_UNIT_DAYS = 300;
 
-/** Pages a thread works on at once (see workers/rollup-thread.ts THREAD_POOL_MAX). */
-const TASKS_PER_THREAD = 3;
+/**
+ * Pages a thread works on at once (see workers/rollup-thread.ts THREAD_POOL_MAX). One: a heavy
+ * page is CPU work end to end (PostgreSQL's, then the thread's), so the pages in flight are
+ * bounded by the rollup threads (CPU count - 1 across the cluster) and the rest wait in Piscina's
+ * queue. At 3 a thread, bench/ P5 measured 24.9 ms event-loop delay p99 (heavy pages 13.9-15.5/s,
+ * p99 898-910 ms) against 18.8 ms (15.4-16.9/s, p99 554-747 ms) at 1: the extra pages did not add
+ * throughput, they queued in the kernel's run queue, in front of the event loops.
+ */
+const TASKS_PER_THREAD = 1;
 
 export interface RollupOptions {
   mode: RollupMode;
@@ -96,8 +103,6 @@ export function createRollups(options: RollupOptions): Rollups {
       minThreads: options.threads,
       maxThreads: options.threads,
       idleTimeout: 60_000,
-      // a task spends much of its time waiting for its queries: a thread rolls one page up while
-      // the next ones' rows arrive (workers/rollup-thread.ts sizes its pool for this)
       concurrentTasksPerWorker: TASKS_PER_THREAD,
       workerData: { database: threadDatabaseSettings(options.db) } satisfies ThreadData,
       // the cluster workers' heap policy (config.ts heapFlags), per thread: a thread is its own heap
