@@ -64,9 +64,10 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { maxParamLength: 200 },
+    // what Node's HTTP parser refuses (431, 400, 408) gets the one error body too
+    clientErrorHandler,
     // router-level failures (bad percent-encoding, over-long parameter) get the one error body
     // too: Fastify's default would echo the whole path, which might hold a secret
-    clientErrorHandler,
     frameworkErrors: (error, _request, reply) => {
       const body = { error: { code: 'invalid_request', message: 'The request URL is malformed', details: { field: 'url' } } };
       void (reply as unknown as FastifyReply).code(error.statusCode ?? 400).send(body);

@@ -200,4 +200,3 @@ function lastIndexAtMost(sorted: number[], value: number, max: number): number {
   }
   return low;
 }
-
