@@ -6,6 +6,8 @@ RUN npm ci --no-audit --no-fund
 COPY src ./src
 COPY workers ./workers
 COPY sql ./sql
+# the console's source: npm run build also builds it (npm start serves the committed build)
+COPY console ./console
 RUN npm run build
 
 FROM node:20-bookworm-slim

@@ -1,7 +1,9 @@
-// Issue target: a company with 1,000 units and a 366-day window at period=day answers a page in
-// under a second. Builds that company in a throwaway database (set-based SQL), then times pages
-// of every analytics endpoint through the real app (fastify.inject, warm token).
-//   node --import tsx bench/analytics-scale.ts [--units 1000] [--days 366]
+// Issue targets at scale: a company with 1,000 units and a year of movements, every analytics
+// endpoint timed through the real app (fastify.inject, warm token).
+//   - P10: every endpoint, a 366-day window, period=day, page_size 100: p50 <= 200 ms;
+//   - and no page of the other shapes (1,000 records, months, one unit's year) over a second.
+// Builds the company in a throwaway database (set-based SQL), dropped at the end; with
+// --database-url it builds into (or reuses) that database instead and leaves it, for EXPLAIN.
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
@@ -9,27 +11,55 @@ import { mintEmployeeJwt } from '../src/auth/jwt.js';
 import { loadConfig } from '../src/config.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
+import { withThrowawayDatabase } from './kit/throwaway-db.js';
 
-const { values } = parseArgs({ options: { units: { type: 'string', default: '1000' }, days: { type: 'string', default: '366' } } });
+const USAGE = `node --import tsx bench/analytics-scale.ts [options]
+  --units N          units of the company (default 1000)
+  --days N           days of movements and of the window (default 366)
+  --runs N           timed requests per case, after one warm-up (default 11); p50 and best reported
+  --only a,b         endpoints to time: users, utilization, revenue, impact (default all)
+  --rollups MODE     pool (default, as served: heavy pages on rollup threads at nice 10) or
+                     inline (on the event loop: what a page costs without the threads)
+  --database-url U   build into this (migrated or empty) database, or reuse it when it already
+                     holds the data set, and leave it there (for EXPLAIN ANALYZE); default: a
+                     throwaway database, dropped at the end
+  --help             this text`;
+
+const { values } = parseArgs({
+  options: {
+    units: { type: 'string', default: '1000' },
+    days: { type: 'string', default: '366' },
+    runs: { type: 'string', default: '11' },
+    only: { type: 'string' },
+    rollups: { type: 'string', default: 'pool' },
+    'database-url': { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const units = Number(values.units);
 const days = Number(values.days);
-const admin = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const name = `coldtrack_bench_scale_${process.pid}`;
-const url = new URL(admin);
-url.pathname = `/${name}`;
+const runs = Number(values.runs);
+const only = values.only ? new Set(values.only.split(',')) : null;
 const secret = 'bench-secret-bench-secret-bench-secret-000';
 
-async function adminQuery(sql: string) {
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  await client.query(sql);
-  await client.end();
-}
+/** P10's budget for a page of 100 records at period=day (p50). */
+const P10_MS = 200;
+/** The budget of every other shape. */
+const PAGE_MS = 1000;
 
-await adminQuery(`CREATE DATABASE ${name}`);
-try {
-  await migrate(url.toString());
-  const pool = createPool(url.toString(), 10);
+async function build(url: string) {
+  // the data set is built without the service's query deadline (a minute or more on 2 busy cores)
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const built = await pool.query<{ n: string }>('SELECT count(*) AS n FROM companies');
+  if (built.rows[0]!.n !== '0') {
+    console.log('reusing the data set already in the database (built relative to the day it was built)');
+    await pool.end();
+    return;
+  }
   const started = Date.now();
   await pool.query(`
     INSERT INTO companies (id, name, country, currency) VALUES (1, 'Scale Co', 'NG', 'NGN');
@@ -57,13 +87,22 @@ try {
     INSERT INTO market_surveys (check_out_id, crop_id, currency, selling_price_per_unit, kg_per_unit, kg_sold, kg_lost, surveyed_at)
       SELECT co.id, 1, 'NGN', 9000, 25, 70, 5, co.checked_out_at FROM check_outs co;
     INSERT INTO baseline_surveys (farmer_id, crop_id, loss_share, currency, average_price_per_kg, surveyed_at)
-      SELECT id, 1, 0.3, 'NGN', 250, now() - interval '400 days' FROM users WHERE role = 'FARMER';
-    ANALYZE;`);
+      SELECT id, 1, 0.3, 'NGN', 250, now() - interval '400 days' FROM users WHERE role = 'FARMER';`);
+  // as autovacuum leaves tables that are written and read for a while: statistics, and the visibility
+  // map set (index-only scans skip the heap)
+  await pool.query('VACUUM ANALYZE');
   const counts = await pool.query("SELECT (SELECT count(*) FROM check_ins) AS check_ins, (SELECT count(*) FROM crates) AS crates, (SELECT count(*) FROM check_outs) AS check_outs");
   console.log(`built ${units} units x ${days} days in ${((Date.now() - started) / 1000).toFixed(1)} s:`, counts.rows[0]);
+  await pool.end();
+}
 
-  const config = loadConfig({ DATABASE_URL: url.toString(), JWT_SECRET: secret, LOG_LEVEL: 'warn' });
-  const app = await buildApp({ config, pool });
+async function measure(url: string) {
+  await build(url);
+  const pool = createPool(url, 10);
+  const config = loadConfig({ DATABASE_URL: url, JWT_SECRET: secret, LOG_LEVEL: 'warn' });
+  // the token's 100 requests a minute are not what is measured
+  const rollupMode = values.rollups === 'inline' ? 'inline' : 'pool';
+  const app = await buildApp({ config, pool, rollupMode, rateLimitOverrides: { analytics_api_token: 1e6 } });
   const jwt = await mintEmployeeJwt({ secret, userId: 1 });
   const created = await app.inject({
     method: 'POST',
@@ -75,35 +114,53 @@ try {
   const end = new Date().toISOString().slice(0, 10);
   const start = new Date(Date.now() - (days - 1) * 86_400_000).toISOString().slice(0, 10);
   const window = `start_date=${start}&end_date=${end}`;
-  const cases = [
-    ['utilization', `period=day&page_size=100&page=1`],
-    ['utilization', `period=day&page_size=100&page=1830`],
-    ['utilization', `period=day&page_size=1000&page=200`],
-    ['utilization', `period=month&page_size=1000&page=1`],
-    ['utilization', `period=day&page_size=366&cooling_unit_id=500`],
-    ['revenue', `period=day&page_size=100&page=1`],
-    ['revenue', `period=day&page_size=1000&page=200`],
-    ['impact', `period=day&page_size=100&page=1`],
-    ['impact', `period=day&page_size=1000&page=200`],
-    ['users', `period=day&page_size=100&page=1`],
-    ['users', `period=month&page_size=13&page=1`],
+  // [endpoint, query, budget]: the P10 shapes first (the first page and one deep in the window)
+  const cases: [string, string, number][] = [
+    ['users', 'period=day&page_size=100&page=1', P10_MS],
+    ['users', 'period=day&page_size=100&page=3', P10_MS],
+    ['utilization', 'period=day&page_size=100&page=1', P10_MS],
+    ['utilization', 'period=day&page_size=100&page=1830', P10_MS],
+    ['revenue', 'period=day&page_size=100&page=1', P10_MS],
+    ['revenue', 'period=day&page_size=100&page=1830', P10_MS],
+    ['impact', 'period=day&page_size=100&page=1', P10_MS],
+    ['impact', 'period=day&page_size=100&page=1830', P10_MS],
+    ['utilization', 'period=day&page_size=1000&page=200', PAGE_MS],
+    ['utilization', 'period=month&page_size=1000&page=1', PAGE_MS],
+    ['utilization', 'period=day&page_size=366&cooling_unit_id=500', PAGE_MS],
+    ['revenue', 'period=day&page_size=1000&page=200', PAGE_MS],
+    ['impact', 'period=day&page_size=1000&page=200', PAGE_MS],
+    ['impact', 'period=day&page_size=366&cooling_unit_id=500', PAGE_MS],
+    ['users', 'period=day&page_size=366&page=1', PAGE_MS],
+    ['users', 'period=month&page_size=13&page=1', PAGE_MS],
   ];
-  console.log('endpoint      query                                   status  ms (best of 3)  records');
-  for (const [endpoint, query] of cases) {
-    let best = Infinity;
+  console.log(`endpoint      query                                        status   p50 ms  best ms  records  target (p50 of ${runs})`);
+  for (const [endpoint, query, budget] of cases) {
+    if (only && !only.has(endpoint)) continue;
+    const times: number[] = [];
     let status = 0;
     let records = 0;
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i <= runs; i++) {
       const t0 = performance.now();
       const response = await app.inject({ method: 'GET', url: `/api/v1/analytics/${endpoint}?${window}&${query}`, headers });
-      best = Math.min(best, performance.now() - t0);
+      if (i > 0) times.push(performance.now() - t0); // the first one warms caches and compiled serialisers
       status = response.statusCode;
       records = status === 200 ? response.json().data.length : 0;
     }
-    console.log(`${endpoint!.padEnd(13)} ${query!.padEnd(40)} ${status}     ${best.toFixed(0).padStart(6)}        ${records}   ${best < 1000 ? 'PASS' : 'MISS'} (< 1000 ms)`);
+    times.sort((a, b) => a - b);
+    const p50 = times[Math.floor(times.length / 2)]!;
+    const verdict = status === 200 && p50 <= budget ? 'PASS' : 'MISS';
+    const label = budget === P10_MS ? `P10 <= ${P10_MS} ms` : `<= ${PAGE_MS} ms`;
+    console.log(
+      `${endpoint.padEnd(13)} ${query.padEnd(44)} ${status}   ${p50.toFixed(0).padStart(6)}   ${times[0]!.toFixed(0).padStart(6)}   ${String(records).padStart(6)}  ${verdict} (${label})`,
+    );
   }
   await app.close();
   await pool.end();
-} finally {
-  await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+}
+
+if (values['database-url']) {
+  await migrate(values['database-url']);
+  await measure(values['database-url']);
+} else {
+  await withThrowawayDatabase({ label: 'scale', migrate: true }, (database) => measure(database.url));
 }

@@ -13,20 +13,19 @@
 // The event-loop delay includes time the main thread waits for a CPU: on a small machine shared
 // with PostgreSQL (and anything else running) that, not the app's own work, sets the floor.
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import type pg from 'pg';
 import { buildApp } from '../src/app.js';
 import type { RollupMode } from '../src/analytics/rollups.js';
 import { mintEmployeeJwt } from '../src/auth/jwt.js';
 import { loadConfig } from '../src/config.js';
-import { migrate } from '../src/db/migrate.js';
+import { createPool } from '../src/db/pool.js';
+import { withThrowawayDatabase } from './kit/throwaway-db.js';
 
 /** the delay monitor's sampling interval, included in every figure it records */
 const SAMPLING_MS = 5;
-import { createPool } from '../src/db/pool.js';
 
 // the part of autocannon's options and result used here (it ships no type declarations)
 interface LoadOptions {
@@ -78,21 +77,7 @@ const FIRST_DAY = '2025-01-01';
 const LAST_DAY = '2026-01-01'; // 366 days
 const TARGET_MS = 20;
 
-const admin = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const name = `coldtrack_bench_loop_${randomBytes(4).toString('hex')}`;
-const url = new URL(admin);
-url.pathname = `/${name}`;
 const secret = 'bench-secret-bench-secret-bench-secret-000';
-
-async function adminQuery(sql: string) {
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** A company with `units` units, each with `perDay` check-ins (2 crates) and check-outs (with a
  * market survey) every day of the window, in NGN and USD, paid and pending, several methods. */
@@ -144,8 +129,8 @@ interface ModeResult {
   small: LoadResult;
 }
 
-async function runMode(mode: RollupMode, pool: pg.Pool): Promise<ModeResult> {
-  const env: Record<string, string> = { DATABASE_URL: url.toString(), JWT_SECRET: secret, LOG_LEVEL: 'silent', DB_POOL_MAX: '20' };
+async function runMode(mode: RollupMode, pool: pg.Pool, databaseUrl: string): Promise<ModeResult> {
+  const env: Record<string, string> = { DATABASE_URL: databaseUrl, JWT_SECRET: secret, LOG_LEVEL: 'silent', DB_POOL_MAX: '20' };
   if (process.env.ROLLUP_THREADS) env.ROLLUP_THREADS = process.env.ROLLUP_THREADS;
   const config = loadConfig(env);
   // the bench measures the event loop, not the analytics rate limit (100/min per token)
@@ -199,40 +184,39 @@ async function runMode(mode: RollupMode, pool: pg.Pool): Promise<ModeResult> {
   }
 }
 
-await adminQuery(`CREATE DATABASE ${name}`);
-try {
-  await migrate(url.toString());
-  const pool = createPool(url.toString(), 20);
+function printResults(results: ModeResult[]) {
+  const cell = (value: string | number, width: number) => String(value).padStart(width);
+  console.log(`\n${seconds} s per mode; heavy: ${heavyConnections} connections, page_size 1000; small: ${smallRate}/s, page_size 10`);
+  console.log('mode    | loop p99 ms | loop max ms | loop busy | heavy req/s | small req/s | small p99 ms | non-2xx/errors');
+  for (const r of results) {
+    console.log(
+      [
+        r.mode.padEnd(7),
+        cell(r.loopP99Ms.toFixed(1), 11),
+        cell(r.loopMaxMs.toFixed(1), 11),
+        cell(`${(r.loopBusy * 100).toFixed(0)} %`, 9),
+        cell(r.heavy.requests.average.toFixed(1), 11),
+        cell(r.small.requests.average.toFixed(1), 11),
+        cell(r.small.latency.p99, 12),
+        cell(`${r.heavy.non2xx + r.small.non2xx}/${r.heavy.errors + r.small.errors}`, 14),
+      ].join(' | '),
+    );
+  }
+  const pooled = results[0]!;
+  const verdict = pooled.loopP99Ms < TARGET_MS ? 'PASS' : 'MISS';
+  console.log(`\nP5 event-loop delay p99 < ${TARGET_MS} ms with the pool: ${verdict} (${pooled.loopP99Ms.toFixed(1)} ms)`);
+}
+
+await withThrowawayDatabase({ label: 'loop', migrate: true }, async (database) => {
+  const pool = createPool(database.url, 20);
   try {
     const started = Date.now();
     const counts = await load(pool);
     console.log(`loaded ${units} units x 366 days in ${((Date.now() - started) / 1000).toFixed(1)} s:`, counts);
     const results: ModeResult[] = [];
-    for (const mode of ['pool', 'inline'] as const) results.push(await runMode(mode, pool));
-
-    const cell = (value: string | number, width: number) => String(value).padStart(width);
-    console.log(`\n${seconds} s per mode; heavy: ${heavyConnections} connections, page_size 1000; small: ${smallRate}/s, page_size 10`);
-    console.log('mode    | loop p99 ms | loop max ms | loop busy | heavy req/s | small req/s | small p99 ms | non-2xx/errors');
-    for (const r of results) {
-      console.log(
-        [
-          r.mode.padEnd(7),
-          cell(r.loopP99Ms.toFixed(1), 11),
-          cell(r.loopMaxMs.toFixed(1), 11),
-          cell(`${(r.loopBusy * 100).toFixed(0)} %`, 9),
-          cell(r.heavy.requests.average.toFixed(1), 11),
-          cell(r.small.requests.average.toFixed(1), 11),
-          cell(r.small.latency.p99, 12),
-          cell(`${r.heavy.non2xx + r.small.non2xx}/${r.heavy.errors + r.small.errors}`, 14),
-        ].join(' | '),
-      );
-    }
-    const pooled = results[0]!;
-    const verdict = pooled.loopP99Ms < TARGET_MS ? 'PASS' : 'MISS';
-    console.log(`\nP5 event-loop delay p99 < ${TARGET_MS} ms with the pool: ${verdict} (${pooled.loopP99Ms.toFixed(1)} ms)`);
+    for (const mode of ['pool', 'inline'] as const) results.push(await runMode(mode, pool, database.url));
+    printResults(results);
   } finally {
     await pool.end();
   }
-} finally {
-  await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-}
+});

@@ -1,58 +1,102 @@
-// What the bench/sensor-*.ts scripts share: a throwaway database on the local PostgreSQL
-// (postgres storage profile; dropped at exit, also on Ctrl-C), a company with units, readings
-// loaded through the real ingest, timing helpers, and the PASS/MISS report (a line per target
-// and a final JSON line that bench/kit/sensor-targets.ts reads).
-import { randomBytes } from 'node:crypto';
+// What the bench/sensor-*.ts scripts share: a throwaway database of one storage profile
+// (kit/throwaway-db.ts drops it on every way out), a company with units, readings loaded through
+// the real ingest, the store's upkeep as a year in service would have left it, timing helpers,
+// and the PASS/MISS report (a line per target and a final JSON line that
+// bench/kit/sensor-targets.ts reads).
+//
+// Profile: `--profile postgres|timescale` or BENCH_SENSOR_PROFILE (default postgres). postgres
+// runs on the local PostgreSQL (BENCH_ADMIN_URL); timescale on a real TimescaleDB
+// (BENCH_TIMESCALE_URL, else ../shared/timescaledb/start.sh; kit/sensor-profiles.ts). Without
+// one, the script prints NOT MEASURED with the reason and exits 0.
 import { Readable } from 'node:stream';
+import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
 import { lineRuns, parseReadings, ReadingValidator } from '../src/sensors/formats.js';
 import { readingChunks } from '../src/sensors/generate.js';
 import { ingestReadings } from '../src/sensors/ingest.js';
+import { pauseSensorPolicies } from '../src/sensors/policy-health.js';
 import { compactRollups, maintainStore } from '../src/sensors/store.js';
+import { isSensorProfile, profileServer, type SensorProfile, shownUrl } from './kit/sensor-profiles.js';
+import { createThrowawayDatabase } from './kit/throwaway-db.js';
 
 export const quick = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
-export const adminUrl = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-export const PROFILE_NOTE = 'storage profile: postgres (local PostgreSQL). The timescale profile is not benchmarked here: ' +
-  'there is no TimescaleDB server on this machine, and PGlite (single-connection WASM) would not be representative.';
-
-async function admin(sql: string) {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
+function chosenProfile(): SensorProfile {
+  const { values } = parseArgs({ options: { profile: { type: 'string' }, quick: { type: 'boolean' } }, strict: false });
+  const requested = (values.profile as string | undefined) ?? process.env.BENCH_SENSOR_PROFILE ?? 'postgres';
+  if (!isSensorProfile(requested)) {
+    console.error(`--profile (or BENCH_SENSOR_PROFILE) must be postgres or timescale, not "${requested}"`);
+    process.exit(2);
   }
+  return requested;
 }
+
+/** The storage profile this run measures. */
+export const profile: SensorProfile = chosenProfile();
 
 export interface BenchDatabase {
   url: string;
   pool: pg.Pool;
+  profile: SensorProfile;
+  /** one line for the report: profile, server and versions */
+  note: string;
   drop(): Promise<void>;
 }
 
-/** A migrated database of its own (postgres profile), dropped on exit or Ctrl-C. */
-export async function createBenchDatabase(label: string, poolSize = 4): Promise<BenchDatabase> {
-  const name = `coldtrack_bench_${label}_${randomBytes(4).toString('hex')}`;
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  await admin(`CREATE DATABASE ${name}`);
-  let pool: pg.Pool | null = null;
-  let dropped = false;
-  const drop = async () => {
-    if (dropped) return;
-    dropped = true;
-    await pool?.end().catch(() => {});
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+/** The kit's keys and names of a script's targets, for the NOT MEASURED lines. */
+export interface TargetName {
+  key?: string;
+  name: string;
+}
+
+/**
+ * A migrated database of the run's profile, dropped on every way out (kit/throwaway-db.ts). The
+ * profile is asked for by name (SENSOR_STORAGE): the benchmarks measure it, whatever the server
+ * could offer. timescale: the sensor policies are paused at once (the scheduler would run them at
+ * moments no benchmark chose); upkeepAfter() runs them. No server for the profile: every target
+ * NOT MEASURED, exit 0.
+ */
+export async function createBenchDatabase(label: string, poolSize: number, targets: TargetName[]): Promise<BenchDatabase> {
+  const server = await profileServer(profile);
+  if (server.adminUrl === null) notMeasured(targets, server.reason);
+  process.env.SENSOR_STORAGE = profile;
+  const database = await createThrowawayDatabase({ label: `${label}_${profile === 'timescale' ? 'ts' : 'pg'}`, migrate: true, adminUrl: server.adminUrl });
+  const pool = createPool(database.url, poolSize);
+  const bench: BenchDatabase = {
+    url: database.url,
+    pool,
+    profile,
+    note: '',
+    // the pool first, so its clients end cleanly rather than being cut by the forced drop
+    drop: async () => {
+      await pool.end().catch(() => {});
+      await database.drop();
+    },
   };
-  process.once('SIGINT', () => void drop().finally(() => process.exit(130)));
-  process.env.SENSOR_STORAGE = 'postgres';
-  await migrate(url.toString());
-  pool = createPool(url.toString(), poolSize);
-  return { url: url.toString(), pool, drop };
+  try {
+    const { rows } = await pool.query<{ postgres: string; timescaledb: string | null }>(`
+      SELECT split_part(version(), ' on ', 1) AS postgres, (SELECT extversion FROM pg_extension WHERE extname = 'timescaledb') AS timescaledb`);
+    const versions = rows[0]!.timescaledb ? `TimescaleDB ${rows[0]!.timescaledb} on ${rows[0]!.postgres}` : rows[0]!.postgres;
+    const host = new URL(server.adminUrl);
+    bench.note = `storage profile: ${profile} (${versions} at ${shownUrl(`postgres://${host.host}`)})`;
+    if (profile === 'timescale') {
+      await pauseSensorPolicies(pool);
+      bench.note += '; sensor policies paused, run by the benchmark where a year in service would have run them';
+    }
+  } catch (error) {
+    await bench.drop();
+    throw error;
+  }
+  return bench;
+}
+
+/** Every target NOT MEASURED with the reason (and the JSON line the kit reads); exits 0. */
+export function notMeasured(targets: TargetName[], reason: string): never {
+  for (const target of targets) console.log(`NOT MEASURED ${target.key ? `${target.key} ` : ''}${target.name}: ${reason} (storage profile ${profile})`);
+  const json = Object.fromEntries(targets.map((target) => [target.key ?? target.name, { status: 'not measured', measured: '', detail: `${reason} (storage profile ${profile})` }]));
+  console.log(JSON.stringify({ profile, targets: json }));
+  process.exit(0);
 }
 
 export interface BenchCompany {
@@ -71,26 +115,97 @@ export async function createUnits(pool: pg.Pool, units: number): Promise<BenchCo
   return { companyId: 1, employeeId: 1, unitIds: Array.from({ length: units }, (_, i) => i + 1) };
 }
 
+/**
+ * Generated CSV text as the ingest reads a file: split into lines, parsed and validated (readings
+ * up to `end` accepted), in runs. What `npm run ingest` does with its input, minus the file.
+ */
+export function csvReadingRuns(csv: Iterable<string>, end: Date) {
+  return parseReadings(lineRuns(Readable.from(csv)), 'csv', new ReadingValidator(() => end));
+}
+
 /** units x days of 15-minute readings ending at `end`, through the real ingest (COPY). */
 export async function loadReadings(pool: pg.Pool, units: number, days: number, end: Date, seed = 1) {
   const started = performance.now();
-  const stats = await ingestReadings(pool,
-    parseReadings(lineRuns(Readable.from(readingChunks({ units, days, end, seed }))), 'csv', new ReadingValidator(() => end)),
-    { batchSize: 100_000 });
-  await pool.query('VACUUM ANALYZE');
+  const stats = await ingestReadings(pool, csvReadingRuns(readingChunks({ units, days, end, seed }), end), { batchSize: 100_000 });
+  // without the pool's statement deadline: millions of rows take longer on a busy machine
+  const client = await pool.connect();
+  try {
+    await client.query('SET statement_timeout = 0');
+    await client.query({ text: 'VACUUM ANALYZE', query_timeout: 600_000 } as pg.QueryConfig);
+    await client.query('RESET statement_timeout');
+  } finally {
+    client.release();
+  }
   return { rows: stats.inserted, seconds: (performance.now() - started) / 1000 };
 }
 
+/** The timescale profile's sensor policies in the order a year in service would have run them. */
+const TIMESCALE_UPKEEP = [
+  { what: 'refresh hourly', proc: 'policy_refresh_continuous_aggregate', table: 'sensor_readings_hourly' },
+  { what: 'refresh daily', proc: 'policy_refresh_continuous_aggregate', table: 'sensor_readings_daily' },
+  { what: 'columnstore hourly', proc: 'policy_compression', table: 'sensor_readings_hourly' },
+  { what: 'columnstore daily', proc: 'policy_compression', table: 'sensor_readings_daily' },
+  { what: 'compress readings', proc: 'policy_compression', table: 'sensor_readings' },
+] as const;
+
+export type UpkeepStep = (typeof TIMESCALE_UPKEEP)[number]['what'];
+
 /**
- * The store's periodic upkeep as the app would have run it over the loaded period (for the
- * postgres profile: closed months of the rollups compacted), then VACUUM ANALYZE.
+ * The store's periodic upkeep as it would have run over the loaded period, then VACUUM ANALYZE.
+ * postgres: partitions, and closed months of the rollups compacted. timescale: the sensor
+ * policies, each run once with CALL run_job (both aggregates materialized, then compressed where
+ * the layout says so, then the readings' chunks compressed: the server's clock is past every
+ * loaded chunk), or only the steps named in `only` (each step runs once per database).
+ * Returns the seconds it took and the steps that ran (a policy the database lacks is skipped).
  */
-export async function upkeepAfter(pool: pg.Pool, at: Date) {
+export async function upkeepAfter(db: BenchDatabase, at: Date, only?: UpkeepStep[]): Promise<{ seconds: number; steps: string[] }> {
   const started = performance.now();
-  await maintainStore(pool, at);
-  while ((await compactRollups(pool, at)) > 0);
-  await pool.query('VACUUM ANALYZE');
-  return (performance.now() - started) / 1000;
+  const steps: string[] = [];
+  // a connection of its own: the pool's statement deadline is the API's, not a year of upkeep's
+  const client = await untimedClient(db);
+  try {
+    if (db.profile === 'timescale') {
+      const { rows: jobs } = await client.query<{ job_id: number; proc_name: string; hypertable_name: string }>(
+        `SELECT job_id, proc_name, hypertable_name FROM timescaledb_information.jobs ORDER BY job_id`);
+      for (const step of TIMESCALE_UPKEEP) {
+        if (only && !only.includes(step.what)) continue;
+        const job = jobs.find((candidate) => candidate.proc_name === step.proc && candidate.hypertable_name === step.table);
+        if (!job) continue;
+        await client.query('CALL run_job($1)', [job.job_id]);
+        steps.push(step.what);
+      }
+    } else {
+      await maintainStore(client, at);
+      while ((await compactRollups(client, at)) > 0);
+      steps.push('partitions', 'closed months of the rollups compacted');
+    }
+    await client.query('VACUUM ANALYZE');
+  } finally {
+    await client.end();
+  }
+  return { seconds: (performance.now() - started) / 1000, steps };
+}
+
+/** A connection without the API pool's deadlines (UTC, like the pool's), for long maintenance statements. */
+export async function untimedClient(db: Pick<BenchDatabase, 'url'>): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: db.url, options: '-c TimeZone=UTC' });
+  await client.connect();
+  return client;
+}
+
+/** What the timescale aggregates look like on disk now: chunks, and how many are compressed. */
+export async function aggregateLayout(pool: pg.Pool): Promise<string> {
+  const { rows } = await pool.query<{ view_name: string; interval: string; chunks: number; compressed: number }>(`
+    SELECT a.view_name, d.time_interval::text AS interval, count(c.chunk_name)::int AS chunks,
+           (count(c.chunk_name) FILTER (WHERE c.is_compressed))::int AS compressed
+    FROM timescaledb_information.continuous_aggregates a
+    JOIN timescaledb_information.dimensions d
+      ON d.hypertable_schema = a.materialization_hypertable_schema AND d.hypertable_name = a.materialization_hypertable_name
+    LEFT JOIN timescaledb_information.chunks c
+      ON c.hypertable_schema = a.materialization_hypertable_schema AND c.hypertable_name = a.materialization_hypertable_name
+    WHERE a.view_name IN ('sensor_readings_hourly', 'sensor_readings_daily')
+    GROUP BY 1, 2 ORDER BY 1 DESC`);
+  return rows.map((row) => `${row.view_name}: ${row.chunks} chunks (${row.compressed} compressed), new chunks ${row.interval}`).join('; ');
 }
 
 export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; result: T }> {
@@ -117,7 +232,7 @@ export interface TargetLine {
   detail: string;
 }
 
-/** One line per target (PASS/MISS), then the JSON line the bench kit parses. */
+/** One line per target (PASS/MISS), then the JSON line the bench kit parses (with the run's storage profile). */
 export function report(targets: TargetLine[]) {
   for (const target of targets) {
     console.log(`${target.pass ? 'PASS' : 'MISS'} ${target.key ? `${target.key} ` : ''}${target.name}: ${target.measured}`);
@@ -125,7 +240,7 @@ export function report(targets: TargetLine[]) {
   const json = Object.fromEntries(targets.map((target) => [target.key ?? target.name, {
     pass: target.pass, measured: target.measured, ratio: target.ratio, detail: target.detail,
   }]));
-  console.log(JSON.stringify({ targets: json }));
+  console.log(JSON.stringify({ profile, targets: json }));
 }
 
 export const BENCH_JWT_SECRET = 'bench-secret-bench-secret-bench-secret-000';

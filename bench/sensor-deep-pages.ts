@@ -3,25 +3,32 @@
 // pagination, serialization). Both cold: the clock jumps an hour before every request, so neither
 // finds cached counts or page boundaries (a partner reading page after page gets the warm path,
 // shown for information). For contrast, the same pages by OFFSET straight in SQL.
-// Target: page 500 costs at most 1.5x page 1.
-//   node --import tsx bench/sensor-deep-pages.ts [--quick]
-import { createBenchDatabase, createUnits, fixed, loadReadings, median, PROFILE_NOTE, quick, report, startBenchApp, timed } from './sensor-common.js';
+// Target: page 500 costs at most 1.1x page 1.
+// The store as a year in service leaves it (sensor-common.ts, upkeepAfter: the postgres rollups'
+// closed months compacted; the timescale policies run: aggregates materialized and laid out,
+// readings compressed).
+//   node --import tsx bench/sensor-deep-pages.ts [--quick] [--profile postgres|timescale]
+import { aggregateLayout, createBenchDatabase, createUnits, fixed, loadReadings, median, profile, quick, report, startBenchApp, timed, upkeepAfter } from './sensor-common.js';
 
 const UNITS = 15;
 const DAYS = 365;
 const ROUNDS = quick ? 7 : 15;
 const END = new Date('2026-01-01T00:00:00Z');
-const TARGET = 1.5;
+const TARGET = 1.1;
 const HOUR = 3_600_000;
 const WINDOW = 'start_date=2025-01-01&end_date=2025-12-31';
 
 console.log(`sensor benchmark (b): page 500 vs page 1, page_size 1000, ~1 M raw readings${quick ? ' (quick)' : ''}`);
-console.log(PROFILE_NOTE);
-const db = await createBenchDatabase('pages', 4);
+const P3 = { key: 'P3', name: `page 500 vs page 1 at page_size 1000 (target <= ${TARGET}x)` };
+const db = await createBenchDatabase('pages', 4, [P3]);
+console.log(db.note);
 try {
   const company = await createUnits(db.pool, UNITS);
   const loaded = await loadReadings(db.pool, UNITS, DAYS, END);
   console.log(`loaded ${loaded.rows} readings (${UNITS} units x ${DAYS} days) through the ingest in ${fixed(loaded.seconds)} s`);
+  const upkeep = await upkeepAfter(db, new Date(END.getTime() + 4 * 86_400_000));
+  console.log(`upkeep over the loaded year (${upkeep.steps.join(', ')}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s` +
+    (profile === 'timescale' ? `; ${await aggregateLayout(db.pool)}` : ''));
   const { app, clock, headers } = await startBenchApp(db, company);
   try {
     const page = async (n: number) => {
@@ -59,9 +66,9 @@ try {
     console.log(`  page 501 right after 500 (cached boundary and counts): ${fixed(median(cold.next), 2)} ms`);
     console.log(`  for contrast, LIMIT/OFFSET in SQL alone: page 1 ${fixed(median(offset.first), 1)} ms, page 500 ${fixed(median(offset.deep), 1)} ms`);
     report([{
-      name: `page 500 vs page 1 at page_size 1000 (target <= ${TARGET}x)`, pass: ratio <= TARGET,
+      ...P3, pass: ratio <= TARGET,
       measured: `${fixed(ratio, 2)}x (${fixed(deepMs, 2)} ms vs ${fixed(firstMs, 2)} ms)`, ratio,
-      detail: `median of ${ROUNDS}, cold; ${first.meta.pagination.total_count} readings; postgres profile`,
+      detail: `median of ${ROUNDS}, cold; ${first.meta.pagination.total_count} readings; page 501 warm ${fixed(median(cold.next), 2)} ms; ${profile} profile`,
     }]);
   } finally {
     await app.close();

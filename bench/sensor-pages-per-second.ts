@@ -4,19 +4,21 @@
 // mapped and JSON.stringify'd by Fastify without a schema, and no authentication at all. Same
 // requests (one unit, 30 days: pages 1..5 of 1,000 raw readings), same pool size, autocannon in
 // a child process at lower priority, the two servers measured in turn, twice.
-// Target: at least 1.5x the naive handler's pages per second.
-//   node --import tsx bench/sensor-pages-per-second.ts [--quick]
+// Target: at least 2x the naive handler's pages per second (issue 15; it was 1.5x).
+// The store as its upkeep leaves it (sensor-common.ts, upkeepAfter; timescale: aggregates
+// materialized and laid out, and every loaded chunk compressed, being over a week old).
+//   node --import tsx bench/sensor-pages-per-second.ts [--quick] [--profile postgres|timescale]
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import Fastify from 'fastify';
-import { createBenchDatabase, createUnits, fixed, loadReadings, PROFILE_NOTE, quick, report, startBenchApp } from './sensor-common.js';
+import { createBenchDatabase, createUnits, fixed, loadReadings, profile, quick, report, startBenchApp, upkeepAfter } from './sensor-common.js';
 
 const UNITS = 20;
 const DAYS = 60;
 const SECONDS = quick ? 4 : 10;
 const CONNECTIONS = 4;
 const END = new Date('2026-01-01T00:00:00Z');
-const TARGET = 1.5;
+const TARGET = 2;
 const QUERY = 'cooling_unit_id=7&start_date=2025-12-02&end_date=2025-12-31&page_size=1000';
 const PAGES = [1, 2, 3, 4, 5];
 
@@ -41,12 +43,15 @@ function autocannon(url: string, paths: string[], headers: Record<string, string
 }
 
 console.log(`sensor benchmark (d): 1,000-record pages per second vs a naive pg + JSON.stringify handler${quick ? ' (quick)' : ''}`);
-console.log(PROFILE_NOTE);
-const db = await createBenchDatabase('serialize', 8);
+const P2 = { key: 'P2', name: `1,000-record pages/s vs naive pg + JSON.stringify (target >= ${TARGET}x)` };
+const db = await createBenchDatabase('serialize', 8, [P2]);
+console.log(db.note);
 try {
   const company = await createUnits(db.pool, UNITS);
   const loaded = await loadReadings(db.pool, UNITS, DAYS, END);
   console.log(`loaded ${loaded.rows} readings (${UNITS} units x ${DAYS} days) in ${fixed(loaded.seconds)} s`);
+  const upkeep = await upkeepAfter(db, new Date(END.getTime() + 4 * 86_400_000));
+  console.log(`upkeep (${upkeep.steps.join(', ')}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s`);
 
   const { app, headers } = await startBenchApp(db, company);
   const naive = Fastify({ logger: false });
@@ -95,9 +100,9 @@ try {
     console.log(`  GET /api/v1/sensor-data: ${fixed(oursRate)} pages/s (p50 ${runs.ours[0]!.latency.p50} ms)`);
     console.log(`  naive pg + JSON.stringify: ${fixed(naiveRate)} pages/s (p50 ${runs.naive[0]!.latency.p50} ms)`);
     report([{
-      name: `1,000-record pages/s vs naive pg + JSON.stringify (target >= ${TARGET}x)`, pass: ratio >= TARGET,
+      ...P2, pass: ratio >= TARGET,
       measured: `${fixed(ratio, 2)}x (${fixed(oursRate)} vs ${fixed(naiveRate)} pages/s)`, ratio,
-      detail: `${CONNECTIONS} connections x ${SECONDS} s x 2 runs each; postgres profile`,
+      detail: `${CONNECTIONS} connections x ${SECONDS} s x 2 runs each; p50 ${runs.ours[0]!.latency.p50} vs ${runs.naive[0]!.latency.p50} ms; ${profile} profile`,
     }]);
   } finally {
     await app.close();

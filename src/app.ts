@@ -1,44 +1,57 @@
-// buildApp(): composes the service. External plugins first, then the services the routes use,
-// then the routes. No listening and no process handling here (see server.ts).
+// buildApp(): composes the service, and only composes: the Fastify instance's options, then the
+// plugins that own each service (src/plugins/), then the routes. No listening and no process
+// handling here (see server.ts).
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Redis } from 'ioredis';
+import Fastify, { type FastifyReply, type FastifyServerOptions, type RawRequestDefaultExpression } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { RedisClient } from './db/redis.js';
 import type pg from 'pg';
-import { createAccessControl } from './analytics/access.js';
-import { createRollups, type RollupMode } from './analytics/rollups.js';
-import { createJwtVerifier, type JwtVerifier } from './auth/jwt.js';
-import { clientErrorHandler } from './http/client-errors.js';
+import type { RollupMode } from './analytics/rollups.js';
+import type { JwtVerifier } from './auth/jwt.js';
 import type { Config } from './config.js';
+import { clientErrorHandler } from './http/client-errors.js';
+import { normaliseForwardedFor } from './http/forwarded-for.js';
 import { loggerOptions } from './logging.js';
-import { registerErrorHandler } from './plugins/error-handler.js';
-import { type ClusterScrape, registerMetrics } from './plugins/metrics.js';
-import { registerOpenApi } from './plugins/openapi.js';
-import { createMetrics } from './observability/metrics.js';
-import { type RateLimitScope, registerRateLimits } from './rate-limit/limits.js';
-import dataSurfaceRoutes from './routes/data-surface.js';
+import compression from './plugins/compression.js';
+import employeeAuth from './plugins/employee-auth.js';
+import environment from './plugins/environment.js';
+import errorHandler from './plugins/error-handler.js';
+import httpConventions from './plugins/http.js';
+import metrics from './plugins/metrics.js';
+import openApi from './plugins/openapi.js';
+import rateLimits from './plugins/rate-limits.js';
+import rollups from './plugins/rollups.js';
+import sensorStore from './plugins/sensor-store.js';
+import tokens from './plugins/tokens.js';
+import unitAccess from './plugins/unit-access.js';
+import type { RateLimitScope } from './rate-limit/limits.js';
 import apiTokenRoutes from './routes/api-tokens/index.js';
+import consoleRoutes from './routes/console.js';
+import coolingUnitRoutes from './routes/cooling-units.js';
+import dataSurfaceRoutes from './routes/data-surface.js';
 import healthRoutes from './routes/health.js';
+import metricsRoute, { type ClusterScrape } from './routes/metrics.js';
 import validateCoolingUserIdRoute from './routes/users/validate-cooling-user-id.js';
-import { createTokenAuthenticator } from './tokens/authenticator.js';
-import { createLastUsedRecorder } from './tokens/last-used.js';
-import { createTokenRepository } from './tokens/repository.js';
-import { createRevocationBus } from './tokens/revocation.js';
-import { systemClock, type App, type Clock } from './types.js';
+import type { Clock } from './time.js';
+import type { App } from './types.js';
 
 export interface AppDependencies {
   config: Config;
   pool: pg.Pool;
+  /** A streaming replica's pool for the data endpoints' queries (default: the primary's). */
+  readPool?: pg.Pool | null;
   clock?: Clock;
   /** Overrides the logger built from config.logLevel (tests capture logs through a stream). */
   logger?: FastifyServerOptions['loggerInstance'];
   jwtVerifier?: JwtVerifier;
   /** Shared state across processes (revocations; rate limits). Null: this process is alone. */
-  redis?: { client: Redis; subscriber: Redis } | null;
+  redis?: { client: RedisClient; subscriber: RedisClient } | null;
   /** Revenue/impact rollups on worker threads (default) or inline on the event loop (benchmarks). */
   rollupMode?: RollupMode;
   /** Tests only: lift rate limits that a test of something else would trip over. */
   rateLimitOverrides?: Partial<Record<RateLimitScope, number>>;
+  /** Tests only: a shorter window than the spec's minute, for tests that wait one out. */
+  rateLimitWindowMs?: number;
   /** In a cluster worker: /metrics answers with the whole cluster's metrics. */
   clusterScrape?: ClusterScrape | undefined;
 }
@@ -47,11 +60,22 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export async function buildApp(deps: AppDependencies): Promise<App> {
   const { config } = deps;
-  if (!config.jwt) throw new Error('buildApp needs a JWT configuration');
 
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: loggerOptions(config.logLevel) }),
     trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
+    // X-Forwarded-For is cleaned here because rewriteUrl is the one hook Fastify calls with the raw
+    // request before anything reads request.ip: before routing, the rate-limit hooks and the
+    // "incoming request" log line. proxy-addr would otherwise hand back any junk entry as the
+    // client IP (src/http/forwarded-for.ts). The URL itself is returned unchanged.
+    ...(config.trustProxy.length > 0
+      ? {
+          rewriteUrl: (request: RawRequestDefaultExpression) => {
+            normaliseForwardedFor(request);
+            return request.url!;
+          },
+        }
+      : {}),
     bodyLimit: 64 * 1024,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
@@ -74,86 +98,26 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     },
   }).withTypeProvider<ZodTypeProvider>();
 
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
-  // only JSON bodies are ever accepted; anything else is a 415 from the parser
-  app.removeContentTypeParser(['text/plain']);
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
+  // services, each owned by its plugin (src/plugins/)
+  await app.register(httpConventions);
+  await app.register(compression);
+  await app.register(environment, { config, pool: deps.pool, readPool: deps.readPool, clock: deps.clock });
+  await app.register(metrics);
+  await app.register(errorHandler);
+  await app.register(rateLimits, { redis: deps.redis?.client ?? null, overrides: deps.rateLimitOverrides, windowMs: deps.rateLimitWindowMs });
+  await app.register(employeeAuth, { jwtVerifier: deps.jwtVerifier });
+  await app.register(tokens, { redis: deps.redis ?? null });
+  await app.register(unitAccess);
+  await app.register(rollups, { mode: deps.rollupMode });
+  await app.register(sensorStore);
+  await app.register(openApi);
 
-  app.decorate('config', config);
-  app.decorate('db', deps.pool);
-  const clock = deps.clock ?? systemClock;
-  app.decorate('clock', clock);
-  app.decorate(
-    'jwtVerifier',
-    deps.jwtVerifier ?? createJwtVerifier({ jwt: config.jwt, issuer: config.jwtIssuer, audience: config.jwtAudience }),
-  );
-  app.decorate('tokenRepository', createTokenRepository(deps.pool));
-  app.decorate(
-    'revocations',
-    createRevocationBus(deps.redis?.client ?? null, deps.redis?.subscriber ?? null, config.redisKeyPrefix),
-  );
-  app.decorate(
-    'lastUsed',
-    createLastUsedRecorder(deps.pool, (error) => app.log.warn({ err: error }, 'last_used_at flush failed; will retry')),
-  );
-  app.decorate(
-    'tokenAuthenticator',
-    createTokenAuthenticator({
-      pool: deps.pool,
-      clock,
-      revocations: app.revocations,
-      lastUsed: app.lastUsed,
-      onCacheLookup: (hit) => app.metrics.tokenCacheLookups.inc({ result: hit ? 'hit' : 'miss' }),
-    }),
-  );
-  app.decorate('accessControl', createAccessControl(deps.pool));
-  app.decorate('rollups', createRollups({ mode: deps.rollupMode ?? 'pool', threads: config.rollupThreads, db: deps.pool, heapLimitMb: config.heapLimitMb }));
-  // threads start when the server listens (inject-only tests start them on first use)
-  // (not awaited: a shutdown right after start would otherwise log the interrupted warm-up)
-  app.addHook('onListen', async () => void app.rollups.warm().catch(() => {}));
-  app.addHook('onClose', async () => app.rollups.close());
-  app.decorateRequest('apiToken', null as never);
-  app.decorateRequest('unitScope', null as never);
-  // written behind during the run; flushed on close so no use is lost
-  app.addHook('onClose', async () => {
-    await app.lastUsed.close();
-    await app.revocations.close();
-  });
-  app.decorateRequest('employee', null as never);
-
-  app.decorate('metrics', createMetrics({ pool: deps.pool, rollupQueueSize: () => app.rollups.queueSize() }));
-  app.decorate(
-    'rateLimits',
-    await registerRateLimits(app, {
-      redis: deps.redis?.client ?? null,
-      workers: config.workers,
-      maxOverrides: deps.rateLimitOverrides,
-      onRejected: (scope) => app.metrics.rateLimitRejections.inc({ scope }),
-      keyPrefix: `${config.redisKeyPrefix}rl:`,
-      onDegraded: (error) => {
-        app.metrics.rateLimitFallbacks.inc();
-        app.log.error({ err: error }, 'Redis unavailable: rate limits fall back to per-process counting');
-      },
-      onRecovered: () => app.log.warn('Redis is back: rate limits are shared again'),
-    }),
-  );
-  // routes without their own authentication (unknown paths, the public validate endpoint) are
-  // limited by client IP here; authenticated routes count in their auth hooks
-  app.addHook('onRequest', async (request, reply) => {
-    const scope = request.routeOptions.config.ipRateLimit;
-    if (scope) await app.rateLimits.check(scope, request.ip, request, reply);
-    else if (request.is404) await app.rateLimits.checkPublic(request, reply);
-  });
-
-  registerErrorHandler(app);
-  registerMetrics(app, deps.clusterScrape);
-  await registerOpenApi(app);
-
+  // routes
+  await app.register(metricsRoute, { clusterScrape: deps.clusterScrape });
   await app.register(healthRoutes);
   await app.register(apiTokenRoutes, { prefix: '/api/v1/api-tokens' });
+  await app.register(coolingUnitRoutes, { prefix: '/api/v1/cooling-units' });
+  await app.register(consoleRoutes);
   await app.register(dataSurfaceRoutes, { prefix: '/api/v1' });
   await app.register(validateCoolingUserIdRoute);
   return app;

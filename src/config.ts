@@ -1,9 +1,11 @@
 // Environment -> one typed, validated config. A bad or missing value stops start-up with one
-// line naming the variable (decisions.md, "Operating contract").
+// line naming the variable (docs/contract.md, "Operating contract").
 import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { ConfigError, connectionUrlProblem, HOST_NAME, jwtPublicKey, LOG_LEVELS, pathKind, proxyEntry, stringOrUri } from './config-checks.js';
+import { DEFAULT_QUERY_TIMEOUT_MS } from './db/pool.js';
 
 export type JwtConfig =
   | { kind: 'secret'; secret: string }
@@ -14,6 +16,10 @@ export interface Config {
   databaseUrl: string | null;
   dataDir: string;
   redisUrl: string | null;
+  /** A Redis Cluster instead of REDIS_URL: its seed nodes */
+  redisClusterNodes: RedisNode[] | null;
+  /** A streaming replica for the data endpoints' queries; null: the primary serves them */
+  databaseReadUrl: string | null;
   /** Prefix of every Redis key and channel: deployments may share one Redis. */
   redisKeyPrefix: string;
   host: string;
@@ -26,16 +32,23 @@ export interface Config {
   trustProxy: string[];
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   dbPoolMax: number;
+  /** client-side deadline of a data query (src/db/pool.ts); lookups have a shorter fixed one */
+  dbQueryTimeoutMs: number;
+  /** how long start-up retries a database it cannot reach before it gives up */
+  dbStartupWaitMs: number;
+  /** how often a worker writes the last_used_at of the tokens it served (src/tokens/last-used.ts) */
+  lastUsedFlushMs: number;
   rollupThreads: number;
   /** V8 old-space limit of each cluster worker and rollup thread, in MB (see heapFlags) */
   heapLimitMb: number;
 }
 
-export class ConfigError extends Error {
-  constructor(readonly variable: string, problem: string) {
-    super(`Invalid configuration: ${variable} ${problem}`);
-  }
+export interface RedisNode {
+  host: string;
+  port: number;
 }
+
+export { ConfigError, jwtPublicKey } from './config-checks.js';
 
 const optionalText = z
   .string()
@@ -51,59 +64,111 @@ const integerText = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
-const proxyEntry = (entry: string) => {
-  const [address, bits, ...rest] = entry.split('/');
-  if (rest.length > 0 || !address || isIP(address) === 0) return false;
-  if (bits === undefined) return true;
-  const max = isIP(address) === 4 ? 32 : 128;
-  return /^\d+$/.test(bits) && Number(bits) <= max;
-};
-
 const envSchema = z.object({
   DATABASE_URL: optionalText.pipe(
     z
       .string()
       .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .superRefine((value, ctx) => {
+        const problem = connectionUrlProblem(value, 'pg');
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional(),
+  ),
+  DATABASE_READ_URL: optionalText.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .superRefine((value, ctx) => {
+        const problem = connectionUrlProblem(value, 'pg');
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
       .optional(),
   ),
   REDIS_URL: optionalText.pipe(
-    z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+    z
+      .string()
+      .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+      .superRefine((value, ctx) => {
+        const problem = connectionUrlProblem(value, 'ioredis');
+        if (problem) return ctx.addIssue({ code: 'custom', message: problem });
+        // ioredis reads the database number from the path
+        if (!/^\/?(\d{1,2})?$/.test(new URL(value).pathname)) {
+          ctx.addIssue({ code: 'custom', message: 'must name a database number as its path, if any (redis://host:6379/0)' });
+        }
+      })
+      .optional(),
+  ),
+  REDIS_CLUSTER_NODES: optionalText.pipe(
+    z
+      .string()
+      .transform((list) => list.split(',').map((node) => node.trim()))
+      .superRefine((nodes, ctx) => {
+        for (const node of nodes) {
+          const match = /^(.+):(\d{1,5})$/.exec(node);
+          const host = match?.[1]?.replace(/^\[(.*)\]$/, '$1') ?? '';
+          if (!match || (isIP(host) === 0 && !HOST_NAME.test(host)) || Number(match[2]) < 1 || Number(match[2]) > 65535) {
+            ctx.addIssue({ code: 'custom', message: `must be a comma-separated list of host:port (e.g. 10.0.0.1:7000,10.0.0.2:7000), not "${node.slice(0, 100)}"` });
+            return;
+          }
+        }
+      })
+      .transform((nodes) => nodes.map((node) => {
+        const at = node.lastIndexOf(':');
+        return { host: node.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(node.slice(at + 1)) };
+      }))
+      .optional(),
   ),
   REDIS_KEY_PREFIX: optionalText.pipe(
     z.string().regex(/^[\w:.-]{1,64}$/, 'must be 1..64 letters, digits, ":", ".", "_" or "-"').optional(),
   ),
   DATA_DIR: optionalText,
-  HOST: optionalText,
+  HOST: optionalText.pipe(
+    z
+      .string()
+      .refine((host) => isIP(host) !== 0 || HOST_NAME.test(host), 'must be an IP address or a host name (e.g. 0.0.0.0, ::, localhost), without brackets or port')
+      .optional(),
+  ),
   PORT: optionalText.pipe(integerText(0, 65535).optional()),
   WORKERS: optionalText.pipe(integerText(1, 64).optional()),
   JWT_SECRET: optionalText.pipe(
     z.string().min(32, 'must be at least 32 characters (256 bits for HS256)').optional(),
   ),
+  // checked further by jwtPublicKey() below: the text is only the first gate
   JWT_PUBLIC_KEY: optionalText.pipe(
     z
       .string()
       .transform((pem) => pem.replace(/\\n/g, '\n'))
-      .pipe(z.string().regex(/-----BEGIN PUBLIC KEY-----/, 'must be a PEM "PUBLIC KEY" (SPKI)'))
       .optional(),
   ),
-  JWT_ISSUER: optionalText,
-  JWT_AUDIENCE: optionalText,
+  JWT_ISSUER: optionalText.pipe(
+    z.string().refine(stringOrUri, 'must be the "iss" value: printable text, a URI if it has a ":" (at most 1024 characters)').optional(),
+  ),
+  JWT_AUDIENCE: optionalText.pipe(
+    z.string().refine(stringOrUri, 'must be the "aud" value: printable text, a URI if it has a ":" (at most 1024 characters)').optional(),
+  ),
   TRUST_PROXY: optionalText.pipe(
     z
       .string()
       .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
       .pipe(
-        z.array(z.string().refine(proxyEntry, 'must be a comma-separated list of IPs or CIDRs')),
+        z
+          .array(z.string().refine(proxyEntry, 'must be a comma-separated list of IPs or CIDRs (prefix length 1 or more)'))
+          .min(1, 'must be a comma-separated list of IPs or CIDRs'),
       )
       .optional(),
   ),
-  LOG_LEVEL: optionalText.pipe(
-    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
-  ),
+  LOG_LEVEL: optionalText.pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).optional()),
   DB_POOL_MAX: optionalText.pipe(integerText(1, 200).optional()),
+  DB_QUERY_TIMEOUT_MS: optionalText.pipe(integerText(1000, 600_000).optional()),
+  DB_STARTUP_WAIT_SECONDS: optionalText.pipe(integerText(0, 3600).optional()),
+  LAST_USED_FLUSH_SECONDS: optionalText.pipe(integerText(1, 3600).optional()),
   ROLLUP_THREADS: optionalText.pipe(integerText(1, 64).optional()),
   HEAP_LIMIT_MB: optionalText.pipe(integerText(128, 65_536).optional()),
 });
+
+/** Every variable loadConfig reads (tests hold a bad value for each). */
+export const CONFIG_VARIABLES = Object.keys(envSchema.shape) as Array<keyof typeof envSchema.shape>;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
@@ -119,25 +184,40 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const jwt: JwtConfig | null = e.JWT_SECRET
     ? { kind: 'secret', secret: e.JWT_SECRET }
     : e.JWT_PUBLIC_KEY
-      ? { kind: 'public-key', pem: e.JWT_PUBLIC_KEY }
+      ? { kind: 'public-key', pem: jwtPublicKey(e.JWT_PUBLIC_KEY).pem }
       : null;
   if (e.DATABASE_URL && !jwt) {
     throw new ConfigError('JWT_SECRET', 'is required (or JWT_PUBLIC_KEY) when DATABASE_URL is set');
   }
 
+  const dataDir = resolve(e.DATA_DIR ?? '.data');
+  if (!e.DATABASE_URL) {
+    // only the embedded mode uses it: a file in its place would fail deep in PostgreSQL's start
+    const kind = pathKind(dataDir);
+    if (kind === 'unreadable') throw new ConfigError('DATA_DIR', `is ${dataDir}, which cannot be reached (permissions, or a file on its path)`);
+    if (kind !== 'missing' && kind !== 'directory') throw new ConfigError('DATA_DIR', `is ${dataDir}, which exists and is not a directory`);
+  }
+
   const redisUrl = e.REDIS_URL ?? null;
-  const workers = e.WORKERS ?? (redisUrl ? availableParallelism() : 1);
-  if (workers > 1 && !redisUrl) {
+  const redisClusterNodes = e.REDIS_CLUSTER_NODES ?? null;
+  if (redisUrl && redisClusterNodes) throw new ConfigError('REDIS_CLUSTER_NODES', 'cannot be combined with REDIS_URL: set one of them');
+  const workers = e.WORKERS ?? (redisUrl || redisClusterNodes ? availableParallelism() : 1);
+  if (workers > 1 && !redisUrl && !redisClusterNodes) {
     throw new ConfigError(
       'WORKERS',
-      `is ${workers} but REDIS_URL is not set: rate limits can only be shared across workers through Redis`,
+      `is ${workers} but REDIS_URL is not set (nor REDIS_CLUSTER_NODES): rate limits can only be shared across workers through Redis`,
     );
+  }
+  if (e.DATABASE_READ_URL && !e.DATABASE_URL) {
+    throw new ConfigError('DATABASE_READ_URL', 'needs DATABASE_URL: the replica serves reads of the primary DATABASE_URL names');
   }
 
   return {
     databaseUrl: e.DATABASE_URL ?? null,
-    dataDir: resolve(e.DATA_DIR ?? '.data'),
+    dataDir,
     redisUrl,
+    redisClusterNodes,
+    databaseReadUrl: e.DATABASE_READ_URL ?? null,
     redisKeyPrefix: e.REDIS_KEY_PREFIX ?? 'coldtrack:',
     host: e.HOST ?? (e.DATABASE_URL ? '0.0.0.0' : '127.0.0.1'),
     port: e.PORT ?? 3000,
@@ -148,6 +228,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY ?? [],
     logLevel: e.LOG_LEVEL ?? 'info',
     dbPoolMax: e.DB_POOL_MAX ?? 10,
+    dbQueryTimeoutMs: e.DB_QUERY_TIMEOUT_MS ?? DEFAULT_QUERY_TIMEOUT_MS,
+    dbStartupWaitMs: (e.DB_STARTUP_WAIT_SECONDS ?? 60) * 1000,
+    lastUsedFlushMs: (e.LAST_USED_FLUSH_SECONDS ?? 30) * 1000,
     // every worker has its own pool: share the spare cores among them instead of oversubscribing
     rollupThreads: e.ROLLUP_THREADS ?? Math.max(1, Math.floor((availableParallelism() - 1) / workers)),
     heapLimitMb: e.HEAP_LIMIT_MB ?? 512,

@@ -3,8 +3,9 @@ import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, Raw
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type pg from 'pg';
 import type { Config } from './config.js';
+import type { Clock } from './time.js';
 import type { JwtVerifier } from './auth/jwt.js';
-import type { AccessControl, UnitScope } from './analytics/access.js';
+import type { AccessControl, UnitScope } from './data-surface/unit-access.js';
 import type { Metrics } from './observability/metrics.js';
 import type { RateLimiter, RateLimitScope } from './rate-limit/limits.js';
 import type { Rollups } from './analytics/rollups.js';
@@ -12,12 +13,6 @@ import type { AuthenticatedToken, TokenAuthenticator } from './tokens/authentica
 import type { LastUsedRecorder } from './tokens/last-used.js';
 import type { TokenRepository } from './tokens/repository.js';
 import type { RevocationBus } from './tokens/revocation.js';
-
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -40,6 +35,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
     db: pg.Pool;
+    /** the data endpoints' page queries: a replica when configured, else the primary */
+    readDb: pg.Pool;
     clock: Clock;
     jwtVerifier: JwtVerifier;
     tokenRepository: TokenRepository;

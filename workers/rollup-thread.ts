@@ -1,5 +1,5 @@
 // Piscina task file: a heavy revenue or impact page done entirely off the event loop. The thread
-// runs the page's queries on its own small pg pool, rolls the rows up (workers/rollups.ts) and
+// runs the page's queries on its own small pg pool, rolls the rows up (workers/rollups/) and
 // hands the records back as UTF-8 bytes moved (not copied) to the main thread. So the event loop
 // never decodes, clones or collects the megabytes of row text and records a heavy page makes:
 // there they cost GC pauses of 10-30 ms (bench P5) and most of a worker's memory (P8).
@@ -8,7 +8,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import pg from 'pg';
 import { Piscina } from 'piscina';
-import { rollUpFrom, type RollupRequest, type RowsQuery } from './rollups.js';
+import { rollUpFrom, type RollupRequest, type RowsQuery } from './rollups/index.js';
 
 /** workerData of the pool: the database settings of the main pool, as plain data. */
 export interface ThreadData {
@@ -49,7 +49,8 @@ async function rowsOf(query: RowsQuery): Promise<string> {
 
 export default async function runOnThread(request: RollupRequest): Promise<ThreadAnswer> {
   try {
-    return Piscina.move(new TextEncoder().encode(await rollUpFrom(request, rowsOf))) as Uint8Array;
+    const records = await rollUpFrom(request, rowsOf);
+    return Piscina.move(typeof records === 'string' ? new TextEncoder().encode(records) : records) as Uint8Array;
   } catch (error) {
     const { message, code } = error as { message?: unknown; code?: unknown };
     return { failure: { message: String(message), ...(typeof code === 'string' ? { code } : {}) } };

@@ -60,5 +60,8 @@ export const WINDOW = { first: '2025-01-01', last: '2026-01-01', days: 366 } as 
 export const TOKEN_LIMIT_PER_MINUTE = 100;
 export const MANAGEMENT_WRITES_PER_MINUTE = 120;
 
+/** Workers of each cluster, project and reference alike (WORKERS=2). */
+export const WORKERS = 2;
+
 /** The one JWT secret of the benchmark cluster and reference (HS256, >= 32 characters). */
 export const BENCH_JWT_SECRET = 'bench-kit-secret-bench-kit-secret-0000';

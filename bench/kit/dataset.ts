@@ -1,150 +1,13 @@
-// The benchmark data set: a throwaway database on the local PostgreSQL, migrated with the
-// project's migrations, filled with set-based SQL (setseed: the same figures every run) and a
-// fixed 366-day window, so runs on different days compare. Four companies (one heavy), their
+// The benchmark data set, in a database made by throwaway-db.ts: migrated with the project's
+// migrations, filled with set-based SQL (setseed: the same figures every run) and a fixed 366-day
+// window, so runs on different days compare. Four companies (one heavy, layout.ts), their
 // locations, units (one soft-deleted each), operators, farmers with baseline surveys, check-ins
-// with crates, check-outs with market surveys; then credentials: API tokens inserted by SQL (raw
-// value from the project's own generator, SHA-256 stored) and employee JWTs, handed out fresh to
-// every run so the per-token and per-user rate limits are never what a scenario measures.
-import { randomBytes, randomUUID } from 'node:crypto';
+// with crates, check-outs with market surveys; then the run's credentials (credentials.ts).
 import pg from 'pg';
-import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { migrate } from '../../src/db/migrate.js';
-import { generateToken, hashToken } from '../../src/tokens/format.js';
-import { BENCH_JWT_SECRET, type DatasetSize, WINDOW } from './config.js';
-
-export const ALL_SCOPES = ['users', 'utilization', 'revenue', 'impact', 'sensor_data'] as const;
-
-export interface CompanyLayout {
-  id: number;
-  name: string;
-  country: string;
-  currency: string;
-  locationIds: number[];
-  /** live units, ascending */
-  unitIds: number[];
-  deletedUnitId: number;
-}
-
-/** Ids of everything, as a pure function of the size: scenarios can be planned before the build. */
-export interface Layout {
-  size: DatasetSize;
-  companies: CompanyLayout[];
-  /** Bench Alpha, the heavy company */
-  heavy: CompanyLayout;
-  /** units of Bench Alpha with 15-minute readings */
-  sensorUnitIds: number[];
-}
-
-const COMPANIES = [
-  { name: 'Bench Alpha', country: 'NG', currency: 'NGN' },
-  { name: 'Bench Beta', country: 'IN', currency: 'INR' },
-  { name: 'Bench Gamma', country: 'PH', currency: 'PHP' },
-  { name: 'Bench Delta', country: 'KE', currency: 'KES' },
-];
-const LOCATIONS_PER_COMPANY = 5;
-/** operators are 100000 + location id; farmers 200000 + ...; employees 1.. */
-const OPERATOR_BASE = 100_000;
-const FARMER_BASE = 200_000;
-
-export function layoutOf(size: DatasetSize): Layout {
-  let nextUnit = 1;
-  const companies = COMPANIES.map((company, index): CompanyLayout => {
-    const id = index + 1;
-    const count = id === 1 ? size.heavyUnits : size.otherUnits;
-    const unitIds = Array.from({ length: count }, () => nextUnit++);
-    return {
-      id,
-      ...company,
-      locationIds: Array.from({ length: LOCATIONS_PER_COMPANY }, (_, k) => index * LOCATIONS_PER_COMPANY + k + 1),
-      unitIds,
-      deletedUnitId: 0,
-    };
-  });
-  for (const company of companies) company.deletedUnitId = nextUnit++;
-  const heavy = companies[0]!;
-  return { size, companies, heavy, sensorUnitIds: heavy.unitIds.slice(0, size.sensorUnits) };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Credentials
-
-export interface BenchToken {
-  id: string;
-  raw: string;
-  companyId: number;
-  /** empty: company-wide */
-  unitIds: number[];
-}
-
-export interface Employee {
-  userId: number;
-  companyId: number;
-  jwt: string;
-}
-
-/**
- * Hands out credentials that no earlier run used. Exhaustion is a planning bug: it throws rather
- * than hand a token twice (a reused token would be rate limited and measure the limit).
- */
-export class CredentialPool<T> {
-  private next = 0;
-  constructor(
-    readonly name: string,
-    private readonly items: T[],
-    private readonly make?: () => T,
-  ) {}
-
-  take(count: number): T[] {
-    if (this.make) {
-      const made = Array.from({ length: count }, this.make);
-      this.items.push(...made);
-      return made;
-    }
-    if (this.next + count > this.items.length) {
-      throw new Error(`credential pool ${this.name} exhausted: ${count} wanted, ${this.items.length - this.next} left`);
-    }
-    const taken = this.items.slice(this.next, this.next + count);
-    this.next += count;
-    return taken;
-  }
-
-  /** how many were taken (a counting pool: how many a plan needs) */
-  get used(): number {
-    return this.make ? this.items.length : this.next;
-  }
-}
-
-export interface Credentials {
-  /** Bench Alpha, every scope, company-wide */
-  alpha: CredentialPool<BenchToken>;
-  /** every company, some restricted to three units, every scope */
-  mixed: CredentialPool<BenchToken>;
-  /** Registered Employees of Bench Gamma, for the management scenario */
-  managers: CredentialPool<Employee>;
-  /** Registered Employee of Bench Alpha who revokes (P7) */
-  revoker: Employee;
-}
-
-export interface CredentialNeeds {
-  alpha: number;
-  mixed: number;
-  managers: number;
-}
-
-/** Fake credentials that only count: scenarios are built once with these to size the real pools. */
-export function countingCredentials(): Credentials {
-  const fakeToken = (): BenchToken => ({ id: randomUUID(), raw: 'ctk_plan', companyId: 1, unitIds: [] });
-  const fakeEmployee = (): Employee => ({ userId: 0, companyId: 3, jwt: 'plan' });
-  return {
-    alpha: new CredentialPool('alpha', [], fakeToken),
-    mixed: new CredentialPool('mixed', [], fakeToken),
-    managers: new CredentialPool('managers', [], fakeEmployee),
-    revoker: fakeEmployee(),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The database
+import { type DatasetSize, WINDOW } from './config.js';
+import { type CredentialNeeds, type Credentials, issueCredentials } from './credentials.js';
+import { FARMER_BASE, type Layout, layoutOf, LOCATIONS_PER_COMPANY, OPERATOR_BASE } from './layout.js';
 
 export interface Dataset {
   name: string;
@@ -154,30 +17,6 @@ export interface Dataset {
   counts: Record<string, number>;
   buildSeconds: number;
   pool: pg.Pool;
-}
-
-export const adminUrl = () => process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-async function adminQuery(sql: string) {
-  const client = new pg.Client({ connectionString: adminUrl() });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-export async function createDatabase(): Promise<{ name: string; url: string }> {
-  const name = `coldtrack_bench_${randomBytes(4).toString('hex')}`;
-  const url = new URL(adminUrl());
-  url.pathname = `/${name}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
-  return { name, url: url.toString() };
-}
-
-export async function dropDatabase(name: string) {
-  await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
 }
 
 async function loadOperationalRows(pool: pg.Pool, layout: Layout) {
@@ -250,47 +89,7 @@ async function loadOperationalRows(pool: pg.Pool, layout: Layout) {
       FROM check_outs co JOIN cooling_units u ON u.id = co.cooling_unit_id JOIN companies c ON c.id = u.company_id;`);
 }
 
-async function insertEmployees(pool: pg.Pool, employees: { userId: number; companyId: number }[]) {
-  await pool.query(
-    `INSERT INTO users (id, role, company_id, first_name) SELECT id, 'REGISTERED_EMPLOYEE', company_id, 'Bench employee'
-     FROM unnest($1::int[], $2::int[]) AS e (id, company_id)`,
-    [employees.map((e) => e.userId), employees.map((e) => e.companyId)],
-  );
-}
-
-/** Tokens straight into api_tokens (the management API would spend minutes and its own limits). */
-async function insertTokens(pool: pg.Pool, tokens: BenchToken[], ownerOf: (companyId: number) => number) {
-  for (let start = 0; start < tokens.length; start += 5000) {
-    const batch = tokens.slice(start, start + 5000);
-    await pool.query(
-      `INSERT INTO api_tokens (id, company_id, name, scopes, token_hash, created_by)
-       SELECT id, company_id, 'bench ' || left(id::text, 8), $5::text[], token_hash, created_by
-       FROM unnest($1::uuid[], $2::int[], $3::bytea[], $4::int[]) AS t (id, company_id, token_hash, created_by)`,
-      [batch.map((t) => t.id), batch.map((t) => t.companyId), batch.map((t) => hashToken(t.raw)), batch.map((t) => ownerOf(t.companyId)), ALL_SCOPES],
-    );
-    const restricted = batch.filter((t) => t.unitIds.length > 0);
-    await pool.query(
-      `INSERT INTO api_token_cooling_units (api_token_id, cooling_unit_id) SELECT * FROM unnest($1::uuid[], $2::int[])`,
-      [restricted.flatMap((t) => t.unitIds.map(() => t.id)), restricted.flatMap((t) => t.unitIds)],
-    );
-  }
-}
-
-function makeTokens(count: number, companyOf: (i: number) => CompanyLayout, restrictEvery: number): BenchToken[] {
-  return Array.from({ length: count }, (_, i) => {
-    const company = companyOf(i);
-    const restricted = restrictEvery > 0 && i % restrictEvery === restrictEvery - 1;
-    const first = (i * 3) % Math.max(1, company.unitIds.length - 2);
-    return {
-      id: randomUUID(),
-      raw: generateToken(),
-      companyId: company.id,
-      unitIds: restricted ? company.unitIds.slice(first, first + 3) : [],
-    };
-  });
-}
-
-/** Fills a database made by createDatabase (the caller drops it, also on error or SIGINT). */
+/** Fills a database made by createThrowawayDatabase (the caller drops it, also on error or SIGINT). */
 export async function buildDataset(
   database: { name: string; url: string },
   size: DatasetSize,
@@ -305,19 +104,7 @@ export async function buildDataset(
   pool.on('error', () => {}); // an idle client cut by DROP DATABASE ... WITH (FORCE) at the end
   try {
     await loadOperationalRows(pool, layout);
-
-    // employees: one owner per company (creator of the inserted tokens), the revoker, the managers
-    const owners = layout.companies.map((company, i) => ({ userId: i + 1, companyId: company.id }));
-    const revokerId = owners.length + 1;
-    const managerIds = Array.from({ length: needs.managers }, (_, i) => revokerId + 1 + i);
-    await insertEmployees(pool, [...owners, { userId: revokerId, companyId: 1 }, ...managerIds.map((userId) => ({ userId, companyId: 3 }))]);
-    const jwtFor = (userId: number) => mintEmployeeJwt({ secret: BENCH_JWT_SECRET, userId, ttlSeconds: 4 * 3600 });
-    const managers = await Promise.all(managerIds.map(async (userId) => ({ userId, companyId: 3, jwt: await jwtFor(userId) })));
-    const revoker = { userId: revokerId, companyId: 1, jwt: await jwtFor(revokerId) };
-
-    const alpha = makeTokens(needs.alpha, () => layout.heavy, 0);
-    const mixed = makeTokens(needs.mixed, (i) => layout.companies[i % layout.companies.length]!, 5);
-    await insertTokens(pool, [...alpha, ...mixed], (companyId) => companyId);
+    const credentials = await issueCredentials(pool, layout, needs);
 
     await pool.query(`
       SELECT setval(pg_get_serial_sequence('users', 'id'), (SELECT max(id) FROM users));
@@ -336,20 +123,7 @@ export async function buildDataset(
     const counts = Object.fromEntries(Object.entries(rows[0]!).map(([key, value]) => [key, Number(value)]));
     const buildSeconds = (performance.now() - started) / 1000;
     log(`data set ${name}: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')} in ${buildSeconds.toFixed(1)} s`);
-    return {
-      name,
-      url,
-      layout,
-      counts,
-      buildSeconds,
-      pool,
-      credentials: {
-        alpha: new CredentialPool('alpha', alpha),
-        mixed: new CredentialPool('mixed', mixed),
-        managers: new CredentialPool('managers', managers),
-        revoker,
-      },
-    };
+    return { name, url, layout, counts, buildSeconds, pool, credentials };
   } catch (error) {
     await pool.end();
     throw error;

@@ -6,17 +6,18 @@
 import type { Server } from './config.js';
 import type { Report } from './report.js';
 import type { LoadSummary, ScenarioResult } from './results.js';
+import { sensorScriptsHtml } from './sensor-targets.js';
 
 const COLOR: Record<Server, string> = { project: '#2563eb', reference: '#9ca3af' };
-const STATUS_COLOR = { pass: '#15803d', miss: '#b91c1c', 'not measured': '#6b7280' } as const;
-const FONT = 'DejaVu Sans, Helvetica, Arial, sans-serif';
+export const STATUS_COLOR = { pass: '#15803d', miss: '#b91c1c', 'not measured': '#6b7280' } as const;
+export const FONT = 'DejaVu Sans, Helvetica, Arial, sans-serif';
 
-const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const num = (value: number, digits = 0) => (Number.isFinite(value) ? value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '-');
+export const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+export const num = (value: number, digits = 0) => (Number.isFinite(value) ? value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '-');
 const fmtRate = (value: number) => (value >= 100 ? num(value) : num(value, 1));
 const fmtMs = (value: number) => (value >= 100 ? num(value) : num(value, 1));
 
-function text(x: number, y: number, content: string, attrs = '') {
+export function text(x: number, y: number, content: string, attrs = '') {
   return `<text x="${x}" y="${y}" font-family="${FONT}" ${attrs}>${esc(content)}</text>`;
 }
 
@@ -203,6 +204,16 @@ function runsTable(report: Report): string {
   return `<table><thead><tr><th>scenario</th><th>run</th><th>server</th><th>load</th><th>connections</th><th>distinct requests</th><th>s</th><th>2xx/s</th><th>p50 ms</th><th>p99 ms</th><th>status codes</th><th>errors</th></tr></thead><tbody>${body.join('\n')}</tbody></table>`;
 }
 
+/** The look both HTML reports share (this one and the scale curve's, scale-html.ts). */
+export const REPORT_STYLE = `body { font-family: ${FONT}; margin: 24px; color: #111827; max-width: 1280px; }
+h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
+table { border-collapse: collapse; font-size: 12.5px; margin: 8px 0; }
+th, td { border-bottom: 1px solid #e5e7eb; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f3f4f6; }
+.badge { color: #fff; border-radius: 4px; padding: 2px 6px; font-size: 11px; font-weight: bold; white-space: nowrap; }
+.muted { color: #6b7280; }
+svg { max-width: 100%; height: auto; }`;
+
 export function renderHtml(report: Report): string {
   const targets = report.targets
     .map(
@@ -216,15 +227,8 @@ export function renderHtml(report: Report): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>coldtrack-api benchmark ${esc(report.startedAt)}</title>
 <style>
-body { font-family: ${FONT}; margin: 24px; color: #111827; max-width: 1280px; }
-h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
-table { border-collapse: collapse; font-size: 12.5px; margin: 8px 0; }
-th, td { border-bottom: 1px solid #e5e7eb; padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: #f3f4f6; }
+${REPORT_STYLE}
 tr.project td:nth-child(3) { color: ${COLOR.project}; font-weight: bold; }
-.badge { color: #fff; border-radius: 4px; padding: 2px 6px; font-size: 11px; font-weight: bold; white-space: nowrap; }
-.muted { color: #6b7280; }
-svg { max-width: 100%; height: auto; }
 code { background: #f3f4f6; padding: 1px 4px; }
 </style></head><body>
 <h1>coldtrack-api benchmark (${esc(report.mode)})</h1>
@@ -242,6 +246,7 @@ ${latencySvg(report)}
 ${memorySvg(report)}
 <h2>Every figure (averaged over the runs of each server)</h2>
 ${figureTable(report)}
+${report.sensorScripts ? `<h2>Sensor scripts by storage profile</h2>\n${sensorScriptsHtml(report.sensorScripts, STATUS_COLOR)}` : ''}
 ${revocation ? `<h2>Revocation (P7)</h2><p>${revocation.rounds} rounds, each: one fresh token hammered from 8 connections, revoked mid-stream. Requests started after the revoke call returned: ${revocation.requestsAfterRevoke}, answered ${esc(JSON.stringify(revocation.statusesAfterRevoke))}; accepted: <b>${revocation.acceptedAfterRevoke}</b>. Accepted before the revoke: ${revocation.acceptedBeforeRevoke}; started while the revoke was in flight: ${revocation.inFlightDuringRevoke}. Revoke call p50 ${num(revocation.revokeMs.p50, 1)} ms, max ${num(revocation.revokeMs.max, 1)} ms.</p>` : ''}
 <h2>Scenarios</h2><ul>${scenarioList}</ul>
 <h2>Runs</h2>

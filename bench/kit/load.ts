@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
-import { track } from './processes.js';
+import { track } from './child-processes.js';
 
 export interface RequestSpec {
   method: 'GET' | 'POST';

@@ -1,12 +1,14 @@
-// The report of a run: the table on stdout, and the files in bench/results/: <timestamp>.json and
-// latest.json (every figure and every target), <timestamp>.html and latest.html (html.ts), and
-// latest.png (the main chart, rendered with resvg from our own SVG; committed for the README).
+// The report of a run: the table on stdout, and the files in bench/results/ (all git-ignored):
+// <timestamp>.json and latest.json (every figure and every target), <timestamp>.html and
+// latest.html (html.ts), and latest.png (the main chart, rendered with resvg from our own SVG;
+// the README shows a copy of a chosen run's, docs/bench-latest.png).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Resvg } from '@resvg/resvg-js';
 import type { DatasetSize, Mode } from './config.js';
 import { mainChartSvg, renderHtml } from './html.js';
 import type { RevocationFigures } from './revocation.js';
 import type { LoadSummary, ScenarioResult } from './results.js';
+import { formatSensorScripts, type SensorScriptResults } from './sensor-targets.js';
 import type { TargetResult } from './targets.js';
 
 export interface Report {
@@ -42,6 +44,8 @@ export interface Report {
   sensor: { available: boolean; reason: string };
   scenarios: ScenarioResult[];
   revocation: RevocationFigures | { error: string } | null;
+  /** bench/sensor-*.ts on each storage profile, side by side (null: not run) */
+  sensorScripts?: SensorScriptResults | null;
   targets: TargetResult[];
   notes: string[];
 }
@@ -131,6 +135,7 @@ export function formatTable(report: Report): string {
             `(${JSON.stringify(report.revocation.statusesAfterRevoke)}); ${report.revocation.acceptedBeforeRevoke} accepted before; revoke p50 ${n(report.revocation.revokeMs.p50)} ms`,
     );
   }
+  if (report.sensorScripts) lines.push(...formatSensorScripts(report.sensorScripts));
   lines.push('');
   lines.push('Targets');
   for (const target of report.targets) {

@@ -3,7 +3,7 @@
 import type { Server } from './config.js';
 import type { LatencyMs, LoadFigures } from './load.js';
 import type { LoopDelay } from './loop-delay.js';
-import type { WorkerMemory } from './processes.js';
+import type { WorkerMemory } from './worker-memory.js';
 
 export interface ServerRun {
   server: Server;

@@ -4,9 +4,28 @@
 // request's start time is recorded, and a 2xx to a request that STARTED after the revoke call
 // returned is a violation. Requests are paced so the token's 100/min budget lasts past the revoke:
 // the refusals after it must be 401 (revoked), not 429 (which would prove nothing).
+//
+// Two variants run on clusters of their own (the project's compiled server, on the data set's
+// database and a private redis-server the kit may kill), when the caller passes the database:
+//   - two-instances: two project clusters on one Redis and one database; every round's lanes are
+//     spread over both, and the revoke goes through each in turn;
+//   - redis-restart: the Redis under the cluster is killed and started again, empty (nothing is
+//     saved), mid-round: right after the revoke returned (the markers are lost while the workers
+//     still cache the token), or right before it (the revoke is retried on 503 as a client
+//     honouring Retry-After would; it "returned" when it answered 200).
+// The target is the same in every variant: 0 requests accepted after the revoke returned.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { BenchToken, Employee } from './dataset.js';
-import { request, sleep } from './processes.js';
+import pg from 'pg';
+import { freePort } from '../../src/free-port.js';
+import { generateToken, hashToken } from '../../src/tokens/format.js';
+import { track } from './child-processes.js';
+import { BENCH_JWT_SECRET, WORKERS } from './config.js';
+import { ALL_SCOPES, type BenchToken, type Employee } from './credentials.js';
+import { request } from './http-request.js';
+import { type Service, startService } from './services.js';
+import { sleep, within } from './timing.js';
 
 export interface RevocationFigures {
   rounds: number;
@@ -18,11 +37,30 @@ export interface RevocationFigures {
   statusesAfterRevoke: Record<string, number>;
   /** proof the token was live (and cached) on the workers before the revoke */
   acceptedBeforeRevoke: number;
-  /** started while the revoke call was in flight: either answer is allowed */
+  /** started while the revoke call was in flight (or retried after a 503): either answer is allowed */
   inFlightDuringRevoke: number;
   revokeMs: { p50: number; max: number };
   failures: string[];
+  /** redis-restart: requests started after the revoke AND after Redis was back (empty) */
+  requestsAfterRestart?: number;
+  /** the variants on clusters of their own (absent when they were not run) */
+  variants?: RevocationVariant[];
 }
+
+export type VariantId = 'two-instances' | 'redis-restart';
+
+export interface RevocationVariant {
+  id: VariantId;
+  title: string;
+  /** null when the variant could not run (see error) */
+  figures: Omit<RevocationFigures, 'variants'> | null;
+  error: string | null;
+}
+
+export const VARIANT_TITLES: Record<VariantId, string> = {
+  'two-instances': 'two instances on one Redis and one database, revoking through each in turn',
+  'redis-restart': 'Redis killed and restarted empty mid-round (after the revoke, and before it)',
+};
 
 interface Sample {
   startedAt: number;
@@ -45,47 +83,104 @@ const GAP_MS = 4;
 /** requests per round: the token's budget of 100 a minute, less a margin */
 const CAP = 94;
 const REVOKE_AFTER_ACCEPTED = 30;
+/** how long the lanes go on after the revoke returned (base rounds) */
+const TAIL_MS = 300;
 
-async function round(url: string, token: BenchToken, unitId: number, revoker: Employee) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: LANES });
-  const path = `${url}/api/v1/analytics/utilization?start_date=2025-06-01&end_date=2025-06-01&page_size=1&cooling_unit_id=${unitId}`;
-  const headers = { authorization: `Bearer ${token.raw}` };
+interface RoundPlan {
+  /** lane i sends to dataUrls[i % length] */
+  dataUrls: string[];
+  /** the service the revoke goes through */
+  revokeUrl: string;
+  token: BenchToken;
+  unitId: number;
+  revoker: Employee;
+  /** once the token is warm, before the revoke (the lanes hold meanwhile: the budget is for after) */
+  beforeRevoke?: () => Promise<void>;
+  /** right after the revoke returned 200, while the lanes keep going */
+  afterRevoke?: () => Promise<void>;
+  /** the lanes go on this long after the revoke returned and afterRevoke finished */
+  tailMs: number;
+  /** each lane's pause between requests once the revoke returned (spreads the rest of the budget) */
+  tailGapMs: number;
+  /** retry a 503 revoke (Redis not reachable yet) until this many ms have passed; 0: no retry */
+  retryUnavailableMs: number;
+}
+
+interface RoundResult {
+  samples: Sample[];
+  revokeStartedAt: number;
+  returnedAt: number;
+  /** when afterRevoke finished (null: none ran) */
+  afterRevokeAt: number | null;
+  revokeStatus: number;
+  revokeBody: string;
+}
+
+async function round(plan: RoundPlan): Promise<RoundResult> {
+  const agents = new Map(plan.dataUrls.map((url) => [url, new http.Agent({ keepAlive: true, maxSockets: LANES })]));
+  const pathOf = (url: string) =>
+    `${url}/api/v1/analytics/utilization?start_date=2025-06-01&end_date=2025-06-01&page_size=1&cooling_unit_id=${plan.unitId}`;
+  const headers = { authorization: `Bearer ${plan.token.raw}` };
   const samples: Sample[] = [];
   let started = 0;
+  let returnedAt: number | null = null;
+  let holding = false;
   let stopAt = Infinity;
-  const deadline = performance.now() + 5000;
+  const firstDeadline = performance.now() + 5000;
+  // a hard stop: a revoke that never answers must not hold the lanes forever
+  const hardStop = performance.now() + 30_000;
 
-  const lane = async () => {
-    while (started < CAP && performance.now() < Math.min(stopAt, deadline)) {
+  const lane = async (index: number) => {
+    const url = plan.dataUrls[index % plan.dataUrls.length]!;
+    while (started < CAP && performance.now() < Math.min(stopAt, hardStop)) {
+      if (holding) {
+        await sleep(5);
+        continue;
+      }
       started++;
       const startedAt = performance.now();
-      const sample = await request(path, { headers, agent, timeoutMs: 5000 }).then(
+      const sample = await request(pathOf(url), { headers, agent: agents.get(url)!, timeoutMs: 5000 }).then(
         ({ status, body }) => ({ startedAt, answer: answerOf(status, body), accepted: status >= 200 && status < 300 }),
         (error: Error) => ({ startedAt, answer: `error ${error.message.slice(0, 40)}`, accepted: false }),
       );
       samples.push(sample);
-      await sleep(GAP_MS);
+      await sleep(returnedAt === null ? GAP_MS : plan.tailGapMs);
     }
   };
-  const lanes = Array.from({ length: LANES }, lane);
+  const lanes = Array.from({ length: LANES }, (_, i) => lane(i));
 
-  while (samples.filter((s) => s.accepted).length < REVOKE_AFTER_ACCEPTED && performance.now() < deadline) await sleep(1);
+  while (samples.filter((s) => s.accepted).length < REVOKE_AFTER_ACCEPTED && performance.now() < firstDeadline) await sleep(1);
+  if (plan.beforeRevoke) {
+    holding = true;
+    await plan.beforeRevoke();
+    holding = false;
+  }
   const revokeStartedAt = performance.now();
-  const revoke = await request(`${url}/api/v1/api-tokens/${token.id}/revoke`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${revoker.jwt}`, 'content-type': 'application/json' },
-    timeoutMs: 10_000,
-  }).catch((error: Error) => ({ status: 0, body: error.message }));
-  const returnedAt = performance.now();
-  stopAt = returnedAt + 300;
+  let revoke: { status: number; body: string };
+  for (;;) {
+    revoke = await request(`${plan.revokeUrl}/api/v1/api-tokens/${plan.token.id}/revoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${plan.revoker.jwt}`, 'content-type': 'application/json' },
+      timeoutMs: 10_000,
+    }).catch((error: Error) => ({ status: 0, body: error.message }));
+    if (revoke.status !== 503 || performance.now() - revokeStartedAt > plan.retryUnavailableMs) break;
+    await sleep(150);
+  }
+  returnedAt = performance.now();
+  let afterRevokeAt: number | null = null;
+  if (revoke.status === 200 && plan.afterRevoke) {
+    await plan.afterRevoke();
+    afterRevokeAt = performance.now();
+  }
+  stopAt = performance.now() + plan.tailMs;
   await Promise.all(lanes);
-  agent.destroy();
-  return { samples, revokeStartedAt, returnedAt, revokeStatus: revoke.status, revokeBody: revoke.body };
+  for (const agent of agents.values()) agent.destroy();
+  return { samples, revokeStartedAt, returnedAt, afterRevokeAt, revokeStatus: revoke.status, revokeBody: revoke.body };
 }
 
-export async function measureRevocation(url: string, tokens: BenchToken[], unitId: number, revoker: Employee): Promise<RevocationFigures> {
-  const figures: RevocationFigures = {
-    rounds: tokens.length,
+function tally(results: RoundResult[]): Omit<RevocationFigures, 'variants'> {
+  const figures: Omit<RevocationFigures, 'variants'> = {
+    rounds: results.length,
     acceptedAfterRevoke: 0,
     requestsAfterRevoke: 0,
     statusesAfterRevoke: {},
@@ -95,8 +190,8 @@ export async function measureRevocation(url: string, tokens: BenchToken[], unitI
     failures: [],
   };
   const revokeTimes: number[] = [];
-  for (const token of tokens) {
-    const result = await round(url, token, unitId, revoker);
+  if (results.some((result) => result.afterRevokeAt !== null)) figures.requestsAfterRestart = 0;
+  for (const result of results) {
     if (result.revokeStatus !== 200) figures.failures.push(`revoke answered ${result.revokeStatus}: ${result.revokeBody.slice(0, 200)}`);
     revokeTimes.push(result.returnedAt - result.revokeStartedAt);
     for (const sample of result.samples) {
@@ -104,6 +199,7 @@ export async function measureRevocation(url: string, tokens: BenchToken[], unitI
         figures.requestsAfterRevoke++;
         figures.statusesAfterRevoke[sample.answer] = (figures.statusesAfterRevoke[sample.answer] ?? 0) + 1;
         if (sample.accepted) figures.acceptedAfterRevoke++;
+        if (result.afterRevokeAt !== null && sample.startedAt > result.afterRevokeAt) figures.requestsAfterRestart!++;
       } else if (sample.startedAt >= result.revokeStartedAt) {
         figures.inFlightDuringRevoke++;
       } else if (sample.accepted) {
@@ -114,4 +210,182 @@ export async function measureRevocation(url: string, tokens: BenchToken[], unitI
   revokeTimes.sort((a, b) => a - b);
   figures.revokeMs = { p50: revokeTimes[Math.floor(revokeTimes.length / 2)] ?? 0, max: revokeTimes.at(-1) ?? 0 };
   return figures;
+}
+
+/** Where the variants run: the data set's database (their clusters and tokens go there). */
+export interface VariantSetting {
+  databaseUrl: string;
+  log: (line: string) => void;
+  /** rounds of each variant (default: a third of the main rounds, at least 3) */
+  rounds?: number;
+  /** only these variants (default: both) */
+  only?: VariantId[];
+}
+
+export async function measureRevocation(
+  url: string,
+  tokens: BenchToken[],
+  unitId: number,
+  revoker: Employee,
+  variants?: VariantSetting,
+): Promise<RevocationFigures> {
+  const results: RoundResult[] = [];
+  for (const token of tokens) {
+    results.push(await round({ dataUrls: [url], revokeUrl: url, token, unitId, revoker, tailMs: TAIL_MS, tailGapMs: GAP_MS, retryUnavailableMs: 0 }));
+  }
+  const figures: RevocationFigures = tally(results);
+  if (variants) figures.variants = await measureVariants(variants, unitId, revoker, variants.rounds ?? Math.max(3, Math.ceil(tokens.length / 3)));
+  return figures;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The variants' own processes
+
+/** The project's server as `npm run build` compiles it (the kit builds it before the clusters start). */
+const PROJECT_ENTRY = 'dist/src/server.js';
+
+interface PrivateRedis {
+  url: string;
+  /** SIGKILL, then the same port again: empty (--save '', no AOF) */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  let child: ChildProcess | null = null;
+  const exited = (process: ChildProcess) =>
+    process.exitCode !== null || process.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => process.once('exit', () => resolve()));
+
+  async function start() {
+    const started = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
+      detached: true, // its own process group, like every child the kit tracks
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    track(started);
+    child = started;
+    let output = '';
+    started.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    started.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const deadline = performance.now() + 10_000;
+    while (!/Ready to accept connections/.test(output)) {
+      if (started.exitCode !== null) throw new Error(`redis-server on ${port} exited: ${output.slice(-500)}`);
+      if (performance.now() > deadline) throw new Error(`redis-server on ${port} was not ready within 10 s`);
+      await sleep(10);
+    }
+  }
+
+  async function kill() {
+    const running = child;
+    child = null;
+    if (!running) return;
+    running.kill('SIGKILL');
+    await within(exited(running), 5000);
+  }
+
+  await start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async restart() {
+      await kill();
+      await start();
+    },
+    stop: kill,
+  };
+}
+
+/** Fresh Bench Alpha tokens (the revoker's company, every scope), inserted as the kit's others are. */
+async function insertTokens(databaseUrl: string, revoker: Employee, count: number): Promise<BenchToken[]> {
+  const tokens: BenchToken[] = Array.from({ length: count }, () => ({ id: randomUUID(), raw: generateToken(), companyId: revoker.companyId, unitIds: [] }));
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `INSERT INTO api_tokens (id, company_id, name, scopes, token_hash, created_by)
+       SELECT id, $2, 'bench revocation variant', $3::text[], token_hash, $4 FROM unnest($1::uuid[], $5::bytea[]) AS t (id, token_hash)`,
+      [tokens.map((t) => t.id), revoker.companyId, ALL_SCOPES, revoker.userId, tokens.map((t) => hashToken(t.raw))],
+    );
+  } finally {
+    await client.end();
+  }
+  return tokens;
+}
+
+/** /readyz answers 200 (Redis reachable again), or the time runs out. */
+async function ready(url: string, timeoutMs: number) {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    if ((await request(`${url}/readyz`, { timeoutMs: 1000 }).catch(() => ({ status: 0 }))).status === 200) return true;
+    await sleep(50);
+  }
+  return false;
+}
+
+async function measureVariants(setting: VariantSetting, unitId: number, revoker: Employee, rounds: number): Promise<RevocationVariant[]> {
+  const selected = setting.only ?? (['two-instances', 'redis-restart'] as VariantId[]);
+  const failed = (error: unknown): RevocationVariant[] =>
+    selected.map((id) => ({ id, title: VARIANT_TITLES[id], figures: null, error: error instanceof Error ? error.message : String(error) }));
+  let redis: PrivateRedis | null = null;
+  const services: Service[] = [];
+  try {
+    redis = await startPrivateRedis();
+    const env = { DATABASE_URL: setting.databaseUrl, REDIS_URL: redis.url, JWT_SECRET: BENCH_JWT_SECRET, LOG_LEVEL: 'warn' };
+    const count = selected.includes('two-instances') ? 2 : 1;
+    setting.log(`revocation variants: ${count} project cluster(s) of ${WORKERS} workers on a private redis-server (${redis.url}), ${rounds} rounds each`);
+    const ports = [await freePort(), await freePort()];
+    const started = await Promise.allSettled(Array.from({ length: count }, (_, i) =>
+      startService({ name: `revocation ${'AB'[i]}`, entry: PROJECT_ENTRY, port: ports[i]!, workers: WORKERS, env, readyPath: '/readyz' })
+        .then((service) => (services.push(service), service))));
+    for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
+    const [a, b] = [services[0]!, services[1]];
+    const privateRedis = redis;
+
+    const variants: RevocationVariant[] = [];
+    for (const id of selected) {
+      const tokens = await insertTokens(setting.databaseUrl, revoker, rounds);
+      const results: RoundResult[] = [];
+      try {
+        for (const [i, token] of tokens.entries()) {
+          const base = { token, unitId, revoker };
+          if (id === 'two-instances') {
+            const through = i % 2 === 0 ? a : b!;
+            results.push(await round({ ...base, dataUrls: [a.url, b!.url], revokeUrl: through.url, tailMs: TAIL_MS, tailGapMs: GAP_MS, retryUnavailableMs: 0 }));
+          } else {
+            // even rounds: the markers are lost right after the revoke; odd rounds: Redis comes
+            // back empty right before it. The lanes slow down after the revoke, so the rest of the
+            // token's budget spans the restart and the reconnection after it.
+            const after = i % 2 === 0;
+            const restart = async () => {
+              await privateRedis.restart();
+              if (!after) await ready(a.url, 10_000);
+            };
+            results.push(await round({
+              ...base,
+              dataUrls: [a.url],
+              revokeUrl: a.url,
+              ...(after ? { afterRevoke: restart } : { beforeRevoke: restart }),
+              tailMs: 1500,
+              tailGapMs: 150,
+              retryUnavailableMs: 10_000,
+            }));
+            // the next round starts on a reachable Redis
+            await ready(a.url, 10_000);
+          }
+        }
+        const figures = tally(results);
+        variants.push({ id, title: VARIANT_TITLES[id], figures, error: null });
+        setting.log(`  ${id}: ${figures.acceptedAfterRevoke} accepted of ${figures.requestsAfterRevoke} after ${figures.rounds} revokes returned ` +
+          `(${JSON.stringify(figures.statusesAfterRevoke)}); ${figures.acceptedBeforeRevoke} accepted before` +
+          (figures.requestsAfterRestart === undefined ? '' : `; ${figures.requestsAfterRestart} sent once Redis was back empty`));
+      } catch (error) {
+        variants.push({ id, title: VARIANT_TITLES[id], figures: null, error: (error as Error).message });
+      }
+    }
+    return variants;
+  } catch (error) {
+    return failed(error);
+  } finally {
+    await Promise.all(services.map((service) => service.stop()));
+    await redis?.stop();
+  }
 }

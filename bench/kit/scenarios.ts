@@ -6,7 +6,8 @@
 // list: under its 100/min limit. The limit is never what a scenario measures, and every token is
 // warm on every worker before the measured run starts.
 import { MANAGEMENT_WRITES_PER_MINUTE, TOKEN_LIMIT_PER_MINUTE, WINDOW } from './config.js';
-import type { BenchToken, CredentialPool, Credentials, Employee, Layout } from './dataset.js';
+import type { BenchToken, CredentialPool, Credentials, Employee } from './credentials.js';
+import type { Layout } from './layout.js';
 import type { RequestSpec } from './load.js';
 import { sensorPaths } from './sensor-targets.js';
 

@@ -6,15 +6,31 @@
 //   endpoint is there, into the sensor store of migration 003 (partitions prepared first; the
 //   TimescaleDB profile's continuous aggregates refreshed after);
 // - sensorPaths: the requests of those scenarios;
-// - sensorScriptTargets: P4 (hourly from aggregates vs bucketing raw rows) and P6 (ingest with
-//   aggregates maintained) as measured by the sensor engineer's bench/sensor-*.ts scripts, run as
-//   child processes: a final JSON line is read when they print one, else their PASS/MISS lines.
+// - sensorScriptTargets: the sensor engineer's bench/sensor-*.ts scripts (P2 pages/s, P3 deep
+//   pages, P4 hourly from aggregates vs bucketing raw rows, P6 ingest) run as child processes on
+//   each storage profile: postgres on the local PostgreSQL, timescale on a real TimescaleDB
+//   (sensor-profiles.ts: BENCH_TIMESCALE_URL or ../shared/timescaledb/start.sh; NOT MEASURED with
+//   the reason without one). Their final JSON line is read when they print one, else their
+//   PASS/MISS lines. P4 and P6 are judged from them, on both profiles; the report shows every
+//   script's figure per profile side by side.
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
 import type pg from 'pg';
+import { isStopping, track } from './child-processes.js';
 import { WINDOW } from './config.js';
-import { adminUrl } from './dataset.js';
-import { type HttpAnswer, isStopping, repoRoot, track } from './processes.js';
+import type { Dataset } from './dataset.js';
+import { type HttpAnswer, request } from './http-request.js';
+import { repoRoot } from './repo-root.js';
+import { profileServer, SENSOR_PROFILES, type SensorProfile, shownUrl } from './sensor-profiles.js';
+import { adminUrl } from './throwaway-db.js';
+
+/**
+ * The line of a child's stderr that says what went wrong: an uncaught error ends with Node's
+ * version line, which says nothing, so the last line naming an error is taken (else the last).
+ */
+export function failureLine(stderr: string): string {
+  const lines = stderr.trim().split('\n').map((line) => line.trim()).filter(Boolean);
+  return lines.findLast((line) => /error|exception|refused|terminat|ECONN|timeout/i.test(line) && !/^at /.test(line)) ?? lines.at(-1) ?? '';
+}
 
 export const NOT_AVAILABLE = 'not measured: sensor-data not available';
 
@@ -33,6 +49,27 @@ export function sensorDataAvailable(answer: HttpAnswer | Error): { available: bo
 
 /** The probe's request: a small page that any implementation of the endpoint answers with 200. */
 export const SENSOR_PROBE_PATH = `/api/v1/sensor-data?start_date=${WINDOW.first}&end_date=${WINDOW.first}&page_size=1`;
+
+export interface SensorData {
+  sensor: { available: boolean; reason: string };
+  /** the readings loaded for the HTTP sensor scenarios; null when the endpoint is not there */
+  sensorReadings: { rows: number; seconds: number } | null;
+}
+
+/** Probes the project's sensor-data endpoint (one fresh token) and, when it answers, loads the readings. */
+export async function probeSensorData(projectUrl: string, dataset: Dataset, log: (line: string) => void): Promise<SensorData> {
+  const probeToken = dataset.credentials.alpha.take(1)[0]!;
+  const probe = await request(projectUrl + SENSOR_PROBE_PATH, { headers: { authorization: `Bearer ${probeToken.raw}` } }).catch((error: Error) => error);
+  const sensor = sensorDataAvailable(probe);
+  if (!sensor.available) {
+    log(sensor.reason);
+    return { sensor, sensorReadings: null };
+  }
+  log(`sensor-data answers: loading 15-minute readings for ${dataset.layout.sensorUnitIds.length} units`);
+  const sensorReadings = await loadSensorReadings(dataset.pool, dataset.layout.sensorUnitIds);
+  log(`${sensorReadings.rows} readings in ${sensorReadings.seconds.toFixed(1)} s`);
+  return { sensor, sensorReadings };
+}
 
 /**
  * One TEMPERATURE and one HUMIDITY reading every 15 minutes over the window for each unit:
@@ -88,9 +125,9 @@ export const sensorPaths = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// P4 and P6 from bench/sensor-*.ts
+// P2, P3, P4 and P6 from bench/sensor-*.ts, on each storage profile
 
-export type ScriptTarget = 'P4' | 'P6';
+export type ScriptTarget = 'P2' | 'P3' | 'P4' | 'P6';
 
 export interface ScriptOutcome {
   status: 'pass' | 'miss' | 'not measured';
@@ -101,11 +138,19 @@ export interface ScriptOutcome {
   source: string;
 }
 
-/** Which script answers which target, by file name: the lead pins exact names here if needed. */
-const SCRIPT_PATTERNS: Record<ScriptTarget, RegExp> = {
-  P4: /hourly|aggregate|rollup/i,
-  P6: /ingest/i,
-};
+/** The scripts, in the order they run (the quick run's budget goes to the first ones). */
+export const SENSOR_SCRIPTS: readonly { key: ScriptTarget; file: string; what: string }[] = [
+  { key: 'P4', file: 'sensor-hourly-aggregates.ts', what: 'a year of one unit hourly: aggregates vs bucketing raw rows (>= 10x)' },
+  { key: 'P6', file: 'sensor-ingest.ts', what: 'ingest with aggregates vs plain COPY (>= 0.6x, and >= 100k readings/s)' },
+  { key: 'P2', file: 'sensor-pages-per-second.ts', what: '1,000-record pages/s vs a naive pg + JSON.stringify handler (>= 2x)' },
+  { key: 'P3', file: 'sensor-deep-pages.ts', what: 'page 500 vs page 1, cold, ~1 M readings (<= 1.1x)' },
+];
+
+/** Every script's outcome on each profile, and each profile's server (or why it had none). */
+export interface SensorScriptResults {
+  profiles: Record<SensorProfile, { server: string | null; reason: string | null }>;
+  outcomes: Record<ScriptTarget, Record<SensorProfile, ScriptOutcome>>;
+}
 
 interface ParsedTarget {
   pass?: boolean;
@@ -124,7 +169,7 @@ export function parseScriptOutput(output: string, key: ScriptTarget, source: str
       const json = JSON.parse(last) as Record<string, unknown> & { targets?: Record<string, ParsedTarget> };
       const entry = (json.targets?.[key] ?? json[key]) as ParsedTarget | undefined;
       if (entry && typeof entry === 'object') {
-        const passed = entry.pass ?? (typeof entry.status === 'string' ? /^pass/i.test(entry.status) : undefined);
+        const passed = entry.pass ?? (typeof entry.status === 'string' && !/^not measured/i.test(entry.status) ? /^pass/i.test(entry.status) : undefined);
         return {
           status: passed === undefined ? 'not measured' : passed ? 'pass' : 'miss',
           measured: String(entry.measured ?? entry.ratio ?? ''),
@@ -149,11 +194,12 @@ export function parseScriptOutput(output: string, key: ScriptTarget, source: str
   };
 }
 
-function runScript(file: string, quick: boolean, timeoutMs: number): Promise<{ output: string; error: string | null }> {
+function runScript(file: string, profile: SensorProfile, quick: boolean, timeoutMs: number): Promise<{ output: string; error: string | null }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `bench/${file}`], {
+    const child = spawn(process.execPath, ['--import', 'tsx', `bench/${file}`, '--profile', profile], {
       cwd: repoRoot,
-      env: { ...process.env, BENCH_ADMIN_URL: adminUrl(), ...(quick ? { BENCH_QUICK: '1' } : {}) },
+      // BENCH_TIMESCALE_URL: set by sensor-profiles.ts once the server was found
+      env: { ...process.env, BENCH_ADMIN_URL: adminUrl(), BENCH_SENSOR_PROFILE: profile, ...(quick ? { BENCH_QUICK: '1' } : {}) },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -181,12 +227,15 @@ function runScript(file: string, quick: boolean, timeoutMs: number): Promise<{ o
       clearTimeout(timer);
       clearTimeout(killer);
       if (timedOut) resolve({ output, error: `timed out after ${Math.round(timeoutMs / 1000)} s` });
-      else if (code !== 0) resolve({ output, error: `exited with ${exitSignal ?? code}: ${errors.trim().split('\n').at(-1) ?? ''}` });
+      else if (code !== 0) resolve({ output, error: `exited with ${exitSignal ?? code}: ${failureLine(errors)}` });
       else resolve({ output, error: null });
     });
   });
 }
 
+const notRun = (detail: string, source = ''): ScriptOutcome => ({ status: 'not measured', measured: '', ratio: null, detail, source });
+
+/** Every script on both profiles, one at a time (two benchmarks at once on 2 cores would measure each other). */
 export async function sensorScriptTargets(options: {
   quick: boolean;
   /** each script's own limit */
@@ -194,40 +243,108 @@ export async function sensorScriptTargets(options: {
   /** Date.now() by which every script must be done (the quick run's budget), or Infinity */
   deadline: number;
   log: (line: string) => void;
-}): Promise<Record<ScriptTarget, ScriptOutcome>> {
-  const scripts = readdirSync(new URL('../', import.meta.url)).filter((file) => /^sensor-.*\.ts$/.test(file)).sort();
-  const outputs = new Map<string, Promise<{ output: string; error: string | null }>>();
-  const outcomes = {} as Record<ScriptTarget, ScriptOutcome>;
-  for (const key of ['P4', 'P6'] as const) {
-    const candidates = scripts.filter((file) => SCRIPT_PATTERNS[key].test(file));
-    if (candidates.length === 0) {
-      outcomes[key] = { status: 'not measured', measured: '', ratio: null, detail: `not measured: no bench/sensor-*.ts script for ${key} yet`, source: '' };
-      continue;
-    }
-    let found: ScriptOutcome | null = null;
-    const problems: string[] = [];
-    const timeoutMs = Math.min(options.timeoutMs, options.deadline - Date.now());
-    if (isStopping()) {
-      outcomes[key] = { status: 'not measured', measured: '', ratio: null, detail: 'not measured: the run was interrupted', source: '' };
-      continue;
-    }
-    if (timeoutMs < 10_000 && !candidates.some((file) => outputs.has(file))) {
-      const detail = `not measured: the quick run's time budget is spent (run \`npm run bench\` for ${key})`;
-      outcomes[key] = { status: 'not measured', measured: '', ratio: null, detail, source: candidates.join(', ') };
-      continue;
-    }
-    for (const file of candidates) {
-      // sequential: two benchmarks at once on 2 cores would measure each other
-      if (!outputs.has(file)) {
-        options.log(`running bench/${file} for ${key} (limit ${Math.round(timeoutMs / 1000)} s)`);
-        outputs.set(file, runScript(file, options.quick, timeoutMs));
-      }
-      const { output, error } = await outputs.get(file)!;
-      found = parseScriptOutput(output, key, `bench/${file}`);
-      if (found) break;
-      problems.push(`bench/${file} ${error ?? `printed no ${key} line`}`);
-    }
-    outcomes[key] = found ?? { status: 'not measured', measured: '', ratio: null, detail: `not measured: ${problems.join('; ')}`, source: candidates.join(', ') };
+}): Promise<SensorScriptResults> {
+  const profiles = {} as SensorScriptResults['profiles'];
+  for (const profile of SENSOR_PROFILES) {
+    const server = await profileServer(profile);
+    profiles[profile] = { server: server.adminUrl && shownUrl(server.adminUrl), reason: server.reason };
+    if (server.reason) options.log(`sensor scripts, ${profile} profile: NOT MEASURED (${server.reason})`);
   }
-  return outcomes;
+  const outcomes = {} as SensorScriptResults['outcomes'];
+  for (const script of SENSOR_SCRIPTS) {
+    outcomes[script.key] = {} as Record<SensorProfile, ScriptOutcome>;
+    const source = `bench/${script.file} --profile `;
+    for (const profile of SENSOR_PROFILES) {
+      const reason = profiles[profile].reason;
+      const timeoutMs = Math.min(options.timeoutMs, options.deadline - Date.now());
+      let outcome: ScriptOutcome;
+      if (reason) outcome = notRun(`not measured: ${reason}`, source + profile);
+      else if (isStopping()) outcome = notRun('not measured: the run was interrupted', source + profile);
+      else if (timeoutMs < 10_000) outcome = notRun(`not measured: the quick run's time budget is spent (run \`npm run bench\` for ${script.key})`, source + profile);
+      else {
+        options.log(`running bench/${script.file} --profile ${profile} for ${script.key} (limit ${Math.round(timeoutMs / 1000)} s)`);
+        const { output, error } = await runScript(script.file, profile, options.quick, timeoutMs);
+        outcome = parseScriptOutput(output, script.key, source + profile)
+          ?? notRun(`not measured: bench/${script.file} --profile ${profile} ${error ?? `printed no ${script.key} line`}`, source + profile);
+        options.log(`  ${script.key} ${profile}: ${outcome.status}${outcome.measured ? ` ${outcome.measured}` : ` (${outcome.detail})`}`);
+      }
+      outcomes[script.key][profile] = outcome;
+    }
+  }
+  return { profiles, outcomes };
+}
+
+/**
+ * A target judged from the scripts on both profiles: passed when every profile measured passes;
+ * the figure is each profile's; the ratio is the worse one. A profile not measured is named, with
+ * its reason, and does not decide the verdict while the other was measured.
+ */
+export function combinedOutcome(results: SensorScriptResults, key: ScriptTarget): ScriptOutcome {
+  const byProfile = results.outcomes[key];
+  const measured = SENSOR_PROFILES.filter((profile) => byProfile[profile].status !== 'not measured');
+  const figure = (profile: SensorProfile) => {
+    const outcome = byProfile[profile];
+    return outcome.status === 'not measured'
+      ? `${profile} NOT MEASURED (${outcome.detail.replace(/^not measured: /, '')})`
+      : `${profile} ${outcome.status === 'pass' ? 'pass' : 'MISSED'} ${outcome.measured}`;
+  };
+  if (measured.length === 0) return notRun(SENSOR_PROFILES.map((profile) => `${profile}: ${byProfile[profile].detail}`).join('; '));
+  const ratios = measured.map((profile) => byProfile[profile].ratio).filter((ratio): ratio is number => ratio !== null);
+  const higherIsBetter = key !== 'P3';
+  return {
+    status: measured.every((profile) => byProfile[profile].status === 'pass') ? 'pass' : 'miss',
+    measured: SENSOR_PROFILES.map(figure).join('; '),
+    ratio: ratios.length === 0 ? null : higherIsBetter ? Math.min(...ratios) : Math.max(...ratios),
+    detail: SENSOR_PROFILES.map((profile) => `${profile}: ${byProfile[profile].detail}`).join(' | '),
+    source: SENSOR_PROFILES.map((profile) => byProfile[profile].source).filter(Boolean).join(', '),
+  };
+}
+
+const VERDICT = { pass: 'PASS', miss: 'MISSED', 'not measured': 'NOT MEASURED' } as const;
+
+/** The report's side-by-side table of the scripts, for stdout. */
+export function formatSensorScripts(results: SensorScriptResults): string[] {
+  const width = 46;
+  const cell = (outcome: ScriptOutcome) => {
+    const text = outcome.status === 'not measured' ? 'NOT MEASURED' : `${VERDICT[outcome.status]} ${outcome.measured}`;
+    return text.length > width ? `${text.slice(0, width - 1)}…` : text.padEnd(width);
+  };
+  const lines = ['', 'Sensor scripts by storage profile (bench/sensor-*.ts)'];
+  lines.push(`${'target'.padEnd(8)}${SENSOR_PROFILES.map((profile) => {
+    const where = results.profiles[profile];
+    return `${profile} ${where.server ? `(${new URL(where.server).host})` : ''}`.padEnd(width);
+  }).join(' ')}`);
+  for (const script of SENSOR_SCRIPTS) {
+    lines.push(`${script.key.padEnd(8)}${SENSOR_PROFILES.map((profile) => cell(results.outcomes[script.key][profile])).join(' ')}`);
+  }
+  for (const profile of SENSOR_PROFILES) {
+    const reason = results.profiles[profile].reason;
+    if (reason) lines.push(`${profile}: NOT MEASURED: ${reason}`);
+    else {
+      for (const script of SENSOR_SCRIPTS) {
+        const outcome = results.outcomes[script.key][profile];
+        if (outcome.status === 'not measured') lines.push(`${script.key} ${profile}: ${outcome.detail}`);
+      }
+    }
+  }
+  return lines;
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+
+/** The same side by side for the HTML report: one row per script, one column per profile. */
+export function sensorScriptsHtml(results: SensorScriptResults, colors: Record<ScriptOutcome['status'], string>): string {
+  const head = SENSOR_PROFILES.map((profile) => {
+    const where = results.profiles[profile];
+    return `<th>${profile}<br><span class="muted">${escapeHtml(where.server ?? `not measured: ${where.reason ?? ''}`)}</span></th>`;
+  }).join('');
+  const rows = SENSOR_SCRIPTS.map((script) => {
+    const cells = SENSOR_PROFILES.map((profile) => {
+      const outcome = results.outcomes[script.key][profile];
+      return `<td><span class="badge" style="background:${colors[outcome.status]}">${VERDICT[outcome.status]}</span> ${escapeHtml(outcome.measured)}` +
+        `<br><span class="muted">${escapeHtml(outcome.detail)}</span></td>`;
+    }).join('');
+    return `<tr><td><b>${script.key}</b><br><code>${script.file}</code><br><span class="muted">${escapeHtml(script.what)}</span></td>${cells}</tr>`;
+  }).join('\n');
+  return `<table><thead><tr><th>script</th>${head}</tr></thead><tbody>${rows}</tbody></table>`;
 }

@@ -3,7 +3,7 @@
 // target's favour (ratios are compared unrounded).
 import type { RevocationFigures } from './revocation.js';
 import { headline, type LoadSummary, type ScenarioResult } from './results.js';
-import type { ScriptOutcome, ScriptTarget } from './sensor-targets.js';
+import { combinedOutcome, type SensorScriptResults } from './sensor-targets.js';
 
 export type TargetKey = 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'P8';
 
@@ -20,11 +20,17 @@ export interface TargetResult {
   detail: string;
 }
 
+// issue 15's raised targets (P1 was 0.8x / 1.3x, P2 1.5x, P3 1.5x)
+const P1_RPS = 0.9;
+const P1_P99 = 1.2;
+const P2_RATIO = 2;
+const P3_RATIO = 1.1;
+
 export const TARGET_GOALS: Record<TargetKey, { title: string; goal: string; limit: number }> = {
-  P1: { title: 'Warm-token analytics page (page_size 10)', goal: '>= 0.8x the reference req/s and p99 <= 1.3x the reference', limit: 0.8 },
-  P2: { title: 'Sensor-data 1,000-row page', goal: '>= 1.5x the naive reference req/s (pg rows + JSON.stringify)', limit: 1.5 },
-  P3: { title: 'Deep pagination', goal: 'page 500 latency <= 1.5x page 1 (page_size 1000, ~1 M raw rows; p50)', limit: 1.5 },
-  P4: { title: 'Hourly over 365 days, one unit', goal: 'aggregates >= 10x faster than bucketing raw rows', limit: 10 },
+  P1: { title: 'Warm-token analytics page (page_size 10)', goal: `>= ${P1_RPS}x the reference req/s and p99 <= ${P1_P99}x the reference`, limit: P1_RPS },
+  P2: { title: 'Sensor-data 1,000-row page', goal: `>= ${P2_RATIO}x the naive reference req/s (pg rows + JSON.stringify), over HTTP and in bench/sensor-pages-per-second.ts on both profiles`, limit: P2_RATIO },
+  P3: { title: 'Deep pagination', goal: `page 500 latency <= ${P3_RATIO}x page 1 (page_size 1000, ~1 M raw rows; p50), over HTTP and in bench/sensor-deep-pages.ts on both profiles`, limit: P3_RATIO },
+  P4: { title: 'Hourly over 365 days, one unit', goal: 'aggregates >= 10x faster than bucketing raw rows, both profiles', limit: 10 },
   P5: { title: 'Event loop under heavy rollups', goal: 'event-loop delay p99 < 20 ms while revenue/impact rollups saturate the pool', limit: 20 },
   P6: { title: 'Ingest with aggregates maintained', goal: '>= 100k readings/s and >= 0.6x plain COPY', limit: 0.6 },
   P7: { title: 'Revocation', goal: '0 requests accepted on any worker after the revoke call returns', limit: 0 },
@@ -58,6 +64,18 @@ function failedAnswers(key: TargetKey, load: LoadSummary, what: string): TargetR
   return null;
 }
 
+/**
+ * P2 and P3 hold on both storage profiles: the HTTP scenario (the load bench's data set, postgres
+ * profile) and the scripts' figures per profile (bench/sensor-*.ts) must all pass. A profile the
+ * scripts could not measure is named, and does not fail the target.
+ */
+function withScripts(scripts: SensorScriptResults | null, http: TargetResult): TargetResult {
+  const outcome = scripts && combinedOutcome(scripts, http.key as 'P2' | 'P3');
+  if (!outcome) return { ...http, detail: [http.detail, 'scripts not run (--only)'].filter(Boolean).join('; ') };
+  const status = outcome.status === 'not measured' ? http.status : http.status === 'pass' && outcome.status === 'pass' ? 'pass' : 'miss';
+  return { ...http, status, measured: `${http.measured}; ${outcome.measured}`, detail: [http.detail, `scripts: ${outcome.detail}`].filter(Boolean).join('; ') };
+}
+
 function pair(scenarios: ScenarioResult[], id: string, key: TargetKey): { project: LoadSummary; reference: LoadSummary } | TargetResult {
   const scenario = scenarios.find((s) => s.id === id);
   if (!scenario) return notMeasured(key, `scenario ${id} was not run (--only)`);
@@ -73,7 +91,7 @@ function pair(scenarios: ScenarioResult[], id: string, key: TargetKey): { projec
 export function evaluateTargets(input: {
   scenarios: ScenarioResult[];
   revocation: RevocationFigures | { error: string } | null;
-  sensorScripts: Record<ScriptTarget, ScriptOutcome> | null;
+  sensorScripts: SensorScriptResults | null;
 }): TargetResult[] {
   const { scenarios } = input;
   const targets: TargetResult[] = [];
@@ -86,10 +104,10 @@ export function evaluateTargets(input: {
     targets.push(
       result(
         'P1',
-        rps >= 0.8 && p99 <= 1.3 ? 'pass' : 'miss',
+        rps >= P1_RPS && p99 <= P1_P99 ? 'pass' : 'miss',
         `${fixed(rps)}x req/s (${fixed(p1.project.okPerS, 0)} vs ${fixed(p1.reference.okPerS, 0)}), p99 ${fixed(p99)}x (${fixed(p1.project.latencyMs.p99, 1)} vs ${fixed(p1.reference.latencyMs.p99, 1)} ms)`,
         rps,
-        `req/s ${rps >= 0.8 ? 'meets' : 'misses'} >= 0.8x; p99 ${p99 <= 1.3 ? 'meets' : 'misses'} <= 1.3x`,
+        `req/s ${rps >= P1_RPS ? 'meets' : 'misses'} >= ${P1_RPS}x; p99 ${p99 <= P1_P99 ? 'meets' : 'misses'} <= ${P1_P99}x`,
       ),
     );
   }
@@ -98,7 +116,7 @@ export function evaluateTargets(input: {
   if ('key' in p2) targets.push(p2);
   else {
     const rps = p2.project.okPerS / p2.reference.okPerS;
-    targets.push(result('P2', rps >= 1.5 ? 'pass' : 'miss', `${fixed(rps)}x req/s (${fixed(p2.project.okPerS, 0)} vs ${fixed(p2.reference.okPerS, 0)})`, rps));
+    targets.push(withScripts(input.sensorScripts, result('P2', rps >= P2_RATIO ? 'pass' : 'miss', `HTTP ${fixed(rps)}x req/s (${fixed(p2.project.okPerS, 0)} vs ${fixed(p2.reference.okPerS, 0)})`, rps)));
   }
 
   const deep = scenarios.find((s) => s.id === 'deep-walk');
@@ -113,14 +131,15 @@ export function evaluateTargets(input: {
     else {
       const ratio = deepest.latencyMs.p50 / first.latencyMs.p50;
       targets.push(
-        result('P3', ratio <= 1.5 ? 'pass' : 'miss', `${fixed(ratio)}x (p50 ${fixed(deepest.latencyMs.p50, 1)} vs ${fixed(first.latencyMs.p50, 1)} ms)`, ratio,
-          `p99 page 500 ${fixed(deepest.latencyMs.p99, 1)} ms, page 1 ${fixed(first.latencyMs.p99, 1)} ms`),
+        withScripts(input.sensorScripts, result('P3', ratio <= P3_RATIO ? 'pass' : 'miss', `HTTP ${fixed(ratio)}x (p50 ${fixed(deepest.latencyMs.p50, 1)} vs ${fixed(first.latencyMs.p50, 1)} ms)`, ratio,
+          `p99 page 500 ${fixed(deepest.latencyMs.p99, 1)} ms, page 1 ${fixed(first.latencyMs.p99, 1)} ms`)),
       );
     }
   }
 
   for (const key of ['P4', 'P6'] as const) {
-    const outcome = input.sensorScripts?.[key];
+    // bench/sensor-*.ts on both storage profiles: passed when each profile measured passes
+    const outcome = input.sensorScripts && combinedOutcome(input.sensorScripts, key);
     if (!outcome) targets.push(notMeasured(key, 'bench/sensor-*.ts scripts were not run (--only)'));
     else if (outcome.status === 'not measured') targets.push(notMeasured(key, outcome.detail));
     else targets.push(result(key, outcome.status, outcome.measured, outcome.ratio, `from ${outcome.source}: ${outcome.detail}`));
@@ -147,11 +166,26 @@ export function evaluateTargets(input: {
   else if (revocation.acceptedBeforeRevoke === 0 || revocation.requestsAfterRevoke === 0) {
     targets.push(notMeasured('P7', `nothing to judge: ${revocation.acceptedBeforeRevoke} accepted before, ${revocation.requestsAfterRevoke} sent after the revokes`));
   } else {
+    // the variants (two instances, Redis restarted empty) are held to the same 0; one that could
+    // not run is named in the detail, and does not hide the main figure
+    const variants = revocation.variants ?? [];
+    const measured = variants.filter((variant) => variant.figures && variant.figures.failures.length === 0 && variant.figures.requestsAfterRevoke > 0);
+    const accepted = revocation.acceptedAfterRevoke + measured.reduce((sum, variant) => sum + variant.figures!.acceptedAfterRevoke, 0);
+    const variantText = variants.map((variant) => {
+      const figures = variant.figures;
+      if (!figures) return `${variant.id}: not measured (${variant.error})`;
+      if (figures.failures.length > 0) return `${variant.id}: not measured (${figures.failures.length} revoke calls failed: ${figures.failures[0]})`;
+      if (figures.requestsAfterRevoke === 0) return `${variant.id}: not measured (nothing sent after the revokes)`;
+      return `${variant.id}: ${figures.acceptedAfterRevoke} accepted of ${figures.requestsAfterRevoke} after ${figures.rounds} revokes ${JSON.stringify(figures.statusesAfterRevoke)}`;
+    });
+    const sent = revocation.requestsAfterRevoke + measured.reduce((sum, variant) => sum + variant.figures!.requestsAfterRevoke, 0);
+    const rounds = revocation.rounds + measured.reduce((sum, variant) => sum + variant.figures!.rounds, 0);
     targets.push(
-      result('P7', revocation.acceptedAfterRevoke === 0 ? 'pass' : 'miss',
-        `${revocation.acceptedAfterRevoke} accepted of ${revocation.requestsAfterRevoke} sent after ${revocation.rounds} revokes returned`,
-        revocation.acceptedAfterRevoke,
-        `answers after the revoke: ${JSON.stringify(revocation.statusesAfterRevoke)}; ${revocation.acceptedBeforeRevoke} accepted before; revoke p50 ${fixed(revocation.revokeMs.p50, 1)} ms`),
+      result('P7', accepted === 0 ? 'pass' : 'miss',
+        `${accepted} accepted of ${sent} sent after ${rounds} revokes returned` + (measured.length > 0 ? ` (${measured.length} variant${measured.length > 1 ? 's' : ''} included)` : ''),
+        accepted,
+        `answers after the revoke: ${JSON.stringify(revocation.statusesAfterRevoke)}; ${revocation.acceptedBeforeRevoke} accepted before; revoke p50 ${fixed(revocation.revokeMs.p50, 1)} ms` +
+          (variantText.length > 0 ? `; variants: ${variantText.join('; ')}` : '')),
     );
   }
 

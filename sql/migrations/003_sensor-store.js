@@ -1,6 +1,6 @@
 // Turns sensor_readings into the time-series store, in one of two profiles chosen here, once:
-//   SENSOR_STORAGE=timescale|postgres, or by default timescale when the server offers the
-//   timescaledb extension, postgres otherwise.
+//   SENSOR_STORAGE=timescale|postgres, or by default timescale when the server can create the
+//   timescaledb extension (offered and preloaded), postgres otherwise.
 // Each profile's SQL lives in sql/sensor/ (readable on its own); both expose the same relations
 // (sensor_readings, sensor_readings_hourly, sensor_readings_daily) with the same columns, and
 // record the choice in sensor_storage. Optional SENSOR_RETENTION_DAYS drops raw readings older
@@ -15,16 +15,36 @@ const FILES = { timescale: ['timescale'], postgres: ['postgres', 'postgres-upkee
 
 const sensorSql = (name) => readFileSync(new URL(`../sensor/${name}.sql`, import.meta.url), 'utf8');
 
+// TimescaleDB can only be created where the server preloads it: a server that merely lists the
+// extension (installed package, shared_preload_libraries unchanged: the most common
+// misconfiguration) would fail CREATE EXTENSION with "must be preloaded".
+const PRELOAD_FIX = "add timescaledb to shared_preload_libraries in postgresql.conf and restart PostgreSQL";
+
+async function timescaleState(pgm) {
+  const [row] = await pgm.db.select(`
+    SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'timescaledb') AS available,
+           EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'timescaledb') AS installed,
+           current_setting('shared_preload_libraries') ~ '(^|[,/ "])timescaledb[^,]*($|,)' AS preloaded`);
+  if (!row.available) return 'absent';
+  return row.installed || row.preloaded ? 'usable' : 'not-preloaded';
+}
+
 async function chooseProfile(pgm) {
   const requested = process.env.SENSOR_STORAGE?.trim();
-  if (requested) {
-    if (!PROFILES.includes(requested)) {
-      throw new Error(`Invalid configuration: SENSOR_STORAGE must be timescale or postgres, not "${requested}"`);
-    }
+  if (requested && !PROFILES.includes(requested)) {
+    throw new Error(`Invalid configuration: SENSOR_STORAGE must be timescale or postgres, not "${requested}"`);
+  }
+  if (requested === 'postgres') return requested;
+  const state = await timescaleState(pgm);
+  if (requested === 'timescale') {
+    if (state === 'absent') throw new Error('Invalid configuration: SENSOR_STORAGE=timescale, but this PostgreSQL server does not offer the timescaledb extension (install TimescaleDB, or unset SENSOR_STORAGE)');
+    if (state === 'not-preloaded') throw new Error(`Invalid configuration: SENSOR_STORAGE=timescale, but this PostgreSQL server does not preload timescaledb: ${PRELOAD_FIX}`);
     return requested;
   }
-  const rows = await pgm.db.select("SELECT 1 FROM pg_available_extensions WHERE name = 'timescaledb'");
-  return rows.length > 0 ? 'timescale' : 'postgres';
+  if (state === 'not-preloaded') {
+    console.error(`TimescaleDB is installed on this PostgreSQL server but not preloaded, so sensor history uses the postgres storage profile (to use TimescaleDB: ${PRELOAD_FIX}, then migrate a new database)`);
+  }
+  return state === 'usable' ? 'timescale' : 'postgres';
 }
 
 function retentionDays() {

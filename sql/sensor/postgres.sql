@@ -16,7 +16,7 @@ CREATE TABLE sensor_readings (
   specification_type  specification_type NOT NULL,
   recorded_at         timestamptz NOT NULL,
   value               double precision NOT NULL,
-  -- one reading per unit, type and instant (domain.md); unit first: most reads are per unit
+  -- one reading per unit, type and instant (docs/contract.md, "Records"); unit first: most reads are per unit
   PRIMARY KEY (cooling_unit_id, specification_type, recorded_at)
 ) PARTITION BY RANGE (recorded_at);
 

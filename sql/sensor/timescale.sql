@@ -12,7 +12,7 @@ CREATE TABLE sensor_readings (
   specification_type  specification_type NOT NULL,
   recorded_at         timestamptz NOT NULL,
   value               double precision NOT NULL,
-  -- one reading per unit, type and instant (domain.md); it also serves the per-unit reads
+  -- one reading per unit, type and instant (docs/contract.md, "Records"); it also serves the per-unit reads
   PRIMARY KEY (cooling_unit_id, specification_type, recorded_at)
 );
 

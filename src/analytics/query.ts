@@ -1,19 +1,17 @@
 // What every analytics endpoint shares: its query parameters, the echo of the filters in effect,
 // and pagination over the (period bucket x cooling unit) grid of records.
 import { z } from 'zod';
-import { paginationFor, paginationQuery, queryInteger } from '../http/schemas.js';
-import type { UnitScope } from './access.js';
-import { type Bucket, type Period, type Window, bucketsOf, dateParam, formatDay, periodParam } from './window.js';
-
-const MAX_ID = 2_147_483_647;
+import { idQuery, paginationFor, paginationQuery } from '../http/schemas.js';
+import { type ReportingScope, type ReportingUnit, reportsOn } from './reporting-units.js';
+import { type Bucket, type Period, type Window, bucketsOf, dateParam, formatDay, periodParam } from '../data-surface/window.js';
 
 export const analyticsQuery = {
-  start_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC); default end_date - 29 days'),
-  end_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC); default today'),
+  start_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days'),
+  end_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date; the window (start_date..end_date) is at most 366 days'),
   period: periodParam.default('day').describe('Bucket size; weeks start on Monday'),
   ...paginationQuery,
-  cooling_unit_id: queryInteger(1, MAX_ID).optional().describe('Only this unit (404 when the token may not read it)'),
-  location_id: queryInteger(1, MAX_ID).optional().describe('Only units at this location'),
+  cooling_unit_id: idQuery().optional().describe('Only this unit (404 when the token may not read it)'),
+  location_id: idQuery().optional().describe('Only units at this location'),
 };
 
 export const analyticsFilters = z.object({
@@ -47,25 +45,44 @@ export interface GridPage {
   /** the page's distinct buckets and units, to query nothing beyond the page */
   buckets: Bucket[];
   unitIds: number[];
+  /** the same units with their deletion instants (docs/figures.md, "Deleted units") */
+  units: ReportingUnit[];
   pagination: ReturnType<typeof paginationFor>;
 }
 
+/** The units that report on a bucket, ascending id: the live ones and those deleted after it began. */
+function unitsOf(scope: ReportingScope, bucket: Bucket): ReportingUnit[] {
+  return scope.units.filter((unit) => reportsOn(unit, bucket.start));
+}
+
 /**
- * Records are one per (bucket, unit), ordered by period_start then cooling_unit_id. The grid is
- * known without touching data, so total_count is exact and free, and a page queries only its own
- * buckets and units: page 300 costs what page 1 costs.
+ * Records are one per (bucket, unit that reports on it), ordered by period_start then
+ * cooling_unit_id. The grid is known without touching data (a deleted unit reports on the buckets
+ * that began before its deletion), so total_count is exact and free, and a page queries only its
+ * own buckets and units: page 300 costs what page 1 costs.
  */
-export function gridPage(window: Window, period: Period, unitScope: UnitScope, page: number, pageSize: number): GridPage {
+export function gridPage(window: Window, period: Period, scope: ReportingScope, page: number, pageSize: number): GridPage {
   const allBuckets = bucketsOf(window, period);
-  const units = unitScope.unitIds;
-  const total = allBuckets.length * units.length;
+  const retired = scope.units.filter((unit) => unit.deletedAt !== null);
+  const live = scope.units.length - retired.length;
+  const sizes = allBuckets.map((bucket) => live + retired.filter((unit) => reportsOn(unit, bucket.start)).length);
+  const total = sizes.reduce((sum, size) => sum + size, 0);
+  const first = (page - 1) * pageSize;
+  const end = Math.min(total, page * pageSize);
   const cells: GridCell[] = [];
-  for (let index = (page - 1) * pageSize; index < Math.min(total, page * pageSize); index++) {
-    cells.push({ bucket: allBuckets[Math.floor(index / units.length)]!, unitId: units[index % units.length]! });
+  const pageUnits = new Map<number, ReportingUnit>();
+  for (let b = 0, offset = 0; b < allBuckets.length && offset < end; offset += sizes[b]!, b++) {
+    if (offset + sizes[b]! <= first) continue;
+    const bucket = allBuckets[b]!;
+    const units = retired.length === 0 ? scope.units : unitsOf(scope, bucket);
+    for (let i = Math.max(0, first - offset); i < Math.min(units.length, end - offset); i++) {
+      cells.push({ bucket, unitId: units[i]!.id });
+      pageUnits.set(units[i]!.id, units[i]!);
+    }
   }
   const buckets = [...new Set(cells.map((cell) => cell.bucket))];
-  const unitIds = [...new Set(cells.map((cell) => cell.unitId))].sort((a, b) => a - b);
-  return { cells, buckets, unitIds, pagination: paginationFor(page, pageSize, total) };
+  const units = [...pageUnits.values()].sort((a, b) => a.id - b.id);
+  return { cells, buckets, unitIds: units.map((unit) => unit.id), units, pagination: paginationFor(page, pageSize, total) };
 }
 
 /** SQL parameters for a list of buckets: parallel arrays of start and inclusive end dates. */

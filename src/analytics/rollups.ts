@@ -1,7 +1,7 @@
-// The revenue and impact rollups as a service. A heavy page goes whole to a Piscina thread
+// The revenue, impact and users rollups as a service. A heavy page goes whole to a Piscina thread
 // (workers/rollup-thread.ts): the thread queries the rows, rolls them up and moves the records'
 // bytes back, so the event loop never handles the megabytes in between. A small page runs
-// inline: its queries on the main pool, the very same rollup functions (workers/rollups.ts) on
+// inline: its queries on the main pool, the very same rollup functions (workers/rollups/) on
 // the main thread, because a thread hop costs more than the rollup and a page_size=10 request
 // must not queue behind 1000-record ones. `inline` mode runs everything on the main thread (for
 // comparison in bench/event-loop.ts).
@@ -17,11 +17,13 @@ import {
   type RollupRequest,
   rollUpFrom,
   type RowsQuery,
-} from '../../workers/rollups.js';
+  type UsersInput,
+} from '../../workers/rollups/index.js';
 import type { GridPage } from './query.js';
-import { formatDay } from './window.js';
+import { formatDay } from '../data-surface/window.js';
+import { DAY_MS } from '../time.js';
 
-export type { Cell, ImpactRecord, Json, RevenueRecord, RollupRequest, RowsQuery };
+export type { Cell, ImpactRecord, Json, RevenueRecord, RollupRequest, RowsQuery, UsersInput };
 
 export type RollupMode = 'pool' | 'inline';
 
@@ -167,7 +169,6 @@ export function pageCells(grid: GridPage): Cell[] {
   return grid.cells.map(({ bucket, unitId }) => ({ cooling_unit_id: unitId, ...dates.get(bucket)! }));
 }
 
-const DAY_MS = 86_400_000;
 
 /**
  * The page's days, each with its bucket: SQL parameters for finding a row's bucket by an equality

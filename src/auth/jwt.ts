@@ -1,8 +1,8 @@
 // Employee JWTs: verification with one pinned algorithm (so `alg: none` and HS/RS confusion are
 // refused by construction), and minting of dev/demo tokens for the CLI, the seed and the tests.
-import { createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { jwtVerify, SignJWT, type JWTPayload } from 'jose';
-import type { JwtConfig } from '../config.js';
+import { jwtPublicKey, type JwtConfig } from '../config.js';
 
 export interface JwtVerifier {
   /** Resolves to the verified payload; rejects on any signature, algorithm or claim problem. */
@@ -19,12 +19,10 @@ function keyAndAlgorithm(jwt: JwtConfig): { key: KeyObject; algorithm: string } 
   if (jwt.kind === 'secret') {
     return { key: createSecretKey(Buffer.from(jwt.secret, 'utf8')), algorithm: 'HS256' };
   }
-  const key = createPublicKey(jwt.pem);
-  if (key.asymmetricKeyType === 'rsa') return { key, algorithm: 'RS256' };
-  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') {
-    return { key, algorithm: 'ES256' };
-  }
-  throw new Error('JWT_PUBLIC_KEY must be an RSA key (RS256) or a P-256 EC key (ES256)');
+  // the same check as at config load (RSA >= 2048 bits or P-256; a ConfigError otherwise), for a
+  // JwtConfig built by hand
+  const { key, algorithm } = jwtPublicKey(jwt.pem);
+  return { key, algorithm };
 }
 
 export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {

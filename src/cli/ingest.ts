@@ -9,6 +9,7 @@ import cliProgress from 'cli-progress';
 import pg from 'pg';
 import { HeaderError, lineRuns, parseReadings, ReadingValidator, type ReadingFormat } from '../sensors/formats.js';
 import { DEFAULT_BATCH_SIZE, IngestAborted, ingestReadings, type IngestStats } from '../sensors/ingest.js';
+import { commandDatabase } from '../db/embedded-handoff.js';
 
 const usage = 'usage: npm run ingest -- FILE|- [--format csv|ndjson] [--on-error skip|abort] [--batch-size N]\n' +
   '  FILE        CSV (header: cooling_unit_id,specification_type,recorded_at,value) or NDJSON; - reads stdin\n' +
@@ -39,8 +40,9 @@ if (onError !== 'skip' && onError !== 'abort') fail('--on-error must be skip or 
 if (values.format !== undefined && values.format !== 'csv' && values.format !== 'ndjson') fail('--format must be csv or ndjson');
 const batchText = values['batch-size'] ?? String(DEFAULT_BATCH_SIZE);
 if (!/^\d+$/.test(batchText) || Number(batchText) < 1 || Number(batchText) > 1_000_000) fail('--batch-size must be 1..1000000');
-const databaseUrl = process.env.DATABASE_URL?.trim();
-if (!databaseUrl) fail('Invalid configuration: DATABASE_URL is required for npm run ingest', 1);
+const database = commandDatabase('npm run ingest');
+if ('problem' in database) fail(database.problem, 1);
+const databaseUrl = database.url;
 
 const format: ReadingFormat | 'auto' = (values.format as ReadingFormat | undefined)
   ?? (/\.csv$/i.test(source) ? 'csv' : /\.(nd)?jsonl?$/i.test(source) ? 'ndjson' : 'auto');
@@ -90,22 +92,33 @@ const counted = async function* (runs: ReturnType<typeof parseReadings>) {
   }
 };
 let status = 0;
+let unknownUnits = 0;
 try {
   const rows = counted(parseReadings(lineRuns(input), format, new ReadingValidator()));
   latest = await ingestReadings(pool, rows, {
     batchSize: Number(batchText),
     onError,
-    onBadRow: (bad) => say(`line ${bad.line}: ${bad.reason}`),
+    onBadRow: (bad) => {
+      if (/^cooling unit \d+ does not exist$/.test(bad.reason)) unknownUnits++;
+      say(`line ${bad.line}: ${bad.reason}`);
+    },
     onBatch: (stats) => { latest = stats; },
   });
 } catch (error) {
   status = 1;
   if (error instanceof IngestAborted) latest = error.stats;
   else say(`ingest failed: ${error instanceof HeaderError || error instanceof Error ? error.message : String(error)}`);
+  // 42P01: a relation of the sensor store is missing: the database was never migrated
+  if ((error as { code?: string }).code === '42P01') say('the database is not migrated yet: run npm run migrate first');
 } finally {
   clearInterval(tick);
   show();
   bars?.stop();
+  // readings name units the database must already hold: an empty platform needs its units first
+  if (unknownUnits > 0) {
+    const { rows } = await pool.query<{ units: number }>('SELECT count(*)::int AS units FROM cooling_units').catch(() => ({ rows: [] }));
+    if (rows[0]?.units === 0) say('this database has no cooling units yet: load them first (npm run seed -- --demo loads the demo\'s)');
+  }
   await pool.end();
 }
 const seconds = (Date.now() - started) / 1000;

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { ConfigError, loadConfig } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { seedDemo, type DemoSummary } from '../seed/demo.js';
+import { commandDatabase, dataDirOf, embeddedJwtSecret } from '../db/embedded-handoff.js';
 
 const usage = 'usage: npm run seed -- --demo [--json]\n' +
   '  --demo  load the demo companies, units, farmers, movements and sensor readings\n' +
@@ -20,10 +21,13 @@ const json = args.includes('--json');
 
 function configuration() {
   try {
-    // presence first: unlike `npm start`, the seed has no embedded mode and cannot sign with a
-    // public key
+    // presence first: the seed signs with a secret (never a public key); without DATABASE_URL it
+    // seeds the running npm start's embedded database, with that demo's secret
     if (!process.env.DATABASE_URL?.trim()) {
-      throw new ConfigError('DATABASE_URL', 'is required for npm run seed (a postgres:// URL)');
+      const database = commandDatabase('npm run seed', () => {});
+      if ('problem' in database) throw new ConfigError('DATABASE_URL', 'is required for npm run seed (a postgres:// URL), or start the embedded demo with npm start first');
+      process.env.DATABASE_URL = database.url;
+      process.env.JWT_SECRET ||= embeddedJwtSecret(dataDirOf()) ?? '';
     }
     if (!process.env.JWT_SECRET?.trim()) {
       throw new ConfigError('JWT_SECRET', 'is required for npm run seed: the demo JWTs are signed with it (HS256, at least 32 characters)');

@@ -1,20 +1,68 @@
 // Applies sql/migrations to a database. Idempotent: node-pg-migrate records what ran and holds
-// an advisory lock, so concurrent starts (cluster workers, CI) never apply a migration twice.
+// an advisory lock, so concurrent starts (several instances in a rolling deploy, CI) never apply a
+// migration twice: the later ones wait for the lock, then find nothing left to apply.
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { runner } from 'node-pg-migrate';
+import { CONNECT_TIMEOUT_MS } from './pool.js';
+import { retryTransient } from './transient.js';
+import { isDatabaseUnavailable } from './unavailable.js';
 
 export const migrationsDir = fileURLToPath(new URL('../../sql/migrations', import.meta.url));
 
-export async function migrate(databaseUrl: string, log: (line: string) => void = () => {}) {
+// A deadlock with one of TimescaleDB's background jobs: a policy an earlier migration of the same
+// run committed starts at once (on a slow machine, while later migrations alter its aggregate or
+// job), and PostgreSQL may pick the migration as the victim. Each migration is its own
+// transaction, so the victim changed nothing and the next try starts from it.
+const MIGRATE_ATTEMPTS = 5;
+const MIGRATE_BACKOFF_MS = 200;
+
+/** Applies what is left to apply; returns the names of the migrations this call applied. */
+export async function migrate(databaseUrl: string, log: (line: string) => void = () => {}): Promise<string[]> {
+  const applied: string[] = [];
+  await retryTransient(async () => applied.push(...await migrateOnce(databaseUrl, log)), {
+    attempts: MIGRATE_ATTEMPTS,
+    backoffMs: MIGRATE_BACKOFF_MS,
+    onRetry: (error, attempt) => log(`migration try ${attempt} was rolled back (${error.message}); trying again`),
+  });
+  return applied;
+}
+
+async function migrateOnce(databaseUrl: string, log: (line: string) => void) {
   const applied = await runner({
-    databaseUrl,
+    // without a connect timeout a black-holed server holds start-up silently for minutes;
+    // migrations themselves (index builds) get no query deadline
+    databaseUrl: { connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS },
     dir: migrationsDir,
     direction: 'up',
     migrationsTable: 'pgmigrations',
     count: Infinity,
     checkOrder: true,
+    // node-pg-migrate's default ('fail') made the second of two instances started together exit
+    // with "Another migration is already running"; the lock is a session lock, so a crashed
+    // holder releases it and waiting cannot outlive it
+    advisoryLockMode: 'wait',
     log,
     logger: { debug: () => {}, info: log, warn: log, error: log },
   });
   return applied.map((migration) => migration.name);
+}
+
+/**
+ * Start-up's migrate: while the database cannot answer (refused, unreachable, hung, starting up),
+ * retry with backoff (0.5 s doubling to 5 s), one line per attempt, until `waitMs` has passed;
+ * then, or at once for any other failure, throw.
+ */
+export async function migrateWhenReachable(databaseUrl: string, waitMs: number, log: (line: string) => void) {
+  const deadline = Date.now() + waitMs;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await migrate(databaseUrl);
+    } catch (error) {
+      const delayMs = Math.min(500 * 2 ** (attempt - 1), 5000);
+      if (!isDatabaseUnavailable(error) || Date.now() + delayMs > deadline) throw error;
+      log(`database not reachable (attempt ${attempt}: ${(error as Error).message}); retrying in ${delayMs / 1000} s`);
+      await sleep(delayMs);
+    }
+  }
 }

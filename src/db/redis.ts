@@ -1,31 +1,56 @@
-// Redis clients. Commands fail fast when Redis is away (no offline queue, short timeout), so a
-// Redis outage degrades the service instead of stalling requests behind a reconnect.
-import { Redis } from 'ioredis';
+// Redis clients: one server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES), the same
+// commands either way (the keys of one script or transaction share a hash slot). Commands fail
+// fast when Redis is away (no offline queue, short timeout), so a Redis outage degrades the
+// service instead of stalling requests behind a reconnect.
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { RedisNode } from '../config.js';
+
+export type RedisClient = Redis | Cluster;
+
+/** Where the shared state lives: one server's URL, or a cluster's seed nodes. */
+export type RedisTarget = string | RedisNode[];
 
 // short enough that no request waits long on a Redis that is away, long enough that a busy event
 // loop (a timer can fire before a reply already in the socket is read) doesn't fake an outage
 export const REDIS_COMMAND_TIMEOUT_MS = 500;
 
-export function createRedis(url: string, name: string): Redis {
-  const redis = new Redis(url, {
+const retryStrategy = (attempt: number) => Math.min(attempt * 200, 2000);
+
+export function createRedis(target: RedisTarget, name: string): RedisClient {
+  const options: RedisOptions = {
     connectionName: `coldtrack-${name}`,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
     connectTimeout: 1000,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    retryStrategy,
     lazyConnect: false,
-    // commands issued in the same tick share one write: the revocation check and the rate-limit
-    // script of a data request cost one network round trip together
-    enableAutoPipelining: true,
-  });
+  };
+  const redis = typeof target === 'string'
+    ? new Redis(target, {
+      ...options,
+      // commands issued in the same tick share one write: the revocation check and the
+      // rate-limit script of a data request cost one network round trip together
+      enableAutoPipelining: true,
+    })
+    : new Cluster(target, {
+      redisOptions: options,
+      enableOfflineQueue: false,
+      enableAutoPipelining: true,
+      clusterRetryStrategy: retryStrategy,
+      // a node that fails over or restarts: follow the new slot owner, briefly
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      maxRedirections: 4,
+      slotsRefreshTimeout: 1000,
+    });
   // errors surface on the commands that fail; the client keeps reconnecting on its own
   redis.on('error', () => {});
   return redis;
 }
 
 /** Resolves when the client is connected, or after timeoutMs (Redis may come later: we degrade). */
-export async function redisReady(redis: Redis, timeoutMs = 3000): Promise<boolean> {
+export async function redisReady(redis: RedisClient, timeoutMs = 3000): Promise<boolean> {
   if (redis.status === 'ready') return true;
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(false), timeoutMs);
@@ -35,3 +60,7 @@ export async function redisReady(redis: Redis, timeoutMs = 3000): Promise<boolea
     });
   });
 }
+
+/** The shared store the configuration names, if any. */
+export const redisTarget = (config: { redisUrl: string | null; redisClusterNodes: RedisNode[] | null }): RedisTarget | null =>
+  config.redisUrl ?? config.redisClusterNodes;

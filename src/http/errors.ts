@@ -5,6 +5,8 @@ export type ErrorCode =
   | 'unauthorized'
   | 'insufficient_scope'
   | 'not_found'
+  | 'conflict'
+  | 'method_not_allowed'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'

@@ -1,6 +1,7 @@
 // Schemas shared by many routes: the error body, pagination parameters and the envelope.
 // One definition each, so validation, types and the OpenAPI document never drift apart.
 import { z } from 'zod';
+import { MAX_INT4 } from '../db/int4.js';
 
 export const errorBody = z
   .object({
@@ -18,11 +19,16 @@ export const queryInteger = (min: number, max: number) =>
     .string({ error: 'must be given once, as a whole number' })
     .regex(/^\d{1,10}$/, 'must be a whole number')
     .transform(Number)
-    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+    // the document shows an integer with these bounds (src/http/openapi-responses.ts)
+    .meta({ 'x-integer': { minimum: min, maximum: max } });
+
+/** An id in the query string (cooling_unit_id, location_id): any int4 above 0. */
+export const idQuery = () => queryInteger(1, MAX_INT4);
 
 export const MAX_PAGE_SIZE = 1000;
 /** Any page a client's 32-bit counter can name is a page: past the last one it is empty, not 400. */
-export const MAX_PAGE = 2_147_483_647;
+export const MAX_PAGE = MAX_INT4;
 export const DEFAULT_PAGE_SIZE = 100;
 
 export const paginationQuery = {
@@ -83,4 +89,34 @@ export function errorResponses<S extends ErrorStatus>(...statuses: S[]) {
   return Object.fromEntries(
     statuses.map((status) => [status, errorBody.describe(errorDescriptions[status])]),
   ) as Record<S, typeof errorBody>;
+}
+
+/**
+ * zod runs length checks on any value that has a `length` key, even one that already failed the
+ * type check, and `{"length": [{"toString": 1}]}` then throws inside zod (a 500 instead of a 400):
+ * spread into a check's options so it measures only a value of the right type.
+ */
+const onString = { when: (payload: { value: unknown }) => typeof payload.value === 'string' };
+export const onArray = { when: (payload: { value: unknown }) => Array.isArray(payload.value) };
+
+// Characters no name or code may hold: C0, DEL and C1 (Unicode's Cc), written as ranges so any
+// regex dialect reads it, unlike \p{Cc}. JavaScript's \s is exactly what String.trim removes.
+const CONTROL = '\\x00-\\x1f\\x7f-\\x9f';
+
+/**
+ * A text field that is trimmed, then must hold 1..max characters (code points, as PostgreSQL and
+ * JSON Schema count them, not UTF-16 units) and no control character. The document's pattern says
+ * the same of the text as sent: optional surrounding whitespace around 1..max characters that
+ * start and end with neither whitespace nor a control character.
+ */
+export function trimmedText(max: number) {
+  const edge = `[^\\s${CONTROL}]`;
+  const pattern = `^\\s*${edge}(?:[^${CONTROL}]{0,${max - 2}}${edge})?\\s*$`;
+  return z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty', ...onString })
+    .refine((text) => [...text].length <= max, `must be at most ${max} characters`)
+    .refine((text) => !/\p{Cc}/u.test(text), 'must not contain control characters')
+    .meta({ pattern });
 }

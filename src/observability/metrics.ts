@@ -11,6 +11,8 @@ export interface MetricSources {
 
 export function createMetrics(sources: MetricSources) {
   const registry = new Registry();
+  /** per sensor policy: seconds since its last success when last checked, and when that was */
+  const policyAges = new Map<string, { seconds: number; at: number }>();
   // includes event-loop lag and its percentiles (nodejs_eventloop_lag_p99_seconds)
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
 
@@ -52,6 +54,48 @@ export function createMetrics(sources: MetricSources) {
         this.set({ state: 'waiting' }, sources.pool.waitingCount);
       },
     }),
+    // The timescale profile's sensor policies (src/sensors/policy-health.ts, read every minute;
+    // absent on the postgres profile). Every worker reads the same database: the cluster shows
+    // the worst worker's figure, not a sum.
+    sensorPolicyLastRunSuccess: new Gauge({
+      name: 'sensor_policy_last_run_success',
+      help: 'Sensor policy (TimescaleDB job): 1 if its last scheduled run succeeded, 0 if it failed; absent until it has run',
+      labelNames: ['job'] as const,
+      aggregator: 'min',
+      registers: [registry],
+    }),
+    sensorPolicyFailures: new Counter({
+      name: 'sensor_policy_failures_total',
+      help: 'Failed runs of a sensor policy recorded by TimescaleDB (job_stats.total_failures of the current job)',
+      labelNames: ['job'] as const,
+      aggregator: 'max',
+      registers: [registry],
+    }),
+    sensorPolicyLastSuccessAge: new Gauge({
+      name: 'sensor_policy_last_success_age_seconds',
+      help: 'Seconds since a sensor policy last succeeded (never: since this process first saw it)',
+      labelNames: ['job'] as const,
+      aggregator: 'max',
+      registers: [registry],
+      collect() {
+        // aged to the scrape, not to the last check
+        for (const [job, age] of policyAges) this.set({ job }, age.seconds + (performance.now() - age.at) / 1000);
+      },
+    }),
+    sensorPolicyScheduled: new Gauge({
+      name: 'sensor_policy_scheduled',
+      help: 'Sensor policy: 1 if TimescaleDB\'s scheduler runs it, 0 if it is paused (it will never run)',
+      labelNames: ['job'] as const,
+      aggregator: 'min',
+      registers: [registry],
+    }),
+    /** the age of a policy's last success as of now; null: the policy is gone */
+    setSensorPolicyAge(job: string, seconds: number | null) {
+      if (seconds === null) {
+        policyAges.delete(job);
+        this.sensorPolicyLastSuccessAge.remove({ job });
+      } else policyAges.set(job, { seconds, at: performance.now() });
+    },
     rollupQueue: new Gauge({
       name: 'rollup_queue_depth',
       help: 'Revenue/impact rollup tasks waiting for a Piscina worker thread',

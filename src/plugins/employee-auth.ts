@@ -2,17 +2,21 @@
 // the user is then read from the database, and the company always comes from that row, never
 // from a claim.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { bearerCredential } from '../auth/bearer.js';
+import { createJwtVerifier, type JwtVerifier } from '../auth/jwt.js';
 import { insufficientScope, unauthorized } from '../http/errors.js';
+import { MAX_INT4 } from '../db/int4.js';
 import { loadQueries } from '../db/sql.js';
 import type { App } from '../types.js';
+import { lookup } from '../db/pool.js';
 
-const sql = loadQueries('users', ['userForAuth']);
+const sql = loadQueries('employees', ['userForAuth']);
 
 const USER_ID = /^[1-9]\d{0,9}$/;
 
 async function verifiedUserId(app: App, request: FastifyRequest): Promise<number> {
-  const token = bearerCredential(request.headers.authorization);
+  const token = bearerCredential(request);
   // unknown: jose does not check the claim's type, and `"sub": 5` or `["5"]` would pass the
   // pattern through String() coercion; RFC 7519 makes sub a string
   let subject: unknown;
@@ -21,7 +25,7 @@ async function verifiedUserId(app: App, request: FastifyRequest): Promise<number
   } catch {
     throw unauthorized('Invalid or expired JWT');
   }
-  if (typeof subject !== 'string' || !USER_ID.test(subject) || Number(subject) > 2_147_483_647) {
+  if (typeof subject !== 'string' || !USER_ID.test(subject) || Number(subject) > MAX_INT4) {
     throw unauthorized('JWT subject is not a user id');
   }
   return Number(subject);
@@ -38,7 +42,8 @@ export function employeeAuthHook(app: App) {
       throw error;
     }
     await app.rateLimits.checkUser(userId, request, reply);
-    const { rows } = await app.db.query<{ id: number; company_id: number | null; role: string; is_active: boolean }>(
+    const { rows } = await lookup<{ id: number; company_id: number | null; role: string; is_active: boolean }>(
+      app.db,
       sql.userForAuth,
       [userId],
     );
@@ -50,3 +55,18 @@ export function employeeAuthHook(app: App) {
     request.employee = { userId: user.id, companyId: user.company_id };
   };
 }
+
+export interface EmployeeAuthOptions {
+  /** Tests sign with their own keys; by default the verifier follows the configuration. */
+  jwtVerifier?: JwtVerifier | undefined;
+}
+
+/** The JWT verifier as a service; routes add employeeAuthHook where they need an employee. */
+async function employeeAuth(app: App, options: EmployeeAuthOptions) {
+  const { jwt, jwtIssuer, jwtAudience } = app.config;
+  if (!jwt) throw new Error('the employee auth needs a JWT configuration');
+  app.decorate('jwtVerifier', options.jwtVerifier ?? createJwtVerifier({ jwt, issuer: jwtIssuer, audience: jwtAudience }));
+  app.decorateRequest('employee', null as never);
+}
+
+export default fp(employeeAuth, { name: 'employee-auth', dependencies: ['environment'] });

@@ -1,9 +1,11 @@
 // Renders every error, whatever raised it (our ApiError, Fastify, zod, pg), as the one JSON error
 // body. Nothing else writes error responses; no stack trace or SQL text ever reaches a client.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ApiError, type ErrorCode, invalidRequest, notFound, unavailable } from '../http/errors.js';
 import type { App } from '../types.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 
 interface ZodIssueLike {
   keyword: string;
@@ -14,7 +16,7 @@ interface ZodIssueLike {
 
 /**
  * details.field names the parameter or body field (`scopes`, or the unknown key itself), as
- * decisions.md fixes it; the message names the element at fault (`scopes.1`).
+ * docs/contract.md, "Errors", fixes it; the message names the element at fault (`scopes.1`).
  */
 function fromValidation(issues: ZodIssueLike[], context: string | undefined): ApiError {
   // an unknown key is usually a typo (`scope`) and explains the other issues: report it first
@@ -30,14 +32,6 @@ function fromValidation(issues: ZodIssueLike[], context: string | undefined): Ap
   // our own messages read as a sentence after the field name ("page must be at least 1")
   const message = /^(must|is|are) /.test(first.message) ? `${offending} ${first.message}` : `${offending}: ${first.message}`;
   return invalidRequest(field, message);
-}
-
-const DEPENDENCY_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
-
-function isDependencyDown(error: FastifyError & { code?: string }): boolean {
-  if (error.code && (DEPENDENCY_DOWN.has(error.code) || error.code.startsWith('08'))) return true;
-  // 55000 on connect: the database is closed to connections (ALLOW_CONNECTIONS false, maintenance)
-  return /timeout exceeded when trying to connect|Connection terminated|is not currently accepting connections/i.test(error.message);
 }
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
@@ -63,7 +57,7 @@ export function toApiError(error: FastifyError & { code?: string }): ApiError | 
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'payload_too_large', 'Body is too large');
   }
-  if (isDependencyDown(error)) return unavailable();
+  if (isDatabaseUnavailable(error)) return unavailable();
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     return new ApiError(status, CODE_BY_STATUS[status] ?? 'invalid_request', error.message.slice(0, 200));
@@ -71,7 +65,7 @@ export function toApiError(error: FastifyError & { code?: string }): ApiError | 
   return null;
 }
 
-export function registerErrorHandler(app: App) {
+async function errorHandler(app: App) {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(error);
     if (!apiError) {
@@ -82,8 +76,33 @@ export function registerErrorHandler(app: App) {
     return reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.toBody());
   });
 
+  // a known path asked with another method is 405 with Allow (RFC 9110), not a 404 that would
+  // say the path does not exist: the paths are collected as routes register
+  const routes: Array<{ pattern: RegExp; methods: Set<string> }> = [];
+  app.addHook('onRoute', (route) => {
+    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[\w-]+/g, '[^/]+')}/?$`);
+    const methods = [route.method].flat();
+    const known = routes.find((entry) => entry.pattern.source === pattern.source);
+    if (known) methods.forEach((method) => known.methods.add(method));
+    else routes.push({ pattern, methods: new Set(methods) });
+  });
+  const allowedMethods = (path: string) => {
+    const allowed = new Set<string>();
+    for (const route of routes) if (route.pattern.test(path)) route.methods.forEach((method) => allowed.add(method));
+    return [...allowed].sort();
+  };
+
   app.setNotFoundHandler((request, reply) => {
-    const error = notFound(`No route for ${request.method} ${request.url.split("?")[0]!.slice(0, 200)}`);
+    const path = request.url.split('?')[0]!;
+    const allowed = allowedMethods(path);
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
+      const error = new ApiError(405, 'method_not_allowed', `${request.method} is not allowed on ${path.slice(0, 200)}; use ${allowed.join(', ')}`,
+        { allowed_methods: allowed });
+      return reply.code(405).header('allow', allowed.join(', ')).send(error.toBody());
+    }
+    const error = notFound(`No route for ${request.method} ${path.slice(0, 200)}`);
     return reply.code(404).send(error.toBody());
   });
 }
+
+export default fp(errorHandler, { name: 'error-handler' });

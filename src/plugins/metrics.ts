@@ -1,26 +1,20 @@
-// Request metrics and GET /metrics (Prometheus text, outside the rate limits).
+// Prometheus metrics of this process (src/observability/metrics.ts) and the request-duration
+// hook; GET /metrics itself is src/routes/metrics.ts.
+import fp from 'fastify-plugin';
+import { createMetrics } from '../observability/metrics.js';
 import type { App } from '../types.js';
 
-/** In a cluster worker: asks the primary for the whole cluster's metrics (see src/cluster.ts). */
-export type ClusterScrape = () => Promise<{ contentType: string; body: string }>;
-
-export function registerMetrics(app: App, clusterScrape?: ClusterScrape) {
-  const { metrics } = app;
-
-  app.addHook('onResponse', async (request, reply) => {
+async function metrics(app: App) {
+  // the rollup pool registers after this plugin: its queue is read at scrape time
+  app.decorate('metrics', createMetrics({ pool: app.db, rollupQueueSize: () => app.rollups.queueSize() }));
+  // callback style: synchronous work needs no promise per request (src/plugins/http.ts)
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    if (route === '/metrics') return;
-    metrics.requestDuration.observe(
-      { method: request.method, route, status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
-  });
-
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    if (clusterScrape) {
-      const { contentType, body } = await clusterScrape();
-      return reply.type(contentType).send(body);
+    if (route !== '/metrics') {
+      app.metrics.requestDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
     }
-    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    done();
   });
 }
+
+export default fp(metrics, { name: 'metrics', dependencies: ['environment'] });

@@ -2,10 +2,54 @@
 // browsable reference at /docs (static assets ship in the package: no network needed).
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { documentResponses } from '../http/openapi-responses.js';
 import type { App } from '../types.js';
 
-export async function registerOpenApi(app: App) {
+type OpenApiDocument = { components?: { schemas?: Record<string, unknown> } } & Record<string, unknown>;
+
+/**
+ * The zod provider emits every named schema twice, as `X` (responses) and `XInput` (requests),
+ * although the request side names none of them: the `*Input` copies nobody references go, so the
+ * document has one schema per shape.
+ */
+/**
+ * @fastify/swagger marks every request body required; a body whose schema also admits null
+ * (revoke's and rotate's: nothing to say, or an empty object) is optional, and the document says so.
+ */
+export function optionalBodiesOptional(document: OpenApiDocument): OpenApiDocument {
+  type Body = { required?: boolean; content?: Record<string, { schema?: { anyOf?: Array<{ type?: string }> } }> };
+  const paths = (document.paths ?? {}) as Record<string, Record<string, { requestBody?: Body }>>;
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) {
+      const schema = operation.requestBody?.content?.['application/json']?.schema;
+      if (schema?.anyOf?.some((option) => option.type === 'null')) operation.requestBody!.required = false;
+    }
+  }
+  return document;
+}
+
+export function withoutUnusedInputSchemas(document: OpenApiDocument): OpenApiDocument {
+  const schemas = document.components?.schemas;
+  if (!schemas) return document;
+  const { components, ...rest } = document;
+  const referenced = JSON.stringify(rest) + JSON.stringify({ ...components, schemas: undefined });
+  let kept = Object.entries(schemas);
+  // a kept schema may itself reference an Input copy: repeat until nothing more goes
+  for (let dropped = true; dropped; ) {
+    const text = referenced + JSON.stringify(kept);
+    const next = kept.filter(([name]) => !name.endsWith('Input') || text.includes(`"#/components/schemas/${name}"`));
+    dropped = next.length < kept.length;
+    kept = next;
+  }
+  return { ...document, components: { ...components, schemas: Object.fromEntries(kept) } };
+}
+
+/** CSP hash of the inline style swagger-ui (@fastify/swagger-ui 5.2.6) sets while rendering. */
+const SWAGGER_UI_INLINE_STYLE = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w=';
+
+async function openApi(app: App) {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -34,10 +78,27 @@ export async function registerOpenApi(app: App) {
     // a collection route registered as '/' under its prefix answers with and without the slash;
     // the document names it as the spec does (/api/v1/api-tokens). The validate endpoint keeps
     // its slash: the spec lists it with one.
-    transform: (input) =>
-      jsonSchemaTransform({ ...input, url: input.url.startsWith('/api/') && input.url.endsWith('/') ? input.url.slice(0, -1) : input.url }),
-    transformObject: jsonSchemaTransformObject,
+    transform: (input) => {
+      const transformed = jsonSchemaTransform({ ...input, url: input.url.startsWith('/api/') && input.url.endsWith('/') ? input.url.slice(0, -1) : input.url });
+      if (!transformed.schema || (transformed.schema as { hide?: boolean }).hide) return transformed;
+      return { ...transformed, schema: documentResponses(transformed.url, transformed.schema as Parameters<typeof documentResponses>[1]) as typeof transformed.schema };
+    },
+    transformObject: (input) =>
+      optionalBodiesOptional(withoutUnusedInputSchemas(jsonSchemaTransformObject(input) as OpenApiDocument)) as ReturnType<typeof jsonSchemaTransformObject>,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    // the reference reads the one documented URL (/openapi.json), and its top bar says so
+    uiConfig: { urls: [{ url: '/openapi.json', name: 'ColdTrack partner API (/openapi.json)' }] },
+    // no third-party origin and no inline code; the one inline style swagger-ui applies as it
+    // renders is allowed by its hash (a browser test fails when a new swagger-ui changes it)
+    staticCSP: [
+      "default-src 'self'", "base-uri 'self'", "font-src 'self' data:", "frame-ancestors 'none'", "img-src 'self' data:",
+      "object-src 'none'", "script-src 'self'", "script-src-attr 'none'", `style-src 'self' '${SWAGGER_UI_INLINE_STYLE}'`,
+      "connect-src 'self'", "form-action 'self'",
+    ].join('; '),
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }
+
+export default fp(openApi, { name: 'openapi' });

@@ -1,7 +1,7 @@
 // The data surface's front door, for every route registered under it: the Authorization header's
 // API token is authenticated and counted against its rate limit; a token in the query string or
 // body is refused (and never used); the route's scope is checked; then the units the request may
-// read are resolved once (src/analytics/access.ts) and handed to the handler as request.unitScope.
+// read are resolved once (src/data-surface/unit-access.ts) and handed to the handler as request.unitScope.
 import type { FastifyRequest } from 'fastify';
 import { bearerCredential } from '../auth/bearer.js';
 import { invalidRequest } from '../http/errors.js';
@@ -56,11 +56,13 @@ export function registerTokenAuth(app: App) {
     const refusal = secretInQuery(request) ?? (hasBody(request) ? await bodyRefusal(payload) : null);
     try {
       request.apiToken = await app.tokenAuthenticator.authenticate(
-        bearerCredential(request.headers.authorization),
+        bearerCredential(request),
         (token) => app.rateLimits.check('analytics_api_token', token.id, request, reply),
       );
     } catch (error) {
-      if (request.apiToken || (error as { statusCode?: number }).statusCode !== 401) throw error;
+      // no valid credentials (401, or a malformed Authorization: 400): counted by client IP
+      const status = (error as { statusCode?: number }).statusCode;
+      if (request.apiToken || (status !== 401 && status !== 400)) throw error;
       await app.rateLimits.checkPublic(request, reply);
       throw refusal ?? error;
     }

@@ -3,7 +3,7 @@
 // X-RateLimit-Reset as a Unix timestamp, and a 429 in the service's one error shape.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../db/redis.js';
 import { ApiError } from '../http/errors.js';
 import type { App } from '../types.js';
 import { createRateLimitStore } from './store.js';
@@ -23,13 +23,15 @@ export const RATE_WINDOW_MS = 60_000;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface RateLimitOptions {
-  redis: Redis | null;
+  redis: RedisClient | null;
   workers: number;
   onRejected?: (scope: RateLimitScope) => void;
   onDegraded?: (error: unknown) => void;
   onRecovered?: () => void;
   /** Tests of other features lift the limits they would otherwise trip over; never from config. */
-  maxOverrides?: Partial<Record<RateLimitScope, number>>;
+  maxOverrides?: Partial<Record<RateLimitScope, number>> | undefined;
+  /** Tests that wait a window out shorten it; never from config (the spec's window is a minute). */
+  windowMs?: number | undefined;
   /** Where the counters live in Redis (from REDIS_KEY_PREFIX). */
   keyPrefix?: string;
 }
@@ -50,14 +52,15 @@ declare module 'fastify' {
 }
 
 export async function registerRateLimits(app: App, options: RateLimitOptions): Promise<RateLimiter> {
+  const windowMs = options.windowMs ?? RATE_WINDOW_MS;
   await app.register(rateLimit, {
     global: false,
-    store: createRateLimitStore(options.redis, options.workers, RATE_WINDOW_MS, options, options.keyPrefix),
+    store: createRateLimitStore(options.redis, options.workers, windowMs, options, options.keyPrefix),
   });
   const limiters = Object.fromEntries(
     Object.entries(RATE_LIMITS).map(([scope, { max }]) => [
       scope,
-      app.createRateLimit({ max: options.maxOverrides?.[scope as RateLimitScope] ?? max, timeWindow: RATE_WINDOW_MS, keyGenerator: (request) => request.rateLimitKey! }),
+      app.createRateLimit({ max: options.maxOverrides?.[scope as RateLimitScope] ?? max, timeWindow: windowMs, keyGenerator: (request) => request.rateLimitKey! }),
     ]),
   ) as Record<RateLimitScope, ReturnType<App['createRateLimit']>>;
 

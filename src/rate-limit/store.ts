@@ -2,20 +2,12 @@
 // script (INCR + PEXPIRE in one round trip), exact across processes and instances. When Redis
 // can't answer within its short timeout, the request is counted by a per-process fallback with
 // the limit divided by the worker count, and the outage is reported once, until Redis is back.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../db/redis.js';
+import { readFileSync } from 'node:fs';
 
-const WINDOW_SCRIPT = `
-local current = redis.call('INCR', KEYS[1])
-if current == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  return {current, tonumber(ARGV[1])}
-end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
-end
-return {current, ttl}`;
+// one fixed window per key, in Lua so the count and its expiry are one atomic step; the file is
+// shared with the bench's reference server
+const WINDOW_SCRIPT = readFileSync(new URL('./fixed-window.lua', import.meta.url), 'utf8');
 
 type Callback = (error: Error | null, result?: { current: number; ttl: number }) => void;
 
@@ -51,7 +43,7 @@ class LocalWindows {
 }
 
 export function createRateLimitStore(
-  redis: Redis | null,
+  redis: RedisClient | null,
   workers: number,
   defaultWindowMs: number,
   events: StoreEvents = {},

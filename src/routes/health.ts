@@ -1,6 +1,8 @@
 // Operations endpoints (outside rate limits): liveness and readiness.
 import { z } from 'zod';
 import type { App } from '../types.js';
+import { lookup } from '../db/pool.js';
+import { redisTarget } from '../db/redis.js';
 
 const status = z.object({ status: z.string(), checks: z.record(z.string(), z.string()).optional() });
 
@@ -9,21 +11,22 @@ export default async function healthRoutes(app: App) {
     status: 'ok',
   }));
 
-  const database = () =>
-    app.db
-      .query('SELECT 1')
+  const database = (pool: typeof app.db) =>
+    lookup(pool, 'SELECT 1', [])
       .then(() => 'ok')
       .catch(() => 'unreachable');
-  // the revocation bus reads Redis on every data request and says 'unknown' exactly when Redis
-  // can't answer (not connected, or past the command timeout): the same test serves here
-  const redis = async () => ((await app.revocations.status('readiness-probe')) === 'unknown' ? 'unreachable' : 'ok');
+  // the revocation bus's client, with the same short command timeout data requests have
+  const redis = async () => ((await app.revocations.reachable()) ? 'ok' : 'unreachable');
 
   app.get(
     '/readyz',
     { schema: { summary: 'Database (and Redis, when configured) reachable', tags: ['Operations'], response: { 200: status, 503: status } } },
     async (_request, reply) => {
-      const [databaseCheck, redisCheck] = await Promise.all([database(), app.config.redisUrl ? redis() : null]);
+      const hasReplica = app.readDb !== app.db;
+      const [databaseCheck, replicaCheck, redisCheck] = await Promise.all([
+        database(app.db), hasReplica ? database(app.readDb) : null, redisTarget(app.config) ? redis() : null]);
       const checks: Record<string, string> = { database: databaseCheck };
+      if (replicaCheck) checks.read_replica = replicaCheck;
       if (redisCheck) checks.redis = redisCheck;
       const ready = Object.values(checks).every((check) => check === 'ok');
       reply.code(ready ? 200 : 503);

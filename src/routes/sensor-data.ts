@@ -2,33 +2,31 @@
 // raw readings or hourly/daily aggregates (value = mean, with min, max and sample_count), ordered
 // by timestamp, cooling_unit_id, specification_type. Pagination that stays cheap and stable at
 // any depth is src/sensors/history.ts; the 200 body is written by fast-json-stringify
-// (src/sensors/serializer.ts). Also runs the sensor store's upkeep (future partitions).
+// (src/sensors/serializer.ts).
 import { z } from 'zod';
-import { dateParam, formatDay, resolveWindow } from '../analytics/window.js';
-import { envelopeSchema, errorResponses, paginationFor, paginationQuery, queryInteger } from '../http/schemas.js';
+import { dateParam, formatDay, resolveWindow } from '../data-surface/window.js';
+import { envelopeSchema, errorResponses, idQuery, paginationFor, paginationQuery } from '../http/schemas.js';
 import { SPECIFICATION_TYPES } from '../sensors/formats.js';
 import { AGGREGATIONS, createSensorHistory } from '../sensors/history.js';
 import { sensorDataSerializerCompiler } from '../sensors/serializer.js';
-import { compactRollups, maintainStore } from '../sensors/store.js';
+import { DAY_MS } from '../time.js';
 import type { App } from '../types.js';
 
-const MAX_ID = 2_147_483_647;
-const DAY_MS = 86_400_000;
-/** decisions.md: the longest window is 366 days, 3,660 with aggregation=daily */
+/** docs/contract.md, "Query parameters": the longest window is 366 days, 3,660 with aggregation=daily */
 const MAX_DAYS = { raw: 366, hourly: 366, daily: 3660 } as const;
-const MAINTENANCE_INTERVAL_MS = 6 * 3_600_000;
 
 const specificationTypes = z
   .string({ error: 'must be given once, as a comma-separated list' })
   .transform((text) => text.split(',').map((type) => type.trim()))
-  .pipe(z.array(z.enum(SPECIFICATION_TYPES, { error: 'must be TEMPERATURE, HUMIDITY or both, comma-separated' })));
+  .pipe(z.array(z.enum(SPECIFICATION_TYPES, { error: 'must be TEMPERATURE, HUMIDITY or both, comma-separated' })))
+  .meta({ pattern: '^ *(TEMPERATURE|HUMIDITY) *(, *(TEMPERATURE|HUMIDITY) *)*$' });
 
 const sensorQuery = {
-  start_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC); default end_date - 29 days'),
-  end_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC); default today'),
+  start_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days'),
+  end_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date'),
   ...paginationQuery,
-  cooling_unit_id: queryInteger(1, MAX_ID).optional().describe('Only this unit (404 when the token may not read it); default every unit the token may read'),
-  location_id: queryInteger(1, MAX_ID).optional().describe('Only units at this location'),
+  cooling_unit_id: idQuery().optional().describe('Only this unit (404 when the token may not read it); default every unit the token may read'),
+  location_id: idQuery().optional().describe('Only units at this location'),
   specification_type: specificationTypes.optional().describe('TEMPERATURE, HUMIDITY or TEMPERATURE,HUMIDITY (default both)'),
   aggregation: z.enum(AGGREGATIONS, { error: 'must be hourly or daily (or raw, the default)' }).default('raw')
     .describe('hourly or daily means with min, max and sample_count; raw (default) for the readings themselves. ' +
@@ -59,7 +57,8 @@ const filters = z.object({
 export const sensorPageSchema = envelopeSchema(record, filters);
 
 export default async function sensorDataRoute(app: App) {
-  const history = createSensorHistory(app.db, app.clock);
+  // page queries on the read replica when there is one (src/plugins/environment.ts)
+  const history = createSensorHistory(app.readDb, app.clock);
 
   app.get('/sensor-data', {
     config: { scope: 'sensor_data' },
@@ -102,22 +101,4 @@ export default async function sensorDataRoute(app: App) {
       };
     },
   });
-
-  // the sensor store's upkeep (postgres profile; TimescaleDB's own jobs do it otherwise): at start,
-  // partitions for the coming weeks; then every few hours that again, and compaction of closed
-  // months of the rollups, in the background (it can take a while on a large store)
-  let timer: NodeJS.Timeout | undefined;
-  const upkeep = async (compact: boolean) => {
-    try {
-      await maintainStore(app.db, app.clock.now());
-      if (compact) await compactRollups(app.db, app.clock.now());
-    } catch (error) {
-      app.log.warn({ err: error }, 'sensor store upkeep failed; will retry');
-    }
-  };
-  app.addHook('onReady', async () => {
-    await upkeep(false);
-    timer = setInterval(() => void upkeep(true), MAINTENANCE_INTERVAL_MS).unref();
-  });
-  app.addHook('onClose', async () => clearInterval(timer));
 }

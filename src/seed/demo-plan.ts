@@ -3,9 +3,10 @@
 import type { DemoCompany, DemoUnit, PaymentMethod } from './demo-catalogue.js';
 import { demoCrops, usdPaymentMethods } from './demo-catalogue.js';
 import type { Random } from './random.js';
+import { HOUR_MS } from '../time.js';
 
 const DAY = 86_400_000;
-const HOUR = 3_600_000;
+const HOUR = HOUR_MS;
 /** days of check-ins before today */
 const ACTIVITY_DAYS = 90;
 

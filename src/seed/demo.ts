@@ -1,7 +1,8 @@
-// Loads the demo data set (decisions.md, "Operating contract": `npm run seed -- --demo --json`)
+// Loads the demo data set (docs/contract.md, "Operating contract": `npm run seed -- --demo --json`)
 // and describes it with fresh JWTs. Idempotent: a company that already exists is left as it is.
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';
+import { inTransaction } from '../db/pool.js';
 import { mintEmployeeJwt } from '../auth/jwt.js';
 import { demoCompanies, demoCrops } from './demo-catalogue.js';
 import { planCompany, type CompanyPlan } from './demo-plan.js';
@@ -44,18 +45,16 @@ export async function seedDemo(pool: pg.Pool, options: SeedDemoOptions): Promise
   const now = options.now ?? new Date();
   const log = options.log ?? (() => {});
   const names = demoCompanies.map((company) => company.name);
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  const missing = await inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [SEED_LOCK_KEY]);
     const { rows } = await client.query<{ name: string }>(
       'SELECT name FROM companies WHERE name = ANY($1::text[])', [names]);
     const present = new Set(rows.map((row) => row.name));
-    const missing = demoCompanies.filter((company) => !present.has(company.name));
-    if (missing.length > 0) {
+    const absent = demoCompanies.filter((company) => !present.has(company.name));
+    if (absent.length > 0) {
       const cropIds = await upsertCrops(client);
       const lastReading = new Date(Math.floor(now.getTime() / READING_INTERVAL_MS) * READING_INTERVAL_MS);
-      for (const company of missing) {
+      for (const company of absent) {
         const started = Date.now();
         // one stream per company, so a company's data does not depend on which others exist
         const plan = planCompany(company, createRandom(seedFromText(company.name, DEMO_SEED)), now);
@@ -65,17 +64,12 @@ export async function seedDemo(pool: pg.Pool, options: SeedDemoOptions): Promise
       }
     }
     for (const name of present) log(`already present: ${name}`);
-    await client.query('COMMIT');
-    // planner statistics for what was just loaded: without them (a server with autovacuum off, or
-    // before autovacuum gets round to it) the analytics queries pick nested loops over thousands of
-    // check-outs and a utilization page takes seconds instead of milliseconds
-    if (missing.length > 0) await client.query('ANALYZE');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+    return absent;
+  });
+  // planner statistics for what was just loaded: without them (a server with autovacuum off, or
+  // before autovacuum gets round to it) the analytics queries pick nested loops over thousands of
+  // check-outs and a utilization page takes seconds instead of milliseconds
+  if (missing.length > 0) await pool.query('ANALYZE');
   return describeDemo(pool, options, now);
 }
 

@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { hasRealDatePart } from '../http/dates.js';
 import { CsvCells, csvHeader, isDecimal, readDecimal, splitCsv, type CsvColumns } from './csv.js';
+import { MAX_INT4 } from '../db/int4.js';
 
 export { HeaderError } from './csv.js';
 
@@ -35,7 +36,6 @@ export interface BadRow {
 /** a reading, or (with a `reason`) why its line is not one */
 export type ParsedLine = Reading | BadRow;
 
-const MAX_UNIT_ID = 2_147_483_647;
 // also PostgreSQL's epoch: an accepted instant is a non-negative count of microseconds from it
 const EARLIEST_MS = Date.UTC(2000, 0, 1);
 // PostgreSQL refuses a UTC offset of 16 hours or more; refused here, it is a bad row, not a failed batch
@@ -55,7 +55,7 @@ export class ReadingValidator {
   /** One row's fields (strings from CSV, any JSON value from NDJSON) -> a reading or a reason. */
   validate(line: number, unit: unknown, type: unknown, at: unknown, value: unknown): ParsedLine {
     const unitId = typeof unit === 'string' && /^\d{1,10}$/.test(unit) ? Number(unit) : unit;
-    if (typeof unitId !== 'number' || !Number.isInteger(unitId) || unitId < 1 || unitId > MAX_UNIT_ID) {
+    if (typeof unitId !== 'number' || !Number.isInteger(unitId) || unitId < 1 || unitId > MAX_INT4) {
       return bad(line, `cooling_unit_id must be a positive whole number, not ${show(unit)}`);
     }
     if (type !== 'TEMPERATURE' && type !== 'HUMIDITY') {
@@ -93,7 +93,7 @@ export class ReadingValidator {
       if (digit < 0 || digit > 9) return this.validateSliced(line, text, spans, columns);
       unitId = unitId * 10 + digit;
     }
-    if (unitId < 1 || unitId > MAX_UNIT_ID) return this.validateSliced(line, text, spans, columns);
+    if (unitId < 1 || unitId > MAX_INT4) return this.validateSliced(line, text, spans, columns);
     const type = typeLength === 11 && text.startsWith('TEMPERATURE', typeStart) ? 'TEMPERATURE'
       : typeLength === 8 && text.startsWith('HUMIDITY', typeStart) ? 'HUMIDITY' : null;
     if (type === null) return this.validateSliced(line, text, spans, columns);

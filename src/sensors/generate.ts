@@ -3,9 +3,9 @@
 // options give the same bytes: values come from a seeded PRNG consumed in a fixed order.
 import { createRandom } from '../seed/random.js';
 import type { ReadingFormat } from './formats.js';
+import { DAY_MS, HOUR_MS } from '../time.js';
 
 export const READING_INTERVAL_MS = 15 * 60_000;
-const DAY_MS = 86_400_000;
 const CHUNK_LINES = 2000;
 
 export interface GeneratorOptions {
@@ -47,7 +47,7 @@ export function* readingChunks(options: GeneratorOptions): Generator<string> {
   for (let at = start; at < end; at += READING_INTERVAL_MS) {
     const text = new Date(at).toISOString().replace('.000Z', 'Z');
     // warmest mid-afternoon UTC, when doors open most
-    const cycle = Math.sin((2 * Math.PI * ((at / 3_600_000) % 24 - 9)) / 24);
+    const cycle = Math.sin((2 * Math.PI * ((at / HOUR_MS) % 24 - 9)) / 24);
     for (const unit of units) {
       const temperature = unit.temperature + 1.2 * cycle + 0.8 * (random.next() - 0.5);
       const humidity = Math.min(97, Math.max(80, unit.humidity - 2.5 * cycle + 4 * (random.next() - 0.5)));

@@ -20,7 +20,7 @@ import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import { loadQueries } from '../db/sql.js';
 import { pgTimestamp } from '../http/dates.js';
-import type { Clock } from '../types.js';
+import { type Clock, DAY_MS, HOUR_MS } from '../time.js';
 import type { SpecificationType } from './formats.js';
 
 const sql = loadQueries('sensor-data', ['dayCounts', 'hourCounts', 'rawPage', 'hourlyPage', 'dailyPage']);
@@ -29,7 +29,7 @@ export const AGGREGATIONS = ['raw', 'hourly', 'daily'] as const;
 export type Aggregation = (typeof AGGREGATIONS)[number];
 
 export interface HistoryQuery {
-  unitIds: number[];
+  unitIds: readonly number[];
   types: SpecificationType[];
   /** [fromMs, toMs): whole UTC days */
   fromMs: number;
@@ -61,8 +61,6 @@ interface DayCounts {
   before: Record<Aggregation, number[]>;
 }
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 export const COUNTS_TTL_MS = 15_000;
 const BOUNDARY_TTL_MS = 15 * 60_000;
 const PAGE_SQL: Record<Aggregation, string> = { raw: sql.rawPage, hourly: sql.hourlyPage, daily: sql.dailyPage };

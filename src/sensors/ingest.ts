@@ -17,6 +17,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { loadQueries } from '../db/sql.js';
+import { retryTransient } from '../db/transient.js';
 import { COPY_COLUMNS, encodeReadings } from './copy-binary.js';
 import type { BadRow, ParsedLine, Reading } from './formats.js';
 import { refreshLateAggregates, storageProfile, type StorageProfile } from './store.js';
@@ -28,14 +29,14 @@ export const DEFAULT_BATCH_SIZE = 50_000;
 // while the other's rollups are folded in); a third measured no faster on two cores
 const LOADS_IN_FLIGHT = 2;
 const BATCH_WORK_MEM = '64MB';
-const TRANSIENT = new Set(['40P01', '40001']); // deadlock, serialization failure: retry the batch
+// a deadlock or serialization failure between the two loads in flight: the batch is tried again
 const ATTEMPTS = 3;
 
 export interface IngestOptions {
   batchSize?: number;
   /** skip: report a bad row and go on; abort: report it and stop before its batch is loaded */
   onError?: 'skip' | 'abort';
-  /** copy (default); insert for servers whose wire protocol cannot COPY FROM STDIN (PGlite) */
+  /** copy (default); insert for servers or proxies in front of them that cannot COPY FROM STDIN */
   transport?: 'copy' | 'insert';
   /** batches loading at once over COPY, each on its own connection (default 2); INSERT: always 1 */
   loadsInFlight?: number;
@@ -92,9 +93,8 @@ export async function ingestReadings(pool: pg.Pool, runs: AsyncIterable<ParsedLi
     options.onBatch?.({ ...stats });
   };
 
-  // Batches in flight: at most `loads` at once (always one on the INSERT transport, meant for PGlite: its
-  // socket server multiplexes every connection onto one backend, and a query from another
-  // connection while a batch's transaction is open stalls both, seen with pglite-socket 0.0.22).
+  // Batches in flight: at most `loads` at once (always one on the INSERT transport: it is the
+  // fallback for servers that cannot COPY, which are rarely the ones that can take two at once).
   // A load never rejects: its failure is kept and surfaces at the next send or at the end.
   const loads = (options.transport ?? 'copy') === 'copy' ? Math.max(1, options.loadsInFlight ?? LOADS_IN_FLIGHT) : 1;
   const inFlight = new Set<Promise<void>>();
@@ -197,16 +197,19 @@ class BatchLoader {
   /** Loads a prepared batch atomically; returns how many readings were new. */
   async commit(batch: PreparedBatch): Promise<number> {
     if (batch.rows.length === 0) return 0;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const inserted = await this.loadOnce(batch);
-        if (this.profile === 'timescale') await refreshLateAggregates(this.pool, batch.first, batch.last);
-        return inserted;
-      } catch (error) {
-        if (attempt >= ATTEMPTS || !TRANSIENT.has((error as { code?: string }).code ?? '')) throw error;
-      }
+    const inserted = await retryTransient(() => this.loadOnce(batch), { attempts: ATTEMPTS });
+    // after the commit, never inside the retry above (a committed batch must not load twice); one
+    // refresh at a time from this ingest, as TimescaleDB refuses overlapping refreshes (55P03)
+    if (this.profile === 'timescale') {
+      const refresh = this.refreshes.then(() => refreshLateAggregates(this.pool, batch.first, batch.last));
+      this.refreshes = refresh.catch(() => {});
+      await refresh;
     }
+    return inserted;
   }
+
+  /** The late-aggregate refreshes of this ingest, one after the other. */
+  private refreshes: Promise<unknown> = Promise.resolve();
 
   private async loadOnce(batch: PreparedBatch): Promise<number> {
     const client = await this.pool.connect();

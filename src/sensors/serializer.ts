@@ -2,7 +2,7 @@
 // the app-wide zod encode + JSON.stringify: a 1,000-record page is this service's heaviest
 // response. The zod schema stays on the route for validation of the contract in tests and for
 // the OpenAPI document; this schema mirrors it property for property, in the same order, so the
-// bytes are the same (test/sensor-data/serializer.test.ts holds the two side by side).
+// bytes are the same (test/sensors/serializer.test.ts holds the two side by side).
 import fastJson, { type Schema } from 'fast-json-stringify';
 import type { FastifySerializerCompiler } from 'fastify';
 import { serializerCompiler as zodSerializerCompiler } from 'fastify-type-provider-zod';

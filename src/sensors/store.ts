@@ -25,16 +25,32 @@ export async function refreshLateAggregates(db: Queryable, from: string, to: str
     [from, to]);
   for (const row of rows) {
     if (row.window_start >= row.window_end) continue;
-    await db.query('CALL refresh_continuous_aggregate($1::regclass, $2::timestamptz, $3::timestamptz)',
-      [row.aggregate, row.window_start, row.window_end]);
+    await whileRefreshRuns(() => db.query('CALL refresh_continuous_aggregate($1::regclass, $2::timestamptz, $3::timestamptz)',
+      [row.aggregate, row.window_start, row.window_end]));
   }
   return rows.length;
 }
 
+/** 55P03: TimescaleDB refuses a refresh that overlaps one in progress (a policy run, another ingest). */
+const CONCURRENT_REFRESH = '55P03';
+
+/** Runs a refresh, waiting for an overlapping one to finish: up to ~30 s, backing off to 2 s. */
+async function whileRefreshRuns(refresh: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await refresh();
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== CONCURRENT_REFRESH || attempt >= 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(100 * attempt, 2000)));
+    }
+  }
+}
+
 /**
  * What the timescale refresh policies do on a schedule, now: materialize both aggregates up to
- * `until` (whole buckets). For tests and tools where TimescaleDB's job scheduler does not run
- * (PGlite); the postgres profile's rollups are always materialized.
+ * `until` (whole buckets). For tests (their template pauses the policies, so nothing runs at a
+ * moment no test chose) and tools; the postgres profile's rollups are always materialized.
  */
 export async function materializeAggregates(db: Queryable, profile: StorageProfile, until: Date): Promise<void> {
   if (profile !== 'timescale') return;

@@ -1,12 +1,14 @@
 // API-token authentication for the data surface. Shape and checksum first (no I/O for garbage),
 // then the SHA-256 through an in-process LRU cache, so a warm token costs no database query.
 // Revocation and expiry are re-checked on every request from the cached row and the revocation
-// bus; the cache TTL is only a safety net.
+// bus (which also carries an expiry a rotation brought forward); the cache TTL is only a safety net.
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
+import { lookup } from '../db/pool.js';
 import { loadQueries } from '../db/sql.js';
 import { unauthorized } from '../http/errors.js';
-import type { Clock } from '../types.js';
+import type { Clock } from '../time.js';
+import { TOKEN_CACHE_TTL_MS } from './cache-ttl.js';
 import { hashToken, isWellFormedToken } from './format.js';
 import type { LastUsedRecorder } from './last-used.js';
 import type { RevocationBus } from './revocation.js';
@@ -14,7 +16,6 @@ import type { Scope } from './scopes.js';
 
 const sql = loadQueries('api-tokens', ['tokenForAuth']);
 
-export const TOKEN_CACHE_TTL_MS = 30_000;
 const UNKNOWN_TOKEN_TTL_MS = 5_000;
 
 export interface AuthenticatedToken {
@@ -58,10 +59,15 @@ export function createTokenAuthenticator(options: TokenAuthenticatorOptions) {
       if (entry.token?.id === tokenId) cache.delete(key);
     }
   });
+  // the shared store may have lost revocations (Redis restarted empty): trust no cached row
+  revocations.onForgotten(() => {
+    generation++;
+    cache.clear();
+  });
 
   async function load(key: string, hash: Buffer): Promise<CacheEntry> {
     const startedAt = generation;
-    const { rows } = await pool.query<TokenRow>(sql.tokenForAuth, [hash]);
+    const { rows } = await lookup<TokenRow>(pool, sql.tokenForAuth, [hash]);
     const row = rows[0];
     const entry: CacheEntry = row
       ? {
@@ -92,18 +98,22 @@ export function createTokenAuthenticator(options: TokenAuthenticatorOptions) {
       options.onCacheLookup?.(cached !== undefined);
       let entry = cached ?? (await load(key, hash));
 
+      // an expiry a rotation brought forward after this row was cached
+      let announcedExpiry: number | null = null;
       if (entry.token && !entry.token.revoked) {
         const [status] = await Promise.all([revocations.status(entry.token.id), alongside?.(entry.token)]);
-        if (status === 'revoked') throw unauthorized('API token has been revoked');
+        if (status.state === 'revoked') throw unauthorized('API token has been revoked');
+        announcedExpiry = status.expiresAt;
         // the shared store is away: the database is the only safe source of revocations
-        if (status === 'unknown' && cached) entry = await load(key, hash);
+        if (status.state === 'unknown' && cached) entry = await load(key, hash);
       }
       const token = entry.token;
       if (!token) throw unauthorized('Invalid API token');
       if (token.revoked) throw unauthorized('API token has been revoked');
-      const now = clock.now();
-      if (token.expiresAt !== null && now.getTime() >= token.expiresAt) throw unauthorized('API token has expired');
-      lastUsed.touch(token.id, now);
+      const now = clock.now().getTime();
+      const expiresAt = Math.min(token.expiresAt ?? Infinity, announcedExpiry ?? Infinity);
+      if (now >= expiresAt) throw unauthorized('API token has expired');
+      lastUsed.touch(token.id, new Date(now));
       return token;
     },
     cacheSize: () => cache.size,

@@ -1,14 +1,12 @@
 // last_used_at, written behind: requests only note the time in memory; one UPDATE per flush
-// (every 30 s and on shutdown) writes every token used since. Never one write per request, and a
+// (every LAST_USED_FLUSH_SECONDS, 30 by default, and on shutdown) writes every token used since. Never one write per request, and a
 // failed flush keeps its entries for the next one.
 import type pg from 'pg';
 import { loadQueries } from '../db/sql.js';
 
 const sql = loadQueries('api-tokens', ['recordLastUsed']);
 
-export const LAST_USED_FLUSH_MS = 30_000;
-
-export function createLastUsedRecorder(pool: pg.Pool, onError: (error: unknown) => void) {
+export function createLastUsedRecorder(pool: pg.Pool, flushEveryMs: number, onError: (error: unknown) => void) {
   let pending = new Map<string, number>();
   let flushing: Promise<void> | null = null;
 
@@ -31,7 +29,7 @@ export function createLastUsedRecorder(pool: pg.Pool, onError: (error: unknown) 
     return flushing;
   }
 
-  const timer = setInterval(() => void flush(), LAST_USED_FLUSH_MS);
+  const timer = setInterval(() => void flush(), flushEveryMs);
   timer.unref();
 
   return {

@@ -2,6 +2,7 @@
 // company's token is indistinguishable from a token that does not exist.
 import type pg from 'pg';
 import { loadQueries } from '../db/sql.js';
+import { inTransaction } from '../db/pool.js';
 import type { Scope, TokenState } from './scopes.js';
 
 const sql = loadQueries('api-tokens', [
@@ -11,7 +12,12 @@ const sql = loadQueries('api-tokens', [
   'tokenById',
   'listTokens',
   'countTokens',
+  'lockTokenForRevoke',
   'revokeToken',
+  'lockTokenForRotate',
+  'tokenToRotate',
+  'copyTokenUnits',
+  'bringExpiryForward',
 ]);
 
 export interface ApiTokenRecord {
@@ -26,6 +32,9 @@ export interface ApiTokenRecord {
   revoked_at: string | null;
   created_at: string;
   created_by: number;
+  /** the token this one replaced (rotation), and the token that replaced this one */
+  rotated_from: string | null;
+  replaced_by: string | null;
 }
 
 interface TokenRow extends Omit<ApiTokenRecord, 'expires_at' | 'last_used_at' | 'revoked_at' | 'created_at'> {
@@ -50,6 +59,8 @@ function toRecord(row: TokenRow): ApiTokenRecord {
     revoked_at: iso(row.revoked_at),
     created_at: row.created_at.toISOString(),
     created_by: row.created_by,
+    rotated_from: row.rotated_from,
+    replaced_by: row.replaced_by,
   };
 }
 
@@ -63,6 +74,28 @@ export interface NewToken {
   tokenHash: Buffer;
   now: Date;
 }
+
+export interface Rotation {
+  companyId: number;
+  tokenId: string;
+  /** the employee rotating: the replacement's created_by */
+  rotatedBy: number;
+  /** the replacement's secret */
+  tokenHash: Buffer;
+  now: Date;
+  /** the old token stops working at now + grace (or at its own expiry, if sooner) */
+  graceMs: number;
+}
+
+/** Why a token cannot be rotated: only an active token that was never rotated can. */
+export type RotationRefusal = 'revoked' | 'expired' | 'already_rotated';
+
+export type RotationOutcome =
+  | { kind: 'not_found' }
+  | { kind: 'refused'; reason: RotationRefusal }
+  | { kind: 'rotated'; replacementId: string };
+
+const UNIQUE_VIOLATION = '23505';
 
 export function createTokenRepository(pool: pg.Pool) {
   async function findToken(companyId: number, tokenId: string): Promise<ApiTokenRecord | null> {
@@ -80,10 +113,7 @@ export function createTokenRepository(pool: pg.Pool) {
     },
 
     async createToken(token: NewToken): Promise<ApiTokenRecord> {
-      const client = await pool.connect();
-      let id: string;
-      try {
-        await client.query('BEGIN');
+      const id = await inTransaction(pool, async (client) => {
         const { rows } = await client.query<{ id: string }>(sql.insertToken, [
           token.companyId,
           token.name,
@@ -92,18 +122,13 @@ export function createTokenRepository(pool: pg.Pool) {
           token.expiresAt,
           token.now,
           token.createdBy,
+          null,
         ]);
-        id = rows[0]!.id;
         if (token.coolingUnitIds.length > 0) {
-          await client.query(sql.insertTokenUnits, [id, token.coolingUnitIds]);
+          await client.query(sql.insertTokenUnits, [rows[0]!.id, token.coolingUnitIds]);
         }
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
+        return rows[0]!.id;
+      });
       // read back only after releasing the client: with a pool of one it would wait on itself
       return (await findToken(token.companyId, id))!;
     },
@@ -116,10 +141,73 @@ export function createTokenRepository(pool: pg.Pool) {
       return { records: list.rows.map(toRecord), totalCount: count.rows[0]!.total_count };
     },
 
-    /** Null when the company has no such token. Revoking twice keeps the first revoked_at. */
-    async revokeToken(companyId: number, tokenId: string, now: Date): Promise<ApiTokenRecord | null> {
-      const { rowCount } = await pool.query(sql.revokeToken, [companyId, tokenId, now]);
-      return rowCount ? findToken(companyId, tokenId) : null;
+    /**
+     * Null when the company has no such token. Revoking twice keeps the first revoked_at.
+     * `beforeCommit` runs inside the transaction once the row is marked, and only when this call
+     * revokes it: if it throws (the revocation cannot reach every process), nothing is committed.
+     */
+    async revokeToken(companyId: number, tokenId: string, now: Date, beforeCommit: (tokenId: string) => Promise<void>) {
+      return inTransaction(pool, async (client) => {
+        const { rows } = await client.query<{ revoked: boolean }>(sql.lockTokenForRevoke, [companyId, tokenId]);
+        if (!rows[0] || rows[0].revoked) return { found: rows.length > 0, revokedNow: false };
+        await client.query(sql.revokeToken, [companyId, tokenId, now]);
+        await beforeCommit(tokenId);
+        return { found: true, revokedNow: true };
+      });
+    },
+
+    /**
+     * Creates the replacement (same name, scopes, units and expiry) and brings the old token's
+     * expiry forward, in one transaction that holds the old row's lock. `beforeCommit` runs once
+     * both are written, with the old token's new expiry: if it throws (the expiry cannot reach
+     * every process), nothing is committed.
+     */
+    async rotateToken(rotation: Rotation, beforeCommit: (tokenId: string, expiresAt: Date) => Promise<void>): Promise<RotationOutcome> {
+      const { companyId, tokenId, now } = rotation;
+      try {
+        return await inTransaction(pool, async (client): Promise<RotationOutcome> => {
+          const locked = await client.query(sql.lockTokenForRotate, [companyId, tokenId]);
+          if (locked.rows.length === 0) return { kind: 'not_found' };
+          const { rows } = await client.query<{ name: string; scopes: Scope[]; expires_at: Date | null; revoked: boolean; replaced: boolean }>(
+            sql.tokenToRotate,
+            [companyId, tokenId],
+          );
+          const old = rows[0]!;
+          const refusal: RotationRefusal | null = old.revoked
+            ? 'revoked'
+            : old.replaced
+              ? 'already_rotated'
+              : old.expires_at && old.expires_at.getTime() <= now.getTime()
+                ? 'expired'
+                : null;
+          if (refusal) return { kind: 'refused', reason: refusal };
+          const inserted = await client.query<{ id: string }>(sql.insertToken, [
+            companyId,
+            old.name,
+            old.scopes,
+            rotation.tokenHash,
+            old.expires_at,
+            now,
+            rotation.rotatedBy,
+            tokenId,
+          ]);
+          const replacementId = inserted.rows[0]!.id;
+          await client.query(sql.copyTokenUnits, [tokenId, replacementId]);
+          const ended = await client.query<{ expires_at: Date }>(sql.bringExpiryForward, [
+            companyId,
+            tokenId,
+            new Date(now.getTime() + rotation.graceMs),
+          ]);
+          await beforeCommit(tokenId, ended.rows[0]!.expires_at);
+          return { kind: 'rotated', replacementId };
+        });
+      } catch (error) {
+        // two rotations raced past the lock's snapshot: the index let one through
+        if ((error as { code?: string }).code === UNIQUE_VIOLATION && (error as { constraint?: string }).constraint === 'api_tokens_rotated_from_idx') {
+          return { kind: 'refused', reason: 'already_rotated' };
+        }
+        throw error;
+      }
     },
   };
 }

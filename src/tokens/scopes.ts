@@ -1,4 +1,4 @@
-// The data scopes a token can carry, one per data endpoint (service-spec.md, "Data").
+// The data scopes a token can carry, one per data endpoint (docs/contract.md, "Tokens").
 export const SCOPES = ['users', 'utilization', 'revenue', 'impact', 'sensor_data'] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -27,7 +27,7 @@ import {
   rollupRevenue,
   runRollup,
   scaled,
-} from '../../workers/rollups.js';
+} from '../../workers/rollups/index.js';
 
 // a small deterministic generator (mulberry32), so a failure reproduces
 function random(seed: number) {
@@ -68,8 +68,9 @@ const impactInput: ImpactInput = {
   currency: 'NGN',
   country: 'PH',
   farmers: JSON.stringify(days.flatMap((day) => rowUnits.flatMap((unit) => farmers.filter(() => next() < 0.7).map((farmer): FarmerRow => {
-    if (farmer === 6) return [day, unit, farmer, null, null, null]; // no baseline survey
-    return [day, unit, farmer, amount(10_001, 4), pick(['NGN', 'NGN', 'USD']), amount(50_000)];
+    const served = next() < 0.9; // else only there for a market survey's baseline
+    if (farmer === 6) return [day, unit, farmer, served, null, null, null]; // no baseline survey
+    return [day, unit, farmer, served, amount(10_001, 4), pick(['NGN', 'NGN', 'USD']), amount(50_000)];
   })))),
   crates: JSON.stringify(Array.from({ length: 4000 }, (): CrateRow =>
     [pick(days), pick(rowUnits), pick(farmers), amount(5_000), amount(20_000, 4), amount(10_000, 4)])),
@@ -86,6 +87,14 @@ const revenueRequest = (input: RevenueInput): RollupRequest => ({ kind: 'revenue
 const impactRequest: RollupRequest = {
   kind: 'impact', cells: impactInput.cells, currency: impactInput.currency, country: impactInput.country,
   crates: rowsQuery(impactInput.crates), surveys: rowsQuery(impactInput.surveys), farmers: rowsQuery(impactInput.farmers),
+};
+const usersRequest: RollupRequest = {
+  kind: 'users',
+  buckets: days.map((day, index) => ({ period_start: day, period_end: day, firstDay: index, lastDay: index, elapsed: index < 2 })),
+  units: units.map((unit, index): [number, number] => [unit, index === 0 ? 1 : days.length]), // unit 11 deleted after the first day
+  joined: rowsQuery(JSON.stringify([[-1, 40], [0, 2], [2, 1]])),
+  checkIns: rowsQuery(JSON.stringify([Array.from({ length: 500 }, () => int(days.length)), Array.from({ length: 500 }, () => pick(rowUnits)), Array.from({ length: 500 }, () => pick(farmers))])),
+  checkOuts: rowsQuery(JSON.stringify([Array.from({ length: 300 }, () => int(days.length)), Array.from({ length: 300 }, () => pick(rowUnits)), Array.from({ length: 300 }, () => pick(farmers))])),
 };
 const text = (body: RollupBody) => (typeof body === 'string' ? body : new TextDecoder().decode(body));
 
@@ -105,6 +114,10 @@ t.test('pool and inline rollups give identical records', async (t) => {
   t.equal(revenue.length, cells.length);
   t.ok(revenue.every((record) => record.check_outs > 0));
   t.ok(impact.every((record) => record.income_increase !== 0 && record.food_loss_prevented_kg > 0));
+  const pooledUsers = await pool.rollUp(usersRequest, 1);
+  t.type(pooledUsers, Uint8Array);
+  t.equal(text(pooledUsers), text(await inline.rollUp(usersRequest, 1)), 'users: the same JSON, byte for byte');
+  t.match(JSON.parse(text(pooledUsers)), [{ registered_users: 42 }, { registered_users: 42 }, { registered_users: null }]);
   // many tasks at once, on both threads
   const again = await Promise.all(Array.from({ length: 8 }, () => pool.rollUp(revenueRequest(revenueInput), 1)));
   for (const body of again) t.equal(text(body), text(pooledRevenue));

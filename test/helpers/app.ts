@@ -5,10 +5,12 @@ import pino from 'pino';
 import { buildApp } from '../../src/app.js';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createRedis, redisReady } from '../../src/db/redis.js';
+import { createRedis, redisReady, redisTarget } from '../../src/db/redis.js';
 import { loggerOptions } from '../../src/logging.js';
-import type { App, Clock } from '../../src/types.js';
+import type { Clock } from '../../src/time.js';
+import type { App } from '../../src/types.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
+import type pg from 'pg';
 
 export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0123456789';
 
@@ -48,6 +50,10 @@ export interface TestAppOptions {
   realRateLimits?: boolean;
   /** Share another test app's database: a second "process" of the same deployment. */
   database?: TestDatabase;
+  /** A pool for the data endpoints' page queries (a read replica); default the test database's. */
+  readPool?: pg.Pool;
+  /** With realRateLimits: a window shorter than the minute, for tests that wait one out. */
+  rateLimitWindowMs?: number;
 }
 
 export async function createTestApp(t: Teardown, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -69,17 +75,18 @@ export async function createTestApp(t: Teardown, env: Record<string, string> = {
     },
   });
   const logger = pino(loggerOptions('info'), stream);
-  const redis = config.redisUrl
-    ? { client: createRedis(config.redisUrl, 'test'), subscriber: createRedis(config.redisUrl, 'test-sub') }
-    : null;
+  const target = redisTarget(config);
+  const redis = target ? { client: createRedis(target, 'test'), subscriber: createRedis(target, 'test-sub') } : null;
   if (redis) await Promise.all([redisReady(redis.client), redisReady(redis.subscriber)]);
   const app = await buildApp({
     config,
     pool: db.pool,
+    readPool: options.readPool ?? null,
     clock,
     logger,
     redis,
     rateLimitOverrides: options.realRateLimits ? undefined : LIFTED,
+    ...(options.rateLimitWindowMs ? { rateLimitWindowMs: options.rateLimitWindowMs } : {}),
   });
   t.teardown(async () => {
     await app.close();

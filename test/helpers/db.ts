@@ -1,21 +1,43 @@
 // One database per test file, cloned from a migrated template (test/setup/template-db.ts), so
-// test files run in parallel against real PostgreSQL without seeing each other's rows.
+// test files run in parallel against real PostgreSQL without seeing each other's rows. Two
+// servers: the local PostgreSQL (postgres storage profile) and a TimescaleDB server (timescale
+// profile, test/helpers/timescale.ts), each with its own template.
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { migrate } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
+import { retryTransient } from '../../src/db/transient.js';
+import type { StorageProfile } from '../../src/sensors/store.js';
+
+/** A server test databases are created on, and the template they are cloned from. */
+export interface DatabaseServer {
+  /** a maintenance database on the server (postgres), as a superuser */
+  adminUrl: string;
+  templateName: string;
+  /** the storage profile the template is migrated with */
+  profile: StorageProfile;
+}
+
+// one template per checkout: test runs of two clones on one machine must not drop each other's
+const checkout = createHash('sha256').update(process.cwd()).digest('hex').slice(0, 8);
 
 export const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-// one template per checkout: test runs of two clones on one machine must not drop each other's
-export const templateName = `coldtrack_test_template_${createHash('sha256').update(process.cwd()).digest('hex').slice(0, 8)}`;
+export const templateName = `coldtrack_test_template_${checkout}`;
 
-export function databaseUrl(name: string): string {
-  const url = new URL(adminUrl);
+/** The local PostgreSQL. It may list TimescaleDB without preloading it: its template is postgres. */
+export const postgresServer: DatabaseServer = { adminUrl, templateName, profile: 'postgres' };
+
+/** A template name for another server, per checkout like the local one. */
+export const checkoutTemplateName = (prefix: string) => `${prefix}_${checkout}`;
+
+export function databaseUrl(name: string, server: DatabaseServer = postgresServer): string {
+  const url = new URL(server.adminUrl);
   url.pathname = `/${name}`;
   return url.toString();
 }
 
-export async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: adminUrl });
+export async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>, server: DatabaseServer = postgresServer): Promise<T> {
+  const client = new pg.Client({ connectionString: server.adminUrl });
   await client.connect();
   try {
     return await fn(client);
@@ -34,17 +56,121 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-/** A fresh, migrated, empty database for this test file; dropped when the test ends. */
-export async function createTestDatabase(t: Teardown): Promise<TestDatabase> {
+/** A new database on `server`, by default empty (not migrated); dropped when the test ends. */
+export async function createEmptyDatabase(t: Teardown, server: DatabaseServer = postgresServer, template?: string) {
+  const { name, url, drop } = await newDatabase(server, template);
+  t.teardown(drop);
+  return { name, url };
+}
+
+// Another test run in this checkout may be rebuilding the template right now (its tap `before`
+// script): a template is cloned only once it is complete (rebuildTemplate marks it IS_TEMPLATE
+// last); while it is missing, being built or in use, wait for it.
+const TEMPLATE_BUSY = new Set(['3D000', '55006']);
+const TEMPLATE_WAIT_MS = 20_000;
+
+async function newDatabase(server: DatabaseServer, template?: string) {
   const name = `coldtrack_test_${randomBytes(6).toString('hex')}`;
-  await withAdmin((client) => client.query(`CREATE DATABASE ${name} TEMPLATE ${templateName}`));
-  const url = databaseUrl(name);
+  await withAdmin(async (client) => {
+    if (!template) return client.query(`CREATE DATABASE ${name}`);
+    for (const deadline = Date.now() + TEMPLATE_WAIT_MS; ; await new Promise((resolve) => setTimeout(resolve, 250))) {
+      const { rows } = await client.query<{ ready: boolean }>('SELECT datistemplate AS ready FROM pg_database WHERE datname = $1', [template]);
+      const late = Date.now() > deadline;
+      if (!rows[0]?.ready) {
+        if (late) throw new Error(`the template database ${template} is ${rows[0] ? 'not complete' : 'missing'} (it is built by test/setup/template-db.ts, tap's before script)`);
+        continue;
+      }
+      try {
+        return await client.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+      } catch (error) {
+        if (late || !TEMPLATE_BUSY.has((error as { code?: string }).code ?? '')) throw error;
+      }
+    }
+  }, server);
+  const drop = () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), server);
+  return { name, url: databaseUrl(name, server), drop };
+}
+
+/** A fresh, migrated, empty database for this test file; dropped when the test ends. */
+export async function createTestDatabase(t: Teardown, server: DatabaseServer = postgresServer): Promise<TestDatabase> {
+  const { name, url, drop } = await newDatabase(server, server.templateName);
   // the service's own pool settings (UTC sessions, timeouts); a connection cut when the database
   // is dropped must not crash the test process
   const pool = createPool(url, 4, () => {});
   t.teardown(async () => {
     await pool.end();
-    await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    await drop();
   });
   return { name, url, pool };
+}
+
+/** Runs the migrations on `url` with SENSOR_STORAGE set to `profile` (restored afterwards). */
+export async function migrateWithProfile(url: string, profile: StorageProfile): Promise<void> {
+  const requested = process.env.SENSOR_STORAGE;
+  process.env.SENSOR_STORAGE = profile;
+  try {
+    await migrate(url);
+  } finally {
+    if (requested === undefined) delete process.env.SENSOR_STORAGE;
+    else process.env.SENSOR_STORAGE = requested;
+  }
+}
+
+/**
+ * Drops and rebuilds `server`'s template: created, migrated with the server's profile, prepared
+ * by `prepare` (on a connection that is closed after), then closed: IS_TEMPLATE, ALLOW_CONNECTIONS
+ * false and nobody connected. CREATE DATABASE ... TEMPLATE fails while anyone is connected to the
+ * template, and on a TimescaleDB server the job scheduler connects to every database that has the
+ * extension unless it refuses connections.
+ */
+export async function rebuildTemplate(server: DatabaseServer, prepare?: (client: pg.Client) => Promise<void>): Promise<void> {
+  const where = `template ${server.templateName} on ${new URL(server.adminUrl).host}`;
+  // every step starts over from a dropped template, so a deadlock (a TimescaleDB job or the
+  // job launcher meeting a step; one failed a CI run before the first test) is simply tried again
+  await retryTransient(() => rebuildTemplateOnce(server, prepare), {
+    attempts: 4,
+    backoffMs: 500,
+    onRetry: (error, attempt) => console.error(`${where}: try ${attempt} lost (${error.message}); rebuilding again`),
+  }).catch((error: Error) => {
+    error.message = `${where}: ${error.message}`;
+    throw error;
+  });
+}
+
+async function rebuildTemplateOnce(server: DatabaseServer, prepare?: (client: pg.Client) => Promise<void>): Promise<void> {
+  const name = server.templateName;
+  const step = <T>(label: string, work: () => Promise<T>) => work().catch((error: Error) => {
+    error.message = `${label}: ${error.message}`;
+    throw error;
+  });
+  await step('drop and create', () => withAdmin(async (client) => {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    // a template of an earlier run: a template database cannot be dropped
+    if (rowCount) await client.query(`ALTER DATABASE ${name} IS_TEMPLATE false ALLOW_CONNECTIONS true`);
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await client.query(`CREATE DATABASE ${name}`);
+  }, server));
+  await step('migrate', () => migrateWithProfile(databaseUrl(name, server), server.profile));
+  if (prepare) {
+    await step('prepare', async () => {
+      const client = new pg.Client({ connectionString: databaseUrl(name, server) });
+      await client.connect();
+      try {
+        await prepare(client);
+      } finally {
+        await client.end();
+      }
+    });
+  }
+  await step('close', () => withAdmin(async (client) => {
+    await client.query(`ALTER DATABASE ${name} IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+    // sessions already in (TimescaleDB's scheduler) are not turned out by ALLOW_CONNECTIONS false
+    for (let attempt = 0; ; attempt++) {
+      const { rows } = await client.query<{ n: number }>(
+        'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+      if (rows[0]!.n === 0) break;
+      if (attempt === 50) throw new Error(`${rows[0]!.n} sessions would not leave`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }, server));
 }

@@ -9,6 +9,7 @@ import { createTestApp, TEST_JWT_SECRET, type TestApp } from '../helpers/app.js'
 import { createCompany, type CompanyFixture } from '../helpers/fixtures.js';
 import { issueToken } from '../helpers/tokens.js';
 import { freePort } from '../../src/free-port.js';
+import { reapOnExit } from '../helpers/reaper.js';
 
 export { freePort };
 
@@ -56,9 +57,9 @@ export async function startRedis(t: Teardown): Promise<RedisServer> {
   let child: ChildProcess | null = null;
 
   async function start() {
-    const started = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--daemonize', 'no'], {
+    const started = reapOnExit(spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--daemonize', 'no'], {
       stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    }));
     child = started;
     let output = '';
     started.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -127,7 +128,7 @@ export interface ClusterOptions {
 export async function startCluster(t: Teardown, env: Record<string, string>, options: ClusterOptions = {}): Promise<Cluster> {
   const workers = options.workers ?? 2;
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = reapOnExit(spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     env: {
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',
@@ -141,7 +142,7 @@ export async function startCluster(t: Teardown, env: Record<string, string>, opt
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  }));
   let output = '';
   const lines: LogLine[] = [];
   const partial = { stdout: '', stderr: '' };
@@ -314,6 +315,28 @@ export async function createWorld(t: Teardown): Promise<World> {
     issue: () => issueToken(ctx, acme.employeeId),
     jwt: (userId) => mintEmployeeJwt({ secret: TEST_JWT_SECRET, userId, ttlSeconds: 3600 }),
   };
+}
+
+let requestTag = 0;
+
+/**
+ * n data requests at once, request i to clusters[i % clusters.length], each on its own connection
+ * (a cluster's primary deals them to its workers); `workers`: how many distinct workers (of all
+ * the clusters) answered, from the request ids in their logs; `slowest`: the longest reply, ms.
+ */
+export async function dataRequests(clusters: Cluster[], n: number, headers: Record<string, string>, path = DATA_PATH) {
+  const tag = `req-${process.pid}-${requestTag++}`;
+  const targets = Array.from({ length: n }, (_, i) => clusters[i % clusters.length]!);
+  const replies = await Promise.all(targets.map((cluster, i) =>
+    send(cluster.baseUrl, path, { headers: { ...headers, 'x-request-id': `${tag}-${i}` }, timeoutMs: 8000 })));
+  const workers = await until('the requests in the logs', () => {
+    const found = targets.map((cluster, i) => {
+      const pid = cluster.pidOfRequest(`${tag}-${i}`);
+      return pid === undefined ? undefined : `${clusters.indexOf(cluster)}:${pid}`;
+    });
+    return found.every((worker) => worker !== undefined) && new Set(found as string[]);
+  }, 8000);
+  return { replies, workers: workers.size, byWorker: [...workers].sort(), slowest: Math.max(...replies.map((reply) => reply.ms)) };
 }
 
 /** Counts of each status in a list of replies: { 200: 100, 429: 10 }. */

@@ -2,81 +2,22 @@
 // service and the shared server is cut: the shared server keeps running for the other tests):
 // requests that need the database answer 503 `unavailable` with Retry-After, quickly; /readyz is
 // 503; no worker crashes; when the proxy opens again the service recovers by itself.
-import net from 'node:net';
 import t, { type Test } from 'tap';
 import { withAdmin } from '../helpers/db.js';
-import { createWorld, DATA_PATH, freePort, type Reply, send, startCluster, startRedis, until } from './harness.js';
-
-type Mode = 'open' | 'refusing' | 'black-hole';
-
-/** A TCP proxy to PostgreSQL that the test can cut (refuse) or turn into a black hole. */
-class DatabaseProxy {
-  private server: net.Server | null = null;
-  private sockets = new Set<net.Socket>();
-  mode: Mode = 'refusing';
-
-  constructor(
-    readonly port: number,
-    private readonly upstream: { host: string; port: number },
-  ) {}
-
-  private track(socket: net.Socket) {
-    this.sockets.add(socket);
-    socket.on('close', () => this.sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
-  }
-
-  async open() {
-    this.mode = 'open';
-    if (this.server) return;
-    const server = net.createServer((client) => {
-      this.track(client);
-      // a black hole accepts and never answers: the client waits for its own timeout
-      if (this.mode === 'black-hole') return;
-      const upstream = net.connect(this.upstream.port, this.upstream.host);
-      this.track(upstream);
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
-    this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-  }
-
-  private dropConnections() {
-    for (const socket of this.sockets) socket.destroy();
-    this.sockets.clear();
-  }
-
-  /** Every connection cut, new ones refused: the database host is down. */
-  async refuse() {
-    this.mode = 'refusing';
-    this.dropConnections();
-    const server = this.server;
-    this.server = null;
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  /** Every connection cut, new ones accepted and never answered: the network swallows packets. */
-  async blackHole() {
-    await this.open();
-    this.mode = 'black-hole';
-    this.dropConnections();
-  }
-}
+import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { createWorld, DATA_PATH, freePort, metricSum, type Reply, send, startCluster, startRedis, until } from './harness.js';
 
 const world = await createWorld(t);
 const redis = await startRedis(t);
 const shared = new URL(world.databaseUrl);
-const proxy = new DatabaseProxy(await freePort(), { host: shared.hostname, port: Number(shared.port || 5432) });
+const proxy = new TcpProxy(await freePort(), { host: shared.hostname, port: Number(shared.port || 5432) });
 await proxy.open();
 t.teardown(() => proxy.refuse());
 const viaProxy = new URL(world.databaseUrl);
 viaProxy.port = String(proxy.port);
-const cluster = await startCluster(t, { DATABASE_URL: viaProxy.toString(), REDIS_URL: redis.url });
+// a 4 s query deadline (10 s by default) keeps the hung-database case short
+const QUERY_DEADLINE_MS = 4000;
+const cluster = await startCluster(t, { DATABASE_URL: viaProxy.toString(), REDIS_URL: redis.url, DB_QUERY_TIMEOUT_MS: String(QUERY_DEADLINE_MS) });
 const base = cluster.baseUrl;
 
 const { headers: tokenHeaders } = await world.issue();
@@ -104,7 +45,7 @@ function checkUnavailable(t: Test, replies: Array<[string, Reply]>, withinMs: nu
 
 async function recovery(t: Test) {
   const reopenedAt = performance.now();
-  await proxy.open();
+  await proxy.resume();
   await until('data requests to succeed again', async () => (await send(base, DATA_PATH, { headers: tokenHeaders })).status === 200, 15_000, 100);
   const recoveredMs = performance.now() - reopenedAt;
   t.comment(`recovered ${Math.round(recoveredMs)} ms after PostgreSQL was reachable again`);
@@ -144,6 +85,35 @@ t.test('PostgreSQL silent (connections cut, new ones never answered): 503 within
   t.equal(ready.status, 503, `/readyz: 503 in ${Math.round(ready.ms)} ms`);
   t.same(cluster.workerPids().sort(), workers.sort(), 'the same workers are alive');
   t.notMatch(cluster.output(), /died/, 'no worker died');
+  await recovery(t);
+});
+
+t.test('PostgreSQL hung (open connections go silent, new ones never answered): 503 within the query deadline, never 500', async (t) => {
+  const workers = cluster.workerPids();
+  // every worker's pool holds open connections to swallow
+  for (let i = 0; i < 6; i++) t.equal((await databaseRequests()).filter(([, reply]) => reply.status !== 200).length, 0, `warm round ${i}`);
+  const hungAt = performance.now();
+  await proxy.swallow();
+  // the first requests land on pooled connections that went silent: the client-side deadline
+  // answers for them (3 s for the lookups, 4 s here for the data query), plus the connect timeout
+  // for a request that then waits for a new connection
+  const first = await databaseRequests();
+  checkUnavailable(t, first, QUERY_DEADLINE_MS + 3000 + 1500);
+  t.comment(`first 503s after ${first.map(([name, reply]) => `${name} ${Math.round(reply.ms)} ms`).join(', ')}`);
+  t.comment(`time to the first 503: ${Math.round(Math.min(...first.map(([, reply]) => reply.ms)))} ms`);
+  const ready = await send(base, '/readyz', { timeoutMs: 15_000 });
+  t.equal(ready.status, 503, `/readyz: 503 in ${Math.round(ready.ms)} ms`);
+  t.ok(ready.ms < 3000 + 3000 + 1000, '/readyz answers within its lookup deadline and a connect timeout');
+  // a while of it: still 503s within the deadline, no 500, connections and memory bounded
+  for (let round = 0; round < 3; round++) checkUnavailable(t, await databaseRequests(), QUERY_DEADLINE_MS + 3000 + 1500);
+  t.ok(proxy.openSockets <= 120, `open sockets at the proxy stay bounded (${proxy.openSockets})`);
+  const metrics = await send(base, '/metrics');
+  const rssMb = metricSum(metrics.body, 'process_resident_memory_bytes') / 2 ** 20;
+  t.ok(rssMb > 0 && rssMb < 2 * 512, `resident memory of the cluster bounded (${Math.round(rssMb)} MB)`);
+  t.same(cluster.workerPids().sort(), workers.sort(), 'the same workers are alive');
+  t.notMatch(cluster.output(), /died/, 'no worker died');
+  t.notMatch(cluster.output(), /"statusCode":500|internal_error/, 'no request answered 500');
+  t.comment(`hung for ${Math.round(performance.now() - hungAt)} ms`);
   await recovery(t);
 });
 

@@ -17,6 +17,8 @@ const expected: Array<[string, string, string[]]> = [
   ['get', '/api/v1/api-tokens', ['page', 'page_size', 'state']],
   ['get', '/api/v1/api-tokens/{token_id}', ['token_id']],
   ['post', '/api/v1/api-tokens/{token_id}/revoke', ['token_id']],
+  ['post', '/api/v1/api-tokens/{token_id}/rotate', ['token_id']],
+  ['get', '/api/v1/cooling-units', ['page', 'page_size']],
   ['get', '/api/v1/analytics/users', ANALYTICS],
   ['get', '/api/v1/analytics/utilization', ANALYTICS],
   ['get', '/api/v1/analytics/revenue', [...ANALYTICS, 'payment_status']],
@@ -39,4 +41,46 @@ t.test('the collection answers with and without the trailing slash', async (t) =
   for (const url of ['/api/v1/api-tokens', '/api/v1/api-tokens/']) {
     t.equal((await ctx.app.inject({ method: 'GET', url })).statusCode, 401, `GET ${url}: routed (401 without a JWT, not 404)`);
   }
+});
+
+t.test('one schema per shape: no unreferenced *Input twin of a component', async (t) => {
+  const schemas = Object.keys((document as unknown as { components: { schemas: Record<string, unknown> } }).components.schemas);
+  t.ok(schemas.includes('ApiToken') && schemas.includes('Error'), `components: ${schemas.join(', ')}`);
+  const text = JSON.stringify(document);
+  for (const name of schemas.filter((schema) => schema.endsWith('Input'))) {
+    t.ok(text.includes(`"#/components/schemas/${name}"`), `${name} is referenced`);
+  }
+  t.notOk(schemas.includes('ErrorInput'), 'no ErrorInput');
+});
+
+t.test('every operation documents every answer it can give, with its headers', async (t) => {
+  type Answer = { description: string; headers?: Record<string, unknown>; content?: unknown };
+  const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, path, operation: operation as Operation & { responses: Record<string, Answer>; security?: unknown[] } })));
+  t.ok(operations.length >= 10, `${operations.length} operations`);
+  for (const { name, path, operation } of operations) {
+    const statuses = Object.keys(operation.responses);
+    for (const status of ['400', '408', '431', '500', '503']) t.ok(statuses.includes(status), `${name}: ${status} documented`);
+    for (const [status, answer] of Object.entries(operation.responses)) {
+      t.not(answer.description, 'Default Response', `${name} ${status}: described`);
+      if (status !== '408' && status !== '431') t.ok(answer.headers?.['X-Request-Id'], `${name} ${status}: X-Request-Id`);
+    }
+    if (path === '/healthz' || path === '/readyz') continue;
+    t.ok(operation.responses['429']?.headers?.['Retry-After'], `${name}: 429 with Retry-After`);
+    t.ok(operation.responses['200'] ?? operation.responses['201'], `${name}: a success answer`);
+    const success = operation.responses['200'] ?? operation.responses['201'];
+    t.ok(success?.headers?.['X-RateLimit-Reset'], `${name}: X-RateLimit-* on the success answer`);
+    if (operation.security?.length && operation.responses['401']) {
+      t.ok(operation.responses['401'].headers?.['WWW-Authenticate'], `${name}: 401 with WWW-Authenticate`);
+    }
+    if (operation.requestBody) t.ok(statuses.includes('413') && statuses.includes('415'), `${name}: 413 and 415 for its body`);
+  }
+});
+
+t.test('query integers are integers with the bounds the service applies', async (t) => {
+  const parameters = document.paths['/api/v1/sensor-data']!.get!.parameters as unknown as Array<{ name: string; schema: Record<string, unknown> }>;
+  const byName = Object.fromEntries(parameters.map((parameter) => [parameter.name, parameter.schema]));
+  t.same(byName.page, { type: 'integer', minimum: 1, maximum: 2147483647 });
+  t.same(byName.page_size, { type: 'integer', minimum: 1, maximum: 1000 });
+  t.same(byName.cooling_unit_id, { type: 'integer', minimum: 1, maximum: 2147483647 });
 });

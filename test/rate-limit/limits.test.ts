@@ -22,11 +22,14 @@ t.test('every data response carries the limit headers; Reset is a Unix timestamp
   const { headers } = await issueToken(ctx, acme.employeeId);
   const before = Math.floor(Date.now() / 1000);
   const ok = await ctx.app.inject({ method: 'GET', url: dataUrl, headers });
+  // the window opens when the request reaches Redis, somewhere between these two instants (over a
+  // second apart on a loaded CI machine, which once put Reset at before + 62)
+  const after = Math.ceil(Date.now() / 1000);
   t.equal(ok.statusCode, 200);
   t.equal(ok.headers['x-ratelimit-limit'], '100');
   t.equal(ok.headers['x-ratelimit-remaining'], '99');
   const reset = Number(ok.headers['x-ratelimit-reset']);
-  t.ok(reset >= before + 59 && reset <= before + 61, `reset ${reset} is about a minute after ${before}`);
+  t.ok(reset >= before + 59 && reset <= after + 61, `reset ${reset} is a minute after the request (${before}..${after})`);
 
   const notFound = await ctx.app.inject({ method: 'GET', url: `${dataUrl}&cooling_unit_id=${other.unitIds[0]}`, headers });
   t.equal(notFound.statusCode, 404, 'a unit of another company');
@@ -123,11 +126,13 @@ t.test('authenticated_write: 120 POSTs a minute per user, whatever the IP', asyn
 
 t.test('authenticated_read: 600 GETs a minute per user', async (t) => {
   const jwt = await ctx.jwtFor(other.employeeId);
-  const statuses = await Promise.all(
-    Array.from({ length: 601 }, async () => (await ctx.app.inject({ method: 'GET', url: '/api/v1/api-tokens?page_size=1', headers: { authorization: `Bearer ${jwt}` } })).statusCode),
-  );
-  t.equal(statuses.filter((status) => status === 200).length, 600);
-  t.equal(statuses.filter((status) => status === 429).length, 1);
+  // 40 at a time, not all 601: each admitted request reads the database through a pool of 10, and
+  // on a busy machine the last of 601 at once waited past the 3 s lookup deadline (503)
+  const read = async () => (await ctx.app.inject({ method: 'GET', url: '/api/v1/api-tokens?page_size=1', headers: { authorization: `Bearer ${jwt}` } })).statusCode;
+  const statuses: number[] = [];
+  for (let sent = 0; sent < 601; sent += 40) statuses.push(...(await Promise.all(Array.from({ length: Math.min(40, 601 - sent) }, read))));
+  const counts = Object.fromEntries([...new Set(statuses)].map((status) => [status, statuses.filter((each) => each === status).length]));
+  t.same(counts, { 200: 600, 429: 1 }, '600 admitted, the 601st refused');
 });
 
 t.test('operations endpoints are outside the limits', async (t) => {

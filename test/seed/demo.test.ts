@@ -1,4 +1,4 @@
-// The demo data set meets the operating contract (decisions.md, `npm run seed -- --demo --json`):
+// The demo data set meets the operating contract (docs/contract.md, "Operating contract"):
 // shape, realism, idempotence, reproducibility, working JWTs and a clean CLI stdout.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

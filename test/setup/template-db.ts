@@ -1,12 +1,16 @@
-// tap `before` script: rebuild the migrated template database every test file clones.
-import { migrate } from '../../src/db/migrate.js';
-import { databaseUrl, templateName, withAdmin } from '../helpers/db.js';
+// tap `before` script: rebuild the migrated templates every test file clones, one per server:
+//   - the local PostgreSQL (TEST_DATABASE_ADMIN_URL), with the postgres storage profile;
+//   - the TimescaleDB server (TEST_TIMESCALE_URL, default 127.0.0.1:5433; started with
+//     ../shared/timescaledb/start.sh when it does not answer), with the timescale profile.
+import { postgresServer, rebuildTemplate } from '../helpers/db.js';
+import { rebuildTimescaleTemplate } from '../helpers/timescale.js';
 
-await withAdmin(async (client) => {
-  await client.query(`DROP DATABASE IF EXISTS ${templateName} WITH (FORCE)`);
-  await client.query(`CREATE DATABASE ${templateName}`);
-});
-// the plain-PostgreSQL sensor store: the local server has no TimescaleDB, and the timescale
-// profile is tested on PGlite (test/helpers/timescale.ts)
-process.env.SENSOR_STORAGE = 'postgres';
-await migrate(databaseUrl(templateName));
+try {
+  // one after the other: each migration reads its profile from process.env.SENSOR_STORAGE (the
+  // local template gets postgres even where the server lists TimescaleDB without preloading it)
+  await rebuildTemplate(postgresServer);
+  await rebuildTimescaleTemplate();
+} catch (error) {
+  console.error(`test templates: ${(error as Error).message}`);
+  process.exit(1);
+}

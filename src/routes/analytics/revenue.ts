@@ -1,23 +1,24 @@
 // GET /api/v1/analytics/revenue: per cooling unit and period, what check-outs earned, per currency
 // (never converted), split into paid and pending, with a payment-method breakdown.
 //
-// Definitions: a check-out belongs to the bucket of its checked_out_at (UTC day). Revenue of a
-// check-out = cooling_fees - discount. payment_status picks the check-outs that count (paid:
-// paid = true; pending: paid = false; all). Pending payments are folded into currency_totals
-// (pending_revenue, pending_check_outs) rather than a separate object, so every currency's paid and
-// pending halves sit side by side and add up to total_revenue. payment_methods covers paid
-// check-outs only (a pending one has no method yet), per method and currency; a paid check-out
-// recorded without a method is listed under payment_method null. Sums are exact (integer cents in
-// workers/rollups.ts) and reported with at most 2 decimals.
+// Definitions (docs/figures.md, "revenue"): a check-out belongs to the bucket of its
+// checked_out_at (UTC day). Revenue of a check-out = cooling_fees - discount. payment_status picks
+// the check-outs that count (paid: paid = true; pending: paid = false; all). Pending payments are
+// folded into currency_totals (pending_revenue, pending_check_outs) rather than a separate object,
+// so every currency's paid and pending halves sit side by side and add up to total_revenue.
+// payment_methods covers paid check-outs only (a pending one has no method yet), per method and
+// currency; a paid check-out recorded without a method is listed under payment_method null. Sums
+// are exact (integer cents in workers/rollups/) and reported with at most 2 decimals.
 import { z } from 'zod';
 import { analyticsFilters, analyticsQuery, filtersOf, gridPage, periodFields } from '../../analytics/query.js';
+import { resolveReportingScope } from '../../analytics/reporting-units.js';
 import { pageCells, pageDays, type RecordMatches, type RevenueRecord, type RollupBody, sendEnvelope } from '../../analytics/rollups.js';
-import { resolveWindow } from '../../analytics/window.js';
+import { resolveWindow } from '../../data-surface/window.js';
 import { loadQueries } from '../../db/sql.js';
 import { envelopeSchema, errorResponses } from '../../http/schemas.js';
 import type { App } from '../../types.js';
 
-const sql = loadQueries('revenue', ['revenueCheckOuts']);
+const sql = loadQueries('analytics-revenue', ['revenueCheckOuts']);
 
 export const PAYMENT_STATUSES = ['paid', 'pending', 'all'] as const;
 const paymentStatus = z.enum(PAYMENT_STATUSES, { error: 'must be one of paid, pending, or all' });
@@ -65,6 +66,7 @@ export default async function revenueRoute(app: App) {
     config: { scope: 'revenue' },
     schema: {
       summary: 'Revenue per currency, paid and pending, by payment method',
+      description: 'One record per (period, unit). Definitions, rounding and edge cases: docs/figures.md.',
       tags: ['Analytics'],
       security: [{ apiToken: [] }],
       querystring: z.strictObject({
@@ -76,7 +78,8 @@ export default async function revenueRoute(app: App) {
     handler: async (request, reply) => {
       const window = resolveWindow(request.query, app.clock.now());
       const { page, page_size: pageSize, period, payment_status: status } = request.query;
-      const grid = gridPage(window, period, request.unitScope, page, pageSize);
+      const scope = await resolveReportingScope(app.accessControl, request);
+      const grid = gridPage(window, period, scope, page, pageSize);
       let data: RollupBody = '[]';
       if (grid.cells.length > 0) {
         const { days, periodStarts } = pageDays(grid);
@@ -84,7 +87,7 @@ export default async function revenueRoute(app: App) {
         data = await app.rollups.rollUp({ kind: 'revenue', cells: pageCells(grid), checkOuts }, grid.unitIds.length * days.length);
       }
       const meta: z.infer<typeof envelope>['meta'] = {
-        company_id: request.unitScope.companyId,
+        company_id: scope.companyId,
         filters: { ...filtersOf(request.query, window), payment_status: status },
         pagination: grid.pagination,
       };

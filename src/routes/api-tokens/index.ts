@@ -5,6 +5,7 @@ import createApiToken from './create.js';
 import listApiTokens from './list.js';
 import retrieveApiToken from './retrieve.js';
 import revokeApiToken from './revoke.js';
+import rotateApiToken from './rotate.js';
 
 export default async function apiTokenRoutes(app: App) {
   app.addHook('onRequest', employeeAuthHook(app));
@@ -12,4 +13,5 @@ export default async function apiTokenRoutes(app: App) {
   await app.register(listApiTokens);
   await app.register(retrieveApiToken);
   await app.register(revokeApiToken);
+  await app.register(rotateApiToken);
 }

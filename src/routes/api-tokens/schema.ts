@@ -16,6 +16,8 @@ export const apiToken = z
     revoked_at: z.string().nullable(),
     created_at: z.string(),
     created_by: z.number().int().describe('User id of the employee who created the token'),
+    rotated_from: z.uuid().nullable().describe('The token this one replaced (rotate); null: created directly'),
+    replaced_by: z.uuid().nullable().describe('The token that replaced this one (rotate); null: not rotated'),
   })
   .meta({ id: 'ApiToken' });
 

@@ -3,26 +3,17 @@
 // (Its 30/min per-IP rate limit is a separate concern, applied by the rate-limit plugin.)
 import { z } from 'zod';
 import { loadQueries } from '../../db/sql.js';
-import { unsupportedMediaType } from '../../http/errors.js';
-import { errorResponses } from '../../http/schemas.js';
+import { requireJsonBody } from '../../http/strict-json.js';
+import { errorResponses, trimmedText } from '../../http/schemas.js';
 import type { App } from '../../types.js';
 
 const sql = loadQueries('cooling-users', ['isActiveFarmerCode']);
 
 const MAX_CODE_LENGTH = 64;
-const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
-// length checks only on a string (see api-tokens/create.ts: zod measures anything with `length`)
-const onString = { when: (payload: { value: unknown }) => typeof payload.value === 'string' };
 
 const body = z.strictObject({
-  cooling_user_id: z
-    .string()
-    .trim()
-    .min(1, { error: 'must not be empty', ...onString })
-    .max(MAX_CODE_LENGTH, { error: `must be at most ${MAX_CODE_LENGTH} characters`, ...onString })
-    // PostgreSQL refuses NUL in text (a 500); no user code holds a control character anyway
-    .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters')
-    .describe("The farmer's cooling user code"),
+  // PostgreSQL refuses NUL in text (a 500); no user code holds a control character anyway
+  cooling_user_id: trimmedText(MAX_CODE_LENGTH).describe(`The farmer's cooling user code; trimmed, 1..${MAX_CODE_LENGTH} characters`),
 });
 
 const answer = z.object({ valid: z.boolean() }).meta({ id: 'CoolingUserIdValidity' });
@@ -39,10 +30,7 @@ export default async function validateCoolingUserIdRoute(app: App) {
       body,
       response: { 200: answer, ...errorResponses(400, 415, 429, 503) },
     },
-    // before body parsing: a form or text body is refused as a media type, not as a shape
-    preParsing: async (request) => {
-      if (!JSON_MEDIA_TYPE.test(request.headers['content-type'] ?? '')) throw unsupportedMediaType();
-    },
+    preParsing: requireJsonBody,
     handler: async (request, reply) => {
       const { rows } = await app.db.query<{ valid: boolean }>(sql.isActiveFarmerCode, [request.body.cooling_user_id]);
       reply.header('cache-control', 'no-store');

@@ -72,11 +72,13 @@ await checkOut(u1, f3, '2025-03-01T17:00:00Z', { currency: 'USD', price: '10.00'
 await checkIn(u2, f1, '2025-03-01T08:00:00Z', [[tomato, '0.10'], [tomato, '0.20']]);
 await checkOut(u2, f2, '2025-03-01T09:00:00Z');
 // U1, 03-02: 10 kg in; surveys at 400 per 3 kg and 100 per 7 kg (prices per kg 133.33... and
-// 14.28...), the second filed the next day (it still belongs to its check-out's day)
+// 14.28...), the second taken the next day: it belongs to 03-03, when it was taken
 await checkIn(u1, f1, '2025-03-02T08:00:00Z', [[tomato, '10.00']]);
 await checkOut(u1, f1, '2025-03-02T12:00:00Z', { currency: 'NGN', price: '400.00', kgPerUnit: '3.00', sold: '3.00', lost: '1.00' });
 await checkOut(u1, f1, '2025-03-02T13:00:00Z', { currency: 'NGN', price: '100.00', kgPerUnit: '7.00', sold: '7.00', lost: '0', at: '2025-03-03T09:00:00Z' });
-// Not company A's: a deleted unit, and company B (FB2's baseline is in USD, its survey in INR)
+// Not company A's: company B (FB2's baseline is in USD, its survey in INR), and a unit deleted
+// before the window (it reports only on periods that began before: deleted-units.golden.test.ts)
+await pool.query("UPDATE cooling_units SET deleted_at = '2025-02-15T00:00:00Z' WHERE deleted");
 await checkIn(a.deletedUnitId, f1, '2025-03-01T08:00:00Z', [[tomato, '999.00']]);
 await baseline(fb1, '2025-01-01T00:00:00Z', '0.2000', 'INR', '20.00');
 await baseline(fb2, '2025-01-01T00:00:00Z', '0.2000', 'USD', '1.00');
@@ -129,17 +131,74 @@ t.test('by day', async (t) => {
       ...day(u1, '2025-03-02'),
       currency: 'NGN',
       kg_checked_in: 10,
-      food_loss_prevented_kg: 3.09, // 10 x (0.4 - 1/11) = 34/11 = 3.0909...
-      market_loss_share: 0.0909,
-      income_increase: -500, // (400/3 - 100) x 3 + (100/7 - 100) x 7 = 100 - 600, exactly
+      food_loss_prevented_kg: 1.5, // 10 x (0.4 - 1/4): only the survey taken on 03-02 counts
+      market_loss_share: 0.25,
+      income_increase: 100, // (400/3 - 100) x 3, exactly
       co2_reduction_kg: 4,
       farmers_served: 1,
       community_served: 5, // 4.7
-      market_surveys: 2,
+      market_surveys: 1,
     },
     { ...day(u2, '2025-03-02'), ...zero },
     { ...day(u3, '2025-03-02'), ...zero },
   ]);
+});
+
+t.test('a market survey belongs to the period it was taken in, whatever its check-out\'s', async (t) => {
+  // the survey of U1's 03-02 13:00 check-out, taken 03-03 09:00: no movement at U1 on 03-03, so
+  // nothing was checked in or served that day, but the survey and its income are that day's
+  const [record] = await impact(tokenA, `start_date=2025-03-03&end_date=2025-03-03&cooling_unit_id=${u1}`);
+  t.strictSame(record, {
+    ...day(u1, '2025-03-03'),
+    currency: 'NGN',
+    kg_checked_in: 0,
+    food_loss_prevented_kg: 0, // nothing checked in on 03-03
+    market_loss_share: 0, // 0 kg lost of 7
+    income_increase: -600, // F1's baseline for 03-03 is January's 100 per kg: (100/7 - 100) x 7
+    co2_reduction_kg: 0,
+    farmers_served: 0,
+    community_served: 0,
+    market_surveys: 1,
+  });
+  // the days add up to the month: every survey is in exactly one period
+  const days = await impact(tokenA, `start_date=2025-03-01&end_date=2025-03-31&cooling_unit_id=${u1}`);
+  t.equal(days.reduce((sum, r) => sum + (r.market_surveys as number), 0), 5);
+});
+
+t.test('a survey taken the next month belongs to that month', async (t) => {
+  // U3, check-out 02-28 23:00, survey taken 03-01 08:00: February, once reconciled, stays as it was
+  await checkOut(u3, f2, '2025-02-28T23:00:00Z', { currency: 'NGN', price: '600.00', kgPerUnit: '10.00', sold: '20.00', lost: '5.00', at: '2025-03-01T08:00:00Z' });
+  const [february, march] = await impact(tokenA, `start_date=2025-02-01&end_date=2025-03-31&period=month&cooling_unit_id=${u3}`);
+  t.match(february, { period_start: '2025-02-01', market_surveys: 0, market_loss_share: null, income_increase: 0, farmers_served: 1 });
+  // F2 has no baseline before March ends: their earliest, 04-01 12:00 (50 per kg): (600/10 - 50) x 20
+  t.match(march, { period_start: '2025-03-01', market_surveys: 1, market_loss_share: 0.2, income_increase: 200, farmers_served: 0 });
+});
+
+t.test('a farmer without a baseline counts in the pooled loss share but claims no food loss prevented', async (t) => {
+  // U2, 03-05: F1 (baseline 0.9 from 03-05) checks in 100 kg; F3 (no baseline) checks in 50 kg and
+  // reports 30 kg lost of 40; F1 reports 0 of 60
+  await checkIn(u2, f1, '2025-03-05T08:00:00Z', [[tomato, '100.00']]);
+  await checkIn(u2, f3, '2025-03-05T08:30:00Z', [[tomato, '50.00']]);
+  await checkOut(u2, f1, '2025-03-05T16:00:00Z', { currency: 'NGN', price: '1000.00', kgPerUnit: '10.00', sold: '60.00', lost: '0' });
+  await checkOut(u2, f3, '2025-03-05T17:00:00Z', { currency: 'NGN', price: '1000.00', kgPerUnit: '10.00', sold: '10.00', lost: '30.00' });
+  const [record] = await impact(tokenA, `start_date=2025-03-05&end_date=2025-03-05&cooling_unit_id=${u2}`);
+  t.strictSame(record, {
+    ...day(u2, '2025-03-05'),
+    currency: 'NGN',
+    kg_checked_in: 150,
+    // pooled: 30 lost of 100 surveyed = 0.3; F1 100 kg x (0.9 - 0.3) = 60; F3 has no baseline: 0
+    food_loss_prevented_kg: 60,
+    market_loss_share: 0.3,
+    income_increase: -1200, // F1 (1000/10 - 120) x 60; F3 has no baseline price
+    co2_reduction_kg: 60,
+    farmers_served: 2,
+    community_served: 9, // 9.4
+    market_surveys: 2,
+  });
+  // a period with crates in but no survey: the loss after cooling is unknown, nothing is claimed
+  await checkIn(u2, f1, '2025-03-06T08:00:00Z', [[tomato, '100.00']]);
+  const [unsurveyed] = await impact(tokenA, `start_date=2025-03-06&end_date=2025-03-06&cooling_unit_id=${u2}`);
+  t.match(unsurveyed, { kg_checked_in: 100, market_surveys: 0, market_loss_share: null, food_loss_prevented_kg: 0, income_increase: 0 });
 });
 
 t.test('a month bucket uses the baseline before its end', async (t) => {

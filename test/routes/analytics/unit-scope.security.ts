@@ -18,7 +18,9 @@ export async function unitScopeSecuritySuite(t: Test, { endpoint: ENDPOINT, scop
   const a = await createCompany(ctx.db.pool, 'Security A');
   const b = await createCompany(ctx.db.pool, 'Security B');
   const [u1, u2] = a.unitIds as [number, number];
-  // a check-out on every live unit of both companies: a leak would show up in the records
+  // the fixtures' deleted units were deleted before the window: they report on none of its days
+  await ctx.db.pool.query("UPDATE cooling_units SET deleted_at = '2025-03-01T00:00:00Z' WHERE deleted");
+  // a check-out on every unit of both companies: a leak would show up in the records
   await ctx.db.pool.query(
     `INSERT INTO check_outs (cooling_unit_id, farmer_id, checked_out_at, currency, cooling_fees, paid, payment_method)
      SELECT id, $1, '2025-03-09T10:00:00Z', 'NGN', 10, true, 'CASH' FROM cooling_units`,
@@ -57,6 +59,48 @@ export async function unitScopeSecuritySuite(t: Test, { endpoint: ENDPOINT, scop
     const body = (await get('start_date=2025-03-09&end_date=2025-03-09')).json() as { data: Array<{ cooling_unit_id: number } & Record<string, number>> };
     t.strictSame(body.data.map((r) => r.cooling_unit_id), a.unitIds);
     t.ok(body.data.every((r) => r[oneCheckOutField] === 1), `${oneCheckOutField} is 1 on every unit`);
+  });
+
+  t.test("a deleted unit's history stays with the tokens that read it, up to its deletion", async (t) => {
+    // unit D of A: granted to a restricted token while live, a check-out on 03-05, deleted 03-07 00:00
+    const unitD = (await ctx.db.pool.query<{ id: number }>(
+      `INSERT INTO cooling_units (location_id, company_id, name, capacity_crates, capacity_kg)
+       VALUES ($1, $2, 'Security A unit D', 100, 2500) RETURNING id`,
+      [a.locationId, a.companyId],
+    )).rows[0]!.id;
+    const withD = await issueToken(ctx, a.employeeId, { scopes: [SCOPE], cooling_unit_ids: [u2, unitD] });
+    const withoutD = await issueToken(ctx, a.employeeId, { scopes: [SCOPE], cooling_unit_ids: [u2] });
+    await ctx.db.pool.query(
+      `INSERT INTO check_outs (cooling_unit_id, farmer_id, checked_out_at, currency, cooling_fees, paid, payment_method)
+       VALUES ($1, $2, '2025-03-05T10:00:00Z', 'NGN', 10, true, 'CASH')`,
+      [unitD, a.farmerIds[0]],
+    );
+    await ctx.db.pool.query("UPDATE cooling_units SET deleted = true, deleted_at = '2025-03-07T00:00:00Z' WHERE id = $1", [unitD]);
+    // the live directory hears of the deletion asynchronously (LISTEN/NOTIFY): wait until it has
+    for (let i = 0; i < 200 && (await get(`cooling_unit_id=${unitD}`)).statusCode !== 404; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    t.equal((await get(`cooling_unit_id=${unitD}`)).statusCode, 404, 'a deleted unit cannot be named');
+
+    type Body = { data: Array<{ cooling_unit_id: number; period_start: string } & Record<string, number>>; meta: { pagination: { total_count: number } } };
+    const window = 'start_date=2025-03-01&end_date=2025-03-09&page_size=1000';
+    const days = (body: Body) => body.data.filter((r) => r.cooling_unit_id === unitD).map((r) => r.period_start);
+    const reported = ['2025-03-01', '2025-03-02', '2025-03-03', '2025-03-04', '2025-03-05', '2025-03-06'];
+
+    const companyWide = (await get(window)).json() as Body;
+    t.equal(companyWide.meta.pagination.total_count, 9 * a.unitIds.length + 6, 'every live unit each day, D on the 6 days before its deletion');
+    t.strictSame(days(companyWide), reported);
+    t.equal(companyWide.data.find((r) => r.cooling_unit_id === unitD && r.period_start === '2025-03-05')![oneCheckOutField], 1, 'its check-out still counts');
+
+    const byLocation = (await get(`${window}&location_id=${a.locationId}`)).json() as Body;
+    t.strictSame(byLocation.data, companyWide.data, 'a location reports on its deleted units too');
+
+    const granted = (await get(window, withD.headers)).json() as Body;
+    t.equal(granted.meta.pagination.total_count, 9 + 6, 'a token granted D keeps its history');
+    t.strictSame(days(granted), reported);
+    const notGranted = (await get(window, withoutD.headers)).json() as Body;
+    t.equal(notGranted.meta.pagination.total_count, 9);
+    t.strictSame(days(notGranted), [], 'a token never granted D never sees it');
+    const filtered = (await get(`${window}&cooling_unit_id=${u2}`)).json() as Body;
+    t.strictSame(days(filtered), [], 'cooling_unit_id names one live unit');
   });
 
   t.test('a restricted token sees only its units', async (t) => {

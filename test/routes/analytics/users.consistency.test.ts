@@ -1,8 +1,8 @@
 // GET /api/v1/analytics/users on the demo data set (thousands of movements, several companies,
-// farmers using units of other companies) against a naive recount in JavaScript of the same
-// definitions (sql/queries/users-analytics.sql), for every period, a restricted token and a filter.
+// farmers using units of other companies, deleted units) against a naive recount in JavaScript of
+// the same definitions (docs/figures.md), for every period, a restricted token and a filter.
 import t from 'tap';
-import { bucketsOf, formatDay, parseDay, type Period } from '../../../src/analytics/window.js';
+import { bucketsOf, formatDay, parseDay, type Period } from '../../../src/data-surface/window.js';
 import { seedDemo } from '../../../src/seed/demo.js';
 import { TEST_JWT_SECRET, createTestApp } from '../../helpers/app.js';
 import { NOW, URL_BASE, type UsersJson, type UsersRecordJson } from './users.world.js';
@@ -38,9 +38,18 @@ const movements = (
   )
 ).rows.map((row): Movement => ({ ...row, at: Number(row.at) }));
 
-/** The documented definitions, counted one farmer and one movement at a time. */
+const deletedAt = new Map(
+  (await pool.query<{ id: number; deleted_at: Date }>('SELECT id, deleted_at FROM cooling_units WHERE deleted')).rows.map((row) => [row.id, row.deleted_at.getTime()]),
+);
+
+/**
+ * The documented definitions (docs/figures.md, "users"), counted one farmer and one movement at a
+ * time: the population over every unit of the request, a deleted unit's movements and breakdown
+ * entry only in the buckets that began before its deletion.
+ */
 function recount(units: number[], start: string, end: string, period: Period): UsersRecordJson[] {
   const scope = new Set(units);
+  const reportsOn = (unit: number, bucketStart: number) => !deletedAt.has(unit) || bucketStart < deletedAt.get(unit)!;
   const operatorsOfScope = new Set(assignments.filter((row) => scope.has(row.cooling_unit_id)).map((row) => row.operator_id));
   const checkedIn = new Set(movements.filter((m) => m.check_in && scope.has(m.unit)).map((m) => m.farmer));
   const population = farmers.filter(
@@ -49,14 +58,15 @@ function recount(units: number[], start: string, end: string, period: Period): U
   return bucketsOf({ start: parseDay(start), end: parseDay(end) }, period).map((bucket) => {
     const from = bucket.start;
     const to = bucket.end + DAY_MS;
-    const inside = movements.filter((m) => scope.has(m.unit) && m.at >= from && m.at < to);
+    const inside = movements.filter((m) => scope.has(m.unit) && reportsOn(m.unit, from) && m.at >= from && m.at < to);
     return {
       period_start: formatDay(bucket.start),
       period_end: formatDay(bucket.end),
       registered_users: population.filter((farmer) => farmer.joined < to).length,
       active_users: new Set(inside.map((m) => m.farmer)).size,
       sign_ups: population.filter((farmer) => farmer.joined >= from && farmer.joined < to).length,
-      by_cooling_unit: [...units]
+      by_cooling_unit: units
+        .filter((unit) => reportsOn(unit, from))
         .sort((x, y) => x - y)
         .map((unit) => {
           const here = inside.filter((m) => m.unit === unit);
@@ -92,10 +102,11 @@ for (const company of demo.companies) {
     };
     const companyWide = await create([]);
     const units = company.cooling_unit_ids;
+    t.ok(company.deleted_cooling_unit_ids.length > 0, 'the demo deletes a unit of every company');
     const window = { start: '2025-03-15', end: '2026-03-15' };
     for (const period of ['day', 'week', 'month'] as const) {
       const records = await readAll(companyWide, `start_date=${window.start}&end_date=${window.end}&period=${period}`);
-      t.same(records, recount(units, window.start, window.end, period), `company-wide, by ${period}`);
+      t.same(records, recount([...units, ...company.deleted_cooling_unit_ids], window.start, window.end, period), `company-wide, by ${period}`);
     }
     const pair = units.slice(0, 2);
     const restricted = await create(pair);

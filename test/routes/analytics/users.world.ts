@@ -1,8 +1,10 @@
 // A small hand-built world for GET /api/v1/analytics/users, with figures computed by hand.
 // Window used by the golden tests: 2026-02-25 (Wed) .. 2026-03-10 (Tue); clock 2026-03-15 12:00Z.
 //
-// Company A: units a1 a2 a3 (live) and aGone (deleted). Operators: opA1 on a1, opA2 on a2 and a3,
-// opGone on aGone only. Company B: units b1 b2 b3; opB1 on b1. Company C: no live unit.
+// Company A: units a1 a2 a3 (live) and aGone (deleted 2026-03-06 12:00Z, so it reports on the
+// buckets that began before: docs/figures.md, "Deleted units"). Operators: opA1 on a1, opA2 on a2
+// and a3, opGone on aGone only. Company B: units b1 b2 b3 (and one deleted in January); opB1 on
+// b1. Company C: no live unit (its one unit was deleted in January).
 //
 // farmer  joined (UTC)          registered by  movements
 // f1      2026-01-10            opA1           in a2 02-24 23:59:59 (before), in a1 02-25, out a1 03-03,
@@ -16,8 +18,8 @@
 // f8      2026-02-28            opB1           in b1 02-28, out b2 03-05
 // f9      2026-02-27            opGone         in aGone 03-04
 //
-// Populations: A = {f1..f7} (f3 by its check-in at a1); B = {f1 (check-in at b2), f3, f8};
-// a3 alone = {f2, f6}; a1 alone = {f1, f3, f4, f5, f7}. f9 counts nowhere (deleted unit).
+// Populations: A = {f1..f7, f9} (f3 by its check-in at a1, f9 by opGone of the deleted aGone);
+// B = {f1 (check-in at b2), f3, f8}; a3 alone = {f2, f6}; a1 alone = {f1, f3, f4, f5, f7}.
 import type { LightMyRequestResponse } from 'fastify';
 import type pg from 'pg';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
@@ -26,6 +28,8 @@ import { createCompany, type CompanyFixture } from '../../helpers/fixtures.js';
 export const URL_BASE = '/api/v1/analytics/users';
 export const NOW = new Date('2026-03-15T12:00:00Z');
 export const GOLDEN_WINDOW = 'start_date=2026-02-25&end_date=2026-03-10';
+/** aGone's deletion: it reports on the buckets that began before this instant */
+export const A_GONE_DELETED_AT = '2026-03-06T12:00:00Z';
 
 export interface UnitFiguresJson {
   cooling_unit_id: number;
@@ -37,7 +41,7 @@ export interface UnitFiguresJson {
 export interface UsersRecordJson {
   period_start: string;
   period_end: string;
-  registered_users: number;
+  registered_users: number | null;
   active_users: number;
   sign_ups: number;
   by_cooling_unit: UnitFiguresJson[];
@@ -82,11 +86,14 @@ export async function createUsersWorld(t: Teardown): Promise<UsersWorld> {
   const [a1, a2, a3] = a.unitIds as [number, number, number];
   const [b1, b2] = b.unitIds as [number, number, number];
 
+  await pool.query('UPDATE cooling_units SET deleted_at = $2 WHERE id = $1', [a.deletedUnitId, A_GONE_DELETED_AT]);
+  await pool.query("UPDATE cooling_units SET deleted_at = '2026-01-15T00:00:00Z' WHERE id = $1", [b.deletedUnitId]);
+
   const companyC = await one(pool, "INSERT INTO companies (name, country, currency) VALUES ('Gamma Cold', 'PH', 'PHP') RETURNING id", []);
   const locationC = await one(pool, "INSERT INTO locations (company_id, name) VALUES ($1, 'Closed site') RETURNING id", [companyC]);
   await pool.query(
     `INSERT INTO cooling_units (location_id, company_id, name, capacity_crates, capacity_kg, deleted, deleted_at)
-     VALUES ($1, $2, 'Gamma gone', 10, 250, true, now())`,
+     VALUES ($1, $2, 'Gamma gone', 10, 250, true, '2026-01-15T00:00:00Z')`,
     [locationC, companyC],
   );
   const employeeC = await one(pool, "INSERT INTO users (role, company_id, first_name) VALUES ('REGISTERED_EMPLOYEE', $1, 'Gamma') RETURNING id", [companyC]);
@@ -155,17 +162,22 @@ export async function createUsersWorld(t: Teardown): Promise<UsersWorld> {
   return { ...ctx, a, b, c: { companyId: companyC, employeeId: employeeC }, farmers, get };
 }
 
-/** Expected record, written compactly: [start, end, registered, active, sign_ups, {unitId: [active, in, out]}]. */
-export type Expected = [string, string, number, number, number, Record<number, [number, number, number]>];
+/**
+ * Expected record, written compactly: [start, end, registered, active, sign_ups, {unitId: [active,
+ * in, out]}] (registered null for a bucket that has not begun).
+ */
+export type Expected = [string, string, number | null, number, number, Record<number, [number, number, number]>];
 
-export function expectedRecords(rows: Expected[], unitIds: number[]): UsersRecordJson[] {
+/** `unitIds`: the units listed in by_cooling_unit, the same for every bucket or by period_start. */
+export function expectedRecords(rows: Expected[], unitIds: number[] | ((periodStart: string) => number[])): UsersRecordJson[] {
+  const unitsOf = typeof unitIds === 'function' ? unitIds : () => unitIds;
   return rows.map(([start, end, registered, active, signUps, units]) => ({
     period_start: start,
     period_end: end,
     registered_users: registered,
     active_users: active,
     sign_ups: signUps,
-    by_cooling_unit: unitIds.map((id) => {
+    by_cooling_unit: unitsOf(start).map((id) => {
       const [unitActive, checkIns, checkOuts] = units[id] ?? [0, 0, 0];
       return { cooling_unit_id: id, active_users: unitActive, check_ins: checkIns, check_outs: checkOuts };
     }),

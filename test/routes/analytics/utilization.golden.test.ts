@@ -13,6 +13,8 @@ const rival = await createCompany(ctx.db.pool, 'Rival');
 const [unitA, unitB] = acme.unitIds as [number, number];
 const [farmer1, farmer2] = acme.farmerIds as [number, number];
 const q = (sql: string, params: unknown[] = []) => ctx.db.pool.query(sql, params);
+// the deleted units were deleted before every window here (deleted units: deleted-units.golden.test.ts)
+await q("UPDATE cooling_units SET deleted_at = '2026-02-01T00:00:00Z' WHERE deleted");
 
 const crop = (await q("INSERT INTO crops (name, emission_factor_without_cooling, emission_factor_with_cooling) VALUES ('Tomato', 1.2, 0.4) RETURNING id")).rows[0].id;
 const checkIn = async (unit: number, farmer: number, at: string, weights: number[]) => {
@@ -72,11 +74,12 @@ t.test('period=month, every unit of the company, none of the rival', async (t) =
   t.match(body.data[1], { cooling_unit_id: unitB, utilization_rate: 0, crates_in_storage: 0, ...zero }, 'a unit without movements is 0, not missing');
 });
 
-t.test('a period that reaches into the future is averaged up to now', async (t) => {
+t.test('the current period is averaged up to now; one that has not begun has no occupancy (null)', async (t) => {
+  // now is 2026-03-15 12:00: 03-15 is half elapsed, 03-16 has not begun (periods-not-begun.golden.test.ts)
   const body = await fetchRecords(`start_date=2026-03-15&end_date=2026-03-16&cooling_unit_id=${unitA}`);
   t.match(body.data, [
-    { period_start: '2026-03-15', average_crates_in_storage: 8, utilization_rate: 0.08, crates_in_storage: 8 },
-    { period_start: '2026-03-16', average_crates_in_storage: 0, utilization_rate: 0 },
+    { period_start: '2026-03-15', average_crates_in_storage: 8, utilization_rate: 0.08, crates_in_storage: 8, kg_in_storage: 160 },
+    { period_start: '2026-03-16', average_crates_in_storage: null, utilization_rate: null, crates_in_storage: null, kg_in_storage: null, ...zero },
   ]);
 });
 

@@ -80,6 +80,8 @@ t.test('name: empty, blank, too long, control characters, huge', async (t) => {
   await expectInvalid(t, { ...valid, name: '   ' }, 'name');
   await expectInvalid(t, { ...valid, name: '\t\n \r' }, 'name');
   await expectInvalid(t, { ...valid, name: 'n'.repeat(101) }, 'name', '101 characters');
+  await expectInvalid(t, { ...valid, name: '🌽'.repeat(101) }, 'name', '101 characters outside the BMP');
+  await expectInvalid(t, { ...valid, name: ` ${'n'.repeat(101)} ` }, 'name', '101 characters between spaces');
   for (const control of ['\u0000', '\u0001', '\u0007', '\u001b', '\u007f', '\u0085', '\n', '\t', '\r']) {
     await expectInvalid(t, { ...valid, name: `bad${control}name` }, 'name', `control U+${control.charCodeAt(0).toString(16)}`);
   }

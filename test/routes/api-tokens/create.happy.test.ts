@@ -76,6 +76,10 @@ t.test('name is trimmed; 100 characters and any printable Unicode are fine', asy
   const hundred = 'n'.repeat(100);
   t.equal((await world.createToken(a.jwt, { name: hundred })).name, hundred);
   t.equal((await world.createToken(a.jwt, { name: `  ${hundred}  ` })).name, hundred, 'length is checked after trimming');
+  t.equal((await world.createToken(a.jwt, { name: `a${' '.repeat(101)}` })).name, 'a', 'trailing spaces past 100 are trimmed, not counted');
+  t.equal((await world.createToken(a.jwt, { name: '\tx\n' })).name, 'x', 'whitespace controls at the ends are trimmed away');
+  const corn = '🌽'.repeat(100);
+  t.equal((await world.createToken(a.jwt, { name: corn })).name, corn, '100 characters outside the BMP (200 UTF-16 units): characters are code points');
   t.equal((await world.createToken(a.jwt, { name: 'Récolte 🌽 — 冷藏' })).name, 'Récolte 🌽 — 冷藏');
   t.equal((await world.createToken(a.jwt, { name: "O'Brien; DROP TABLE api_tokens" })).name, "O'Brien; DROP TABLE api_tokens");
 });

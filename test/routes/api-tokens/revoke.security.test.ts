@@ -2,6 +2,8 @@
 // token's company can revoke it, and a refused attempt leaves the token exactly as it was.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
+import { createTestApp } from '../../helpers/app.js';
+import { createCompany } from '../../helpers/fixtures.js';
 import { BASE, createWorld, type ApiTokenJson, type ErrorJson } from './setup.js';
 
 const world = await createWorld(t);
@@ -77,4 +79,23 @@ t.test('the revoke answer and the logs never carry the raw token', async (t) => 
   t.notOk(clean.body.includes('"token"'));
   t.notOk(world.logs.join('\n').includes(token.token), 'not in the logs');
   t.notOk(world.logs.join('\n').includes(token.token.slice(4, 24)), 'not even part of it');
+});
+
+t.test('two processes sharing Redis: a revoke naming the id in capitals reaches the other process too', async (t) => {
+  const redis = { REDIS_URL: 'redis://127.0.0.1:6379' };
+  const one = await createTestApp(t, redis);
+  const two = await createTestApp(t, redis, { database: one.db });
+  const company = await createCompany(one.db.pool, 'Shared Redis Co');
+  const headers = { authorization: `Bearer ${await one.jwtFor(company.employeeId)}` };
+  const created = await one.app.inject({ method: 'POST', url: BASE, headers, payload: { name: 'cached elsewhere', scopes: ['users'] } });
+  const token = created.json<{ id: string; token: string }>();
+  const onTwo = async () =>
+    (await two.app.inject({ url: '/api/v1/analytics/users', headers: { authorization: `Bearer ${token.token}` } })).statusCode;
+  // twice: a process's first check of the shared store empties its cache (revocation.ts, epoch)
+  t.equal(await onTwo(), 200, 'process two reads the token');
+  t.equal(await onTwo(), 200, 'and has it in its cache');
+  const revoked = await one.app.inject({ method: 'POST', url: `${BASE}/${token.id.toUpperCase()}/revoke`, headers });
+  t.equal(revoked.statusCode, 200);
+  t.strictSame(await two.app.revocations.status(token.id), { state: 'revoked' }, 'the marker is under the token’s own id');
+  t.equal(await onTwo(), 401, 'process two refuses it at once');
 });

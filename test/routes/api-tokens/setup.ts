@@ -17,8 +17,10 @@ export const API_TOKEN_KEYS = [
   'id',
   'last_used_at',
   'name',
+  'replaced_by',
   'revoked',
   'revoked_at',
+  'rotated_from',
   'scopes',
 ];
 
@@ -34,6 +36,8 @@ export interface ApiTokenJson {
   revoked_at: string | null;
   created_at: string;
   created_by: number;
+  rotated_from: string | null;
+  replaced_by: string | null;
   token?: string;
 }
 

@@ -58,7 +58,7 @@ t.test('unknown and missing fields: 400', async (t) => {
 });
 
 t.test('cooling_user_id of the wrong type or size: 400', async (t) => {
-  const values = [null, 1, 1.5, true, [], ['Alpha Cold-F1'], {}, { length: [{ toString: 1 }] }, { length: 3 }, '', '   ', 'x'.repeat(65), 'a\u0000b', 'a\u0007b'];
+  const values = [null, 1, 1.5, true, [], ['Alpha Cold-F1'], {}, { length: [{ toString: 1 }] }, { length: 3 }, '', '   ', 'x'.repeat(65), '🌽'.repeat(65), 'a\u0000b', 'a\u0007b'];
   for (const value of values) {
     await expectRefused(t, JSON.stringify({ cooling_user_id: value }), 400, 'cooling_user_id');
   }

@@ -49,6 +49,8 @@ t.test('everything else is simply not valid, with the same shape', async (t) => 
   await expectAnswer(t, "' OR '1'='1", false, 'SQL is just text');
   await expectAnswer(t, 'x'.repeat(64), false, '64 characters');
   await expectAnswer(t, '🌽'.repeat(10), false, 'non-ASCII');
+  await expectAnswer(t, '🌽'.repeat(64), false, '64 characters outside the BMP (128 UTF-16 units)');
+  await expectAnswer(t, ` x${' '.repeat(70)}`, false, 'surrounding whitespace does not count toward 64');
   const valid = await validate('Alpha Cold-F1');
   const invalid = await validate('NO-SUCH-CODE');
   t.same(Object.keys(valid.headers).sort(), Object.keys(invalid.headers).sort(), 'same headers either way');

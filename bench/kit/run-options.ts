@@ -1,0 +1,52 @@
+// The command line of `npm run bench`: mode, run length and the scenario subset, resolved into the
+// run's configuration and what it includes; or the P9 scale curve, a separate mode.
+//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...]
+//   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both]
+import { parseArgs } from 'node:util';
+import { type KitConfig, kitConfig } from './config.js';
+import { readScaleOptions, type ScaleOptions } from './scale-plan.js';
+import { type Scenario, scenarios } from './scenarios.js';
+
+export interface RunOptions {
+  config: KitConfig;
+  /** the request scenarios to run, in their order */
+  scenarios: Scenario[];
+  /** P7's revoke-while-hammering rounds */
+  revocation: boolean;
+  /** bench/sensor-*.ts for P4 and P6 */
+  sensorScripts: boolean;
+  redisUrl: string;
+  /** --scale: only the P9 scale curve (bench/scale.ts), with its options; null otherwise */
+  scale: ScaleOptions | null;
+}
+
+export function readRunOptions(args = process.argv.slice(2)): RunOptions {
+  const { values } = parseArgs({
+    args,
+    options: {
+      quick: { type: 'boolean', default: false },
+      seconds: { type: 'string' },
+      only: { type: 'string' },
+      scale: { type: 'boolean', default: false },
+      'scale-max': { type: 'string' },
+      profile: { type: 'string' },
+    },
+  });
+  if (!values.scale && (values['scale-max'] !== undefined || values.profile !== undefined)) {
+    throw new Error('--scale-max and --profile belong to --scale (the scale curve); the load benchmark runs every sensor script on both profiles');
+  }
+  if (values.scale && (values.quick || values.seconds !== undefined || values.only !== undefined)) {
+    throw new Error('--scale is a run of its own: it takes --scale-max and --profile, not --quick, --seconds or --only');
+  }
+  const config = kitConfig(values.quick ? 'quick' : 'full', values.seconds ? Number(values.seconds) : undefined);
+  // --only names scenario ids, plus the two parts that are not request scenarios
+  const only = values.only ? new Set(values.only.split(',').map((id) => id.trim())) : null;
+  return {
+    config,
+    scenarios: scenarios.filter((scenario) => !only || only.has(scenario.id)),
+    revocation: !only || only.has('revocation'),
+    sensorScripts: !only || only.has('sensor-scripts'),
+    redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    scale: values.scale ? readScaleOptions(args) : null,
+  };
+}

@@ -1,0 +1,120 @@
+// The end of a run: the machine it ran on (versions, commit, load), the Report every output reads,
+// then the table on stdout and the files in bench/results/ (report.ts).
+import { execFileSync } from 'node:child_process';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { Redis } from 'ioredis';
+import { type KitConfig, WINDOW, WORKERS } from './config.js';
+import type { Dataset } from './dataset.js';
+import { formatTable, type Report, writeReports } from './report.js';
+import type { ScenarioResult } from './results.js';
+import { repoRoot } from './repo-root.js';
+import type { RevocationFigures } from './revocation.js';
+import type { SensorData, SensorScriptResults } from './sensor-targets.js';
+import { evaluateTargets } from './targets.js';
+
+/** HEAD as a short hash (read-only git), marked when the work tree has uncommitted changes. */
+function currentCommit(): string {
+  const git = (...args: string[]) => {
+    try {
+      return execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  const commit = git('rev-parse', '--short', 'HEAD') || 'unknown';
+  return git('status', '--porcelain', '--untracked-files=no') ? `${commit} (with uncommitted changes)` : commit;
+}
+
+// read when the kit is loaded, at the start of a run: a run takes up to half an hour, and a
+// commit made meanwhile is not what was measured
+const COMMIT_AT_START = currentCommit();
+
+/** The commit measured: HEAD when the run started, and where HEAD went if it moved since. */
+export function commitMeasured(): string {
+  const now = currentCommit();
+  return now === COMMIT_AT_START ? COMMIT_AT_START : `${COMMIT_AT_START} (HEAD moved to ${now} during the run)`;
+}
+
+async function redisVersionAt(redisUrl: string): Promise<string> {
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  return redis
+    .connect()
+    .then(() => redis.info('server'))
+    .then((info) => /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown', () => 'unknown')
+    .finally(() => redis.disconnect());
+}
+
+export interface RunOutcome {
+  config: KitConfig;
+  redisUrl: string;
+  startedAt: Date;
+  loadAtStart: number;
+  dataset: Dataset;
+  sensorData: SensorData;
+  scenarios: ScenarioResult[];
+  revocation: RevocationFigures | { error: string } | null;
+  /** bench/sensor-*.ts on each storage profile (null: not run, --only) */
+  sensorScripts: SensorScriptResults | null;
+}
+
+export async function assembleReport(outcome: RunOutcome): Promise<Report> {
+  const { config, dataset, startedAt } = outcome;
+  const versions = await dataset.pool.query<{ version: string }>('SELECT version()');
+  const redisVersion = await redisVersionAt(outcome.redisUrl);
+  const targets = evaluateTargets({ scenarios: outcome.scenarios, revocation: outcome.revocation, sensorScripts: outcome.sensorScripts });
+  const finishedAt = new Date();
+  return {
+    kit: 'coldtrack-api bench',
+    version: 1,
+    mode: config.mode,
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    durationS: (finishedAt.getTime() - startedAt.getTime()) / 1000,
+    seconds: config.seconds,
+    runsPerServer: config.order.length / 2,
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      memoryGb: totalmem() / 2 ** 30,
+      node: process.version,
+      postgres: versions.rows[0]?.version.split(' on ')[0] ?? 'unknown',
+      redis: redisVersion,
+      commit: commitMeasured(),
+      loadAverage: { start: outcome.loadAtStart, end: loadavg()[0]! },
+      note:
+        `The load generator (autocannon, one process per load) runs on the same ${cpus().length} cores as both clusters, PostgreSQL and Redis: ` +
+        'absolute figures are this machine\'s; the project/reference ratios are what carries over.',
+    },
+    services: {
+      project: { command: 'node --import tsx src/server.ts (WORKERS=2, REDIS_URL, LOG_LEVEL=warn)', workers: WORKERS },
+      reference: { command: 'node --import tsx bench/reference/server.ts (WORKERS=2)', workers: WORKERS },
+    },
+    dataset: {
+      database: dataset.name,
+      window: `${WINDOW.first} .. ${WINDOW.last} (${WINDOW.days} days)`,
+      size: config.dataset,
+      counts: dataset.counts,
+      buildSeconds: dataset.buildSeconds,
+      sensorReadings: outcome.sensorData.sensorReadings,
+    },
+    sensor: outcome.sensorData.sensor,
+    scenarios: outcome.scenarios,
+    revocation: outcome.revocation,
+    sensorScripts: outcome.sensorScripts,
+    targets,
+    notes: [
+      'req/s is 2xx responses per second over the run; latency percentiles are autocannon\'s, averaged over the runs of each server; max is the worst run\'s.',
+      'Each run uses tokens (and employees) that no other run used, spread so no token exceeds the 100/min limit: a non-2xx count above 0 is a finding, not the limit.',
+      'P5 reads the project\'s event-loop delay from GET /metrics (cluster aggregate: the mean of the workers\' p99, the max of their max), the worst project run; the reference reports per worker.',
+      'P8 is each worker\'s peak RSS while serving the largest pages: VmHWM from /proc/<worker>/status, reset at the start of each run (clear_refs 5); VmRSS sampled every 100 ms is shown beside it.',
+    ],
+  };
+}
+
+/** The table on stdout, the files in bench/results/ (all git-ignored), and where they are. */
+export function publishReport(report: Report) {
+  console.log(formatTable(report));
+  const files = writeReports(report, new URL('../results/', import.meta.url));
+  console.log(`\nreport: ${files.json}\n        ${files.html}\n        ${files.png ?? `no PNG: ${files.pngError}`}`);
+  console.log('        bench/results/latest.json, latest.html');
+}

@@ -1,0 +1,158 @@
+// Running the request scenarios against both clusters: a short pilot per server sizes each run's
+// credentials, then the measured runs alternate servers (the next scenario mirrors the order, so
+// neither server always goes first); a run that met 429s is run once more with more tokens.
+import { type KitConfig, type Server, WORKERS } from './config.js';
+import { countingCredentials, type CredentialNeeds } from './credentials.js';
+import { layoutOf } from './layout.js';
+import { type LoadFigures, runLoad } from './load.js';
+import { startLoopWindow } from './loop-delay.js';
+import { type ScenarioResult, type ServerRun, summarize } from './results.js';
+import type { BuildContext, Load, Scenario } from './scenarios.js';
+import type { Service } from './services.js';
+import { sleep } from './timing.js';
+import { sampleMemory } from './worker-memory.js';
+
+/** Seconds of the pilot that sizes each server's runs of a scenario. */
+const PILOT_SECONDS = 1.5;
+/** The rate before any pilot: the most a load can be sized for. */
+export const atCeiling = (_label: string, ceiling: number) => ceiling;
+
+/**
+ * Credentials every run could take: every pilot and run built once with counting pools, at the
+ * ceilings (the most a run can be sized for).
+ */
+export function planCredentials(config: KitConfig, selected: Scenario[]): CredentialNeeds {
+  const counting = countingCredentials();
+  const context: BuildContext = { layout: layoutOf(config.dataset), credentials: counting, seconds: config.seconds, sensorAvailable: true, rate: atCeiling };
+  for (const scenario of selected) {
+    for (let i = 0; i < 2; i++) scenario.build({ ...context, seconds: PILOT_SECONDS });
+    // every run, and one retry per server
+    for (let i = 0; i < config.order.length + 2; i++) scenario.build(context);
+  }
+  counting.alpha.take(config.revocationRounds + 1); // P7 rounds, the sensor probe
+  return { alpha: counting.alpha.used + 20, mixed: counting.mixed.used + 20, managers: counting.managers.used + 5 };
+}
+
+/**
+ * A short unmeasured run sized for the ceilings: its busiest second (x2.5, at most the ceiling)
+ * sizes the measured runs' token lists, so each token is used tens of times, not once.
+ */
+async function pilot(service: Service, phases: Load[][]): Promise<Map<string, number>> {
+  const rates = new Map<string, number>();
+  for (const phase of phases) {
+    const results = await Promise.all(
+      phase.map((load) =>
+        runLoad({ url: service.url, connections: load.connections, duration: PILOT_SECONDS, overallRate: load.overallRate, requests: load.requests, spread: true }),
+      ),
+    );
+    phase.forEach((load, i) => rates.set(load.label, results[i]!.peakPerS));
+  }
+  return rates;
+}
+
+async function warm(service: Service, load: Load) {
+  if (!load.warmup) return;
+  await runLoad({ url: service.url, connections: load.warmup.connections, amount: load.warmup.amount, requests: load.warmup.requests });
+}
+
+/** One measured run: warm-up, then every phase's loads at once, with memory (and the event loop) sampled. */
+async function runScenarioOn(service: Service, server: Server, position: number, phases: Load[][], eventLoop: boolean, seconds: number): Promise<ServerRun> {
+  for (const phase of phases) for (const load of phase) await warm(service, load);
+  await sleep(200); // let the warm-up's last answers settle
+  const memory = sampleMemory(service.workerPids);
+  let loopWindow: Awaited<ReturnType<typeof startLoopWindow>> | { error: string } | null = null;
+  if (eventLoop) loopWindow = await startLoopWindow(server, service.url, WORKERS).catch((error: Error) => ({ error: error.message }));
+  const loads: ServerRun['loads'] = [];
+  for (const [index, phase] of phases.entries()) {
+    const results = await Promise.all(
+      phase.map((load) =>
+        runLoad(
+          {
+            url: service.url,
+            connections: load.connections,
+            duration: load.seconds ?? seconds,
+            overallRate: load.overallRate,
+            requests: load.requests,
+            spread: true,
+          },
+          { nice: load.nice ?? false },
+        ),
+      ),
+    );
+    phase.forEach((load, i) =>
+      loads.push({
+        phase: index,
+        label: load.label,
+        connections: load.connections,
+        overallRate: load.overallRate ?? null,
+        requestsInList: load.requests.length,
+        figures: results[i] as LoadFigures,
+      }),
+    );
+  }
+  const loop = loopWindow && 'read' in loopWindow ? await loopWindow.read().catch((error: Error) => ({ error: error.message })) : loopWindow;
+  return { server, position, loads, memory: memory.stop(), loop };
+}
+
+export interface ScenarioSetting {
+  config: KitConfig;
+  context: BuildContext;
+  clusters: Record<Server, Service>;
+  /** the sensor-data probe's verdict: scenarios that need the endpoint are skipped without it */
+  sensor: { available: boolean; reason: string };
+  /** checked before every run: an interrupted run stops at once */
+  interrupted: () => boolean;
+  log: (line: string) => void;
+}
+
+/** Every selected scenario, in order, against both clusters. */
+export async function runScenarios(selected: Scenario[], setting: ScenarioSetting): Promise<ScenarioResult[]> {
+  const results: ScenarioResult[] = [];
+  for (const [index, scenario] of selected.entries()) {
+    if (setting.interrupted()) throw new Error('interrupted');
+    const base = { id: scenario.id, title: scenario.title, what: scenario.what, target: scenario.target ?? null };
+    if (scenario.requiresSensor && !setting.sensor.available) {
+      results.push({ ...base, status: 'not measured', reason: setting.sensor.reason, runs: [], summary: {} });
+      continue;
+    }
+    const runs = await runBothServers(scenario, index, setting);
+    results.push({ ...base, status: 'measured', reason: null, runs, summary: { project: summarize(runs, 'project'), reference: summarize(runs, 'reference') } });
+  }
+  return results;
+}
+
+async function runBothServers(scenario: Scenario, index: number, setting: ScenarioSetting): Promise<ServerRun[]> {
+  const { config, context, clusters, log } = setting;
+  // every other scenario swaps the roles (P,R,R,P becomes R,P,P,R): neither server always goes first
+  const order = index % 2 === 0 ? config.order : config.order.map((server): Server => (server === 'project' ? 'reference' : 'project'));
+  const estimates = new Map<Server, Map<string, number>>();
+  for (const server of order.slice(0, 2)) {
+    estimates.set(server, await pilot(clusters[server], scenario.build({ ...context, seconds: PILOT_SECONDS })));
+  }
+  log(`${scenario.id}: pilot ${[...estimates].map(([server, rates]) => `${server} ${[...rates.values()].map((r) => r.toFixed(0)).join('+')}/s`).join(', ')}`);
+  const runs: ServerRun[] = [];
+  const retried = new Set<Server>();
+  for (const [position, server] of order.entries()) {
+    const measured = estimates.get(server)!;
+    let rate = (label: string, ceiling: number) => Math.min(ceiling, Math.max(5, 2.5 * (measured.get(label) ?? ceiling)));
+    for (;;) {
+      if (setting.interrupted()) throw new Error('interrupted');
+      log(`${scenario.id}: ${server} (run ${position + 1} of ${order.length})`);
+      const run = await runScenarioOn(clusters[server], server, position, scenario.build({ ...context, rate }), scenario.eventLoop ?? false, config.seconds);
+      const headline = run.loads[0]!.figures;
+      log(`  ${headline.okPerS.toFixed(1)} 2xx/s, p99 ${headline.latencyMs.p99} ms, non-2xx ${headline.non2xx}, errors ${headline.errors}`);
+      // 429s: the token plan ran short of this server's real rate; once per server, plan for more
+      const limited = run.loads.filter((load) => (load.figures.statusCodes['429'] ?? 0) > 0);
+      if (limited.length === 0 || retried.has(server)) {
+        runs.push(run);
+        break;
+      }
+      retried.add(server);
+      const previous = rate;
+      const observed = new Map(run.loads.map((load) => [load.label, load.figures.peakPerS]));
+      rate = (label, ceiling) => Math.min(ceiling, Math.max(2 * previous(label, ceiling), 3 * (observed.get(label) ?? 0)));
+      log(`  429s in ${limited.map((load) => load.label).join(', ')}: the token plan ran short; running again with more tokens`);
+    }
+  }
+  return runs;
+}

@@ -1,0 +1,147 @@
+// The two clusters under test: the project's real one (dist/src/server.js) and the reference
+// (dist/bench/reference/server.js), compiled first, each started in its own process group on
+// 127.0.0.1 and a free port, waited for (bounded), and stopped with SIGTERM then SIGKILL of the group.
+import { spawn } from 'node:child_process';
+import { freePort } from '../../src/free-port.js';
+import { track } from './child-processes.js';
+import { BENCH_JWT_SECRET, type Server, WORKERS } from './config.js';
+import { request } from './http-request.js';
+import { repoRoot } from './repo-root.js';
+import { sleep, within } from './timing.js';
+import { childPids } from './worker-memory.js';
+
+export interface Service {
+  name: string;
+  url: string;
+  primaryPid: number;
+  workerPids(): number[];
+  /** the last lines the service printed (for an error message) */
+  tail(): string;
+  stop(): Promise<void>;
+}
+
+// variables of the developer's shell that would change what the cluster does
+const SCRUBBED = ['JWT_PUBLIC_KEY', 'JWT_ISSUER', 'JWT_AUDIENCE', 'TRUST_PROXY', 'DB_POOL_MAX', 'ROLLUP_THREADS', 'DATA_DIR', 'NODE_OPTIONS'];
+
+export async function startService(options: {
+  name: string;
+  entry: string;
+  port: number;
+  workers: number;
+  env: Record<string, string>;
+  readyPath: string;
+  timeoutMs?: number;
+}): Promise<Service> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of SCRUBBED) delete env[name];
+  Object.assign(env, options.env, { PORT: String(options.port), HOST: '127.0.0.1', WORKERS: String(options.workers) });
+  // compiled JavaScript (the kit's build, see buildServers) runs on plain node; TypeScript via tsx
+  const loader = options.entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...loader, options.entry], {
+    cwd: repoRoot,
+    env,
+    detached: true, // its own process group: the workers die with it
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  track(child);
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-8000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${options.port}`;
+
+  const service: Service = {
+    name: options.name,
+    url,
+    primaryPid: child.pid!,
+    workerPids: () => childPids(child.pid!),
+    tail: () => output.trim().split('\n').slice(-15).join('\n'),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await within(exited, 15_000);
+      }
+      try {
+        process.kill(-child.pid!, 'SIGKILL'); // anything left of the group (a worker that hung)
+      } catch {
+        // the group is gone
+      }
+      await within(exited, 2000);
+    },
+  };
+
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${options.name} exited during start-up:\n${service.tail()}`);
+    }
+    const ready = await request(url + options.readyPath, { timeoutMs: 2000 }).then(
+      (answer) => answer.status === 200,
+      () => false,
+    );
+    if (ready && service.workerPids().length >= options.workers) return service;
+    if (Date.now() > deadline) {
+      await service.stop();
+      throw new Error(`${options.name} was not ready within ${(options.timeoutMs ?? 60_000) / 1000} s:\n${service.tail()}`);
+    }
+    await sleep(250);
+  }
+}
+
+/**
+ * Compiles both servers as they run in production: the project with `npm run build` (dist/src,
+ * dist/workers, dist/sql) and the reference next to it (dist/bench/reference). Measuring code run
+ * through tsx would add its loader to every worker's memory (~55 MB) and start-up. Returns the
+ * entry points.
+ */
+export async function buildServers(log: (line: string) => void): Promise<{ project: string; reference: string }> {
+  const started = performance.now();
+  const run = (args: string[]) =>
+    new Promise<void>((resolve, reject) => {
+      const child = spawn('npm', args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+      track(child);
+      let output = '';
+      child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`npm ${args.join(' ')} failed:\n${output.slice(-3000)}`))));
+    });
+  await run(['run', '--silent', 'build']);
+  await run(['exec', '--', 'tsc', '-p', 'bench/reference/tsconfig.json']);
+  log(`compiled the project (npm run build) and the reference in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return { project: 'dist/src/server.js', reference: 'dist/bench/reference/server.js' };
+}
+
+
+/**
+ * Compiles and starts both clusters side by side on the data set's database. Each is put in
+ * `running` as soon as it is up, so the clean-up also stops one whose partner failed to start.
+ */
+export async function startClusters(
+  options: { databaseUrl: string; redisUrl: string; running: Partial<Record<Server, Service>> },
+  log: (line: string) => void,
+): Promise<Record<Server, Service>> {
+  const { running } = options;
+  const entries = await buildServers(log);
+  const [projectPort, referencePort] = [await freePort(), await freePort()];
+  const env = { DATABASE_URL: options.databaseUrl, REDIS_URL: options.redisUrl, JWT_SECRET: BENCH_JWT_SECRET };
+  log(`starting the project cluster (${entries.project}, ${WORKERS} workers) on ${projectPort} and the reference on ${referencePort}`);
+  const started = await Promise.allSettled([
+    startService({ name: 'project', entry: entries.project, port: projectPort, workers: WORKERS, env: { ...env, LOG_LEVEL: 'warn' }, readyPath: '/readyz' }).then((s) => (running.project = s)),
+    startService({ name: 'reference', entry: entries.reference, port: referencePort, workers: WORKERS, env, readyPath: '/readyz' }).then((s) => (running.reference = s)),
+  ]);
+  for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
+  const clusters = { project: running.project!, reference: running.reference! };
+  log(`project workers ${clusters.project.workerPids().join(', ')}; reference workers ${clusters.reference.workerPids().join(', ')}`);
+  return clusters;
+}
+
+/** Stops whichever clusters are running (idempotent: they leave `running`). */
+export async function stopClusters(running: Partial<Record<Server, Service>>) {
+  const services = Object.values(running);
+  delete running.project;
+  delete running.reference;
+  await Promise.all(services.map((service) => service.stop()));
+}

@@ -1,0 +1,150 @@
+// The four analytics endpoints, doing the project's I/O and nothing more: the page's cells, the
+// project's query for them, and the sums done on the event loop (no worker threads) in floats.
+import type { FastifyInstance } from 'fastify';
+import type pg from 'pg';
+import type { Access, Query } from './access.js';
+import { bucketsOf, grid, iso, pagination, windowOf } from './paging.js';
+import type { ProjectSql } from './project-sql.js';
+
+// the project's revenue record, field for field (same response bytes), summed naively in floats
+interface CurrencyEntry { fees: number; discounts: number; paid: number; pending: number; paidCount: number; pendingCount: number }
+const round2 = (value: number) => Math.round(value * 100) / 100;
+
+export function registerAnalyticsRoutes(app: FastifyInstance, pool: pg.Pool, sql: ProjectSql, access: Access) {
+  app.get('/api/v1/analytics/utilization', async (request) => {
+    const query = request.query as Query;
+    const token = await access.apiToken(request, 'utilization');
+    const page = grid(query, await access.unitScope(token, query));
+    const rows = new Map<string, Record<string, unknown>>();
+    if (page.cells.length > 0) {
+      const found = await pool.query(sql.utilization, [
+        page.unitIds,
+        page.buckets.map((b) => iso(b.start)),
+        page.buckets.map((b) => iso(b.end)),
+        new Date(),
+      ]);
+      for (const row of found.rows) rows.set(`${row.period_start}/${row.cooling_unit_id}`, row);
+    }
+    const data = page.cells.map(({ bucket, unitId }) => ({ ...rows.get(`${iso(bucket.start)}/${unitId}`), period_end: iso(bucket.end) }));
+    return { data, meta: page.meta(token.company_id) };
+  });
+
+  app.get('/api/v1/analytics/revenue', async (request) => {
+    const query = request.query as Query;
+    const token = await access.apiToken(request, 'revenue');
+    const page = grid(query, await access.unitScope(token, query));
+    const status = query.payment_status ?? 'all';
+    const totals = new Map<string, { currencies: Map<string, CurrencyEntry>; methods: Map<string, { method: string | null; currency: string; total: number; count: number }> }>();
+    if (page.cells.length > 0) {
+      const { rows } = await pool.query<{ rows: string }>(sql.revenue, [page.unitIds, page.days, page.starts, status]);
+      const checkOuts = JSON.parse(rows[0]!.rows) as [string, number, string, string, string, boolean, string | null][];
+      for (const [periodStart, unitId, currency, feesText, discountText, paid, method] of checkOuts) {
+        const cell = `${periodStart}/${unitId}`;
+        let sums = totals.get(cell);
+        if (!sums) totals.set(cell, (sums = { currencies: new Map(), methods: new Map() }));
+        let entry = sums.currencies.get(currency);
+        if (!entry) sums.currencies.set(currency, (entry = { fees: 0, discounts: 0, paid: 0, pending: 0, paidCount: 0, pendingCount: 0 }));
+        const fees = Number(feesText);
+        const discount = Number(discountText);
+        entry.fees += fees;
+        entry.discounts += discount;
+        if (!paid) {
+          entry.pending += fees - discount;
+          entry.pendingCount++;
+          continue;
+        }
+        entry.paid += fees - discount;
+        entry.paidCount++;
+        const methodKey = `${method ?? ''}/${currency}`;
+        let byMethod = sums.methods.get(methodKey);
+        if (!byMethod) sums.methods.set(methodKey, (byMethod = { method, currency, total: 0, count: 0 }));
+        byMethod.total += fees - discount;
+        byMethod.count++;
+      }
+    }
+    const data = page.cells.map(({ bucket, unitId }) => {
+      const sums = totals.get(`${iso(bucket.start)}/${unitId}`);
+      const currencies = sums ? [...sums.currencies].sort(([a], [b]) => (a < b ? -1 : 1)) : [];
+      const methods = sums ? [...sums.methods.values()].sort((a, b) => (a.method ?? '~').localeCompare(b.method ?? '~') || a.currency.localeCompare(b.currency)) : [];
+      return {
+        cooling_unit_id: unitId,
+        period_start: iso(bucket.start),
+        period_end: iso(bucket.end),
+        check_outs: currencies.reduce((count, [, entry]) => count + entry.paidCount + entry.pendingCount, 0),
+        currency_totals: currencies.map(([currency, entry]) => ({
+          currency,
+          total_revenue: round2(entry.fees - entry.discounts),
+          paid_revenue: round2(entry.paid),
+          pending_revenue: round2(entry.pending),
+          cooling_fees: round2(entry.fees),
+          discounts: round2(entry.discounts),
+          check_outs: entry.paidCount + entry.pendingCount,
+          paid_check_outs: entry.paidCount,
+          pending_check_outs: entry.pendingCount,
+        })),
+        payment_methods: methods.map((m) => ({ payment_method: m.method, currency: m.currency, total_revenue: round2(m.total), check_outs: m.count })),
+      };
+    });
+    const meta = page.meta(token.company_id);
+    return { data, meta: { ...meta, filters: { ...meta.filters, payment_status: status } } };
+  });
+
+  app.get('/api/v1/analytics/impact', async (request) => {
+    const query = request.query as Query;
+    const token = await access.apiToken(request, 'impact');
+    const page = grid(query, await access.unitScope(token, query));
+    const figures = new Map<string, { kg: number; surveys: number; farmers: number }>();
+    const cell = (periodStart: string, unitId: number) => {
+      const key = `${periodStart}/${unitId}`;
+      const entry = figures.get(key) ?? { kg: 0, surveys: 0, farmers: 0 };
+      figures.set(key, entry);
+      return entry;
+    };
+    if (page.cells.length > 0) {
+      const params = [page.unitIds, page.days, page.starts];
+      const [, crates, surveys, farmers] = await Promise.all([
+        pool.query(sql.impactCompany, [token.company_id]),
+        pool.query<{ rows: string }>(sql.impactCrates, params),
+        pool.query<{ rows: string }>(sql.impactSurveys, params),
+        pool.query<{ rows: string }>(sql.impactFarmers, [...params, page.ends]),
+      ]);
+      for (const [p, u, , kg] of JSON.parse(crates.rows[0]!.rows) as [string, number, number, string][]) cell(p, u).kg += Number(kg);
+      for (const [p, u] of JSON.parse(surveys.rows[0]!.rows) as [string, number][]) cell(p, u).surveys++;
+      for (const [p, u] of JSON.parse(farmers.rows[0]!.rows) as [string, number][]) cell(p, u).farmers++;
+    }
+    const data = page.cells.map(({ bucket, unitId }) => {
+      const entry = figures.get(`${iso(bucket.start)}/${unitId}`);
+      return {
+        cooling_unit_id: unitId,
+        period_start: iso(bucket.start),
+        period_end: iso(bucket.end),
+        kg_checked_in: Math.round((entry?.kg ?? 0) * 100) / 100,
+        market_surveys: entry?.surveys ?? 0,
+        farmers_served: entry?.farmers ?? 0,
+      };
+    });
+    return { data, meta: page.meta(token.company_id) };
+  });
+
+  app.get('/api/v1/analytics/users', async (request) => {
+    const query = request.query as Query;
+    const token = await access.apiToken(request, 'users');
+    const unitIds = await access.unitScope(token, query);
+    const w = windowOf(query);
+    const all = bucketsOf(w.start, w.end, w.period);
+    const buckets = all.slice((w.page - 1) * w.pageSize, w.page * w.pageSize);
+    let data: Record<string, unknown>[] = [];
+    if (buckets.length > 0) {
+      const { rows } = await pool.query(sql.users, [unitIds, buckets.map((b) => iso(b.start)), buckets.map((b) => iso(b.end))]);
+      data = rows.map((row, i) => ({ ...row, period_end: iso(buckets[i]!.end) }));
+    }
+    return {
+      data,
+      meta: {
+        company_id: token.company_id,
+        filters: { start_date: iso(w.start), end_date: iso(w.end), period: w.period, cooling_unit_id: query.cooling_unit_id ? Number(query.cooling_unit_id) : null, location_id: query.location_id ? Number(query.location_id) : null },
+        pagination: pagination(w.page, w.pageSize, all.length),
+      },
+    };
+  });
+}

@@ -1,0 +1,128 @@
+// coldtrack-api/client: a typed client of the ColdTrack partner API for servers (Node 20+, global
+// fetch; no dependency on the service's code). Every data endpoint and the token management, with
+// types generated from the service's own OpenAPI document (openapi.ts); `paginate()` walks every
+// record of a query page after page; requests of one token share its rate-limit budget and wait
+// for it instead of being refused; 429 waits for X-RateLimit-Reset, 503 is retried after
+// Retry-After with jittered backoff; 400/401/403/404 throw a ColdtrackApiError at once.
+//
+//   const client = new ColdtrackClient({ baseUrl: 'https://api.example.com', token: process.env.COLDTRACK_TOKEN! });
+//   for await (const reading of client.paginate('sensorData', { aggregation: 'hourly', start_date: '2025-01-01', end_date: '2025-12-31' }))
+//     console.log(reading.timestamp, reading.cooling_unit_id, reading.specification_type, reading.value);
+import { type RateBudget, rateBudgetFor } from './rate-budget.js';
+import { type CallOptions, Transport, type TransportOptions } from './transport.js';
+import {
+  type ApiToken,
+  type CreatedApiToken,
+  type CreateTokenRequest,
+  DATA_PATHS,
+  type DataEndpoint,
+  type DataPage,
+  type DataQuery,
+  type PagedEndpoint,
+  type PagedPage,
+  type PagedQuery,
+  type PagedRecord,
+  type RotatedApiToken,
+  type RotateTokenRequest,
+  type TokenListQuery,
+  type TokenPage,
+} from './types.js';
+
+export { ColdtrackApiError, type ColdtrackErrorCode, ColdtrackNetworkError, ColdtrackTimeoutError } from './errors.js';
+export { RateBudget, rateBudgetFor, type RateLimitState } from './rate-budget.js';
+export type { CallOptions, ClientEvent } from './transport.js';
+export * from './types.js';
+
+export interface ColdtrackClientOptions extends Omit<TransportOptions, 'budget' | 'token' | 'baseUrl'> {
+  /** e.g. https://api.coldtrack.example (a path prefix is kept) */
+  baseUrl: string;
+  /** an API token `ctk_...` (data endpoints) or a Registered Employee JWT (token management) */
+  token: string;
+  /** the token's shared budget; default: the one of this base URL and token in this process */
+  budget?: RateBudget;
+}
+
+/** The largest page the service serves: the fewest requests out of the token's budget. */
+export const MAX_PAGE_SIZE = 1000;
+
+const TOKENS_PATH = '/api/v1/api-tokens';
+const tokenPath = (id: string, action = '') => `${TOKENS_PATH}/${encodeURIComponent(id)}${action}`;
+
+export class ColdtrackClient {
+  private readonly transport: Transport;
+
+  constructor(options: ColdtrackClientOptions) {
+    if (!options.baseUrl) throw new TypeError('ColdtrackClient: baseUrl is required');
+    if (!options.token) throw new TypeError('ColdtrackClient: token is required');
+    const budget = options.budget ?? rateBudgetFor(new URL(options.baseUrl).origin, options.token);
+    this.transport = new Transport({ ...options, budget });
+  }
+
+  /** The token's rate-limit budget, as the service last reported it. */
+  get budget(): RateBudget {
+    return this.transport.budget;
+  }
+
+  /** One page of a data endpoint. */
+  get<E extends DataEndpoint>(endpoint: E, query: DataQuery<E> = {}, options: CallOptions = {}): Promise<DataPage<E>> {
+    return this.transport.call({ method: 'GET', path: DATA_PATHS[endpoint], query, ...options });
+  }
+
+  users(query: DataQuery<'users'> = {}, options?: CallOptions) {
+    return this.get('users', query, options);
+  }
+
+  utilization(query: DataQuery<'utilization'> = {}, options?: CallOptions) {
+    return this.get('utilization', query, options);
+  }
+
+  revenue(query: DataQuery<'revenue'> = {}, options?: CallOptions) {
+    return this.get('revenue', query, options);
+  }
+
+  impact(query: DataQuery<'impact'> = {}, options?: CallOptions) {
+    return this.get('impact', query, options);
+  }
+
+  sensorData(query: DataQuery<'sensorData'> = {}, options?: CallOptions) {
+    return this.get('sensorData', query, options);
+  }
+
+  /**
+   * Every page of a query, from `query.page` (default 1) until `has_next` is false. page_size
+   * defaults to the maximum (1,000): the fewest requests out of the token's budget.
+   */
+  async *pages<E extends PagedEndpoint>(endpoint: E, query: PagedQuery<E> = {} as PagedQuery<E>, options: CallOptions = {}): AsyncGenerator<PagedPage<E>> {
+    const path = endpoint === 'tokens' ? TOKENS_PATH : DATA_PATHS[endpoint as DataEndpoint];
+    const base: Record<string, unknown> = { page_size: MAX_PAGE_SIZE, ...query };
+    for (let page = Number(base.page ?? 1); ; page++) {
+      const body = await this.transport.call<PagedPage<E>>({ method: 'GET', path, query: { ...base, page }, ...options });
+      yield body;
+      if (!body.meta.pagination.has_next || body.data.length === 0) return;
+    }
+  }
+
+  /** Every record of a query, page after page (see pages()). */
+  async *paginate<E extends PagedEndpoint>(endpoint: E, query?: PagedQuery<E>, options?: CallOptions): AsyncGenerator<PagedRecord<E>> {
+    for await (const page of this.pages(endpoint, query, options)) yield* page.data as PagedRecord<E>[];
+  }
+
+  /** Token management: the client's token must be a Registered Employee's JWT. */
+  readonly tokens = {
+    /** The raw token is in this response only. Not retried on 503: a retry could create a second token. */
+    create: (body: CreateTokenRequest, options: CallOptions = {}): Promise<CreatedApiToken> =>
+      this.transport.call({ method: 'POST', path: TOKENS_PATH, body, idempotent: false, ...options }),
+    list: (query: TokenListQuery = {}, options: CallOptions = {}): Promise<TokenPage> =>
+      this.transport.call({ method: 'GET', path: TOKENS_PATH, query, ...options }),
+    retrieve: (id: string, options: CallOptions = {}): Promise<ApiToken> =>
+      this.transport.call({ method: 'GET', path: tokenPath(id), ...options }),
+    revoke: (id: string, options: CallOptions = {}): Promise<ApiToken> =>
+      this.transport.call({ method: 'POST', path: tokenPath(id, '/revoke'), idempotent: true, ...options }),
+    /**
+     * A replacement with the same scopes and units; the old token keeps working for the grace
+     * period. Not retried on 503, like create.
+     */
+    rotate: (id: string, body: RotateTokenRequest = {}, options: CallOptions = {}): Promise<RotatedApiToken> =>
+      this.transport.call({ method: 'POST', path: tokenPath(id, '/rotate'), body, idempotent: false, ...options }),
+  };
+}

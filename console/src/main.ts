@@ -1,0 +1,169 @@
+// The employee token console: sign in with a JWT, then list, create, rotate and revoke the
+// company's API tokens through the service's own management API (same origin, nothing else).
+import './style.css';
+import { call, ConsoleError, SESSION_ENDED, type ApiToken, type CoolingUnit, type NewToken, type Page } from './api.js';
+import { readCreateForm, resetCreateForm, setUpCreateForm, showUnits } from './create-form.js';
+import { confirmRevoke, confirmRotate, setUpDialogs, showSecret } from './dialogs.js';
+import { byId, say } from './format.js';
+import { jwt, signIn, signOut, startSession, userId } from './session.js';
+import { renderTokens } from './tokens-view.js';
+
+const PAGE_SIZE = 20;
+const view = { page: 1, filter: '' };
+let units = new Map<number, CoolingUnit>();
+
+/** Leaves the console for the sign-in form, saying why. */
+function endSession(message: string) {
+  signOut();
+  units = new Map();
+  for (const dialog of document.querySelectorAll('dialog')) if (dialog.open) dialog.close();
+  show('sign-in');
+  say(byId('sign-in-error'), message);
+  byId('jwt').focus();
+}
+
+/** Every call: a 401 ends the session here, once, whatever the caller then does. */
+async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const credential = jwt();
+  if (!credential) throw new ConsoleError(SESSION_ENDED, 401);
+  try {
+    return await call<T>(credential, method, path, body);
+  } catch (error) {
+    if (error instanceof ConsoleError && error.signedOut) endSession(error.message);
+    throw error;
+  }
+}
+
+function show(section: 'sign-in' | 'tokens' | 'create') {
+  byId('sign-in').hidden = section !== 'sign-in';
+  byId('tokens').hidden = section !== 'tokens';
+  byId('create').hidden = section !== 'create';
+  const signedIn = section !== 'sign-in';
+  byId('sign-out').hidden = !signedIn;
+  byId('who').hidden = !signedIn;
+}
+
+async function loadUnits() {
+  const all: CoolingUnit[] = [];
+  for (let page = 1; ; page++) {
+    const result = await request<Page<CoolingUnit>>('GET', `/api/v1/cooling-units?page_size=1000&page=${page}`);
+    all.push(...result.data);
+    if (!result.meta.pagination.has_next) break;
+  }
+  units = new Map(all.map((unit) => [unit.id, unit]));
+  showUnits(all);
+}
+
+async function loadTokens() {
+  const query = new URLSearchParams({ page: String(view.page), page_size: String(PAGE_SIZE) });
+  if (view.filter) query.set('state', view.filter);
+  const page = await request<Page<ApiToken>>('GET', `/api/v1/api-tokens?${query}`);
+  const me = userId();
+  byId('who').textContent = `Signed in as user ${me ?? '?'} of company ${page.meta.company_id}`;
+  renderTokens(page, view.filter, units, me, {
+    rotate: (token, opener) => confirmRotate(token, opener),
+    revoke: (token, opener) => confirmRevoke(token, opener),
+  });
+}
+
+/** Loads the list; a failure is shown above it (a 401 has already ended the session). */
+async function refresh() {
+  try {
+    await loadTokens();
+    say(byId('list-error'), '');
+  } catch (error) {
+    if (!(error instanceof ConsoleError && error.signedOut)) say(byId('list-error'), (error as Error).message);
+  }
+}
+
+/** After sign-in: units first (the list names them), then the list. */
+async function enter() {
+  show('tokens');
+  say(byId('notice'), '');
+  // the form lists the units: it opens once they are here
+  const create = byId<HTMLButtonElement>('new-token');
+  create.disabled = true;
+  try {
+    await loadUnits();
+    create.disabled = false;
+    await loadTokens();
+    say(byId('list-error'), '');
+    byId('tokens-title').focus();
+  } catch (error) {
+    if (error instanceof ConsoleError && error.signedOut) return;
+    // a 403 (not an employee) or an outage: nothing here can work, so say it where the JWT goes
+    const message = (error as Error).message;
+    if (error instanceof ConsoleError && error.status === 403) endSession(message);
+    else say(byId('list-error'), message);
+  }
+}
+
+function wire() {
+  byId('sign-in-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const field = byId<HTMLTextAreaElement>('jwt');
+    if (!field.value.trim()) return say(byId('sign-in-error'), 'Paste your JWT first.');
+    signIn(field.value);
+    field.value = '';
+    say(byId('sign-in-error'), '');
+    void enter();
+  });
+  byId('sign-out').addEventListener('click', () => endSession('You are signed out.'));
+  byId('state-filter').addEventListener('change', (event) => {
+    view.filter = (event.target as HTMLSelectElement).value;
+    view.page = 1;
+    void refresh();
+  });
+  byId('previous-page').addEventListener('click', () => {
+    view.page = Math.max(1, view.page - 1);
+    void refresh();
+  });
+  byId('next-page').addEventListener('click', () => {
+    view.page += 1;
+    void refresh();
+  });
+  byId('new-token').addEventListener('click', () => {
+    resetCreateForm();
+    show('create');
+    byId('create-title').focus();
+  });
+  byId('cancel-create').addEventListener('click', () => {
+    show('tokens');
+    byId('new-token').focus();
+  });
+  byId('create-form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const body = readCreateForm();
+    if (!body) return;
+    const submit = (event.target as HTMLFormElement).querySelector<HTMLButtonElement>('button[type="submit"]')!;
+    submit.disabled = true;
+    try {
+      const created = await request<NewToken>('POST', '/api/v1/api-tokens', body);
+      resetCreateForm();
+      show('tokens');
+      say(byId('notice'), `“${created.name}” is created.`);
+      view.page = 1;
+      void refresh();
+      showSecret(created, byId('new-token'));
+    } catch (error) {
+      if (!(error instanceof ConsoleError && error.signedOut)) say(byId('create-error'), (error as Error).message);
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  setUpCreateForm();
+  setUpDialogs({
+    post: (path, body) => request('POST', path, body),
+    changed: (notice) => {
+      say(byId('notice'), notice);
+      void refresh();
+    },
+  });
+}
+
+wire();
+if (startSession()) void enter();
+else {
+  show('sign-in');
+  byId('jwt').focus();
+}

@@ -1,5 +1,0 @@
--- Shared by every data endpoint.
-
--- name: liveUnitsOfCompany
--- the units a company-wide token reads (soft-deleted units are gone from the data surface)
-SELECT id, location_id FROM cooling_units WHERE company_id = $1 AND NOT deleted ORDER BY id;

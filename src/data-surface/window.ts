@@ -1,0 +1,87 @@
+// The reporting window and its period buckets: one parser for start_date/end_date/period and one
+// definition of buckets (UTC days; ISO weeks from Monday; calendar months), clipped to the window.
+import { z } from 'zod';
+import { isRealDate, utcDay } from '../http/dates.js';
+import { invalidRequest } from '../http/errors.js';
+import { DAY_MS } from '../time.js';
+
+export const PERIODS = ['day', 'week', 'month'] as const;
+export type Period = (typeof PERIODS)[number];
+export const MAX_WINDOW_DAYS = 366;
+export const DEFAULT_WINDOW_DAYS = 30;
+
+
+export const dateParam = z
+  .string({ error: 'must be given once, as YYYY-MM-DD' })
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date as YYYY-MM-DD')
+  .refine((text) => isRealDate(+text.slice(0, 4), +text.slice(5, 7), +text.slice(8, 10)), 'is not a real calendar date')
+  // the document says what the check says: a real calendar date, not only the digits' shape
+  .meta({ format: 'date' });
+
+export const periodParam = z.enum(PERIODS, { error: 'must be one of day, week, or month' });
+
+/** A UTC day as milliseconds since the epoch at 00:00. */
+export type Day = number;
+
+export const parseDay = (text: string): Day => utcDay(+text.slice(0, 4), +text.slice(5, 7) - 1, +text.slice(8, 10));
+// Requests name the same few hundred days over and over, and Date's ISO formatting cost a small
+// page ~10 us: each day is formatted once (the set is cleared past 10,000, a bound, not an LRU).
+const formattedDays = new Map<Day, string>();
+export function formatDay(day: Day): string {
+  let text = formattedDays.get(day);
+  if (text === undefined) {
+    if (formattedDays.size >= 10_000) formattedDays.clear();
+    formattedDays.set(day, (text = new Date(day).toISOString().slice(0, 10)));
+  }
+  return text;
+}
+export const today = (now: Date): Day => utcDay(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+
+export interface Window {
+  start: Day;
+  end: Day; // inclusive
+}
+
+/** 0001-01-01, the first day a date parameter can name. */
+const FIRST_DAY = utcDay(1, 0, 1);
+
+/** Defaults: end_date today, start_date end_date - 29 days. Reversed or too long: 400. */
+export function resolveWindow(
+  query: { start_date?: string | undefined; end_date?: string | undefined },
+  now: Date,
+  maxDays = MAX_WINDOW_DAYS,
+): Window {
+  const end = query.end_date ? parseDay(query.end_date) : today(now);
+  // the default start never falls before the calendar's first day (end_date=0001-01-01 would
+  // otherwise reach into the year 0, which no date parameter can name and the database refuses)
+  const start = query.start_date ? parseDay(query.start_date) : Math.max(end - (DEFAULT_WINDOW_DAYS - 1) * DAY_MS, FIRST_DAY);
+  if (end < start) throw invalidRequest('end_date', 'end_date must not be before start_date');
+  const days = (end - start) / DAY_MS + 1;
+  if (days > maxDays) {
+    throw invalidRequest(query.start_date ? 'start_date' : 'end_date', `The window spans ${days} days; the longest allowed is ${maxDays}`);
+  }
+  return { start, end };
+}
+
+export interface Bucket {
+  start: Day;
+  end: Day; // inclusive
+}
+
+function nextBucketStart(day: Day, period: Period): Day {
+  const date = new Date(day);
+  if (period === 'day') return day + DAY_MS;
+  if (period === 'week') return day + (7 - ((date.getUTCDay() + 6) % 7)) * DAY_MS; // next Monday
+  return utcDay(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
+}
+
+/** Period buckets covering the window, the first and last clipped to it. */
+export function bucketsOf(window: Window, period: Period): Bucket[] {
+  const buckets: Bucket[] = [];
+  for (let start = window.start; start <= window.end; ) {
+    const next = nextBucketStart(start, period);
+    buckets.push({ start, end: Math.min(next - DAY_MS, window.end) });
+    start = next;
+  }
+  return buckets;
+}

@@ -1,0 +1,26 @@
+// What every other plugin and route reads: the validated configuration, the PostgreSQL pools and
+// the clock (injected, so tests move time instead of sleeping). `db` is the primary; `readDb`
+// serves the data endpoints' page queries and is a streaming replica when DATABASE_READ_URL names
+// one. Anything that decides access (tokens, revocation, units) or writes stays on `db`: replica
+// lag must never resurrect a revoked token or hide a new one.
+import fp from 'fastify-plugin';
+import type pg from 'pg';
+import type { Config } from '../config.js';
+import { type Clock, systemClock } from '../time.js';
+import type { App } from '../types.js';
+
+export interface EnvironmentOptions {
+  config: Config;
+  pool: pg.Pool;
+  readPool?: pg.Pool | null | undefined;
+  clock?: Clock | undefined;
+}
+
+async function environment(app: App, options: EnvironmentOptions) {
+  app.decorate('config', options.config);
+  app.decorate('db', options.pool);
+  app.decorate('readDb', options.readPool ?? options.pool);
+  app.decorate('clock', options.clock ?? systemClock);
+}
+
+export default fp(environment, { name: 'environment' });

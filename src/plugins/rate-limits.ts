@@ -1,0 +1,45 @@
+// The six rate-limit scopes (src/rate-limit/limits.ts) as a service, shared through Redis when
+// there is one, and the hook that limits requests no auth hook counts: unknown paths and the
+// public validate endpoint, by client IP. Authenticated routes count in their auth hooks.
+import fp from 'fastify-plugin';
+import type { RedisClient } from '../db/redis.js';
+import { type RateLimitScope, registerRateLimits } from '../rate-limit/limits.js';
+import type { App } from '../types.js';
+
+export interface RateLimitPluginOptions {
+  redis: RedisClient | null;
+  /** Tests only: lift limits that a test of something else would trip over. */
+  overrides?: Partial<Record<RateLimitScope, number>> | undefined;
+  /** Tests only: a shorter window than the spec's minute, for tests that wait one out. */
+  windowMs?: number | undefined;
+}
+
+async function rateLimits(app: App, options: RateLimitPluginOptions) {
+  const { config, metrics } = app;
+  app.decorate(
+    'rateLimits',
+    await registerRateLimits(app, {
+      redis: options.redis,
+      workers: config.workers,
+      maxOverrides: options.overrides,
+      windowMs: options.windowMs,
+      onRejected: (scope) => metrics.rateLimitRejections.inc({ scope }),
+      keyPrefix: `${config.redisKeyPrefix}rl:`,
+      onDegraded: (error) => {
+        metrics.rateLimitFallbacks.inc();
+        app.log.error({ err: error }, 'Redis unavailable: rate limits fall back to per-process counting');
+      },
+      onRecovered: () => app.log.warn('Redis is back: rate limits are shared again'),
+    }),
+  );
+  // callback style: most requests (data and management routes count in their auth hooks) pass
+  // through without a promise (src/plugins/http.ts)
+  app.addHook('onRequest', (request, reply, done) => {
+    const scope = request.routeOptions.config.ipRateLimit;
+    const check = scope ? app.rateLimits.check(scope, request.ip, request, reply) : request.is404 ? app.rateLimits.checkPublic(request, reply) : null;
+    if (!check) return done();
+    check.then(() => done(), done);
+  });
+}
+
+export default fp(rateLimits, { name: 'rate-limits', dependencies: ['environment', 'metrics'] });

@@ -1,0 +1,39 @@
+// API tokens as a service: the repository (management routes), the revocation bus (Redis
+// fan-out), the last_used_at write-behind and the authenticator the data surface calls.
+import fp from 'fastify-plugin';
+import type { RedisClient } from '../db/redis.js';
+import { createTokenAuthenticator } from '../tokens/authenticator.js';
+import { createLastUsedRecorder } from '../tokens/last-used.js';
+import { createTokenRepository } from '../tokens/repository.js';
+import { createRevocationBus } from '../tokens/revocation.js';
+import type { App } from '../types.js';
+
+export interface TokenPluginOptions {
+  /** shared state across processes; null when this process is alone */
+  redis: { client: RedisClient; subscriber: RedisClient } | null;
+}
+
+async function tokens(app: App, options: TokenPluginOptions) {
+  const { db, clock, config } = app;
+  app.decorate('tokenRepository', createTokenRepository(db));
+  app.decorate('revocations', createRevocationBus(options.redis?.client ?? null, options.redis?.subscriber ?? null, config.redisKeyPrefix));
+  app.decorate('lastUsed', createLastUsedRecorder(db, config.lastUsedFlushMs, (error) => app.log.warn({ err: error }, 'last_used_at flush failed; will retry')));
+  app.decorate(
+    'tokenAuthenticator',
+    createTokenAuthenticator({
+      pool: db,
+      clock,
+      revocations: app.revocations,
+      lastUsed: app.lastUsed,
+      onCacheLookup: (hit) => app.metrics.tokenCacheLookups.inc({ result: hit ? 'hit' : 'miss' }),
+    }),
+  );
+  app.decorateRequest('apiToken', null as never);
+  // uses are written behind during the run and flushed on close, so none is lost
+  app.addHook('onClose', async () => {
+    await app.lastUsed.close();
+    await app.revocations.close();
+  });
+}
+
+export default fp(tokens, { name: 'tokens', dependencies: ['environment', 'metrics'] });

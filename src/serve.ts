@@ -1,0 +1,71 @@
+// Serving HTTP in this process: a cluster worker, or the whole service when WORKERS is 1. Loaded
+// by src/server.ts only in a process that serves, so a cluster primary never loads the app (and a
+// worker never loads the migrations or the demo seed): a replaced worker listens sooner.
+import cluster from 'node:cluster';
+import type { Server } from 'node:http';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import closeWithGrace from 'close-with-grace';
+import { AggregatorRegistry } from 'prom-client';
+import { buildApp } from './app.js';
+import { requestClusterMetrics } from './cluster.js';
+import type { Config } from './config.js';
+import { createPool } from './db/pool.js';
+import { createRedis, redisReady, redisTarget } from './db/redis.js';
+
+/** How long a stopping process lets its kept-alive connections finish one more exchange. */
+const DRAIN_MS = 2000;
+
+/**
+ * The first step of a graceful stop: take no new connection (in a cluster worker the primary
+ * then deals them to the other workers), but keep the open ones, and answer every request from
+ * now on with Connection: close. A kept-alive connection then ends right after a complete
+ * exchange, instead of being cut as "idle" while the client's next request is on its way (what
+ * http.Server#close does to idle connections). Resolves when no connection is left, or after
+ * DRAIN_MS; app.close() then ends the idle rest and waits for requests in flight.
+ */
+async function drainConnections(server: Server, ms = DRAIN_MS) {
+  server.prependListener('request', (_request, response) => {
+    if (!response.headersSent) response.setHeader('connection', 'close');
+  });
+  // net.Server's close stops accepting and nothing else (http.Server's also drops idle connections)
+  net.Server.prototype.close.call(server);
+  const openConnections = () => new Promise<number>((resolve) => server.getConnections((_error, count) => resolve(count ?? 0)));
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline && (await openConnections()) > 0) await sleep(20);
+}
+
+/** Serves HTTP in this process until a signal (or the cluster primary) tells it to stop. */
+export async function serve(config: Config, onStopped?: () => Promise<void>) {
+  const pool = createPool(config.databaseUrl!, config.dbPoolMax, undefined, config.dbQueryTimeoutMs);
+  // the replica serves the data endpoints' queries; tokens, units and management stay on the primary
+  const readPool = config.databaseReadUrl ? createPool(config.databaseReadUrl, config.dbPoolMax, undefined, config.dbQueryTimeoutMs) : null;
+  const target = redisTarget(config);
+  const redis = target ? { client: createRedis(target, 'commands'), subscriber: createRedis(target, 'subscriber') } : null;
+  if (redis && !(await redisReady(redis.client))) {
+    console.error('Redis is not reachable yet; starting degraded and reconnecting in the background');
+  }
+  const app = await buildApp({ config, pool, readPool, redis, clusterScrape: cluster.isWorker ? requestClusterMetrics : undefined });
+  if (cluster.isWorker) {
+    // prom-client only answers the primary's collection requests once an AggregatorRegistry has
+    // been constructed in this process (that is what installs its worker-side listener)
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([app.metrics.registry]);
+  }
+  for (const each of [pool, readPool]) each?.on('error', (error) => app.log.warn({ err: error }, 'idle database client failed'));
+
+  // SIGTERM: stop accepting, let kept-alive connections finish, finish in-flight requests, flush
+  // last_used_at (onClose), close pools
+  closeWithGrace({ delay: 15_000 }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'shutting down after an error');
+    else app.log.info({ signal }, 'shutting down');
+    if (app.server.listening) await drainConnections(app.server);
+    await app.close();
+    await pool.end();
+    await readPool?.end();
+    redis?.client.disconnect();
+    redis?.subscriber.disconnect();
+    await onStopped?.();
+  });
+  return app.listen({ host: config.host, port: config.port });
+}

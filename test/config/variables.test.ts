@@ -1,0 +1,169 @@
+// Every variable of src/config.ts: each bad value stops loadConfig with one ConfigError line,
+// `Invalid configuration: NAME ...`, naming that variable (and never a stack trace or a crypto
+// error from deeper down); the good values next to them still load.
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../../src/config.js';
+
+const base = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', JWT_SECRET: 'x'.repeat(32) };
+const withRedis = { ...base, REDIS_URL: 'redis://127.0.0.1:6379' };
+
+const scratch = mkdtempSync(join(tmpdir(), 'coldtrack-config-'));
+t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
+const aFile = join(scratch, 'a-file');
+writeFileSync(aFile, 'not a directory');
+
+const spki = (pair: { publicKey: { export(options: { type: 'spki'; format: 'pem' }): string | Buffer } }) =>
+  pair.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });
+const ed25519 = generateKeyPairSync('ed25519');
+const rsa1024 = generateKeyPairSync('rsa', { modulusLength: 1024 });
+const rsa2048 = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const rsaPss = generateKeyPairSync('rsa-pss', { modulusLength: 2048 });
+const privatePem = p256.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const rsaPrivatePem = rsa2048.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+const noSecret = { DATABASE_URL: base.DATABASE_URL };
+
+/** [variable, bad value, what the message must say, the rest of the environment] */
+const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
+  ['DATABASE_URL', 'mysql://x', /must be a postgres:\/\/ or postgresql:\/\/ URL/],
+  ['DATABASE_URL', 'postgres://u@127.0.0.1:99999/db', /is not a valid URL/],
+  ['DATABASE_URL', 'postgres://u@[::1/db', /is not a valid URL/],
+  ['DATABASE_URL', 'postgres://u:pw%C3%28@127.0.0.1/db', /malformed percent-escape/], // not UTF-8: node-postgres throws URIError
+  ['DATABASE_URL', 'postgres://u@127.0.0.1/db?sslrootcert=/nonexistent/ca.pem', /sslrootcert=\/nonexistent\/ca\.pem, which is not a file/],
+  ['REDIS_URL', 'http://x', /must be a redis:\/\/ or rediss:\/\/ URL/],
+  ['REDIS_URL', 'redis://127.0.0.1:70000', /is not a valid URL/],
+  ['REDIS_URL', 'redis://:p%zz@127.0.0.1:6379', /malformed percent-escape/],
+  ['REDIS_URL', 'redis://127.0.0.1:6379/cache', /database number/],
+  ['REDIS_KEY_PREFIX', 'has space', /must be 1\.\.64 letters/],
+  ['REDIS_KEY_PREFIX', 'x'.repeat(65), /must be 1\.\.64 letters/],
+  ['DATA_DIR', aFile, /exists and is not a directory/, {}],
+  ['DATA_DIR', join(aFile, 'below-a-file'), /cannot be reached/, {}],
+  ['HOST', 'not a host', /must be an IP address or a host name/],
+  ['HOST', '[::1]', /must be an IP address or a host name/],
+  ['HOST', '0.0.0.0:3000', /must be an IP address or a host name/],
+  ['PORT', 'abc', /must be a whole number from 0 to 65535/],
+  ['PORT', '70000', /must be at most 65535/],
+  ['PORT', '-1', /must be a whole number/],
+  ['WORKERS', '0', /must be at least 1/],
+  ['WORKERS', '65', /must be at most 64/, withRedis],
+  ['WORKERS', '2', /REDIS_URL is not set/],
+  ['REDIS_CLUSTER_NODES', '127.0.0.1', /must be a comma-separated list of host:port/],
+  ['REDIS_CLUSTER_NODES', '127.0.0.1:7000,bad host:7001', /not "bad host:7001"/],
+  ['REDIS_CLUSTER_NODES', '127.0.0.1:70000', /host:port/],
+  ['DATABASE_READ_URL', 'mysql://x', /must be a postgres:\/\/ or postgresql:\/\/ URL/],
+  ['DATABASE_READ_URL', 'postgres://u@127.0.0.1:99999/db', /is not a valid URL/],
+  ['JWT_SECRET', 'short', /at least 32 characters/],
+  ['JWT_SECRET', '', /is required \(or JWT_PUBLIC_KEY\) when DATABASE_URL is set/, noSecret],
+  ['JWT_PUBLIC_KEY', 'not a pem', /must be a PEM "PUBLIC KEY"/, noSecret],
+  ['JWT_PUBLIC_KEY', '-----BEGIN PUBLIC KEY-----\nbm90IGEga2V5\n-----END PUBLIC KEY-----', /is not a readable PEM public key/, noSecret],
+  ['JWT_PUBLIC_KEY', spki(p384), /EC key on curve secp384r1: expected RSA of 2048 bits or more \(RS256\) or EC P-256 \(ES256\)/, noSecret],
+  ['JWT_PUBLIC_KEY', spki(ed25519), /is an ed25519 key: expected RSA/, noSecret],
+  ['JWT_PUBLIC_KEY', spki(rsa1024), /is a 1024-bit RSA key: expected RSA of 2048 bits or more/, noSecret],
+  ['JWT_PUBLIC_KEY', spki(rsaPss), /is an rsa-pss key/, noSecret],
+  ['JWT_PUBLIC_KEY', privatePem, /holds a private key: a public key is expected/, noSecret],
+  ['JWT_PUBLIC_KEY', rsaPrivatePem, /holds a private key: a public key is expected/, noSecret],
+  ['JWT_PUBLIC_KEY', spki(p256) + spki(rsa2048), /must hold one PEM "PUBLIC KEY", not 2/, noSecret],
+  ['JWT_PUBLIC_KEY', spki(p256), /cannot be combined with JWT_SECRET/],
+  ['JWT_ISSUER', 'https://auth.example\u0000', /must be the "iss" value/],
+  ['JWT_ISSUER', '://no-scheme', /must be the "iss" value/],
+  ['JWT_AUDIENCE', 'a'.repeat(1025), /must be the "aud" value/],
+  ['JWT_AUDIENCE', 'line\nbreak', /must be the "aud" value/],
+  ['TRUST_PROXY', '10.0.0.1,not-an-ip', /must be a comma-separated list of IPs or CIDRs/],
+  ['TRUST_PROXY', '10.0.0.0/33', /must be a comma-separated list/],
+  ['TRUST_PROXY', '10.0.0.0/0', /prefix length 1 or more/],
+  ['TRUST_PROXY', '::/0', /prefix length 1 or more/],
+  ['TRUST_PROXY', 'loopback', /must be a comma-separated list/],
+  ['TRUST_PROXY', ',', /must be a comma-separated list/],
+  ['LOG_LEVEL', 'loud', /must be one of fatal, error, warn, info, debug, trace, silent/],
+  ['LOG_LEVEL', 'INFO', /must be one of/],
+  ['DB_POOL_MAX', '0', /must be at least 1/],
+  ['DB_POOL_MAX', '201', /must be at most 200/],
+  ['DB_POOL_MAX', 'ten', /must be a whole number from 1 to 200/],
+  ['DB_QUERY_TIMEOUT_MS', '999', /must be at least 1000/],
+  ['DB_QUERY_TIMEOUT_MS', '5s', /must be a whole number from 1000 to 600000/],
+  ['DB_STARTUP_WAIT_SECONDS', '-1', /must be a whole number from 0 to 3600/],
+  ['DB_STARTUP_WAIT_SECONDS', '3601', /must be at most 3600/],
+  ['LAST_USED_FLUSH_SECONDS', '0', /must be at least 1/],
+  ['LAST_USED_FLUSH_SECONDS', '0.5', /must be a whole number from 1 to 3600/],
+  ['ROLLUP_THREADS', '0', /must be at least 1/],
+  ['ROLLUP_THREADS', '2.5', /must be a whole number from 1 to 64/],
+  ['HEAP_LIMIT_MB', '64', /must be at least 128/],
+  ['HEAP_LIMIT_MB', '1.5', /must be a whole number/],
+  ['HEAP_LIMIT_MB', '1e9', /must be a whole number/],
+];
+
+t.test('every variable of the schema has bad values here', async (t) => {
+  const covered = new Set(bad.map(([variable]) => variable));
+  for (const variable of CONFIG_VARIABLES) t.ok(covered.has(variable), `${variable} has a bad-value case`);
+  // and the README's configuration table names exactly these (`JWT_ISSUER`, `JWT_AUDIENCE` share a row)
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5));
+  const documented = new Set([...table.matchAll(/^\| ((?:`[A-Z_]+`(?:, )?)+) \|/gm)].flatMap((row) => [...row[1]!.matchAll(/`([A-Z_]+)`/g)].map((name) => name[1]!)));
+  t.same([...documented].sort(), [...CONFIG_VARIABLES].sort(), 'the README table documents every variable, and only those');
+});
+
+for (const [variable, value, message, env = base] of bad) {
+  const shown = value.length > 60 ? `${value.slice(0, 40).replace(/\n/g, '\\n')}... (${value.length} chars)` : JSON.stringify(value);
+  t.test(`bad ${variable}: ${shown}`, async (t) => {
+    let error: unknown;
+    try {
+      loadConfig({ ...env, [variable]: value });
+    } catch (caught) {
+      error = caught;
+    }
+    t.ok(error instanceof ConfigError, 'a ConfigError');
+    const { variable: named, message: text } = error as ConfigError;
+    t.equal(named, variable, 'names the variable');
+    t.match(text, new RegExp(`^Invalid configuration: ${variable} `));
+    t.match(text, message);
+    t.notMatch(text, /\n/, 'one line');
+    if (variable === 'JWT_PUBLIC_KEY') {
+      // no key material in the message: not a line of the base64 body
+      for (const line of value.split('\n').filter((line) => line.length > 20 && !line.startsWith('-----'))) {
+        t.notOk(text.includes(line.slice(0, 20)), 'no key material echoed');
+      }
+    }
+  });
+}
+
+t.test('the good values next to them load', async (t) => {
+  const good: Array<Record<string, string>> = [
+    { ...base, DATABASE_URL: 'postgres://u:p%w rd@127.0.0.1:5432/db' }, // node-postgres escapes a bare % and a space
+    { ...base, DATABASE_URL: 'postgresql://u:p%40ss@[::1]:5432/db?sslmode=require' },
+    { ...base, DATABASE_URL: 'postgres:///coldtrack?host=/var/run/postgresql' },
+    { ...base, DATABASE_URL: `postgres://u@127.0.0.1/db?sslrootcert=${aFile}` },
+    { ...withRedis, REDIS_URL: 'rediss://:secret%21@cache.internal:6380/2' },
+    { ...withRedis, REDIS_URL: 'redis://127.0.0.1' },
+    { ...base, HOST: '::' },
+    { ...base, HOST: 'localhost' },
+    { ...base, HOST: 'api.internal.example' },
+    { ...base, HOST: 'coldtrack_app' },
+    { ...base, DATA_DIR: aFile }, // not the embedded mode: DATA_DIR is not used
+    { DATA_DIR: join(scratch, 'not-yet-there') },
+    { ...base, JWT_ISSUER: 'https://auth.coldtrack.test', JWT_AUDIENCE: 'coldtrack-partner-api' },
+    { ...base, JWT_ISSUER: 'urn:coldtrack:auth' },
+    { ...base, TRUST_PROXY: '10.0.0.0/8, ::1, fd00::/8, 192.168.1.1/32' },
+    { ...base, LOG_LEVEL: 'silent' },
+    { ...base, DB_POOL_MAX: '200', ROLLUP_THREADS: '64', HEAP_LIMIT_MB: '65536' },
+    { ...base, PORT: ' 8080 ', WORKERS: '1' },
+  ];
+  for (const env of good) t.doesNotThrow(() => loadConfig(env), JSON.stringify(env));
+});
+
+t.test('JWT_PUBLIC_KEY: RSA 2048+ and P-256 SPKI keys load, with \\n escapes too', async (t) => {
+  for (const [label, pem] of [
+    ['RSA 2048', spki(rsa2048)],
+    ['P-256', spki(p256)],
+    ['P-256 on one line with \\n escapes', spki(p256).replace(/\n/g, '\\n')],
+    ['RSA 4096', spki(generateKeyPairSync('rsa', { modulusLength: 4096 }))],
+  ] as const) {
+    const config = loadConfig({ ...noSecret, JWT_PUBLIC_KEY: pem });
+    t.equal(config.jwt?.kind, 'public-key', label);
+    t.match(config.jwt?.kind === 'public-key' ? config.jwt.pem : '', /^-----BEGIN PUBLIC KEY-----\n[\s\S]+-----END PUBLIC KEY-----$/, `${label}: the PEM block`);
+  }
+});

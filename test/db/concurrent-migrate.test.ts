@@ -1,0 +1,69 @@
+// Several instances started together (a rolling deploy, a scaled-out set) each migrate the same
+// database at start-up: all of them must come up, and each migration must run exactly once.
+import { readdirSync } from 'node:fs';
+import pg from 'pg';
+import t from 'tap';
+import { PG_MIGRATE_LOCK_ID } from 'node-pg-migrate';
+import { migrate, migrationsDir } from '../../src/db/migrate.js';
+import { createEmptyDatabase } from '../helpers/db.js';
+
+const { url } = await createEmptyDatabase(t);
+const migrations = readdirSync(migrationsDir).filter((file) => /\.(js|sql)$/.test(file)).length;
+
+t.test('four migrations of one empty database at once: all succeed, each migration applied once', async (t) => {
+  const outcomes = await Promise.allSettled([migrate(url), migrate(url), migrate(url), migrate(url)]);
+  const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [String(outcome.reason)] : []));
+  t.same(failures, [], 'none failed (the later ones wait for the advisory lock)');
+  const applied = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? outcome.value : []));
+  t.equal(applied.length, migrations, `${migrations} migrations applied in total, by whichever got the lock first`);
+  t.equal(new Set(applied).size, applied.length, 'none twice');
+
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  t.teardown(() => client.end());
+  const { rows } = await client.query<{ runs: number }>('SELECT count(*)::int AS runs FROM pgmigrations');
+  t.equal(rows[0]!.runs, migrations, 'pgmigrations holds one row per migration');
+  t.same(await migrate(url), [], 'a later start finds nothing to apply');
+});
+
+// A migration that meets another session in a deadlock (in the field: one of TimescaleDB's jobs,
+// started the moment an earlier migration committed its policy) is rolled back by PostgreSQL; the
+// run tries again from it rather than failing start-up. Built here with a real deadlock: another
+// session holds SHARE on pgmigrations (the migration's closing INSERT waits for it), then asks for
+// the migrations' advisory lock (which the migration holds).
+t.test('a migration that loses a deadlock is tried again, and the run completes', async (t) => {
+  const { name, url } = await createEmptyDatabase(t);
+  const other = new pg.Client({ connectionString: url });
+  await other.connect();
+  t.teardown(() => other.end());
+  await other.query('CREATE TABLE pgmigrations (id serial PRIMARY KEY, name varchar(255) NOT NULL, run_on timestamp NOT NULL)');
+  // the migration waits first, so its deadlock check (3 s into its wait, once) runs first and
+  // picks it as the victim, provided this session is waiting by then: 3 s leaves a busy machine
+  // time to send that one query; this session's own check would come only after a minute
+  await other.query(`ALTER DATABASE ${name} SET deadlock_timeout = '3s'`);
+  await other.query("SET deadlock_timeout = '60s'");
+  await other.query('BEGIN');
+  await other.query('LOCK TABLE pgmigrations IN SHARE MODE');
+
+  const lines: string[] = [];
+  const run = migrate(url, (line) => lines.push(line));
+  for (let waited = 0; ; waited += 50) {
+    const { rows } = await other.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'pgmigrations'::regclass AND NOT granted");
+    if (rows[0]!.n > 0) break;
+    if (waited > 20_000) throw new Error('the migration never reached its INSERT into pgmigrations');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  // granted once the first try has been rolled back and its session closed
+  await other.query('SELECT pg_advisory_lock($1)', [PG_MIGRATE_LOCK_ID]);
+  await other.query('COMMIT');
+  await other.query('SELECT pg_advisory_unlock($1)', [PG_MIGRATE_LOCK_ID]);
+
+  const applied = await run;
+  t.equal(applied.length, migrations, 'every migration applied');
+  t.equal(new Set(applied).size, applied.length, 'none twice');
+  t.match(lines.join('\n'), /migration try 1 was rolled back \(deadlock detected\); trying again/, 'the retry is logged');
+  const { rows } = await other.query<{ runs: number; units: boolean }>(
+    "SELECT count(*)::int AS runs, to_regclass('cooling_units') IS NOT NULL AS units FROM pgmigrations");
+  t.same(rows[0], { runs: migrations, units: true }, 'pgmigrations holds one row per migration, and the schema is there');
+});

@@ -1,0 +1,215 @@
+// A private PostgreSQL 15 primary and its streaming replica, for tests of DATABASE_READ_URL. The
+// shared server on 5432 is never touched: both are Debian clusters of their own (pg_createcluster)
+// on free loopback ports, named ct_primary_<pid>_<rand> / ct_replica_<pid>_<rand>:
+//   - the primary: pg_createcluster --auth=trust, listen_addresses 127.0.0.1, wal_level replica
+//     (Debian's pg_hba.conf then trusts replication from 127.0.0.1 too), fsync off (a test);
+//   - the replica: a second cluster whose data directory is replaced by
+//     `pg_basebackup -R -X stream` of the primary (run as the postgres OS user: PostgreSQL refuses
+//     root), started as a hot standby; ready once pg_is_in_recovery() and its WAL receiver streams.
+// Teardown: pg_dropcluster --stop of both (and their conf.d file). Clusters a crashed test run
+// left behind (their pid is gone) are dropped on the next start. About 3-5 s to start here.
+//
+// Replica lag on demand: pauseReplay() (pg_wal_replay_pause() on the replica: WAL still arrives,
+// nothing new becomes visible) and resumeReplay().
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { freePort } from '../../src/free-port.js';
+
+const run = promisify(execFile);
+const VERSION = '15';
+const NAME = /^ct_(primary|replica)_(\d+)_[0-9a-f]+$/;
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export interface PgServer {
+  /** the Debian cluster name (pg_lsclusters) */
+  name: string;
+  port: number;
+  /** a URL of database `database` on this server, as the superuser postgres */
+  url(database?: string): string;
+}
+
+export interface PgReplicaPair {
+  primary: PgServer;
+  replica: PgServer;
+  /** CREATE DATABASE on the primary; resolves once the replica has it too. */
+  createDatabase(name?: string): Promise<{ name: string; primaryUrl: string; replicaUrl: string }>;
+  /** One query on the replica (the postgres database unless named). */
+  queryReplica<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[], database?: string): Promise<R[]>;
+  /** One query on the primary. */
+  queryPrimary<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[], database?: string): Promise<R[]>;
+  /** Replica lag on demand: WAL keeps arriving, nothing new is replayed (visible) until resumed. */
+  pauseReplay(): Promise<void>;
+  resumeReplay(): Promise<void>;
+  /** Resolves once the replica has replayed everything the primary had written when called. */
+  waitForReplay(timeoutMs?: number): Promise<void>;
+  /** Stops and drops both clusters (also run by teardown). */
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function poll(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 100) {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (${(last as Error).message})` : ''}`);
+    await sleep(everyMs);
+  }
+}
+
+const server = (name: string, port: number): PgServer => ({
+  name,
+  port,
+  url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
+});
+
+async function query<R extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    return (await client.query<R>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Output of a command, or a thrown error carrying its stderr. */
+async function sh(command: string, args: string[], timeoutMs = 60_000): Promise<string> {
+  try {
+    return (await run(command, args, { timeout: timeoutMs })).stdout;
+  } catch (error) {
+    const { stderr, stdout } = error as { stderr?: string; stdout?: string };
+    throw new Error(`${command} ${args.join(' ')} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}`);
+  }
+}
+
+async function dropCluster(name: string) {
+  // the conf.d file is ours: pg_dropcluster leaves a directory holding files it did not create
+  await sh('pg_dropcluster', ['--stop', VERSION, name], 30_000).catch(() => {});
+  rmSync(`/etc/postgresql/${VERSION}/${name}`, { recursive: true, force: true });
+}
+
+/** Drops pairs a test run left behind when it died before its teardown (their pid is gone). */
+async function dropLeftovers() {
+  const listing = await sh('pg_lsclusters', ['--no-header']).catch(() => '');
+  for (const line of listing.split('\n')) {
+    const [version, name] = line.trim().split(/\s+/);
+    const match = version === VERSION && name ? NAME.exec(name) : null;
+    if (!match) continue;
+    let alive = true;
+    try {
+      process.kill(Number(match[2]), 0);
+    } catch (error) {
+      alive = (error as NodeJS.ErrnoException).code === 'EPERM'; // someone else's process: alive
+    }
+    if (!alive) await dropCluster(name!);
+  }
+}
+
+/** Settings of both clusters: a private test server, not a durable one. */
+const settings = (extra: string[] = []) =>
+  [
+    "listen_addresses = '127.0.0.1'",
+    'wal_level = replica',
+    'max_wal_senders = 5',
+    'fsync = off',
+    'full_page_writes = off',
+    'shared_buffers = 32MB',
+    'max_connections = 60',
+    ...extra,
+  ].join('\n') + '\n';
+
+/**
+ * Starts a cluster with pg_ctl as the postgres user, on its Debian configuration: what
+ * pg_ctlcluster start does, without the ~2.5 s it spends checking afterwards.
+ */
+async function startServer(name: string) {
+  await sh('runuser', ['-u', 'postgres', '--', `/usr/lib/postgresql/${VERSION}/bin/pg_ctl`, 'start', '-w', '-s', '-t', '30',
+    '-D', `/var/lib/postgresql/${VERSION}/${name}`, '-l', `/var/log/postgresql/postgresql-${VERSION}-${name}.log`,
+    '-o', `-c config_file=/etc/postgresql/${VERSION}/${name}/postgresql.conf`]);
+}
+
+async function createCluster(name: string, port: number, extra: string[] = []) {
+  await sh('pg_createcluster', [VERSION, name, '-p', String(port), '--', '--auth=trust', '--no-sync']);
+  // pg_createcluster's -o writes 127.0.0.1 unquoted (a syntax error): conf.d is read after the file
+  writeFileSync(`/etc/postgresql/${VERSION}/${name}/conf.d/coldtrack-test.conf`, settings(extra));
+}
+
+export async function startPgReplicaPair(t: Teardown): Promise<PgReplicaPair> {
+  await dropLeftovers();
+  const suffix = `${process.pid}_${randomBytes(3).toString('hex')}`;
+  const [primaryPort, replicaPort] = [await freePort(), await freePort()];
+  if (primaryPort === replicaPort) throw new Error('freePort answered the same port twice');
+  const primary = server(`ct_primary_${suffix}`, primaryPort);
+  const replica = server(`ct_replica_${suffix}`, replicaPort);
+  let stopped = false;
+
+  async function stop() {
+    if (stopped) return;
+    stopped = true;
+    await Promise.all([dropCluster(replica.name), dropCluster(primary.name)]);
+  }
+  t.teardown(stop);
+
+  const pair: PgReplicaPair = {
+    primary,
+    replica,
+    async createDatabase(name = `coldtrack_replica_${randomBytes(4).toString('hex')}`) {
+      await query(primary.url(), `CREATE DATABASE ${name}`);
+      await poll(`database ${name} on the replica`, async () =>
+        (await query(replica.url(), 'SELECT 1 FROM pg_database WHERE datname = $1', [name])).length === 1, 15_000);
+      return { name, primaryUrl: primary.url(name), replicaUrl: replica.url(name) };
+    },
+    queryReplica: (sql, params, database) => query(replica.url(database), sql, params),
+    queryPrimary: (sql, params, database) => query(primary.url(database), sql, params),
+    async pauseReplay() {
+      await query(replica.url(), 'SELECT pg_wal_replay_pause()');
+      await poll('replay paused', async () =>
+        (await query<{ state: string }>(replica.url(), 'SELECT pg_get_wal_replay_pause_state() AS state'))[0]!.state === 'paused', 5000, 20);
+    },
+    async resumeReplay() {
+      await query(replica.url(), 'SELECT pg_wal_replay_resume()');
+    },
+    async waitForReplay(timeoutMs = 15_000) {
+      const [{ lsn }] = (await query<{ lsn: string }>(primary.url(), 'SELECT pg_current_wal_insert_lsn()::text AS lsn')) as [{ lsn: string }];
+      await poll(`the replica to replay up to ${lsn}`, async () => {
+        const [row] = await query<{ caught_up: boolean }>(replica.url(), 'SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS caught_up', [lsn]);
+        return row!.caught_up;
+      }, timeoutMs, 50);
+    },
+    stop,
+  };
+
+  try {
+    await createCluster(primary.name, primary.port);
+    await startServer(primary.name);
+    // the replica's own cluster (ports, logs, conf) around a data directory cloned from the primary
+    await createCluster(replica.name, replica.port, ['hot_standby = on', 'hot_standby_feedback = on']);
+    const dataDir = `/var/lib/postgresql/${VERSION}/${replica.name}`;
+    await sh('find', [dataDir, '-mindepth', '1', '-delete']);
+    await sh('runuser', ['-u', 'postgres', '--', 'pg_basebackup', '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres',
+      '-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
+    await startServer(replica.name);
+    await poll('the replica streaming from the primary', async () => {
+      const [row] = await query<{ recovering: boolean; status: string | null }>(replica.url(),
+        'SELECT pg_is_in_recovery() AS recovering, (SELECT status FROM pg_stat_wal_receiver) AS status');
+      const senders = await query<{ state: string }>(primary.url(), 'SELECT state FROM pg_stat_replication');
+      return row!.recovering && row!.status === 'streaming' && senders.some((sender) => sender.state === 'streaming');
+    }, 15_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return pair;
+}

@@ -1,0 +1,84 @@
+// A TCP proxy a test puts between the service and a real server (PostgreSQL, Redis), to play the
+// outages an SRE sees: `open` passes traffic, `refuse` cuts every connection and refuses new ones
+// (the host is down), `blackHole` cuts every connection and accepts new ones that never answer,
+// `swallow` keeps every open connection and stops passing bytes either way (a hung server or a
+// network path that drops packets: the client's open connections just go silent).
+import net from 'node:net';
+
+export type ProxyMode = 'open' | 'refusing' | 'black-hole' | 'swallowing';
+
+export class TcpProxy {
+  private server: net.Server | null = null;
+  private sockets = new Set<net.Socket>();
+  mode: ProxyMode = 'refusing';
+
+  constructor(
+    readonly port: number,
+    private readonly upstream: { host: string; port: number },
+  ) {}
+
+  /** Sockets open now on both sides (client and upstream). */
+  get openSockets() {
+    return this.sockets.size;
+  }
+
+  private track(socket: net.Socket) {
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  }
+
+  async open() {
+    this.mode = 'open';
+    if (this.server) return;
+    const server = net.createServer((client) => {
+      this.track(client);
+      if (this.mode !== 'open') return; // accepted, never answered
+      const upstream = net.connect(this.upstream.port, this.upstream.host);
+      this.track(upstream);
+      // bytes pass only while the proxy is open: swallowing keeps both sockets and drops them
+      client.on('data', (chunk) => this.mode === 'open' && upstream.write(chunk));
+      upstream.on('data', (chunk) => this.mode === 'open' && client.write(chunk));
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+  }
+
+  private dropConnections() {
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+  }
+
+  async refuse() {
+    this.mode = 'refusing';
+    this.dropConnections();
+    const server = this.server;
+    this.server = null;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  async blackHole() {
+    await this.open();
+    this.mode = 'black-hole';
+    this.dropConnections();
+  }
+
+  async swallow() {
+    await this.open();
+    this.mode = 'swallowing';
+  }
+
+  /**
+   * Traffic passes again. Connections that were swallowed stay broken (their protocol state is
+   * lost), so they are cut: the client notices and reconnects, as after a real network outage.
+   */
+  async resume() {
+    if (this.mode === 'swallowing') this.dropConnections();
+    await this.open();
+  }
+}

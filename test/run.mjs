@@ -1,0 +1,85 @@
+// `npm test`'s runner: tap with a concise reporter (failures in full, nothing for passing ones), no
+// coverage (tap's cannot map tsx-loaded TypeScript: it measured the template script's migrations
+// and called them "All files"), then closing lines a CI can read: files and assertions, and for a
+// failed run each failing file's first failures again, since a CI log often shows only its tail.
+// The type check (npm run typecheck) runs beside the tests and fails the run like a test would.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+
+// coverage files and results an earlier run left would be reported as this run's
+rmSync(new URL('../.tap/coverage', import.meta.url), { recursive: true, force: true });
+rmSync(new URL('../.tap/test-results', import.meta.url), { recursive: true, force: true });
+
+const started = Date.now();
+// The type check runs beside the tests rather than before them: tsc uses one core, and the
+// suite's first ~20 s (templates, the first files starting) leave the other one idle. A type
+// error still fails the run, and stops it as soon as tsc reports it.
+const typecheck = spawn('npm', ['run', '--silent', 'typecheck'], { stdio: ['ignore', 'pipe', 'pipe'] });
+let typecheckOutput = '';
+typecheck.stdout.on('data', (chunk) => (typecheckOutput += chunk));
+typecheck.stderr.on('data', (chunk) => (typecheckOutput += chunk));
+const typechecked = new Promise((resolve) => typecheck.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+let child = null;
+void typechecked.then((code) => {
+  if (code === 0) return;
+  console.error(`\nThe type check (npm run typecheck) failed:\n${typecheckOutput.trim()}`);
+  child?.kill('SIGTERM');
+  process.exit(code);
+});
+
+// the migrated templates every test file clones, built outside tap (see templates-ready.mjs)
+const templates = spawnSync(process.execPath, ['--import', 'tsx', 'test/setup/template-db.ts'], { stdio: 'inherit' });
+if (templates.status !== 0) {
+  typecheck.kill();
+  process.exit(templates.status ?? 1);
+}
+child = spawn('npx', ['tap', '--reporter=terse', '--before=test/setup/templates-ready.mjs', ...process.argv.slice(2)], {
+  stdio: ['inherit', 'pipe', 'pipe'],
+});
+let tail = '';
+let errorTail = '';
+child.stdout.on('data', (chunk) => {
+  process.stdout.write(chunk);
+  tail = (tail + chunk.toString()).slice(-4000);
+});
+child.stderr.on('data', (chunk) => {
+  process.stderr.write(chunk);
+  errorTail = (errorTail + chunk.toString()).slice(-3000);
+});
+
+const plainText = (text) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+
+/** The first failed assertions of a file's TAP (from .tap/test-results), with their diagnostics. */
+function firstFailures(file, maxLines = 40) {
+  const results = new URL(`../.tap/test-results/${file}.tap`, import.meta.url);
+  if (!existsSync(results)) return ['  (no TAP results recorded: the file failed before its first test, see stderr below)'];
+  const lines = readFileSync(results, 'utf8').split('\n');
+  const picked = [];
+  for (let i = 0; i < lines.length && picked.length < maxLines; i++) {
+    if (!/^\s*not ok /.test(lines[i])) continue;
+    picked.push(lines[i]);
+    // its YAML diagnostics follow, indented deeper and closed by "..."
+    for (i += 1; i < lines.length && picked.length < maxLines && !/^\s*\.\.\.\s*$/.test(lines[i]); i++) picked.push(lines[i]);
+  }
+  return picked.length ? picked : ['  (no failed assertion recorded: the file exited with an error, see stderr below)'];
+}
+
+child.on('exit', async (code, signal) => {
+  // a type error exits from the handler above; passing, it is reported with the rest
+  const typecheckCode = await typechecked;
+  const plain = plainText(tail);
+  // the reporter redraws its summary as files finish: the last one is the final count
+  const asserts = [...plain.matchAll(/Asserts:\s+(\d+) pass\s+(\d+) fail/g)].at(-1);
+  const suites = [...plain.matchAll(/Suites:\s+(\d+) pass\s+(\d+) fail/g)].at(-1);
+  const seconds = Math.round((Date.now() - started) / 1000);
+  if (code !== 0) {
+    const failed = [...new Set([...plain.matchAll(/FAIL\s+(\S+\.test\.\w+)/g)].map((match) => match[1]))];
+    if (failed.length) console.log(`\nFailed files (${failed.length}), first failures of each:`);
+    for (const file of failed) console.log([`- ${file}`, ...firstFailures(file)].join('\n'));
+    if (errorTail.trim()) console.log(`\nThe end of stderr:\n${plainText(errorTail)}`);
+  }
+  if (suites) console.log(`Test files: ${suites[1]} passed, ${suites[2]} failed (${seconds} s)`);
+  if (asserts) console.log(`Assertions: ${asserts[1]} passed, ${asserts[2]} failed`);
+  if (typecheckCode === 0) console.log('Type check: passed');
+  process.exit(code ?? (signal ? 1 : 0));
+});
