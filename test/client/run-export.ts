@@ -4,6 +4,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { nodeArgs, withoutTapHooks } from '../helpers/entry.js';
 
 export interface ExportRun {
   code: number | null;
@@ -76,8 +77,8 @@ export async function runExport(world: { relay: Relay; token: string }, args: st
     const env: Record<string, string> = { ...process.env as Record<string, string>, ...options.env };
     delete env.COLDTRACK_TOKEN;
     if (token !== null) env.COLDTRACK_TOKEN = token;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/export.ts', '--base-url', relay.url, ...args], {
-      env,
+    const child = spawn(process.execPath, [...nodeArgs('src/cli/export.ts'), '--base-url', relay.url, ...args], {
+      env: withoutTapHooks(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';

@@ -2,6 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import t from 'tap';
 import { ConfigError, heapFlags, loadConfig } from '../../src/config.js';
+import { nodeArgs } from '../helpers/entry.js';
 
 const base = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', JWT_SECRET: 'x'.repeat(32) };
 
@@ -65,7 +66,7 @@ t.test('TRUST_PROXY takes a list of addresses and CIDRs', async (t) => {
 });
 
 t.test('the server refuses bad configuration with one line and exit code 1', async (t) => {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const result = spawnSync(process.execPath, nodeArgs('src/server.ts'), {
     env: { PATH: process.env.PATH, ...base, PORT: 'nope' },
     encoding: 'utf8',
     timeout: 30_000,

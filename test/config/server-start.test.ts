@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
+import { nodeArgs } from '../helpers/entry.js';
 
 interface Exit {
   code: number | null;
@@ -13,7 +14,7 @@ interface Exit {
 
 function runServer(env: Record<string, string>): Promise<Exit> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    const child = spawn(process.execPath, nodeArgs('src/server.ts'), {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { reapOnExit } from './reaper.js';
+import { nodeArgs } from './entry.js';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -16,7 +17,7 @@ interface Teardown {
 }
 
 export async function startServerProcess(t: Teardown, env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
-  const child = reapOnExit(spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = reapOnExit(spawn(process.execPath, nodeArgs('src/server.ts'), {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', WORKERS: '1',
       // its own Redis key space: counters of other test runs on the shared Redis can't interfere
       REDIS_KEY_PREFIX: `coldtrack-test-${randomBytes(4).toString('hex')}:`,

@@ -10,6 +10,7 @@ import { createCompany, type CompanyFixture } from '../helpers/fixtures.js';
 import { issueToken } from '../helpers/tokens.js';
 import { freePort } from '../../src/free-port.js';
 import { reapOnExit } from '../helpers/reaper.js';
+import { nodeArgs } from '../helpers/entry.js';
 
 export { freePort };
 
@@ -128,7 +129,7 @@ export interface ClusterOptions {
 export async function startCluster(t: Teardown, env: Record<string, string>, options: ClusterOptions = {}): Promise<Cluster> {
   const workers = options.workers ?? 2;
   const port = await freePort();
-  const child = reapOnExit(spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = reapOnExit(spawn(process.execPath, nodeArgs('src/server.ts'), {
     env: {
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',
@@ -201,7 +202,7 @@ export async function startCluster(t: Teardown, env: Record<string, string>, opt
       return listing
         .split('\n')
         .map((line) => line.trim())
-        .filter((line) => line.includes('src/server.ts'))
+        .filter((line) => /src\/server\.[jt]s/.test(line))
         .map((line) => Number(line.split(/\s+/)[0]));
     },
     pidOfRequest: (requestId) => lines.find((line) => line.reqId === requestId)?.pid,

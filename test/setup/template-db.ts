@@ -2,6 +2,8 @@
 //   - the local PostgreSQL (TEST_DATABASE_ADMIN_URL), with the postgres storage profile;
 //   - the TimescaleDB server (TEST_TIMESCALE_URL, default 127.0.0.1:5433; started with
 //     ../shared/timescaledb/start.sh when it does not answer), with the timescale profile.
+// First the transpiled copy of the service the tests start as processes (compile.mjs).
+import './compile.mjs';
 import { postgresServer, rebuildTemplate } from '../helpers/db.js';
 import { rebuildTimescaleTemplate } from '../helpers/timescale.js';
 
