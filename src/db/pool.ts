@@ -37,8 +37,10 @@ export function createPool(
     keepAlive: true,
     application_name: 'coldtrack-api',
     // dates in the API are UTC days: date <-> timestamptz conversions must not depend on the server
-    // and the API's short queries must not pay for JIT compilation when the planner misjudges a join
-    options: '-c TimeZone=UTC -c jit=off',
+    // and the API's short queries must not pay for JIT compilation when the planner misjudges a join;
+    // floats print as their shortest round-trip digits, as JavaScript's, whatever the server's
+    // default (sensor pages written as JSON by PostgreSQL, sql/queries/sensor-data.sql)
+    options: '-c TimeZone=UTC -c jit=off -c extra_float_digits=1',
   });
   pool.on('error', onError);
   // pg-pool removes a client released with an error by ending it politely, which on a silent

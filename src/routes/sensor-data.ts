@@ -1,14 +1,14 @@
 // GET /api/v1/sensor-data: temperature and humidity history of the units the token may read, as
 // raw readings or hourly/daily aggregates (value = mean, with min, max and sample_count), ordered
 // by timestamp, cooling_unit_id, specification_type. Pagination that stays cheap and stable at
-// any depth is src/sensors/history.ts; the 200 body is written by fast-json-stringify
-// (src/sensors/serializer.ts).
+// any depth is src/sensors/history.ts, which hands back the records as JSON; the rest of the 200
+// body is written by fast-json-stringify (src/sensors/serializer.ts).
 import { z } from 'zod';
 import { dateParam, formatDay, resolveWindow } from '../data-surface/window.js';
 import { envelopeSchema, errorResponses, idQuery, paginationFor, paginationQuery } from '../http/schemas.js';
 import { SPECIFICATION_TYPES } from '../sensors/formats.js';
 import { AGGREGATIONS, createSensorHistory } from '../sensors/history.js';
-import { sensorDataSerializerCompiler } from '../sensors/serializer.js';
+import { sensorDataSerializerCompiler, withRenderedData } from '../sensors/serializer.js';
 import { DAY_MS } from '../time.js';
 import type { App } from '../types.js';
 
@@ -75,7 +75,7 @@ export default async function sensorDataRoute(app: App) {
       const window = resolveWindow(query, app.clock.now(), MAX_DAYS[query.aggregation]);
       // canonical order, duplicates folded: the same filter is the same cached query
       const types = SPECIFICATION_TYPES.filter((type) => (query.specification_type ?? SPECIFICATION_TYPES).includes(type));
-      const { records, totalCount } = await history.page({
+      const { dataJson, totalCount } = await history.page({
         unitIds: request.unitScope.unitIds,
         types,
         fromMs: window.start,
@@ -84,8 +84,8 @@ export default async function sensorDataRoute(app: App) {
         page: query.page,
         pageSize: query.page_size,
       });
-      return {
-        data: records,
+      return withRenderedData({
+        data: [],
         meta: {
           company_id: request.unitScope.companyId,
           filters: {
@@ -98,7 +98,7 @@ export default async function sensorDataRoute(app: App) {
           },
           pagination: paginationFor(query.page, query.page_size, totalCount),
         },
-      };
+      }, dataJson);
     },
   });
 }

@@ -15,15 +15,19 @@
 //   continuous (no row twice, none missed) even while readings arrive.
 // If readings arrived since the counts were taken, a page may find fewer rows than planned in its
 // time range; it then reads on past it until full or the window ends.
+// - A page comes back as the JSON of the response's `data` array. Raw readings (the heaviest
+//   pages: 1,000 records of five fields) are written by PostgreSQL (rawPageJson), not parsed into
+//   objects here and serialized again; aggregates, whose means are rounded here, go through rows.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import { loadQueries } from '../db/sql.js';
 import { pgTimestamp } from '../http/dates.js';
+import { serializeSensorRecords } from './serializer.js';
 import { type Clock, DAY_MS, HOUR_MS } from '../time.js';
 import type { SpecificationType } from './formats.js';
 
-const sql = loadQueries('sensor-data', ['dayCounts', 'hourCounts', 'rawPage', 'hourlyPage', 'dailyPage']);
+const sql = loadQueries('sensor-data', ['dayCounts', 'hourCounts', 'rawPage', 'rawPageJson', 'hourlyPage', 'dailyPage']);
 
 export const AGGREGATIONS = ['raw', 'hourly', 'daily'] as const;
 export type Aggregation = (typeof AGGREGATIONS)[number];
@@ -53,6 +57,29 @@ interface Key {
   timestamp: string;
   unitId: number;
   type: string;
+}
+
+/** Consecutive records as JSON: the members of an array, comma-separated, without brackets. */
+interface Chunk {
+  json: string;
+  count: number;
+  last: Key | null;
+}
+
+export interface HistoryPage {
+  /** the records, as the JSON of the response's data array */
+  dataJson: string;
+  records: number;
+  totalCount: number;
+}
+
+interface RawJsonRow {
+  records: number;
+  unusual_values: number;
+  body: string;
+  last_timestamp: string | null;
+  last_unit_id: number | null;
+  last_type: string | null;
 }
 
 interface DayCounts {
@@ -132,23 +159,37 @@ export function createSensorHistory(pool: pg.Pool, clock: Clock) {
     return { start: day, end: day + DAY_MS, skip: within };
   }
 
-  async function fetchRange(q: HistoryQuery, from: number, to: number, seek: Key | null, skip: number, limit: number) {
-    const { rows } = await pool.query<SensorRecord>(PAGE_SQL[q.aggregation], [
+  async function fetchRange(q: HistoryQuery, from: number, to: number, seek: Key | null, skip: number, limit: number): Promise<Chunk> {
+    const params = [
       ...scope({ ...q, fromMs: from, toMs: to }),
       seek?.timestamp ?? null, seek?.unitId ?? null, seek?.type ?? null, skip, limit,
-    ]);
+    ];
+    if (q.aggregation === 'raw') {
+      const { rows: [row] } = await pool.query<RawJsonRow>(sql.rawPageJson, params);
+      // a value JSON.stringify would write otherwise (1e-5, 1e+21): this page goes through rows
+      if (row && row.unusual_values === 0) {
+        const last = row.last_timestamp === null ? null : { timestamp: row.last_timestamp, unitId: row.last_unit_id!, type: row.last_type! };
+        return { json: row.body, count: row.records, last };
+      }
+    }
+    const { rows } = await pool.query<SensorRecord>(PAGE_SQL[q.aggregation], params);
     if (q.aggregation !== 'raw') for (const row of rows) row.value = withoutFloatNoise(row.value);
-    return rows;
+    const tail = rows[rows.length - 1];
+    return {
+      json: serializeSensorRecords(rows).slice(1, -1),
+      count: rows.length,
+      last: tail ? { timestamp: tail.timestamp, unitId: tail.cooling_unit_id, type: tail.specification_type } : null,
+    };
   }
 
   return {
-    async page(q: HistoryQuery): Promise<{ records: SensorRecord[]; totalCount: number }> {
-      if (q.unitIds.length === 0 || q.types.length === 0) return { records: [], totalCount: 0 };
+    async page(q: HistoryQuery): Promise<HistoryPage> {
+      if (q.unitIds.length === 0 || q.types.length === 0) return { dataJson: '[]', records: 0, totalCount: 0 };
       const signature = createHash('sha1').update(JSON.stringify(scope(q))).digest('base64url');
       const counts = await countsOf(q, signature);
       const totalCount = counts.before[q.aggregation][counts.days.length]!;
       const offset = (q.page - 1) * q.pageSize;
-      if (offset >= totalCount) return { records: [], totalCount };
+      if (offset >= totalCount) return { dataJson: '[]', records: 0, totalCount };
       const wanted = Math.min(q.pageSize, totalCount - offset);
 
       const boundaryKey = `${signature}|${q.aggregation}|${q.pageSize}|${q.page}`;
@@ -158,20 +199,21 @@ export function createSensorHistory(pool: pg.Pool, clock: Clock) {
       let from = seek ? Date.parse(seek.timestamp) : first!.start;
       let to = Math.max(last.end, from + (q.aggregation === 'raw' ? HOUR_MS : DAY_MS));
 
-      const records = await fetchRange(q, from, Math.min(to, q.toMs), seek, first?.skip ?? 0, wanted);
+      const chunks = [await fetchRange(q, from, Math.min(to, q.toMs), seek, first?.skip ?? 0, wanted)];
+      let records = chunks[0]!.count;
       // fewer rows than the counts promised (readings arrived meanwhile): read on, widening
-      while (records.length < wanted && to < q.toMs) {
+      while (records < wanted && to < q.toMs) {
         const span = Math.max(to - from, DAY_MS);
         from = to;
         to = Math.min(q.toMs, to + 2 * span);
-        records.push(...(await fetchRange(q, from, to, null, 0, wanted - records.length)));
+        const chunk = await fetchRange(q, from, to, null, 0, wanted - records);
+        chunks.push(chunk);
+        records += chunk.count;
       }
-      const tail = records[records.length - 1];
-      if (records.length === q.pageSize && tail) {
-        boundaries.set(`${signature}|${q.aggregation}|${q.pageSize}|${q.page + 1}`,
-          { timestamp: tail.timestamp, unitId: tail.cooling_unit_id, type: tail.specification_type });
-      }
-      return { records, totalCount };
+      const lastKey = chunks.findLast((chunk) => chunk.last)?.last;
+      if (records === q.pageSize && lastKey) boundaries.set(`${signature}|${q.aggregation}|${q.pageSize}|${q.page + 1}`, lastKey);
+      const dataJson = `[${chunks.filter((chunk) => chunk.count > 0).map((chunk) => chunk.json).join(',')}]`;
+      return { dataJson, records, totalCount };
     },
   };
 }

@@ -11,27 +11,26 @@ const integer: Schema = { type: 'integer' };
 const number: Schema = { type: 'number' };
 const string: Schema = { type: 'string' };
 
+const sensorRecordJsonSchema: Schema = {
+  type: 'object',
+  required: ['timestamp', 'cooling_unit_id', 'specification_type', 'value', 'sample_count'],
+  properties: {
+    timestamp: string,
+    cooling_unit_id: integer,
+    specification_type: string,
+    value: number,
+    // fast-json-stringify writes required properties first: this order is the zod schema's too
+    sample_count: integer,
+    min: number,
+    max: number,
+  },
+};
+
 export const sensorPageJsonSchema: Schema = {
   type: 'object',
   required: ['data', 'meta'],
   properties: {
-    data: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['timestamp', 'cooling_unit_id', 'specification_type', 'value', 'sample_count'],
-        properties: {
-          timestamp: string,
-          cooling_unit_id: integer,
-          specification_type: string,
-          value: number,
-          // fast-json-stringify writes required properties first: this order is the zod schema's too
-          sample_count: integer,
-          min: number,
-          max: number,
-        },
-      },
-    },
+    data: { type: 'array', items: sensorRecordJsonSchema },
     meta: {
       type: 'object',
       required: ['company_id', 'filters', 'pagination'],
@@ -68,8 +67,28 @@ export const sensorPageJsonSchema: Schema = {
 
 export const serializeSensorPage = fastJson(sensorPageJsonSchema);
 
+/** Records as a JSON array, written exactly as inside a whole page. */
+export const serializeSensorRecords = fastJson({ type: 'array', items: sensorRecordJsonSchema });
+
+// A page whose records are already JSON (src/sensors/history.ts: raw pages are written by
+// PostgreSQL) carries them under this key beside an empty `data`; the serializer splices them in.
+const RENDERED_DATA = Symbol('the data array, as JSON');
+const EMPTY_DATA_PREFIX = '{"data":[]';
+
+export function withRenderedData<Body extends { data: unknown[] }>(body: Body, dataJson: string): Body {
+  return Object.assign(body, { [RENDERED_DATA]: dataJson });
+}
+
+function serializeSensorResponse(payload: { data: unknown[]; [RENDERED_DATA]?: string }): string {
+  const dataJson = payload[RENDERED_DATA];
+  if (dataJson === undefined) return serializeSensorPage(payload as never);
+  const envelope = serializeSensorPage({ ...payload, data: [] } as never);
+  // fast-json-stringify writes `data` first (the schema's first required property)
+  return `{"data":${dataJson}${envelope.slice(EMPTY_DATA_PREFIX.length)}`;
+}
+
 /** The route's serializers: fast-json-stringify for 200, the app's zod serializer for errors. */
 export const sensorDataSerializerCompiler: FastifySerializerCompiler<unknown> = (route) =>
   String(route.httpStatus) === '200'
-    ? (data) => serializeSensorPage(data as never)
+    ? (data) => serializeSensorResponse(data as never)
     : zodSerializerCompiler(route as Parameters<typeof zodSerializerCompiler>[0]);
