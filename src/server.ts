@@ -7,7 +7,7 @@
 // worker, replaced after a crash or on SIGHUP, loads only what serving needs (on a busy 2-core
 // machine, a 2-worker cluster's start took 7.3 s of CPU before this split).
 import cluster from 'node:cluster';
-import { ConfigError, heapFlags, loadConfig, type Config } from './config.js';
+import { ConfigError, heapFlags, loadConfig, mallocEnv, type Config } from './config.js';
 import type { EmbeddedDatabase } from './db/embedded.js';
 
 function fail(message: string): never {
@@ -85,7 +85,7 @@ if (cluster.isWorker) {
   };
 
   if (config.workers > 1) {
-    const env: Record<string, string> = { DATABASE_URL: databaseUrl };
+    const env: Record<string, string> = { DATABASE_URL: databaseUrl, ...mallocEnv(process.env) };
     if (config.jwt?.kind === 'secret') env.JWT_SECRET = config.jwt.secret;
     const { runPrimary } = await import('./cluster.js');
     runPrimary({

@@ -1,7 +1,7 @@
 // Configuration: every bad or missing value stops start-up with one line naming the variable.
 import { spawnSync } from 'node:child_process';
 import t from 'tap';
-import { ConfigError, heapFlags, loadConfig } from '../../src/config.js';
+import { ConfigError, heapFlags, loadConfig, mallocEnv } from '../../src/config.js';
 import { nodeArgs } from '../helpers/entry.js';
 
 const base = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', JWT_SECRET: 'x'.repeat(32) };
@@ -59,6 +59,8 @@ t.test('workers get a heap limit unless the operator set one', async (t) => {
   t.same(heapFlags(512, ''), ['--max-old-space-size=512', '--max-semi-space-size=8']);
   t.same(heapFlags(512, '--max-old-space-size=2048'), ['--max-semi-space-size=8'], 'NODE_OPTIONS wins');
   t.same(heapFlags(512, '--enable-source-maps --max-semi-space-size=32 --max-old-space-size=300'), []);
+  t.same(mallocEnv({}), { MALLOC_MMAP_THRESHOLD_: '131072' }, 'large buffers go back to the system when freed');
+  t.same(mallocEnv({ MALLOC_MMAP_THRESHOLD_: '1048576' }), {}, 'the operator\'s glibc setting wins');
 });
 
 t.test('TRUST_PROXY takes a list of addresses and CIDRs', async (t) => {

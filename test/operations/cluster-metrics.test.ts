@@ -47,12 +47,14 @@ t.test('the cluster metrics name the rate-limit and pool series once, summed', a
   }
 });
 
-t.test("every worker runs under the heap policy (config.ts heapFlags): V8 collects near the live data", async (t) => {
+t.test("every worker runs under the heap policy (config.ts heapFlags, mallocEnv): V8 collects near the live data, glibc gives large buffers back", async (t) => {
   const pids = cluster.workerPids();
   t.equal(pids.length, 2);
   for (const pid of pids) {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     t.ok(argv.includes('--max-old-space-size=512'), `worker ${pid}: ${argv.join(' ')}`);
     t.ok(argv.includes('--max-semi-space-size=8'), `worker ${pid} semi-spaces`);
+    const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    t.ok(environment.includes('MALLOC_MMAP_THRESHOLD_=131072'), `worker ${pid}: a fixed mmap threshold`);
   }
 });
