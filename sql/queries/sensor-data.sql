@@ -26,55 +26,46 @@ WHERE cooling_unit_id = ANY($1::int[]) AND specification_type = ANY($2::specific
 GROUP BY bucket
 ORDER BY bucket;
 
--- name: rawPage
+-- name: rawReadings
 -- One page of readings in [$3, $4), after the key ($5, $6, $7) when given, skipping $8, at most $9.
--- The time range keeps the scan (and the sort) to about a page whatever the page number.
-SELECT sensor_timestamp_text(recorded_at) AS timestamp, cooling_unit_id,
-       specification_type::text AS specification_type, value, 1 AS sample_count
+-- The time range keeps the scan (and the sort) to about a page whatever the page number. Read as
+-- `page` by rawPage and rawPageJson (src/sensors/history.ts puts `WITH page AS (...)` before them),
+-- which format only the page's rows, not every row the sort reads.
+SELECT recorded_at, cooling_unit_id, specification_type::text AS specification_type, value
 FROM sensor_readings
 WHERE cooling_unit_id = ANY($1::int[]) AND specification_type = ANY($2::specification_type[])
   AND recorded_at >= $3::timestamptz AND recorded_at < $4::timestamptz
   AND ($5::timestamptz IS NULL
        OR (recorded_at, cooling_unit_id, specification_type::text COLLATE "C") > ($5::timestamptz, $6::int, $7::text COLLATE "C"))
 ORDER BY recorded_at, cooling_unit_id, specification_type::text COLLATE "C"
-OFFSET $8 LIMIT $9;
+OFFSET $8 LIMIT $9
+
+-- name: rawPage
+-- The page as rows (for values rawPageJson leaves to JavaScript).
+SELECT sensor_timestamp_text(recorded_at) AS timestamp, cooling_unit_id, specification_type, value, 1 AS sample_count
+FROM page
+ORDER BY recorded_at, cooling_unit_id, specification_type COLLATE "C";
 
 -- name: rawPageJson
--- rawPage, written as the response's JSON by PostgreSQL: the page's records joined by commas
--- (body), how many (records), the last record's key for the next page's seek, and how many
--- values JSON.stringify would write differently from float8out (unusual: exponent notation below
--- 1e-4 or from 1e15 on), for which the caller reads the page as rows instead. A 1,000-reading page
--- costs the service ~1.1 ms of CPU this way against ~3 ms for rows parsed into objects and
--- serialized again (bench/sensor-pages-per-second.ts). Numbers: float8out's shortest round-trip
--- digits (extra_float_digits = 1, set by the pool), as JavaScript's; -0 is written 0, as
--- JSON.stringify does.
-WITH page AS (
-  SELECT recorded_at, cooling_unit_id, specification_type::text AS specification_type,
-         CASE WHEN value = 0 THEN '0'
-              WHEN abs(value) >= 1e-4 AND abs(value) < 1e15 THEN value::text END AS value_json
-  FROM sensor_readings
-  WHERE cooling_unit_id = ANY($1::int[]) AND specification_type = ANY($2::specification_type[])
-    AND recorded_at >= $3::timestamptz AND recorded_at < $4::timestamptz
-    AND ($5::timestamptz IS NULL
-         OR (recorded_at, cooling_unit_id, specification_type::text COLLATE "C") > ($5::timestamptz, $6::int, $7::text COLLATE "C"))
-  ORDER BY recorded_at, cooling_unit_id, specification_type::text COLLATE "C"
-  OFFSET $8 LIMIT $9
-), last AS (
-  SELECT sensor_timestamp_text(recorded_at) AS timestamp, cooling_unit_id, specification_type
-  FROM page
-  ORDER BY recorded_at DESC, cooling_unit_id DESC, specification_type COLLATE "C" DESC
-  LIMIT 1
-)
+-- The page written as the response's JSON by PostgreSQL: its records joined by commas (body), how
+-- many (records), and how many values JSON.stringify would write differently from float8out
+-- (unusual: exponent notation below 1e-4 or from 1e15 on), for which the caller reads the page as
+-- rows instead. A 1,000-reading page costs the service ~1.1 ms of CPU this way against ~3 ms for
+-- rows parsed into objects and serialized again (bench/sensor-pages-per-second.ts). Numbers:
+-- float8out's shortest round-trip digits (extra_float_digits = 1, set by the pool), as
+-- JavaScript's; -0 is written 0, as JSON.stringify does.
 SELECT count(*)::int AS records,
        count(*) FILTER (WHERE value_json IS NULL)::int AS unusual_values,
        coalesce(string_agg(
          '{"timestamp":"' || sensor_timestamp_text(recorded_at) || '","cooling_unit_id":' || cooling_unit_id ||
          ',"specification_type":"' || specification_type || '","value":' || value_json || ',"sample_count":1}',
-         ',' ORDER BY recorded_at, cooling_unit_id, specification_type COLLATE "C"), '') AS body,
-       (SELECT timestamp FROM last) AS last_timestamp,
-       (SELECT cooling_unit_id FROM last) AS last_unit_id,
-       (SELECT specification_type FROM last) AS last_type
-FROM page;
+         ',' ORDER BY recorded_at, cooling_unit_id, specification_type COLLATE "C"), '') AS body
+FROM (
+  SELECT recorded_at, cooling_unit_id, specification_type,
+         CASE WHEN value = 0 THEN '0'
+              WHEN abs(value) >= 1e-4 AND abs(value) < 1e15 THEN value::text END AS value_json
+  FROM page
+) written;
 
 -- name: hourlyPage
 SELECT sensor_timestamp_text(bucket) AS timestamp, cooling_unit_id,

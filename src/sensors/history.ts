@@ -27,7 +27,13 @@ import { serializeSensorRecords } from './serializer.js';
 import { type Clock, DAY_MS, HOUR_MS } from '../time.js';
 import type { SpecificationType } from './formats.js';
 
-const sql = loadQueries('sensor-data', ['dayCounts', 'hourCounts', 'rawPage', 'rawPageJson', 'hourlyPage', 'dailyPage']);
+const sql = loadQueries('sensor-data', ['dayCounts', 'hourCounts', 'rawReadings', 'rawPage', 'rawPageJson', 'hourlyPage', 'dailyPage']);
+
+/** A page of raw readings, as rows or as JSON: both read the page's readings (rawReadings) as `page`. */
+export const RAW_PAGE_SQL = {
+  rows: `WITH page AS (${sql.rawReadings}) ${sql.rawPage}`,
+  json: `WITH page AS (${sql.rawReadings}) ${sql.rawPageJson}`,
+};
 
 export const AGGREGATIONS = ['raw', 'hourly', 'daily'] as const;
 export type Aggregation = (typeof AGGREGATIONS)[number];
@@ -77,9 +83,14 @@ interface RawJsonRow {
   records: number;
   unusual_values: number;
   body: string;
-  last_timestamp: string | null;
-  last_unit_id: number | null;
-  last_type: string | null;
+}
+
+/** The key of the last record of records written as JSON (comma-joined, as rawPageJson writes them). */
+function lastKeyOf(json: string): Key | null {
+  const start = json.lastIndexOf('{"timestamp":');
+  if (start < 0) return null;
+  const last = JSON.parse(json.slice(start)) as SensorRecord;
+  return { timestamp: last.timestamp, unitId: last.cooling_unit_id, type: last.specification_type };
 }
 
 interface DayCounts {
@@ -90,7 +101,7 @@ interface DayCounts {
 
 export const COUNTS_TTL_MS = 15_000;
 const BOUNDARY_TTL_MS = 15 * 60_000;
-const PAGE_SQL: Record<Aggregation, string> = { raw: sql.rawPage, hourly: sql.hourlyPage, daily: sql.dailyPage };
+const PAGE_SQL: Record<Aggregation, string> = { raw: RAW_PAGE_SQL.rows, hourly: sql.hourlyPage, daily: sql.dailyPage };
 
 export function createSensorHistory(pool: pg.Pool, clock: Clock) {
   // the injected clock drives expiry, so tests move time instead of sleeping
@@ -165,12 +176,9 @@ export function createSensorHistory(pool: pg.Pool, clock: Clock) {
       seek?.timestamp ?? null, seek?.unitId ?? null, seek?.type ?? null, skip, limit,
     ];
     if (q.aggregation === 'raw') {
-      const { rows: [row] } = await pool.query<RawJsonRow>(sql.rawPageJson, params);
+      const { rows: [row] } = await pool.query<RawJsonRow>(RAW_PAGE_SQL.json, params);
       // a value JSON.stringify would write otherwise (1e-5, 1e+21): this page goes through rows
-      if (row && row.unusual_values === 0) {
-        const last = row.last_timestamp === null ? null : { timestamp: row.last_timestamp, unitId: row.last_unit_id!, type: row.last_type! };
-        return { json: row.body, count: row.records, last };
-      }
+      if (row && row.unusual_values === 0) return { json: row.body, count: row.records, last: lastKeyOf(row.body) };
     }
     const { rows } = await pool.query<SensorRecord>(PAGE_SQL[q.aggregation], params);
     if (q.aggregation !== 'raw') for (const row of rows) row.value = withoutFloatNoise(row.value);
