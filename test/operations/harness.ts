@@ -4,6 +4,7 @@
 // company and tokens to call it with. Every child is killed in teardown; every wait is bounded.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
+import type { Test } from 'tap';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { createTestApp, TEST_JWT_SECRET, type TestApp } from '../helpers/app.js';
 import { createCompany, type CompanyFixture } from '../helpers/fixtures.js';
@@ -345,4 +346,28 @@ export function statusCounts(replies: Reply[]): Record<number, number> {
   const counts: Record<number, number> = {};
   for (const reply of replies) counts[reply.status] = (counts[reply.status] ?? 0) + 1;
   return counts;
+}
+
+/**
+ * An employee managing tokens on one cluster as the revocation tests do: revoke, revoke as a
+ * client honouring Retry-After would (a 503 is tried again for up to `revokeRetryMs`), retrieve,
+ * and warm a token into the cache of each of the cluster's `workers`.
+ */
+export function tokenManagement(cluster: Cluster, jwt: Record<string, string>, options: { workers: number; revokeRetryMs: number }) {
+  const revoke = (id: string) => send(cluster.baseUrl, `/api/v1/api-tokens/${id}/revoke`, { method: 'POST', headers: jwt, timeoutMs: 8000 });
+  return {
+    revoke,
+    async revokeUntilDone(id: string): Promise<Reply> {
+      let last: Reply | undefined;
+      await until('the revoke to go through', async () => (last = await revoke(id)).status !== 503, options.revokeRetryMs, 200);
+      return last!;
+    },
+    retrieve: async (id: string) => (await send(cluster.baseUrl, `/api/v1/api-tokens/${id}`, { headers: jwt })).json<{ revoked: boolean }>(),
+    /** Every worker holds the token in its cache. */
+    async warm(t: Test, headers: Record<string, string>) {
+      const { replies, workers } = await dataRequests([cluster], 4 * options.workers + 4, headers);
+      t.same(statusCounts(replies), { 200: 4 * options.workers + 4 }, 'the token works');
+      t.equal(workers, options.workers, `on all ${options.workers} workers`);
+    },
+  };
 }

@@ -8,7 +8,7 @@
 import t, { type Test } from 'tap';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/db/redis.js';
 import { type RedisClusterNode, startRedisCluster } from '../helpers/redis-cluster.js';
-import { createWorld, dataRequests as sharedDataRequests, DATA_PATH, type Reply, send, startCluster, statusCounts, until } from './harness.js';
+import { createWorld, dataRequests as sharedDataRequests, DATA_PATH, type Reply, send, startCluster, statusCounts, tokenManagement, until } from './harness.js';
 
 const NODE_TIMEOUT_MS = 2000;
 const world = await createWorld(t);
@@ -23,20 +23,7 @@ const REVOCATION_KEY = 'coldtrack:{revocations}:epoch';
 
 const dataRequests = (n: number, headers: Record<string, string>) => sharedDataRequests([cluster], n, headers);
 
-const revoke = (id: string) => send(base, `/api/v1/api-tokens/${id}/revoke`, { method: 'POST', headers: jwt, timeoutMs: 8000 });
-/** As a client honouring Retry-After would: a 503 is tried again. */
-async function revokeUntilDone(id: string): Promise<Reply> {
-  let last: Reply | undefined;
-  await until('the revoke to go through', async () => (last = await revoke(id)).status !== 503, 20_000, 200);
-  return last!;
-}
-const retrieve = async (id: string) => (await send(base, `/api/v1/api-tokens/${id}`, { headers: jwt })).json<{ revoked: boolean }>();
-
-async function warm(t: Test, headers: Record<string, string>) {
-  const { replies, workers } = await dataRequests(12, headers);
-  t.same(statusCounts(replies), { 200: 12 }, 'the token works');
-  t.equal(workers, 2, 'on both workers');
-}
+const { revoke, revokeUntilDone, retrieve, warm } = tokenManagement(cluster, jwt, { workers: 2, revokeRetryMs: 20_000 });
 
 /**
  * A refusal: 401, or the 429 of the client IP's limit on failed credentials (public_read, 120 a

@@ -3,7 +3,7 @@
 // Redis does before, during or after; when the service cannot guarantee that, the revoke answers
 // 503 `unavailable` with Retry-After and changes nothing.
 import t, { type Test } from 'tap';
-import { createWorld, dataRequests as sharedDataRequests, DATA_PATH, type Reply, send, sleep, startCluster, startRedis, statusCounts, until } from './harness.js';
+import { createWorld, dataRequests as sharedDataRequests, type Reply, send, sleep, startCluster, startRedis, statusCounts, tokenManagement, until } from './harness.js';
 
 const world = await createWorld(t);
 const redis = await startRedis(t);
@@ -13,25 +13,7 @@ const jwt = { authorization: `Bearer ${await world.jwt(world.acme.employeeId)}` 
 
 const dataRequests = (n: number, headers: Record<string, string>) => sharedDataRequests([cluster], n, headers);
 
-const revoke = (id: string) => send(base, `/api/v1/api-tokens/${id}/revoke`, { method: 'POST', headers: jwt, timeoutMs: 8000 });
-/** As a client honouring Retry-After would: a 503 (Redis not reachable yet) is tried again. */
-async function revokeUntilDone(id: string): Promise<Reply> {
-  let last: Reply | undefined;
-  await until('the revoke to go through', async () => {
-    last = await revoke(id);
-    if (last.status !== 503) return true;
-    return false;
-  }, 15_000, 200);
-  return last!;
-}
-const retrieve = async (id: string) => (await send(base, `/api/v1/api-tokens/${id}`, { headers: jwt })).json<{ revoked: boolean }>();
-
-/** Every worker holds the token in its cache. */
-async function warm(t: Test, headers: Record<string, string>) {
-  const { replies, workers } = await dataRequests(12, headers);
-  t.same(statusCounts(replies), { 200: 12 }, 'the token works');
-  t.equal(workers, 2, 'on both workers');
-}
+const { revoke, revokeUntilDone, retrieve, warm } = tokenManagement(cluster, jwt, { workers: 2, revokeRetryMs: 15_000 });
 
 function noneAccepted(t: Test, replies: Reply[], what: string) {
   t.same(statusCounts(replies), { 401: replies.length }, `${what}: all ${replies.length} refused`);

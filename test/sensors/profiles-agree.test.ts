@@ -14,29 +14,18 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCompany } from '../helpers/fixtures.js';
 import { createProfileDatabase, CSV_HEADER, loadReadings, NOW, type Page } from '../helpers/sensor-world.js';
 import { SENSOR_POLICY_PROCS } from '../helpers/timescale.js';
+import { seededRandom } from '../helpers/random.js';
 import { issueToken } from '../helpers/tokens.js';
 
 /** Values computed by the aggregates (means) may differ in the last bits between the profiles. */
 const TOLERANCE = 1e-9;
-
-/** Small deterministic PRNG (mulberry32): the same "random" values in both databases. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const generated = (firstUnitId: number, days: number, end: string, seed: number) =>
   [...readingChunks({ units: 3, firstUnitId, days, end: new Date(end), seed })].join('');
 
 /** Readings on the edges of hours, days, months and a year, to the microsecond, with odd values. */
 function edgeReadings(units: number[]): string {
-  const random = seeded(11);
+  const random = seededRandom(11); // the same "random" values in both databases
   const instants = ['2025-12-31T23:59:59.999999Z', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00.000001Z', '2026-02-28T23:59:59.999999Z',
     '2026-03-01T00:00:00Z', '2026-02-28T22:59:59.5Z', '2026-02-28T23:00:00.000001Z', '2026-03-01T00:59:59.999999+00:00',
     '2026-03-01T01:00:00+01:00', '2026-02-27T12:34:56.789012Z', '2026-03-02T23:30:00.25-00:30'];

@@ -126,17 +126,6 @@ export async function createWorld(t: Teardown, env: Record<string, string> = {})
   };
 }
 
-/** Small deterministic PRNG (mulberry32) so fuzz loops replay identically on every run. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A random JSON value: scalars of every type, odd strings, nested arrays and objects. */
 export function randomJson(random: () => number, depth = 0): unknown {
@@ -201,3 +190,6 @@ export function randomTimestampLike(random: () => number): string {
   const year = random() < 0.5 ? String(2026 + Math.floor(random() * 8000)).padStart(4, '0') : digits(4);
   return `${year}-${digits(2)}-${digits(2)}T${digits(2)}:${digits(2)}:${digits(2)}${fraction}${zone}`;
 }
+
+// the route tests fuzz with it (test/helpers/random.ts)
+export { seededRandom } from '../../helpers/random.js';
