@@ -1,7 +1,7 @@
 // POST /api/v1/api-tokens/{token_id}/revoke: active -> revoked, idempotent, and an expired token
 // can be revoked too. The answer never carries the raw token.
 import t from 'tap';
-import { API_TOKEN_KEYS, BASE, createWorld, type ApiTokenJson, type CreatedToken, type ListJson } from './setup.js';
+import { API_TOKEN_KEYS, BASE, createWorld, EMPTY_BODIES, type ApiTokenJson, type CreatedToken, type ListJson } from './setup.js';
 
 const world = await createWorld(t);
 const { a } = world;
@@ -73,12 +73,7 @@ t.test('the id is matched whatever the case of its hex digits', async (t) => {
 });
 
 t.test('the call needs no body; an empty JSON object or an empty JSON body is fine too', async (t) => {
-  for (const [label, headers, payload] of [
-    ['no body, no content type', {}, undefined],
-    ['empty object', { 'content-type': 'application/json' }, '{}'],
-    ['JSON content type, empty body', { 'content-type': 'application/json' }, ''],
-    ['JSON content type, no body', { 'content-type': 'application/json' }, undefined],
-  ] as const) {
+  for (const [label, headers, payload] of EMPTY_BODIES) {
     const created = await world.createToken(a.jwt);
     const response = await revoke(created.id, headers, payload);
     t.equal(response.statusCode, 200, label);

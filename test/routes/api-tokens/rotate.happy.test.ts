@@ -2,7 +2,7 @@
 // expiry (its raw token shown once), and the old token ending after the grace period, to the
 // millisecond of the app's clock, on the data surface too. Both name each other.
 import t from 'tap';
-import { API_TOKEN_KEYS, BASE, createWorld, TOKEN_PATTERN, UUID_PATTERN, type ApiTokenJson, type CreatedToken, type ListJson } from './setup.js';
+import { API_TOKEN_KEYS, BASE, createWorld, EMPTY_BODIES, TOKEN_PATTERN, UUID_PATTERN, type ApiTokenJson, type CreatedToken, type ListJson } from './setup.js';
 
 const world = await createWorld(t);
 const { a } = world;
@@ -110,12 +110,7 @@ t.test('the grace period at its bounds', async (t) => {
 });
 
 t.test('no body, an empty JSON body or {}: the default grace of 24 hours', async (t) => {
-  for (const [label, headers, payload] of [
-    ['no body, no content type', {}, undefined],
-    ['empty object', { 'content-type': 'application/json' }, '{}'],
-    ['JSON content type, empty body', { 'content-type': 'application/json' }, ''],
-    ['JSON content type, no body', { 'content-type': 'application/json' }, undefined],
-  ] as const) {
+  for (const [label, headers, payload] of EMPTY_BODIES) {
     const old = await world.createToken(a.jwt);
     const response = await rotate(old.id, payload, headers);
     t.equal(response.statusCode, 201, label);

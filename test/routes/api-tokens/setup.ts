@@ -191,5 +191,13 @@ export function randomTimestampLike(random: () => number): string {
   return `${year}-${digits(2)}-${digits(2)}T${digits(2)}:${digits(2)}:${digits(2)}${fraction}${zone}`;
 }
 
+/** The ways a client sends a call that needs no body (revoke, rotate): [label, headers, payload]. */
+export const EMPTY_BODIES = [
+  ['no body, no content type', {}, undefined],
+  ['empty object', { 'content-type': 'application/json' }, '{}'],
+  ['JSON content type, empty body', { 'content-type': 'application/json' }, ''],
+  ['JSON content type, no body', { 'content-type': 'application/json' }, undefined],
+] as const;
+
 // the route tests fuzz with it (test/helpers/random.ts)
 export { seededRandom } from '../../helpers/random.js';
