@@ -68,7 +68,9 @@ export async function registerRateLimits(app: App, options: RateLimitOptions): P
     request.rateLimitKey = `${scope}:${identity}`;
     const result = await limiters[scope](request);
     if (result.isAllowed) return;
-    const resetAt = Math.ceil((Date.now() + result.ttl) / 1000);
+    // windows end on a whole second (store.ts): rounding absorbs the milliseconds since the store
+    // answered, so every response of one window names the same instant
+    const resetAt = Math.round((Date.now() + result.ttl) / 1000);
     reply.header('x-ratelimit-limit', result.max);
     reply.header('x-ratelimit-remaining', result.remaining);
     reply.header('x-ratelimit-reset', resetAt);

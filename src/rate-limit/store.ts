@@ -11,6 +11,12 @@ const WINDOW_SCRIPT = readFileSync(new URL('./fixed-window.lua', import.meta.url
 
 type Callback = (error: Error | null, result?: { current: number; ttl: number }) => void;
 
+/** The end of a window that starts now: a whole second, as the Redis script rounds it. */
+export function windowEnd(now: number, windowMs: number): number {
+  const endsAt = Math.floor((now + windowMs) / 1000) * 1000;
+  return endsAt > now ? endsAt : now + windowMs;
+}
+
 export interface StoreEvents {
   /** Redis stopped answering: counting per process until it is back. */
   onDegraded?: (error: unknown) => void;
@@ -30,7 +36,7 @@ class LocalWindows {
     let window = this.windows.get(key);
     if (!window || window.resetAt <= now) {
       if (this.windows.size > 100_000) this.sweep(now);
-      window = { count: 0, resetAt: now + windowMs };
+      window = { count: 0, resetAt: windowEnd(now, windowMs) };
       this.windows.set(key, window);
     }
     window.count++;
@@ -64,11 +70,15 @@ export function createRateLimitStore(
         return;
       }
       redis.ratelimitWindow!(keyPrefix + key, windowMs).then(
-        ([current, ttl]) => {
+        ([current, , endsAt]) => {
           if (degraded) {
             degraded = false;
             events.onRecovered?.();
           }
+          // time left by this process's clock, not as Redis measured it: the reply may have waited
+          // in a busy event loop, and Reset (now + ttl, rounded) must name the same second
+          // throughout the window
+          const ttl = Math.min(windowMs, Math.max(0, endsAt - Date.now()));
           callback(null, { current, ttl });
         },
         (error: unknown) => {
@@ -92,6 +102,6 @@ export function createRateLimitStore(
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    ratelimitWindow?(key: string, windowMs: number): Promise<[number, number]>;
+    ratelimitWindow?(key: string, windowMs: number): Promise<[number, number, number]>;
   }
 }

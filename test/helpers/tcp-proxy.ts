@@ -2,7 +2,8 @@
 // outages an SRE sees: `open` passes traffic, `refuse` cuts every connection and refuses new ones
 // (the host is down), `blackHole` cuts every connection and accepts new ones that never answer,
 // `swallow` keeps every open connection and stops passing bytes either way (a hung server or a
-// network path that drops packets: the client's open connections just go silent).
+// network path that drops packets: the client's open connections just go silent). While open,
+// `replyDelayMs` holds every reply back that long (a slow link or a busy server).
 import net from 'node:net';
 
 export type ProxyMode = 'open' | 'refusing' | 'black-hole' | 'swallowing';
@@ -11,6 +12,7 @@ export class TcpProxy {
   private server: net.Server | null = null;
   private sockets = new Set<net.Socket>();
   mode: ProxyMode = 'refusing';
+  replyDelayMs = 0;
 
   constructor(
     readonly port: number,
@@ -38,7 +40,9 @@ export class TcpProxy {
       this.track(upstream);
       // bytes pass only while the proxy is open: swallowing keeps both sockets and drops them
       client.on('data', (chunk) => this.mode === 'open' && upstream.write(chunk));
-      upstream.on('data', (chunk) => this.mode === 'open' && client.write(chunk));
+      const reply = (chunk: Buffer) => this.mode === 'open' && client.write(chunk);
+      // timers of one delay fire in order, so the replies stay in sequence
+      upstream.on('data', (chunk: Buffer) => (this.replyDelayMs ? setTimeout(reply, this.replyDelayMs, chunk) : reply(chunk)));
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });

@@ -1,9 +1,12 @@
 // The spec's rate limits, in process against the shared Redis store: the headers (Reset as a
 // Unix timestamp), the 429 shape, exact counts under concurrency, and each scope's identity.
 import { randomInt, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import t from 'tap';
+import { freePort } from '../../src/free-port.js';
 import { createTestApp } from '../helpers/app.js';
 import { createCompany } from '../helpers/fixtures.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { issueToken } from '../helpers/tokens.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -35,6 +38,35 @@ t.test('every data response carries the limit headers; Reset is a Unix timestamp
   t.equal(notFound.statusCode, 404, 'a unit of another company');
   t.equal(notFound.headers['x-ratelimit-remaining'], '98', 'a 4xx counts and carries the headers too');
   t.equal(notFound.headers['x-ratelimit-reset'], String(reset), 'same window');
+});
+
+t.test('a window ends on a whole second, and every response names it, however late Redis\'s reply arrives', async (t) => {
+  // a third "process" reaches the same Redis through a link that holds every reply back 300 ms:
+  // Reset must not move with the delay (it once did: Date.now() + a TTL Redis measured earlier)
+  const redisUrl = new URL(REDIS_URL);
+  const proxy = new TcpProxy(await freePort(), { host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+  await proxy.open();
+  t.teardown(() => proxy.refuse());
+  const slowUrl = new URL(REDIS_URL);
+  slowUrl.port = String(proxy.port);
+  const slow = await createTestApp(t, { REDIS_URL: slowUrl.toString() }, { realRateLimits: true, database: ctx.db });
+  const redis = new Redis(REDIS_URL);
+  t.teardown(() => redis.quit());
+
+  const { id, headers } = await issueToken(ctx, acme.employeeId);
+  const first = await ctx.app.inject({ method: 'GET', url: dataUrl, headers });
+  const reset = Number(first.headers['x-ratelimit-reset']);
+  const key = `coldtrack-test-${ctx.db.name}:rl:analytics_api_token:${id}`;
+  t.equal(await redis.get(key), '1', 'the window is counted under the token\'s id');
+  t.equal(await redis.pexpiretime(key), reset * 1000, 'Reset is the instant the window\'s key expires, a whole second');
+
+  proxy.replyDelayMs = 300;
+  for (let i = 0; i < 3; i++) {
+    const late = await slow.app.inject({ method: 'GET', url: dataUrl, headers });
+    t.equal(late.statusCode, 200);
+    t.equal(late.headers['x-ratelimit-remaining'], String(98 - i), 'counted in the same window');
+    t.equal(late.headers['x-ratelimit-reset'], String(reset), 'a reply 300 ms late names the same Reset');
+  }
 });
 
 t.test('110 concurrent requests on one fresh token across two processes: exactly 100 pass', async (t) => {
