@@ -10,11 +10,10 @@ import { ColdtrackClient, type ClientEvent } from '../../client/index.js';
 import { exportSensorHistory } from '../../client/export/index.js';
 import { createPool } from '../../src/db/pool.js';
 import { freePort } from '../../src/free-port.js';
-import { createTestDatabase } from '../helpers/db.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { createExportWorld, databaseHourly, fileRecords, YEAR } from '../client/world.js';
+import { createExportWorld, createWorldDatabase, databaseHourly, fileRecords, YEAR } from '../client/world.js';
 
-const direct = await createTestDatabase(t);
+const direct = await createWorldDatabase(t);
 const server = new URL(direct.url);
 const proxy = new TcpProxy(await freePort(), { host: server.hostname, port: Number(server.port || 5432) });
 await proxy.open();

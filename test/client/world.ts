@@ -10,8 +10,8 @@ import { lineRuns, parseReadings, ReadingValidator } from '../../src/sensors/for
 import { readingChunks } from '../../src/sensors/generate.js';
 import { ingestReadings } from '../../src/sensors/ingest.js';
 import { createTestApp, type TestApp, type TestAppOptions } from '../helpers/app.js';
-import type { TestDatabase } from '../helpers/db.js';
-import { createCompany, type CompanyFixture } from '../helpers/fixtures.js';
+import { createTestDatabase, derivedTemplate, postgresServer, type TestDatabase } from '../helpers/db.js';
+import { createCompany, findCompany, type CompanyFixture } from '../helpers/fixtures.js';
 import { issueToken } from '../helpers/tokens.js';
 import { countingRelay, type Relay } from './run-export.js';
 
@@ -50,17 +50,31 @@ export async function loadYear(db: TestDatabase, unitIds: number[], days = 365):
   return inserted;
 }
 
+// the two companies and A's year of readings, loaded once a test run (eight files use them; the
+// load is ~210k readings through the ingest and its rollups) and cloned by each file
+const WORLD_COMPANIES = ['Export Co', 'Other Co'] as const;
+
+async function fillWorld(db: TestDatabase, readings: boolean) {
+  const [a] = [await createCompany(db.pool, WORLD_COMPANIES[0]), await createCompany(db.pool, WORLD_COMPANIES[1])];
+  if (!readings) return;
+  const inserted = await loadYear(db, a.unitIds);
+  if (inserted !== a.unitIds.length * 365 * 96 * 2) throw new Error(`loaded ${inserted} readings, not a year of ${a.unitIds.length} units`);
+}
+
+/** A database cloned from the world's template: the two companies and (readings) A's year. */
+export async function createWorldDatabase(t: Test, readings = true): Promise<TestDatabase> {
+  const template = await derivedTemplate(readings ? 'export_world' : 'export_world_empty', (db) => fillWorld(db, readings));
+  return createTestDatabase(t, postgresServer, template);
+}
+
+/** The world; options.database, when given, must be one createWorldDatabase made (or a way to it). */
 export async function createExportWorld(t: Test, options: WorldOptions = {}): Promise<ExportWorld> {
-  const ctx = await createTestApp(t, options.env ?? {}, options);
+  const database = options.database ?? (await createWorldDatabase(t, options.readings ?? true));
+  const ctx = await createTestApp(t, options.env ?? {}, { ...options, database });
   const { db } = ctx;
-  const a = await createCompany(db.pool, 'Export Co');
-  const b = await createCompany(db.pool, 'Other Co');
+  const a = await findCompany(db.pool, WORLD_COMPANIES[0]);
+  const b = await findCompany(db.pool, WORLD_COMPANIES[1]);
   const unitIds = a.unitIds;
-  if (options.readings ?? true) {
-    // no assertion here: tap ends a root test that asserted and then waits on something else
-    const inserted = await loadYear(db, unitIds);
-    if (inserted !== unitIds.length * 365 * 96 * 2) throw new Error(`loaded ${inserted} readings, not a year of ${unitIds.length} units`);
-  }
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   const address = ctx.app.server.address() as { port: number };
   const issue = (issueOptions: { scopes?: string[]; cooling_unit_ids?: number[] } = {}) =>

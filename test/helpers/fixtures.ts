@@ -13,6 +13,26 @@ export interface CompanyFixture {
   farmerIds: number[];
 }
 
+/** A company createCompany made (in this database or in the template it was cloned from), by name. */
+export async function findCompany(pool: pg.Pool, name: string): Promise<CompanyFixture> {
+  const { rows } = await pool.query<{ fixture: CompanyFixture | null }>(
+    `SELECT json_build_object(
+       'companyId', c.id,
+       'locationId', (SELECT min(id) FROM locations WHERE company_id = c.id),
+       'unitIds', (SELECT json_agg(id ORDER BY id) FROM cooling_units WHERE company_id = c.id AND NOT deleted),
+       'deletedUnitId', (SELECT min(id) FROM cooling_units WHERE company_id = c.id AND deleted),
+       'employeeId', (SELECT min(id) FROM users WHERE company_id = c.id AND role = 'REGISTERED_EMPLOYEE' AND is_active),
+       'inactiveEmployeeId', (SELECT min(id) FROM users WHERE company_id = c.id AND role = 'REGISTERED_EMPLOYEE' AND NOT is_active),
+       'operatorId', (SELECT min(id) FROM users WHERE company_id = c.id AND role = 'OPERATOR'),
+       'farmerIds', (SELECT json_agg(id ORDER BY id) FROM users WHERE company_id = c.id AND role = 'FARMER')
+     ) AS fixture
+     FROM companies c WHERE c.name = $1`,
+    [name],
+  );
+  if (!rows[0]?.fixture) throw new Error(`no company named ${name}`);
+  return rows[0].fixture;
+}
+
 export async function createCompany(pool: pg.Pool, name: string, country = 'NG', currency = 'NGN'): Promise<CompanyFixture> {
   const one = async <T>(sql: string, params: unknown[]) => (await pool.query(sql, params)).rows[0] as T;
   const { id: companyId } = await one<{ id: number }>(

@@ -2,14 +2,17 @@
 //   - the local PostgreSQL (TEST_DATABASE_ADMIN_URL), with the postgres storage profile;
 //   - the TimescaleDB server (TEST_TIMESCALE_URL, default 127.0.0.1:5433; started with
 //     ../shared/timescaledb/start.sh when it does not answer), with the timescale profile.
+// Templates derived from the local one (db.ts derivedTemplate) are dropped, to be rebuilt.
 // First the transpiled copy of the service the tests start as processes (compile.mjs).
 import './compile.mjs';
-import { postgresServer, rebuildTemplate } from '../helpers/db.js';
+import { dropDerivedTemplates, postgresServer, rebuildTemplate } from '../helpers/db.js';
 import { rebuildTimescaleTemplate } from '../helpers/timescale.js';
 
 try {
   // one after the other: each migration reads its profile from process.env.SENSOR_STORAGE (the
   // local template gets postgres even where the server lists TimescaleDB without preloading it)
+  // templates derived from the migrated one are built afresh by this run's first file that asks
+  await dropDerivedTemplates();
   await rebuildTemplate(postgresServer);
   await rebuildTimescaleTemplate();
 } catch (error) {
