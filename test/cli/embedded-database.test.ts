@@ -11,7 +11,7 @@ import { jwtVerify } from 'jose';
 import { announceRunning } from '../../src/db/embedded-handoff.js';
 import { createEmptyDatabase, createTestDatabase } from '../helpers/db.js';
 import { createCompany } from '../helpers/fixtures.js';
-import { nodeArgs, withoutTapHooks } from '../helpers/entry.js';
+import { nodeArgs } from '../helpers/entry.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -22,7 +22,7 @@ async function command(script: string, args: string[], env: Record<string, strin
   delete cleanEnv.JWT_SECRET;
   Object.assign(cleanEnv, env);
   try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, [...nodeArgs(`src/cli/${script}.ts`), ...args], { env: withoutTapHooks(cleanEnv), timeout: 60_000 });
+    const { stdout, stderr } = await execFileAsync(process.execPath, [...nodeArgs(`src/cli/${script}.ts`), ...args], { env: cleanEnv, timeout: 60_000 });
     return { code: 0, stdout, lines: stderr.split('\n').filter(Boolean) };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };

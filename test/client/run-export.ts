@@ -4,7 +4,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { nodeArgs, withoutTapHooks } from '../helpers/entry.js';
+import { nodeArgs } from '../helpers/entry.js';
 
 export interface ExportRun {
   code: number | null;
@@ -78,7 +78,7 @@ export async function runExport(world: { relay: Relay; token: string }, args: st
     delete env.COLDTRACK_TOKEN;
     if (token !== null) env.COLDTRACK_TOKEN = token;
     const child = spawn(process.execPath, [...nodeArgs('src/cli/export.ts'), '--base-url', relay.url, ...args], {
-      env: withoutTapHooks(env),
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';

@@ -35,17 +35,3 @@ export function nodeArgs(script: string): string[] {
   if (compiledCopyIsCurrent()) return ['--enable-source-maps', join(BUILD, script.replace(/\.ts$/, '.js'))];
   return ['--import', 'tsx', join(repoRoot, script)];
 }
-
-/**
- * `env` without tap's process-tracking hook in NODE_OPTIONS (tap puts it there for its test
- * processes and every process they start; it only feeds coverage, which is off), so a started
- * server or command does not load module hooks it has no use for (~0.5 s of CPU a process).
- * Any other NODE_OPTIONS (test/tools/cpu-by-process.mjs's recorder) stay.
- */
-export function withoutTapHooks<T extends Record<string, string | undefined>>(env: T): T {
-  const options = env.NODE_OPTIONS?.split(/\s+/).filter((option) => option && !option.includes('@tapjs/processinfo'));
-  const copy = { ...env };
-  if (options?.length) (copy as Record<string, string>).NODE_OPTIONS = options.join(' ');
-  else delete copy.NODE_OPTIONS;
-  return copy;
-}

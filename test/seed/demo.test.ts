@@ -7,7 +7,7 @@ import t from 'tap';
 import { createJwtVerifier } from '../../src/auth/jwt.js';
 import { seedDemo, type DemoSummary } from '../../src/seed/demo.js';
 import { createTestDatabase } from '../helpers/db.js';
-import { nodeArgs, withoutTapHooks } from '../helpers/entry.js';
+import { nodeArgs } from '../helpers/entry.js';
 
 const jwtSecret = 'demo-seed-test-secret-0123456789abcdef';
 const jwtIssuer = 'coldtrack-test';
@@ -149,7 +149,7 @@ function runSeedCli(args: string[], env: Record<string, string>, via: 'npm' | 'n
     : [process.execPath, [...nodeArgs('src/cli/seed.ts'), ...args]];
   return new Promise((resolve) => {
     execFile(command, commandArgs,
-      { cwd: repoRoot, env: withoutTapHooks({ ...inherited, ...env }), timeout: 120_000 },
+      { cwd: repoRoot, env: { ...inherited, ...env }, timeout: 120_000 },
       (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }));
   });
 }

@@ -8,13 +8,13 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { createTestDatabase } from '../helpers/db.js';
 import { createCompany } from '../helpers/fixtures.js';
-import { nodeArgs, withoutTapHooks } from '../helpers/entry.js';
+import { nodeArgs } from '../helpers/entry.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 function run(script: string, args: string[], env: Record<string, string> = {}) {
   return new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [...nodeArgs(`src/cli/${script}.ts`), ...args], { cwd: repoRoot, env: withoutTapHooks({ ...process.env, ...env }) },
+    execFile(process.execPath, [...nodeArgs(`src/cli/${script}.ts`), ...args], { cwd: repoRoot, env: { ...process.env, ...env } },
       (error, stdout, stderr) => resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
   });
 }

@@ -11,7 +11,7 @@ import pg from 'pg';
 import t, { type Test } from 'tap';
 import { createEmptyDatabase, postgresServer, type DatabaseServer } from '../helpers/db.js';
 import { timescaleServer } from '../helpers/timescale.js';
-import { nodeArgs, withoutTapHooks } from '../helpers/entry.js';
+import { nodeArgs } from '../helpers/entry.js';
 
 /** Every migration of sql/migrations, in order, as node-pg-migrate names them. */
 const MIGRATIONS = readdirSync(new URL('../../sql/migrations/', import.meta.url)).map((file) => file.replace(/\.(sql|js)$/, '')).sort();
@@ -31,7 +31,7 @@ function migrate(databaseUrl: string, sensorStorage?: string): Promise<Run> {
   delete env.SENSOR_RETENTION_DAYS;
   if (sensorStorage !== undefined) env.SENSOR_STORAGE = sensorStorage;
   return new Promise((resolve) => {
-    execFile(process.execPath, nodeArgs('src/cli/migrate.ts'), { cwd: repoRoot, env: withoutTapHooks(env), timeout: 60_000 }, (error, stdout, stderr) =>
+    execFile(process.execPath, nodeArgs('src/cli/migrate.ts'), { cwd: repoRoot, env: env, timeout: 60_000 }, (error, stdout, stderr) =>
       resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, lines: stderr.split('\n').filter((line) => line.trim() !== '') }));
   });
 }
