@@ -4,7 +4,6 @@
 // profile, test/helpers/timescale.ts), each with its own template.
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { migrate } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
 import { retryTransient } from '../../src/db/transient.js';
 import type { StorageProfile } from '../../src/sensors/store.js';
@@ -159,6 +158,9 @@ export async function dropDerivedTemplates(): Promise<void> {
 export async function migrateWithProfile(url: string, profile: StorageProfile): Promise<void> {
   const requested = process.env.SENSOR_STORAGE;
   process.env.SENSOR_STORAGE = profile;
+  // loaded here, not with this module: node-pg-migrate costs a test process ~0.2 s of CPU to load,
+  // and most files only clone a template migrated before the run
+  const { migrate } = await import('../../src/db/migrate.js');
   try {
     await migrate(url);
   } finally {
