@@ -33,8 +33,11 @@ if (templates.status !== 0) {
   typecheck.kill();
   process.exit(templates.status ?? 1);
 }
+// tap's runner with test/setup/quiet-processinfo.mjs preloaded (the file says why)
+const quiet = `--import=${new URL('./setup/quiet-processinfo.mjs', import.meta.url).href}`;
 child = spawn('npx', ['tap', '--reporter=terse', '--before=test/setup/templates-ready.mjs', ...process.argv.slice(2)], {
   stdio: ['inherit', 'pipe', 'pipe'],
+  env: { ...process.env, NODE_OPTIONS: [process.env.NODE_OPTIONS, quiet].filter(Boolean).join(' ') },
 });
 let tail = '';
 let errorTail = '';

@@ -12,7 +12,9 @@ register('./prebuilt-hooks.mjs', import.meta.url);
 // after tap's: what it takes out stays out. Other NODE_OPTIONS (test/tools/cpu-by-process.mjs's
 // recorder) stay.
 processOnSpawn.addListener((spawn) => {
-  const options = spawn.env.NODE_OPTIONS?.split(/\s+/).filter((option) => option && !option.includes('@tapjs/processinfo'));
+  // (and test/run.mjs's preload for tap's runner, which the test processes inherit)
+  const options = spawn.env.NODE_OPTIONS?.split(/\s+/)
+    .filter((option) => option && !option.includes('@tapjs/processinfo') && !option.includes('quiet-processinfo'));
   const env = { ...spawn.env };
   if (options?.length) env.NODE_OPTIONS = options.join(' ');
   else delete env.NODE_OPTIONS;
