@@ -1,7 +1,8 @@
 // `npm test`'s runner: tap with a concise reporter (failures in full, nothing for passing ones), no
 // coverage (tap's cannot map TypeScript loaded through module hooks: it measured the template
-// script's migrations and called them "All files"), then closing lines a CI can read: files and assertions, and for a
-// failed run each failing file's first failures again, since a CI log often shows only its tail.
+// script's migrations and called them "All files"), then closing lines a CI can read: files and
+// assertions, and for a failed run each failing file's first failures again, since a CI log often
+// shows only its tail.
 // The type check (npm run typecheck) runs beside the tests and fails the run like a test would.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';

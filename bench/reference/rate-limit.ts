@@ -16,7 +16,7 @@ export type Limit = (key: string, max: number) => Promise<void>;
 /** Counts one request against `key`'s window; over `max`, a 429 refusal. */
 export function createLimit(redis: Redis): Limit {
   redis.defineCommand('window', { numberOfKeys: 1, lua: FIXED_WINDOW_SCRIPT });
-  const windowed = redis as unknown as { window(key: string, ms: number): Promise<[number, number, number]> };
+  const windowed = redis as unknown as { window(key: string, ms: number): Promise<[number, number]> };
   return async (key, max) => {
     const [current] = await windowed.window(`coldtrack-bench-reference:rl:${key}`, WINDOW_MS);
     if (current > max) throw new Refusal(429, 'rate_limited');

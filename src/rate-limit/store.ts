@@ -70,7 +70,7 @@ export function createRateLimitStore(
         return;
       }
       redis.ratelimitWindow!(keyPrefix + key, windowMs).then(
-        ([current, , endsAt]) => {
+        ([current, endsAt]) => {
           if (degraded) {
             degraded = false;
             events.onRecovered?.();
@@ -102,6 +102,6 @@ export function createRateLimitStore(
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    ratelimitWindow?(key: string, windowMs: number): Promise<[number, number, number]>;
+    ratelimitWindow?(key: string, windowMs: number): Promise<[number, number]>;
   }
 }

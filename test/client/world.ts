@@ -55,7 +55,8 @@ export async function loadYear(db: TestDatabase, unitIds: number[], days = 365):
 const WORLD_COMPANIES = ['Export Co', 'Other Co'] as const;
 
 async function fillWorld(db: TestDatabase, readings: boolean) {
-  const [a] = [await createCompany(db.pool, WORLD_COMPANIES[0]), await createCompany(db.pool, WORLD_COMPANIES[1])];
+  const a = await createCompany(db.pool, WORLD_COMPANIES[0]);
+  await createCompany(db.pool, WORLD_COMPANIES[1]);
   if (!readings) return;
   const inserted = await loadYear(db, a.unitIds);
   if (inserted !== a.unitIds.length * 365 * 96 * 2) throw new Error(`loaded ${inserted} readings, not a year of ${a.unitIds.length} units`);

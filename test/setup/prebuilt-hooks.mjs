@@ -34,30 +34,26 @@ export async function resolve(specifier, context, nextResolve) {
 }
 
 export async function load(url, context, nextLoad) {
-  if (isOwnTypeScript(url)) {
-    const copy = `${built}${url.slice(root.length, -3)}.js`;
-    const [sourceTime, copyTime] = await Promise.all([mtime(url), mtime(copy)]);
-    if (sourceTime !== null && copyTime !== null && copyTime >= sourceTime) {
-      const source = await readFile(new URL(copy), 'utf8');
-      // the source map sits beside the copy, not beside the URL the module keeps
-      return {
-        format: 'module',
-        source: source.replace(/\/\/# sourceMappingURL=(\S+)\s*$/, (_, map) => `//# sourceMappingURL=${new URL(map, copy).href}\n`),
-        shortCircuit: true,
-      };
-    }
+  if (!isOwnTypeScript(url)) return nextLoad(url, context);
+  const copy = `${built}${url.slice(root.length, -3)}.js`;
+  const [sourceTime, copyTime] = await Promise.all([mtime(url), mtime(copy)]);
+  if (sourceTime !== null && copyTime !== null && copyTime >= sourceTime) {
+    const source = await readFile(new URL(copy), 'utf8');
+    // the source map sits beside the copy, not beside the URL the module keeps
+    return {
+      format: 'module',
+      source: source.replace(/\/\/# sourceMappingURL=(\S+)\s*$/, (_, map) => `//# sourceMappingURL=${new URL(map, copy).href}\n`),
+      shortCircuit: true,
+    };
   }
-  if (isOwnTypeScript(url) || (url.startsWith(root) && url.endsWith('.tsx') && !url.includes('/node_modules/'))) {
-    const { transform } = await import('esbuild');
-    const source = await readFile(new URL(url), 'utf8');
-    const { code } = await transform(source, {
-      loader: url.endsWith('.tsx') ? 'tsx' : 'ts',
-      format: 'esm',
-      target: 'node20',
-      sourcemap: 'inline',
-      sourcefile: fileURLToPath(url),
-    });
-    return { format: 'module', source: code, shortCircuit: true };
-  }
-  return nextLoad(url, context);
+  // edited since the copy was written (or never copied): transpiled here, as compile.mjs would
+  const { transform } = await import('esbuild');
+  const { code } = await transform(await readFile(new URL(url), 'utf8'), {
+    loader: 'ts',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: 'inline',
+    sourcefile: fileURLToPath(url),
+  });
+  return { format: 'module', source: code, shortCircuit: true };
 }

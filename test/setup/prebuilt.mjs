@@ -9,10 +9,10 @@ register('./prebuilt-hooks.mjs', import.meta.url);
 // of each spawn (through process-on-spawn) and records each module that process loads, for
 // coverage this suite does not collect: ~0.7 s of CPU per server, cluster worker or command
 // (1.29 against 0.59 s to load the app). Listeners run in the order they were added, this one
-// after tap's: what it takes out stays out. Other NODE_OPTIONS (test/tools/cpu-by-process.mjs's
-// recorder) stay.
+// after tap's: what it takes out stays out. test/run.mjs's preload for tap's runner, which the
+// test processes inherit, goes too; other NODE_OPTIONS (test/tools/cpu-by-process.mjs's recorder)
+// stay.
 processOnSpawn.addListener((spawn) => {
-  // (and test/run.mjs's preload for tap's runner, which the test processes inherit)
   const options = spawn.env.NODE_OPTIONS?.split(/\s+/)
     .filter((option) => option && !option.includes('@tapjs/processinfo') && !option.includes('quiet-processinfo'));
   const env = { ...spawn.env };
