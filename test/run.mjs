@@ -4,7 +4,7 @@
 // assertions, and for a failed run each failing file's first failures again, since a CI log often
 // shows only its tail.
 // The type check (npm run typecheck) runs beside the tests and fails the run like a test would.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 
 // coverage files and results an earlier run left would be reported as this run's
@@ -14,7 +14,8 @@ rmSync(new URL('../.tap/test-results', import.meta.url), { recursive: true, forc
 const started = Date.now();
 // The type check runs beside the tests rather than before them: tsc uses one core, and the
 // suite's first ~20 s (templates, the first files starting) leave the other one idle. A type
-// error still fails the run, and stops it as soon as tsc reports it.
+// error still fails the run, and stops it as soon as tsc reports it. (Run at the lowest CPU
+// priority instead, it made no difference: 219-235 s against 219-224 s, alternating.)
 const typecheck = spawn('npm', ['run', '--silent', 'typecheck'], { stdio: ['ignore', 'pipe', 'pipe'] });
 let typecheckOutput = '';
 typecheck.stdout.on('data', (chunk) => (typecheckOutput += chunk));
@@ -28,27 +29,31 @@ void typechecked.then((code) => {
   process.exit(code);
 });
 
-// tap's test class is generated with the plugins .taprc names (`tap build`, ~4 s of CPU and wall
-// before anything else can start); a fresh install has the default set, whose TypeScript loader
-// the test processes must not get: built only when the set differs, as tap's runner would do
-// itself, but before the runner has loaded the set it passes on to the test processes
+/** A command's exit code; its output goes where `stdio` says. */
+const run = (command, args, stdio) => new Promise((resolve) => {
+  const spawned = spawn(command, args, { stdio });
+  spawned.on('error', () => resolve(1));
+  spawned.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+});
+
+// tap's test class is generated with the plugins .taprc names (`tap build`, ~4 s of CPU and wall);
+// a fresh install has the default set, whose TypeScript loader the test processes must not get:
+// built only when the set differs, as tap's runner would do itself, but before the runner has
+// loaded the set it passes on to the test processes. Beside it, the migrated templates every test
+// file clones, built outside tap (see templates-ready.mjs), with the test processes' module hooks
+// (tsx's cost ~0.8 s more CPU).
 const builtPlugins = readFileSync(new URL('../node_modules/@tapjs/test/test-built/dist/esm/index.js', import.meta.url), 'utf8')
   .match(/^export const signature = `([^`]*)`/m)?.[1];
 const { TapConfig } = await import('@tapjs/config');
-if (builtPlugins !== (await TapConfig.load()).pluginSignature) {
-  const build = spawnSync('npx', ['tap', 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
-  if (build.status !== 0) {
+const pluginsBuilt = builtPlugins === (await TapConfig.load()).pluginSignature
+  ? Promise.resolve(0)
+  : run('npx', ['tap', 'build'], ['ignore', 'ignore', 'inherit']);
+const templatesBuilt = run(process.execPath, ['--import', './test/setup/prebuilt.mjs', 'test/setup/template-db.ts'], 'inherit');
+for (const status of await Promise.all([pluginsBuilt, templatesBuilt])) {
+  if (status !== 0) {
     typecheck.kill();
-    process.exit(build.status ?? 1);
+    process.exit(status);
   }
-}
-
-// the migrated templates every test file clones, built outside tap (see templates-ready.mjs), with
-// the test processes' module hooks (tsx's cost ~0.8 s more CPU)
-const templates = spawnSync(process.execPath, ['--import', './test/setup/prebuilt.mjs', 'test/setup/template-db.ts'], { stdio: 'inherit' });
-if (templates.status !== 0) {
-  typecheck.kill();
-  process.exit(templates.status ?? 1);
 }
 // tap's runner with test/setup/quiet-processinfo.mjs preloaded (the file says why)
 const quiet = `--import=${new URL('./setup/quiet-processinfo.mjs', import.meta.url).href}`;
