@@ -31,7 +31,7 @@ function migrate(databaseUrl: string, sensorStorage?: string): Promise<Run> {
   delete env.SENSOR_RETENTION_DAYS;
   if (sensorStorage !== undefined) env.SENSOR_STORAGE = sensorStorage;
   return new Promise((resolve) => {
-    execFile(process.execPath, nodeArgs('src/cli/migrate.ts'), { cwd: repoRoot, env: env, timeout: 60_000 }, (error, stdout, stderr) =>
+    execFile(process.execPath, nodeArgs('src/cli/migrate.ts'), { cwd: repoRoot, env, timeout: 60_000 }, (error, stdout, stderr) =>
       resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, lines: stderr.split('\n').filter((line) => line.trim() !== '') }));
   });
 }
