@@ -36,6 +36,8 @@ export interface Config {
   dbQueryTimeoutMs: number;
   /** how long start-up retries a database it cannot reach before it gives up */
   dbStartupWaitMs: number;
+  /** the service's queries as named (prepared) statements; off behind poolers that cannot keep them */
+  dbPreparedStatements: boolean;
   /** how often a worker writes the last_used_at of the tokens it served (src/tokens/last-used.ts) */
   lastUsedFlushMs: number;
   rollupThreads: number;
@@ -162,6 +164,7 @@ const envSchema = z.object({
   DB_POOL_MAX: optionalText.pipe(integerText(1, 200).optional()),
   DB_QUERY_TIMEOUT_MS: optionalText.pipe(integerText(1000, 600_000).optional()),
   DB_STARTUP_WAIT_SECONDS: optionalText.pipe(integerText(0, 3600).optional()),
+  DB_PREPARED_STATEMENTS: optionalText.pipe(z.enum(['on', 'off'], { error: 'must be on or off' }).optional()),
   LAST_USED_FLUSH_SECONDS: optionalText.pipe(integerText(1, 3600).optional()),
   ROLLUP_THREADS: optionalText.pipe(integerText(1, 64).optional()),
   HEAP_LIMIT_MB: optionalText.pipe(integerText(128, 65_536).optional()),
@@ -230,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolMax: e.DB_POOL_MAX ?? 10,
     dbQueryTimeoutMs: e.DB_QUERY_TIMEOUT_MS ?? DEFAULT_QUERY_TIMEOUT_MS,
     dbStartupWaitMs: (e.DB_STARTUP_WAIT_SECONDS ?? 60) * 1000,
+    dbPreparedStatements: (e.DB_PREPARED_STATEMENTS ?? 'on') === 'on',
     lastUsedFlushMs: (e.LAST_USED_FLUSH_SECONDS ?? 30) * 1000,
     // every worker has its own pool: share the spare cores among them instead of oversubscribing
     rollupThreads: e.ROLLUP_THREADS ?? Math.max(1, Math.floor((availableParallelism() - 1) / workers)),

@@ -8,6 +8,7 @@
 // Two deadline classes: the pool's default for data pages (DB_QUERY_TIMEOUT_MS) and a short one for
 // the lookups every request makes first (tokens, units, employees, readiness): `lookup()`.
 import pg from 'pg';
+import { statementName } from './statements.js';
 
 export const CONNECT_TIMEOUT_MS = 3000;
 export const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
@@ -25,8 +26,11 @@ export function createPool(
   max: number,
   onError: (error: Error) => void = () => {},
   queryTimeoutMs: number = DEFAULT_QUERY_TIMEOUT_MS,
+  /** the service's own statements prepared on each connection (config DB_PREPARED_STATEMENTS) */
+  preparedStatements = true,
 ) {
   const pool = new pg.Pool({
+    ...(preparedStatements ? { Client: PreparingClient } : {}),
     connectionString,
     max,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -49,6 +53,27 @@ export function createPool(
     if (error?.message === QUERY_DEADLINE_MESSAGE) (client as pg.PoolClient & { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
   });
   return pool;
+}
+
+/**
+ * A client that runs the service's registered statements (src/db/statements.ts) as named ones:
+ * PostgreSQL parses each once per connection and, once five runs show a generic plan is no
+ * costlier, stops planning it. Every other text runs unnamed as before. Through the pool's
+ * Client option, so pool.query and clients checked out for transactions behave alike.
+ */
+class PreparingClient extends pg.Client {
+  // pg's query() has many overloads; this only adds a name to the config it is given
+  override query(config: unknown, values?: unknown, callback?: unknown): never {
+    const run = super.query as unknown as (config: unknown, values?: unknown, callback?: unknown) => never;
+    if (typeof config === 'string') {
+      const name = statementName(config);
+      if (name) return run.call(this, { name, text: config }, values, callback);
+    } else if (config !== null && typeof config === 'object' && !('name' in config) && 'text' in config) {
+      const name = statementName((config as { text: string }).text);
+      if (name) return run.call(this, { ...config, name }, values, callback);
+    }
+    return run.call(this, config, values, callback);
+  }
 }
 
 type Queryable = Pick<pg.Pool, 'query'>;

@@ -1,6 +1,7 @@
 // Named queries from sql/queries/*.sql. A file holds several queries, each introduced by a
 // `-- name: queryName` line, so SQL stays SQL (readable, diffable) and is read once at start-up.
 import { readFileSync } from 'node:fs';
+import { registerStatement } from './statements.js';
 
 const queriesDir = new URL('../../sql/queries/', import.meta.url);
 
@@ -15,7 +16,7 @@ export function loadQueries<Name extends string>(file: string, names: readonly N
   for (const name of names) {
     const sql = found.get(name);
     if (!sql) throw new Error(`sql/queries/${file}.sql has no query named ${name}`);
-    queries[name] = sql;
+    queries[name] = registerStatement(sql);
   }
   return queries;
 }

@@ -22,6 +22,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import { loadQueries } from '../db/sql.js';
+import { registerStatement } from '../db/statements.js';
 import { pgTimestamp } from '../http/dates.js';
 import { serializeSensorRecords } from './serializer.js';
 import { type Clock, DAY_MS, HOUR_MS } from '../time.js';
@@ -31,8 +32,8 @@ const sql = loadQueries('sensor-data', ['dayCounts', 'hourCounts', 'rawReadings'
 
 /** A page of raw readings, as rows or as JSON: both read the page's readings (rawReadings) as `page`. */
 export const RAW_PAGE_SQL = {
-  rows: `WITH page AS (${sql.rawReadings}) ${sql.rawPage}`,
-  json: `WITH page AS (${sql.rawReadings}) ${sql.rawPageJson}`,
+  rows: registerStatement(`WITH page AS (${sql.rawReadings}) ${sql.rawPage}`),
+  json: registerStatement(`WITH page AS (${sql.rawReadings}) ${sql.rawPageJson}`),
 };
 
 export const AGGREGATIONS = ['raw', 'hourly', 'daily'] as const;

@@ -88,6 +88,8 @@ const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
   ['DB_QUERY_TIMEOUT_MS', '5s', /must be a whole number from 1000 to 600000/],
   ['DB_STARTUP_WAIT_SECONDS', '-1', /must be a whole number from 0 to 3600/],
   ['DB_STARTUP_WAIT_SECONDS', '3601', /must be at most 3600/],
+  ['DB_PREPARED_STATEMENTS', 'yes', /must be on or off/],
+  ['DB_PREPARED_STATEMENTS', 'OFF', /must be on or off/],
   ['LAST_USED_FLUSH_SECONDS', '0', /must be at least 1/],
   ['LAST_USED_FLUSH_SECONDS', '0.5', /must be a whole number from 1 to 3600/],
   ['ROLLUP_THREADS', '0', /must be at least 1/],
@@ -149,6 +151,7 @@ t.test('the good values next to them load', async (t) => {
     { ...base, JWT_ISSUER: 'urn:coldtrack:auth' },
     { ...base, TRUST_PROXY: '10.0.0.0/8, ::1, fd00::/8, 192.168.1.1/32' },
     { ...base, LOG_LEVEL: 'silent' },
+    { ...base, DB_PREPARED_STATEMENTS: 'off' },
     { ...base, DB_POOL_MAX: '200', ROLLUP_THREADS: '64', HEAP_LIMIT_MB: '65536' },
     { ...base, PORT: ' 8080 ', WORKERS: '1' },
   ];
