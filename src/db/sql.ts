@@ -5,7 +5,13 @@ import { registerStatement } from './statements.js';
 
 const queriesDir = new URL('../../sql/queries/', import.meta.url);
 
-export function loadQueries<Name extends string>(file: string, names: readonly Name[]): Record<Name, string> {
+/**
+ * `prepared: false` keeps a file's queries unnamed (src/db/statements.ts): for queries whose
+ * execution dwarfs their planning and whose best plan depends on the parameters' sizes, where a
+ * generic plan chosen from small pages would then serve large ones (bench/analytics-scale.ts:
+ * utilization's month pages took 383-408 ms prepared against 204 ms planned per call).
+ */
+export function loadQueries<Name extends string>(file: string, names: readonly Name[], { prepared = true } = {}): Record<Name, string> {
   const text = readFileSync(new URL(`${file}.sql`, queriesDir), 'utf8');
   const found = new Map<string, string>();
   for (const chunk of text.split(/^-- name: */m).slice(1)) {
@@ -16,7 +22,7 @@ export function loadQueries<Name extends string>(file: string, names: readonly N
   for (const name of names) {
     const sql = found.get(name);
     if (!sql) throw new Error(`sql/queries/${file}.sql has no query named ${name}`);
-    queries[name] = registerStatement(sql);
+    queries[name] = prepared ? registerStatement(sql) : sql;
   }
   return queries;
 }

@@ -6,6 +6,7 @@
 import t from 'tap';
 import { createPool } from '../../src/db/pool.js';
 import { loadQueries } from '../../src/db/sql.js';
+import { statementName } from '../../src/db/statements.js';
 import { createTestApp } from '../helpers/app.js';
 import { createCompany } from '../helpers/fixtures.js';
 import { issueToken } from '../helpers/tokens.js';
@@ -58,6 +59,16 @@ t.test('a statement whose preparation failed (an aborted transaction) is prepare
   } finally {
     client.release();
   }
+});
+
+t.test('queries loaded with prepared: false stay unnamed (their plans depend on the page size)', async (t) => {
+  // the routes' own loads register them (or not); loading again changes nothing
+  await import('../../src/routes/analytics/utilization.js');
+  await import('../../src/routes/analytics/revenue.js');
+  const utilization = loadQueries('analytics-utilization', ['utilization'], { prepared: false });
+  const revenue = loadQueries('analytics-revenue', ['revenueCheckOuts']);
+  t.equal(statementName(utilization.utilization), undefined, 'utilization: planned on every call');
+  t.match(statementName(revenue.revenueCheckOuts), /^ct_/, 'revenue: prepared');
 });
 
 t.test('with preparation off, nothing is prepared and the answers are the same', async (t) => {

@@ -11,7 +11,7 @@ import { envelopeSchema, errorResponses, paginationFor } from '../../http/schema
 import { DAY_MS } from '../../time.js';
 import type { App } from '../../types.js';
 
-const sql = loadQueries('analytics-users', ['usersJoined', 'usersCheckIns', 'usersCheckOuts']);
+const sql = loadQueries('analytics-users', ['usersJoined', 'usersCheckIns', 'usersCheckOuts'], { prepared: false });
 
 const unitFigures = z
   .object({

@@ -9,7 +9,7 @@ import { loadQueries } from '../../db/sql.js';
 import { envelopeSchema, errorResponses } from '../../http/schemas.js';
 import type { App } from '../../types.js';
 
-const sql = loadQueries('analytics-utilization', ['utilization']);
+const sql = loadQueries('analytics-utilization', ['utilization'], { prepared: false });
 
 const notBegun = 'null for a period that has not begun';
 
