@@ -75,7 +75,7 @@ if (cluster.isWorker) {
     // the demo's bulk inserts are not requests: no request deadline
     const [{ createPool }, { seedDemo }, { demoBanner }] = await Promise.all([
       import('./db/pool.js'), import('./seed/demo.js'), import('./seed/demo-banner.js')]);
-    const seedPool = createPool(databaseUrl, 1, undefined, SEED_QUERY_TIMEOUT_MS);
+    const seedPool = createPool(databaseUrl, 1, { queryTimeoutMs: SEED_QUERY_TIMEOUT_MS });
     const summary = await seedDemo(seedPool, { jwtSecret, jwtIssuer: config.jwtIssuer, jwtAudience: config.jwtAudience });
     await seedPool.end();
     banner = (address: string) => demoBanner(address.replace('://127.0.0.1', '://localhost'), summary.companies[0]!, { databaseUrl });

@@ -21,13 +21,18 @@ const SERVER_MARGIN_MS = 1000;
 export const QUERY_DEADLINE_MESSAGE = 'Query read timeout';
 
 // numeric and bigint stay strings (exact money, ids beyond 2^53); int4 arrays are parsed by pg
+export interface PoolOptions {
+  onError?: (error: Error) => void;
+  /** the client's deadline of a query (config DB_QUERY_TIMEOUT_MS) */
+  queryTimeoutMs?: number;
+  /** the service's own statements prepared on each connection (config DB_PREPARED_STATEMENTS) */
+  preparedStatements?: boolean;
+}
+
 export function createPool(
   connectionString: string,
   max: number,
-  onError: (error: Error) => void = () => {},
-  queryTimeoutMs: number = DEFAULT_QUERY_TIMEOUT_MS,
-  /** the service's own statements prepared on each connection (config DB_PREPARED_STATEMENTS) */
-  preparedStatements = true,
+  { onError = () => {}, queryTimeoutMs = DEFAULT_QUERY_TIMEOUT_MS, preparedStatements = true }: PoolOptions = {},
 ) {
   const pool = new pg.Pool({
     ...(preparedStatements ? { Client: PreparingClient } : {}),

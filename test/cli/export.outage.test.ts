@@ -21,7 +21,7 @@ t.teardown(() => proxy.refuse());
 const viaProxy = new URL(direct.url);
 viaProxy.port = String(proxy.port);
 // the service's own pool, through the proxy; a connection the proxy cuts must not crash the test
-const pool = createPool(viaProxy.toString(), 4, () => {});
+const pool = createPool(viaProxy.toString(), 4, { onError: () => {} });
 t.teardown(() => pool.end().catch(() => {}));
 const world = await createExportWorld(t, { database: { name: direct.name, url: viaProxy.toString(), pool } });
 const outDir = await mkdtemp(join(tmpdir(), 'coldtrack-outage-'));

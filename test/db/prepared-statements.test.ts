@@ -73,7 +73,7 @@ t.test('queries loaded with prepared: false stay unnamed (their plans depend on 
 
 t.test('with preparation off, nothing is prepared and the answers are the same', async (t) => {
   const ctx = await createTestApp(t);
-  const pool = createPool(ctx.db.url, 1, undefined, undefined, false);
+  const pool = createPool(ctx.db.url, 1, { preparedStatements: false });
   t.teardown(() => pool.end());
   const company = await createCompany(ctx.db.pool, 'Unprepared Co');
   const { rows } = await pool.query<{ total_count: number }>(sql.countTokens, [company.companyId, 'active', new Date()]);
@@ -85,7 +85,7 @@ t.test('an analytics page is served from a prepared statement, with the same fig
   const bodies: string[] = [];
   for (const prepared of [true, false]) {
     const base = await createTestApp(t);
-    const readPool = createPool(base.db.url, 1, undefined, undefined, prepared);
+    const readPool = createPool(base.db.url, 1, { preparedStatements: prepared });
     t.teardown(() => readPool.end());
     const ctx = await createTestApp(t, {}, { database: base.db, readPool });
     ctx.clock.set(new Date('2025-03-10T12:00:00Z'));

@@ -99,7 +99,7 @@ export async function createTestDatabase(t: Teardown, server: DatabaseServer = p
   const { name, url, drop } = await newDatabase(server, template);
   // the service's own pool settings (UTC sessions, timeouts); a connection cut when the database
   // is dropped must not crash the test process
-  const pool = createPool(url, 4, () => {});
+  const pool = createPool(url, 4, { onError: () => {} });
   t.teardown(async () => {
     await pool.end();
     await drop();
@@ -129,7 +129,7 @@ export async function derivedTemplate(label: string, fill: (db: TestDatabase) =>
       if (rows[0]) await client.query(`DROP DATABASE ${name} WITH (FORCE)`);
       await newDatabase(postgresServer, postgresServer.templateName, name);
       const url = databaseUrl(name);
-      const pool = createPool(url, 4, () => {});
+      const pool = createPool(url, 4, { onError: () => {} });
       try {
         await fill({ name, url, pool });
       } finally {

@@ -23,7 +23,7 @@ const database = await pair.createDatabase();
 t.comment(`primary ${pair.primary.name} on ${pair.primary.port}, replica ${pair.replica.name} on ${pair.replica.port}: ${Date.now() - started} ms`);
 // migrated here first (the service would migrate DATABASE_URL at start-up too: a no-op then)
 await migrateWithProfile(database.primaryUrl, 'postgres');
-const primary = createPool(database.primaryUrl, 3, () => {});
+const primary = createPool(database.primaryUrl, 3, { onError: () => {} });
 t.teardown(() => primary.end());
 const acme = await createCompany(primary, 'Acme');
 const crop = (await primary.query<{ id: number }>(
