@@ -55,6 +55,12 @@ function unitsOf(scope: ReportingScope, bucket: Bucket): ReportingUnit[] {
   return scope.units.filter((unit) => reportsOn(unit, bucket.start));
 }
 
+function countReporting(units: readonly ReportingUnit[], bucket: Bucket): number {
+  let count = 0;
+  for (const unit of units) if (reportsOn(unit, bucket.start)) count++;
+  return count;
+}
+
 /**
  * Records are one per (bucket, unit that reports on it), ordered by period_start then
  * cooling_unit_id. The grid is known without touching data (a deleted unit reports on the buckets
@@ -65,7 +71,7 @@ export function gridPage(window: Window, period: Period, scope: ReportingScope, 
   const allBuckets = bucketsOf(window, period);
   const retired = scope.units.filter((unit) => unit.deletedAt !== null);
   const live = scope.units.length - retired.length;
-  const sizes = allBuckets.map((bucket) => live + retired.filter((unit) => reportsOn(unit, bucket.start)).length);
+  const sizes = allBuckets.map((bucket) => live + countReporting(retired, bucket));
   const total = sizes.reduce((sum, size) => sum + size, 0);
   const first = (page - 1) * pageSize;
   const end = Math.min(total, page * pageSize);
@@ -74,14 +80,17 @@ export function gridPage(window: Window, period: Period, scope: ReportingScope, 
   for (let b = 0, offset = 0; b < allBuckets.length && offset < end; offset += sizes[b]!, b++) {
     if (offset + sizes[b]! <= first) continue;
     const bucket = allBuckets[b]!;
-    const units = retired.length === 0 ? scope.units : unitsOf(scope, bucket);
+    // every unit reports on most buckets (those that began before any deletion): no copy then
+    const units = sizes[b] === scope.units.length ? scope.units : unitsOf(scope, bucket);
     for (let i = Math.max(0, first - offset); i < Math.min(units.length, end - offset); i++) {
       cells.push({ bucket, unitId: units[i]!.id });
       pageUnits.set(units[i]!.id, units[i]!);
     }
   }
   const buckets = [...new Set(cells.map((cell) => cell.bucket))];
-  const units = [...pageUnits.values()].sort((a, b) => a.id - b.id);
+  const units = [...pageUnits.values()];
+  // in order already unless the page spans two buckets (a sort allocates ~900 bytes even for ten)
+  if (units.some((unit, i) => i > 0 && unit.id < units[i - 1]!.id)) units.sort((a, b) => a.id - b.id);
   return { cells, buckets, unitIds: units.map((unit) => unit.id), units, pagination: paginationFor(page, pageSize, total) };
 }
 

@@ -39,11 +39,21 @@ function liveUnits(unitIds: readonly number[]): readonly ReportingUnit[] {
   return units;
 }
 
+/**
+ * A company-wide token without a location filter reads the company's cached live list and its
+ * cached retired list, so its units are a function of those two lists alone: built once per pair
+ * rather than per request (a Set, a copy and a sort of every unit, ~8 KB a request at 100 units).
+ */
+const companyWideUnits = new WeakMap<readonly number[], { retired: readonly RetiredUnit[]; units: readonly ReportingUnit[] }>();
+
 export function reportingScope(request: ReportingRequest, retired: readonly RetiredUnit[]): ReportingScope {
   const { unitScope, apiToken, query } = request;
   // the common case (no unit ever deleted, or a single unit asked for): the live units as they
   // are, built once per (shared, cached) id list rather than per request
   if (retired.length === 0 || query.cooling_unit_id !== undefined) return { companyId: unitScope.companyId, units: liveUnits(unitScope.unitIds) };
+  const companyWide = apiToken.coolingUnitIds.length === 0 && query.location_id === undefined;
+  const built = companyWide ? companyWideUnits.get(unitScope.unitIds) : undefined;
+  if (built?.retired === retired) return { companyId: unitScope.companyId, units: built.units };
   const live = new Set(unitScope.unitIds);
   const granted = apiToken.coolingUnitIds.length > 0 ? new Set(apiToken.coolingUnitIds) : null;
   const history = retired.filter((unit) =>
@@ -54,7 +64,9 @@ export function reportingScope(request: ReportingRequest, retired: readonly Reti
     ...liveUnits(unitScope.unitIds),
     ...history.map((unit) => ({ id: unit.id, deletedAt: unit.deleted_at.getTime() })),
   ];
-  return { companyId: unitScope.companyId, units: units.sort((a, b) => a.id - b.id) };
+  units.sort((a, b) => a.id - b.id);
+  if (companyWide) companyWideUnits.set(unitScope.unitIds, { retired, units });
+  return { companyId: unitScope.companyId, units };
 }
 
 /**
