@@ -246,13 +246,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * the heap grow to ~4x the live data under the default multi-GB limit; heavy pages make megabytes
  * of short-lived strings, so a worker sat at 300-400 MB RSS holding ~40 MB of live data. A 512 MB
  * limit makes V8 collect at ~1.5x the live data, and 8 MB semi-spaces (default 16) halve the young
- * generation; throughput was unchanged in bench/ (heavy pages 17.5/s either way). A flag the
- * operator already set (NODE_OPTIONS or the node command line) is left alone.
+ * generation; throughput was unchanged in bench/ (heavy pages 17.5/s either way).
+ * No allocation-site pretenuring: V8 starts allocating a site's objects directly in the old
+ * generation once enough of them survive a scavenge, and a request's objects do survive one
+ * while it waits on Redis and PostgreSQL, then die right after; pretenured they became old-space
+ * garbage, a mark-compact per worker about every second under the warm-token load. Without it:
+ * 43 mark-compacts against 68 in a traced run of the same load, and p99 1.32-1.36x the reference against
+ * 1.51-1.54x (bench/, alternating --only small-page runs, 2026-11-26).
+ * A flag the operator already set (NODE_OPTIONS or the node command line) is left alone.
  */
 export function heapFlags(heapLimitMb: number, alreadySet: string): string[] {
   const flags: string[] = [];
   if (!/--max-old-space-size\b/.test(alreadySet)) flags.push(`--max-old-space-size=${heapLimitMb}`);
   if (!/--max-semi-space-size\b/.test(alreadySet)) flags.push('--max-semi-space-size=8');
+  if (!/--(no-)?allocation-site-pretenuring\b/.test(alreadySet)) flags.push('--no-allocation-site-pretenuring');
   return flags;
 }
 

@@ -56,9 +56,10 @@ for (const [env, variable] of bad) {
 t.test('workers get a heap limit unless the operator set one', async (t) => {
   t.equal(loadConfig(base).heapLimitMb, 512);
   t.equal(loadConfig({ ...base, HEAP_LIMIT_MB: '1024' }).heapLimitMb, 1024);
-  t.same(heapFlags(512, ''), ['--max-old-space-size=512', '--max-semi-space-size=8']);
-  t.same(heapFlags(512, '--max-old-space-size=2048'), ['--max-semi-space-size=8'], 'NODE_OPTIONS wins');
-  t.same(heapFlags(512, '--enable-source-maps --max-semi-space-size=32 --max-old-space-size=300'), []);
+  t.same(heapFlags(512, ''), ['--max-old-space-size=512', '--max-semi-space-size=8', '--no-allocation-site-pretenuring']);
+  t.same(heapFlags(512, '--max-old-space-size=2048'), ['--max-semi-space-size=8', '--no-allocation-site-pretenuring'], 'NODE_OPTIONS wins');
+  t.same(heapFlags(512, '--enable-source-maps --max-semi-space-size=32 --max-old-space-size=300 --allocation-site-pretenuring'), []);
+  t.same(heapFlags(512, '--no-allocation-site-pretenuring'), ['--max-old-space-size=512', '--max-semi-space-size=8'], 'not twice');
   t.same(mallocEnv({}), { MALLOC_MMAP_THRESHOLD_: '131072' }, 'large buffers go back to the system when freed');
   t.same(mallocEnv({ MALLOC_MMAP_THRESHOLD_: '1048576' }), {}, 'the operator\'s glibc setting wins');
 });

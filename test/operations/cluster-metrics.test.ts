@@ -54,6 +54,7 @@ t.test("every worker runs under the heap policy (config.ts heapFlags, mallocEnv)
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     t.ok(argv.includes('--max-old-space-size=512'), `worker ${pid}: ${argv.join(' ')}`);
     t.ok(argv.includes('--max-semi-space-size=8'), `worker ${pid} semi-spaces`);
+    t.ok(argv.includes('--no-allocation-site-pretenuring'), `worker ${pid}: no pretenuring`);
     const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
     t.ok(environment.includes('MALLOC_MMAP_THRESHOLD_=131072'), `worker ${pid}: a fixed mmap threshold`);
   }
