@@ -251,8 +251,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * generation once enough of them survive a scavenge, and a request's objects do survive one
  * while it waits on Redis and PostgreSQL, then die right after; pretenured they became old-space
  * garbage, a mark-compact per worker about every second under the warm-token load. Without it:
- * 43 mark-compacts against 68 in a traced run of the same load, and p99 1.32-1.36x the reference against
- * 1.51-1.54x (bench/, alternating --only small-page runs, 2026-11-26).
+ * 43 mark-compacts against 68 in a traced run of the same load, and p99 1.32-1.36x the
+ * reference against 1.51-1.54x (bench/, alternating --only small-page runs, 2026-11-26).
  * A flag the operator already set (NODE_OPTIONS or the node command line) is left alone.
  */
 export function heapFlags(heapLimitMb: number, alreadySet: string): string[] {

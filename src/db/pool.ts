@@ -20,7 +20,6 @@ const SERVER_MARGIN_MS = 1000;
 /** pg's own message when query_timeout passes (it has no code). */
 export const QUERY_DEADLINE_MESSAGE = 'Query read timeout';
 
-// numeric and bigint stay strings (exact money, ids beyond 2^53); int4 arrays are parsed by pg
 export interface PoolOptions {
   onError?: (error: Error) => void;
   /** the client's deadline of a query (config DB_QUERY_TIMEOUT_MS) */
@@ -29,6 +28,7 @@ export interface PoolOptions {
   preparedStatements?: boolean;
 }
 
+// numeric and bigint stay strings (exact money, ids beyond 2^53); int4 arrays are parsed by pg
 export function createPool(
   connectionString: string,
   max: number,
