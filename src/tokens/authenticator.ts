@@ -94,6 +94,10 @@ export function createTokenAuthenticator(options: TokenAuthenticatorOptions) {
       if (!isWellFormedToken(rawToken)) throw unauthorized('Invalid API token');
       const hash = hashToken(rawToken);
       const key = hash.toString('base64');
+      // a revocation or a cleared cache while this request waits on the revocation check makes
+      // the row it read here stale, even when the check itself then answers "live" (another
+      // request may have been the one to find Redis emptied and clear the cache meanwhile)
+      const readAt = generation;
       const cached = cache.get(key);
       options.onCacheLookup?.(cached !== undefined);
       let entry = cached ?? (await load(key, hash));
@@ -104,8 +108,8 @@ export function createTokenAuthenticator(options: TokenAuthenticatorOptions) {
         const [status] = await Promise.all([revocations.status(entry.token.id), alongside?.(entry.token)]);
         if (status.state === 'revoked') throw unauthorized('API token has been revoked');
         announcedExpiry = status.expiresAt;
-        // the shared store is away: the database is the only safe source of revocations
-        if (status.state === 'unknown' && cached) entry = await load(key, hash);
+        // the shared store is away, or forgot: the database is the only safe source of revocations
+        if (cached && (status.state === 'unknown' || generation !== readAt)) entry = await load(key, hash);
       }
       const token = entry.token;
       if (!token) throw unauthorized('Invalid API token');
