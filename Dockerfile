@@ -22,4 +22,4 @@ EXPOSE 3000
 # /readyz answers within the database pool's 3 s connect timeout: wait longer than that for its 503
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:3000/readyz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
-CMD ["node", "dist/src/server.js"]
+CMD ["node", "dist/src/main.js"]

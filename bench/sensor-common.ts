@@ -16,7 +16,7 @@ import { lineRuns, parseReadings, ReadingValidator } from '../src/sensors/format
 import { readingChunks } from '../src/sensors/generate.js';
 import { ingestReadings } from '../src/sensors/ingest.js';
 import { pauseSensorPolicies } from '../src/sensors/policy-health.js';
-import { compactRollups, maintainStore } from '../src/sensors/store.js';
+import { compactAggregates, maintainStore } from '../src/sensors/store.js';
 import { isSensorProfile, profileServer, type SensorProfile, shownUrl } from './kit/sensor-profiles.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
 
@@ -152,7 +152,7 @@ export type UpkeepStep = (typeof TIMESCALE_UPKEEP)[number]['what'];
 
 /**
  * The store's periodic upkeep as it would have run over the loaded period, then VACUUM ANALYZE.
- * postgres: partitions, and closed months of the rollups compacted. timescale: the sensor
+ * postgres: partitions, and closed months of the aggregate tables compacted. timescale: the sensor
  * policies, each run once with CALL run_job (both aggregates materialized, then compressed where
  * the layout says so, then the readings' chunks compressed: the server's clock is past every
  * loaded chunk), or only the steps named in `only` (each step runs once per database).
@@ -176,8 +176,8 @@ export async function upkeepAfter(db: BenchDatabase, at: Date, only?: UpkeepStep
       }
     } else {
       await maintainStore(client, at);
-      while ((await compactRollups(client, at)) > 0);
-      steps.push('partitions', 'closed months of the rollups compacted');
+      while ((await compactAggregates(client, at)) > 0);
+      steps.push('partitions', 'closed months of the aggregate tables compacted');
     }
     await client.query('VACUUM ANALYZE');
   } finally {

@@ -4,7 +4,7 @@
 // finds cached counts or page boundaries (a partner reading page after page gets the warm path,
 // shown for information). For contrast, the same pages by OFFSET straight in SQL.
 // Target: page 500 costs at most 1.1x page 1.
-// The store as a year in service leaves it (sensor-common.ts, upkeepAfter: the postgres rollups'
+// The store as a year in service leaves it (sensor-common.ts, upkeepAfter: the postgres aggregate tables'
 // closed months compacted; the timescale policies run: aggregates materialized and laid out,
 // readings compressed).
 //   node --import tsx bench/sensor-deep-pages.ts [--quick] [--profile postgres|timescale]

@@ -2,13 +2,13 @@
 // aggregate vs bucketed from the raw readings at query time (date_trunc + GROUP BY), in one run,
 // alternating the two queries. Both return the same 17,520 rows (365 days x 24 h x 2 types).
 // Other units' readings share the table, as in production (10,000 units there; 100 here), so one
-// unit's raw year is spread over many pages; the rollups' closed months have been compacted by
+// unit's raw year is spread over many pages; the aggregate tables' closed months have been compacted by
 // the store's upkeep, as they would be after a year in service. Timed: the database producing the rows and sending them (COPY ... TO STDOUT, the
 // bytes drained), not node-pg turning them into objects, which costs the same for both and would
 // only blur the comparison; the parsed-rows figure is printed too.
 // Target: the aggregate at least 10x faster.
 // Storage profiles: the store as a year in service leaves it. postgres: closed months of the
-// rollups compacted. timescale: the policies run (both aggregates materialized and, with
+// aggregate tables compacted. timescale: the policies run (both aggregates materialized and, with
 // migration 008's layout, in the columnstore; the readings' chunks compressed a week after they
 // end, which is every loaded chunk here). The timescale run also measures the moment before the
 // readings' compression (the aggregates already laid out), printed for comparison: columnar raw
@@ -172,7 +172,7 @@ try {
     rowStore = await measure(db, unit);
     print(rowStore);
   }
-  // what the store's upkeep has done after a year in service (postgres: the rollups' closed months
+  // what the store's upkeep has done after a year in service (postgres: the aggregate tables' closed months
   // compacted; timescale: the readings' chunks compressed too)
   const upkeep = await upkeepAfter(db, upkeepAt);
   console.log(`upkeep over the loaded year (${upkeep.steps.join(', ') || 'nothing left to run'}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s`);

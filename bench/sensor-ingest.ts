@@ -1,15 +1,15 @@
 // Benchmark (c), the kit's P6: readings per second through the ingest (src/sensors/ingest.ts:
 // CSV parsed and validated in Node, a binary COPY per batch, two batches loading at once, the
-// hourly and daily rollups maintained by the store) vs a plain COPY of the same CSV into an
-// identical partitioned table without the rollups (PostgreSQL parsing the CSV itself, one
+// hourly and daily aggregates maintained by the store) vs a plain COPY of the same CSV into an
+// identical partitioned table without the aggregate triggers (PostgreSQL parsing the CSV itself, one
 // connection). Same data, empty tables each round, rounds alternating.
-// Also shown: the same ingest with the rollup triggers switched off, which isolates what keeping
+// Also shown: the same ingest with the aggregate triggers switched off, which isolates what keeping
 // the aggregates costs, and the Node side alone (parse, validate, encode; no database).
 // Targets: >= 100,000 readings/s, and >= 0.6x the plain COPY's rate.
 // timescale profile: the plain COPY goes into an identical hypertable (1-day chunks, the same
 // primary key) without continuous aggregates; what the aggregates cost the ingest is TimescaleDB's
 // invalidation log (the materialization is the refresh policies' later work, timed once at the
-// end for information). There are no rollup triggers to switch off.
+// end for information). There are no aggregate triggers to switch off.
 //   node --import tsx bench/sensor-ingest.ts [--quick] [--profile postgres|timescale]
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -46,7 +46,7 @@ try {
       ALTER TABLE plain_readings ADD PRIMARY KEY (cooling_unit_id, specification_type, recorded_at);
       SELECT create_hypertable('plain_readings', by_range('recorded_at', INTERVAL '1 day'), create_default_indexes => false);`);
   } else {
-    // the same weekly partitions and primary key, no rollup triggers
+    // the same weekly partitions and primary key, no aggregate triggers
     await db.pool.query(`
       CREATE TABLE plain_readings (LIKE sensor_readings INCLUDING DEFAULTS INCLUDING CONSTRAINTS) PARTITION BY RANGE (recorded_at);
       ALTER TABLE plain_readings ADD PRIMARY KEY (cooling_unit_id, specification_type, recorded_at);`);
@@ -95,7 +95,7 @@ try {
       client.release();
     }
   };
-  // the ingest itself, with the rollup triggers switched off: what keeping the aggregates costs
+  // the ingest itself, with the aggregate triggers switched off: what keeping the aggregates costs
   const triggers = async (state: 'ENABLE' | 'DISABLE') => {
     for (const table of ['sensor_readings', ...weeks.map((week) => week.target)]) {
       await db.pool.query(`ALTER TABLE ${table} ${state} TRIGGER sensor_rollups_insert`);
@@ -116,7 +116,7 @@ try {
 
   const times = { ours: [] as number[], plain: [] as number[], oursWithout: [] as number[], oursSerial: [] as number[], nodeSide: [] as number[] };
   const runs = { ours: () => ours(), plain, oursWithout, oursSerial, nodeSide };
-  // timescale: no rollup triggers to switch off
+  // timescale: no aggregate triggers to switch off
   const variants = (['ours', 'plain', 'oursWithout', 'oursSerial', 'nodeSide'] as const).filter((which) => !timescale || which !== 'oursWithout');
   for (let round = 0; round < ROUNDS; round++) {
     // rotate who goes first, so drift on a shared machine hits all of them
@@ -151,13 +151,13 @@ try {
   const nodeRate = readings / (median(times.nodeSide) / 1000);
   const serialRate = readings / (median(times.oursSerial) / 1000);
   console.log(`${readings} readings a round (${UNITS} units x ${DAYS} days), median of ${ROUNDS} rounds:`);
-  console.log(`  ingest (parse, validate, COPY, rollups): ${fixed(median(times.ours) / 1000, 2)} s = ${Math.round(oursRate)} readings/s`);
+  console.log(`  ingest (parse, validate, COPY, aggregates): ${fixed(median(times.ours) / 1000, 2)} s = ${Math.round(oursRate)} readings/s`);
   console.log(`  plain COPY, no aggregates:               ${fixed(median(times.plain) / 1000, 2)} s = ${Math.round(plainRate)} readings/s`);
   if (timescale) {
     console.log(`  (then the refresh policies' work, materializing both aggregates over these readings: ${fixed(refreshSeconds!, 2)} s = ` +
       `${Math.round(readings / refreshSeconds!)} readings/s, in the background)`);
   } else {
-    console.log(`  the ingest with the rollups switched off: ${fixed(median(times.oursWithout) / 1000, 2)} s = ${Math.round(withoutRate)} readings/s ` +
+    console.log(`  the ingest with the aggregate triggers switched off: ${fixed(median(times.oursWithout) / 1000, 2)} s = ${Math.round(withoutRate)} readings/s ` +
       `(keeping the aggregates costs ${fixed((1 - oursRate / withoutRate) * 100, 0)}% of the ingest's rate: ${fixed(oursRate / withoutRate, 2)}x)`);
   }
   console.log(`  the ingest loading one batch at a time:  ${fixed(median(times.oursSerial) / 1000, 2)} s = ${Math.round(serialRate)} readings/s ` +
@@ -168,7 +168,7 @@ try {
     { ...P6, pass: ratio >= RATIO_TARGET,
       measured: `${fixed(ratio, 2)}x (${Math.round(oursRate)} vs ${Math.round(plainRate)} readings/s)`, ratio,
       detail: `median of ${ROUNDS}; ${readings} readings a round; batches of 50,000, binary COPY, two loading at once; ` +
-        (timescale ? `the aggregates' later refresh of a round ${fixed(refreshSeconds!, 2)} s` : `the same ingest without rollups ${fixed(oursRate / withoutRate, 2)}x`) +
+        (timescale ? `the aggregates' later refresh of a round ${fixed(refreshSeconds!, 2)} s` : `the same ingest without the aggregate triggers ${fixed(oursRate / withoutRate, 2)}x`) +
         `; one batch at a time ${fixed(serialRate / plainRate, 2)}x plain COPY; Node side alone ${Math.round(nodeRate)} readings/s; ${profile} profile` },
     { ...RATE, pass: oursRate >= RATE_TARGET,
       measured: `${Math.round(oursRate)} readings/s`, detail: `median of ${ROUNDS}` },

@@ -2953,3 +2953,6 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export type operations = Record<string, never>;
+
+/** The longest window of one sensor history request, in days, by aggregation (x-max-window-days). */
+export const SENSOR_MAX_WINDOW_DAYS = {"raw":366,"hourly":366,"daily":3660} as const;

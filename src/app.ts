@@ -1,10 +1,10 @@
 // buildApp(): composes the service, and only composes: the Fastify instance's options, then the
 // plugins that own each service (src/plugins/), then the routes. No listening and no process
-// handling here (see server.ts).
+// handling here (see main.ts and http-server.ts).
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyServerOptions, type RawRequestDefaultExpression } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { RedisClient } from './db/redis.js';
+import type { RedisClient } from './redis/connection.js';
 import type pg from 'pg';
 import type { RollupMode } from './analytics/rollups.js';
 import type { JwtVerifier } from './auth/jwt.js';
@@ -14,7 +14,7 @@ import { normaliseForwardedFor } from './http/forwarded-for.js';
 import { loggerOptions } from './logging.js';
 import compression from './plugins/compression.js';
 import employeeAuth from './plugins/employee-auth.js';
-import environment from './plugins/environment.js';
+import configPoolsClock from './plugins/config-pools-clock.js';
 import errorHandler from './plugins/error-handler.js';
 import httpConventions from './plugins/http.js';
 import metrics from './plugins/metrics.js';
@@ -23,7 +23,7 @@ import rateLimits from './plugins/rate-limits.js';
 import rollups from './plugins/rollups.js';
 import sensorStore from './plugins/sensor-store.js';
 import tokens from './plugins/tokens.js';
-import unitAccess from './plugins/unit-access.js';
+import accessControl from './plugins/access-control.js';
 import type { RateLimitScope } from './rate-limit/limits.js';
 import apiTokenRoutes from './routes/api-tokens/index.js';
 import consoleRoutes from './routes/console.js';
@@ -101,13 +101,13 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   // services, each owned by its plugin (src/plugins/)
   await app.register(httpConventions);
   await app.register(compression);
-  await app.register(environment, { config, pool: deps.pool, readPool: deps.readPool, clock: deps.clock });
+  await app.register(configPoolsClock, { config, pool: deps.pool, readPool: deps.readPool, clock: deps.clock });
   await app.register(metrics);
   await app.register(errorHandler);
   await app.register(rateLimits, { redis: deps.redis?.client ?? null, overrides: deps.rateLimitOverrides, windowMs: deps.rateLimitWindowMs });
   await app.register(employeeAuth, { jwtVerifier: deps.jwtVerifier });
   await app.register(tokens, { redis: deps.redis ?? null });
-  await app.register(unitAccess);
+  await app.register(accessControl);
   await app.register(rollups, { mode: deps.rollupMode });
   await app.register(sensorStore);
   await app.register(openApi);

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { Config } from './config.js';
 import type { Clock } from './time.js';
 import type { JwtVerifier } from './auth/jwt.js';
-import type { AccessControl, UnitScope } from './data-surface/unit-access.js';
+import type { AccessControl, UnitScope } from './data-surface/authorize.js';
 import type { Metrics } from './observability/metrics.js';
 import type { RateLimiter, RateLimitScope } from './rate-limit/limits.js';
 import type { Rollups } from './analytics/rollups.js';

@@ -86,7 +86,7 @@ export function mainChartSvg(report: Report): string {
   });
   const legendY = top + rows.length * rowHeight + 18;
   out.push(`<rect x="${x1}" y="${legendY - 11}" width="14" height="14" fill="${COLOR.project}"/>`);
-  out.push(text(x1 + 20, legendY, 'project (dist/src/server.js, WORKERS=2)', 'font-size="12" fill="#111827"'));
+  out.push(text(x1 + 20, legendY, 'project (dist/src/main.js, WORKERS=2)', 'font-size="12" fill="#111827"'));
   out.push(`<rect x="${x1 + 290}" y="${legendY - 11}" width="14" height="14" fill="${COLOR.reference}"/>`);
   out.push(text(x1 + 310, legendY, 'reference (bench/reference, same I/O, no project code)', 'font-size="12" fill="#111827"'));
   // targets strip

@@ -242,7 +242,7 @@ export async function measureRevocation(
 // The variants' own processes
 
 /** The project's server as `npm run build` compiles it (the kit builds it before the clusters start). */
-const PROJECT_ENTRY = 'dist/src/server.js';
+const PROJECT_ENTRY = 'dist/src/main.js';
 
 interface PrivateRedis {
   url: string;

@@ -86,7 +86,7 @@ export async function assembleReport(outcome: RunOutcome): Promise<Report> {
         'absolute figures are this machine\'s; the project/reference ratios are what carries over.',
     },
     services: {
-      project: { command: 'node --import tsx src/server.ts (WORKERS=2, REDIS_URL, LOG_LEVEL=warn)', workers: WORKERS },
+      project: { command: 'node --import tsx src/main.ts (WORKERS=2, REDIS_URL, LOG_LEVEL=warn)', workers: WORKERS },
       reference: { command: 'node --import tsx bench/reference/server.ts (WORKERS=2)', workers: WORKERS },
     },
     dataset: {

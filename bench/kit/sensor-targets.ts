@@ -97,7 +97,7 @@ export async function loadSensorReadings(pool: pg.Pool, unitIds: number[]): Prom
           unnest(ARRAY['TEMPERATURE', 'HUMIDITY']::specification_type[]) kind`,
     [unitIds, from, to],
   );
-  // postgres profile: triggers folded the rows into the rollups; timescale: materialize the
+  // postgres profile: triggers folded the rows into the aggregate tables; timescale: materialize the
   // continuous aggregates now, so hourly pages read aggregates, not the real-time union
   if (functions[0]?.storage) {
     const { rows } = await pool.query<{ profile: string }>('SELECT profile FROM sensor_storage');

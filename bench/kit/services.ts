@@ -1,4 +1,4 @@
-// The two clusters under test: the project's real one (dist/src/server.js) and the reference
+// The two clusters under test: the project's real one (dist/src/main.js) and the reference
 // (dist/bench/reference/server.js), compiled first, each started in its own process group on
 // 127.0.0.1 and a free port, waited for (bounded), and stopped with SIGTERM then SIGKILL of the group.
 import { spawn } from 'node:child_process';
@@ -111,7 +111,7 @@ export async function buildServers(log: (line: string) => void): Promise<{ proje
   await run(['run', '--silent', 'build']);
   await run(['exec', '--', 'tsc', '-p', 'bench/reference/tsconfig.json']);
   log(`compiled the project (npm run build) and the reference in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return { project: 'dist/src/server.js', reference: 'dist/bench/reference/server.js' };
+  return { project: 'dist/src/main.js', reference: 'dist/bench/reference/server.js' };
 }
 
 

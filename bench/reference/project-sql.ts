@@ -2,9 +2,9 @@
 // reference runs the same queries as the project without importing its code.
 import { readFileSync } from 'node:fs';
 
-/** The named queries of sql/<folder>/<file>.sql (sql/queries: the project's own). */
-function queries(file: string, folder = 'queries'): Map<string, string> {
-  const text = readFileSync(new URL(`../../sql/${folder}/${file}.sql`, import.meta.url), 'utf8');
+/** The named queries of a `-- name: x` SQL file: the project's own (sql/queries/<file>.sql) by default. */
+function queries(file: string, at = new URL(`../../sql/queries/${file}.sql`, import.meta.url)): Map<string, string> {
+  const text = readFileSync(at, 'utf8');
   const found = new Map<string, string>();
   for (const chunk of text.split(/^-- name: */m).slice(1)) {
     const [header = '', ...body] = chunk.split('\n');
@@ -32,12 +32,12 @@ export function loadProjectSql() {
     insertToken: sqlOf(tokenSql, 'insertToken'),
     tokenById: sqlOf(tokenSql, 'tokenById'),
     userForAuth: sqlOf(queries('employees'), 'userForAuth'),
-    liveUnits: sqlOf(queries('unit-access'), 'liveUnitsOfCompany'),
-    // users and utilization: the baseline queries of sql/reference/ (the project's now read the
+    liveUnits: sqlOf(queries('company-units'), 'liveUnitsOfCompany'),
+    // users and utilization: the baseline queries beside this file (the project's now read the
     // page's rows for its own rollups, with parameters a plain handler does not have)
-    utilization: sqlOf(queries('analytics-baseline', 'reference'), 'utilization'),
+    utilization: sqlOf(queries('analytics-baseline', new URL('./analytics-baseline.sql', import.meta.url)), 'utilization'),
     revenue: sqlOf(queries('analytics-revenue'), 'revenueCheckOuts'),
-    users: sqlOf(queries('analytics-baseline', 'reference'), 'usersByPeriod'),
+    users: sqlOf(queries('analytics-baseline', new URL('./analytics-baseline.sql', import.meta.url)), 'usersByPeriod'),
     impactCompany: sqlOf(impact, 'impactCompany'),
     impactCrates: sqlOf(impact, 'impactCrates'),
     impactSurveys: sqlOf(impact, 'impactSurveys'),

@@ -1,6 +1,6 @@
 // The naive reference's sensor-data queries (the P2 baseline: "pg rows + JSON.stringify"), read
 // straight from the raw readings table of migration 001; hourly and daily bucket the raw rows at
-// query time (what the project's rollups exist to avoid). OFFSET paging, count(*) for the total.
+// query time (what the project's aggregates exist to avoid). OFFSET paging, count(*) for the total.
 // When the sensor store of migrations 003_* renames the table or its columns, align these.
 // Every query: $1 unit ids, $2 specification types, $3 from (inclusive), $4 to (exclusive);
 // page queries also $5 page size, $6 offset. Records come in the API's order: time, unit, then

@@ -41,10 +41,28 @@ export async function servedOpenApiDocument(): Promise<Record<string, unknown>> 
   }
 }
 
+interface OperationParameter { name?: string; in?: string; schema?: Record<string, unknown> }
+
+/**
+ * Values the client needs besides types, read from the document's `x-` extensions: the sensor
+ * history's longest window by aggregation (the service defines it once, src/data-surface/window.ts).
+ */
+function generatedConstants(document: Record<string, unknown>): string {
+  const paths = document.paths as Record<string, { get?: { parameters?: OperationParameter[] } }>;
+  const aggregation = paths['/api/v1/sensor-data']?.get?.parameters?.find((parameter) => parameter.in === 'query' && parameter.name === 'aggregation');
+  const maxWindowDays = aggregation?.schema?.['x-max-window-days'];
+  if (!maxWindowDays || typeof maxWindowDays !== 'object') throw new Error('GET /api/v1/sensor-data has no aggregation parameter with x-max-window-days');
+  return `
+/** The longest window of one sensor history request, in days, by aggregation (x-max-window-days). */
+export const SENSOR_MAX_WINDOW_DAYS = ${JSON.stringify(maxWindowDays)} as const;
+`;
+}
+
 /** client/openapi.ts as it should read for the document the app serves now. */
 export async function generateClientTypes(document?: Record<string, unknown>): Promise<string> {
-  const ast = await openapiTS((document ?? (await servedOpenApiDocument())) as unknown as Parameters<typeof openapiTS>[0]);
-  return HEADER + astToString(ast);
+  const served = document ?? (await servedOpenApiDocument());
+  const ast = await openapiTS(served as unknown as Parameters<typeof openapiTS>[0]);
+  return HEADER + astToString(ast) + generatedConstants(served);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

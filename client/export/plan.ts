@@ -1,6 +1,7 @@
 // What an export of sensor history is made of, before anything is fetched: the date windows the
-// service accepts (366 days, 3,660 with daily aggregates), the files' names and how a record is
+// service accepts (SENSOR_MAX_WINDOW_DAYS, from its OpenAPI document), the files' names and how a record is
 // written in each format.
+import { SENSOR_MAX_WINDOW_DAYS } from '../openapi.js';
 import type { SensorRecord } from '../types.js';
 
 export const AGGREGATIONS = ['raw', 'hourly', 'daily'] as const;
@@ -8,8 +9,8 @@ export type Aggregation = (typeof AGGREGATIONS)[number];
 export const FORMATS = ['csv', 'ndjson'] as const;
 export type ExportFormat = (typeof FORMATS)[number];
 
-/** The service's longest window per aggregation (GET /api/v1/sensor-data). */
-export const MAX_WINDOW_DAYS: Record<Aggregation, number> = { raw: 366, hourly: 366, daily: 3660 };
+/** The service's longest window per request (from its OpenAPI document, like the types). */
+export const MAX_WINDOW_DAYS: Record<Aggregation, number> = SENSOR_MAX_WINDOW_DAYS;
 
 const DAY_MS = 86_400_000;
 

@@ -1,5 +1,5 @@
 -- Up Migration
--- Every process caches which units each company may read (src/data-surface/unit-access.ts). A
+-- Every process caches which units each company may read (src/data-surface/authorize.ts). A
 -- unit added, moved to another company or location, or soft-deleted must stop (or start) being
 -- readable at once on every process: each change announces the companies it touches on the
 -- channel `coldtrack_unit_directory`, delivered when the change commits, and each process drops

@@ -1,7 +1,7 @@
 -- Sensor store, postgres profile, part two: the upkeep TimescaleDB would do by itself. Weekly
 -- partitions made ahead of need and retention by whole weeks (sensor_maintain), and compaction
 -- of closed months of the rollups (sensor_compact). The application runs the first at start and
--- both every few hours (src/routes/sensor-data.ts), so no pg_cron is needed.
+-- both every few hours (src/routes/sensor-data/history.ts), so no pg_cron is needed.
 
 -- Makes sure every week of [from_at, to_at) has its partition (Monday 00:00 UTC, 7 days), and
 -- returns them: the ingest COPYs each batch straight into its week's partitions. That is what

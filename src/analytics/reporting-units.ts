@@ -1,7 +1,7 @@
 // The units an analytics request reports on: the live units the access layer allows
 // (request.unitScope), plus the soft-deleted units the same request would have read while they
 // were live, each with the instant its history ends (docs/figures.md, "Deleted units").
-import type { AccessControl, RetiredUnit, UnitScope } from '../data-surface/unit-access.js';
+import type { AccessControl, RetiredUnit, UnitScope } from '../data-surface/authorize.js';
 import type { AuthenticatedToken } from '../tokens/authenticator.js';
 
 export interface ReportingUnit {
@@ -70,7 +70,7 @@ export function reportingScope(request: ReportingRequest, retired: readonly Reti
 }
 
 /**
- * The company's retired units come from the unit directory (src/data-surface/unit-access.ts): read
+ * The company's retired units come from the unit directory (src/data-surface/authorize.ts): read
  * on the primary (a replica's lag must not hide a deletion), cached per process and dropped the
  * moment a change is announced (LISTEN/NOTIFY), so a deleted unit's history shows at once without
  * a query per request.

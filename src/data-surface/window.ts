@@ -7,7 +7,14 @@ import { DAY_MS } from '../time.js';
 
 export const PERIODS = ['day', 'week', 'month'] as const;
 export type Period = (typeof PERIODS)[number];
+/** The longest window a request may ask for, in days (docs/contract.md, "Query parameters"). */
 export const MAX_WINDOW_DAYS = 366;
+/**
+ * Sensor history's longest window by aggregation: daily aggregates reach ten years. Published in
+ * the OpenAPI document (the aggregation parameter's `x-max-window-days`), from which the client's
+ * copy is generated (client/openapi.ts), so this is the only place the figures are written.
+ */
+export const MAX_SENSOR_WINDOW_DAYS = { raw: MAX_WINDOW_DAYS, hourly: MAX_WINDOW_DAYS, daily: 3660 } as const;
 export const DEFAULT_WINDOW_DAYS = 30;
 
 

@@ -69,4 +69,4 @@ async function employeeAuth(app: App, options: EmployeeAuthOptions) {
   app.decorateRequest('employee', null as never);
 }
 
-export default fp(employeeAuth, { name: 'employee-auth', dependencies: ['environment'] });
+export default fp(employeeAuth, { name: 'employee-auth', dependencies: ['config-pools-clock'] });

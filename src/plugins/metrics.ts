@@ -17,4 +17,4 @@ async function metrics(app: App) {
   });
 }
 
-export default fp(metrics, { name: 'metrics', dependencies: ['environment'] });
+export default fp(metrics, { name: 'metrics', dependencies: ['config-pools-clock'] });

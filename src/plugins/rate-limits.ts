@@ -2,7 +2,7 @@
 // there is one, and the hook that limits requests no auth hook counts: unknown paths and the
 // public validate endpoint, by client IP. Authenticated routes count in their auth hooks.
 import fp from 'fastify-plugin';
-import type { RedisClient } from '../db/redis.js';
+import type { RedisClient } from '../redis/connection.js';
 import { type RateLimitScope, registerRateLimits } from '../rate-limit/limits.js';
 import type { App } from '../types.js';
 
@@ -42,4 +42,4 @@ async function rateLimits(app: App, options: RateLimitPluginOptions) {
   });
 }
 
-export default fp(rateLimits, { name: 'rate-limits', dependencies: ['environment', 'metrics'] });
+export default fp(rateLimits, { name: 'rate-limits', dependencies: ['config-pools-clock', 'metrics'] });

@@ -19,4 +19,4 @@ async function rollups(app: App, options: RollupPluginOptions) {
   app.addHook('onClose', async () => app.rollups.close());
 }
 
-export default fp(rollups, { name: 'rollups', dependencies: ['environment'] });
+export default fp(rollups, { name: 'rollups', dependencies: ['config-pools-clock'] });

@@ -1,13 +1,13 @@
 // The sensor store's upkeep and watch.
 // - postgres profile (TimescaleDB's own jobs do it otherwise): at start, partitions for the coming
-//   weeks; then every few hours that again, and compaction of closed months of the rollups, in the
+//   weeks; then every few hours that again, and compaction of closed months of the aggregate tables, in the
 //   background (it can take a while on a large store).
 // - timescale profile: every minute, the sensor policies' state (src/sensors/policy-health.ts)
 //   into the sensor_policy_* metrics, and a warning for each new failure. app.sensorPolicies
 //   runs that check on demand (tests, tools).
 import fp from 'fastify-plugin';
 import { createPolicyHealth, type PolicyHealth } from '../sensors/policy-health.js';
-import { compactRollups, maintainStore, storageProfile } from '../sensors/store.js';
+import { compactAggregates, maintainStore, storageProfile } from '../sensors/store.js';
 import { HOUR_MS } from '../time.js';
 import type { App } from '../types.js';
 
@@ -31,7 +31,7 @@ async function sensorStore(app: App) {
   const upkeep = async (compact: boolean) => {
     try {
       await maintainStore(app.db, app.clock.now());
-      if (compact) await compactRollups(app.db, app.clock.now());
+      if (compact) await compactAggregates(app.db, app.clock.now());
     } catch (error) {
       app.log.warn({ err: error }, 'sensor store upkeep failed; will retry');
     }
@@ -63,4 +63,4 @@ async function sensorStore(app: App) {
   });
 }
 
-export default fp(sensorStore, { name: 'sensor-store', dependencies: ['environment', 'metrics'] });
+export default fp(sensorStore, { name: 'sensor-store', dependencies: ['config-pools-clock', 'metrics'] });

@@ -1,7 +1,7 @@
 // The data surface's front door, for every route registered under it: the Authorization header's
 // API token is authenticated and counted against its rate limit; a token in the query string or
 // body is refused (and never used); the route's scope is checked; then the units the request may
-// read are resolved once (src/data-surface/unit-access.ts) and handed to the handler as request.unitScope.
+// read are resolved once (src/data-surface/authorize.ts) and handed to the handler as request.unitScope.
 import type { FastifyRequest } from 'fastify';
 import { bearerCredential } from '../auth/bearer.js';
 import { invalidRequest } from '../http/errors.js';

@@ -1,7 +1,7 @@
 // API tokens as a service: the repository (management routes), the revocation bus (Redis
 // fan-out), the last_used_at write-behind and the authenticator the data surface calls.
 import fp from 'fastify-plugin';
-import type { RedisClient } from '../db/redis.js';
+import type { RedisClient } from '../redis/connection.js';
 import { createTokenAuthenticator } from '../tokens/authenticator.js';
 import { createLastUsedRecorder } from '../tokens/last-used.js';
 import { createTokenRepository } from '../tokens/repository.js';
@@ -36,4 +36,4 @@ async function tokens(app: App, options: TokenPluginOptions) {
   });
 }
 
-export default fp(tokens, { name: 'tokens', dependencies: ['environment', 'metrics'] });
+export default fp(tokens, { name: 'tokens', dependencies: ['config-pools-clock', 'metrics'] });

@@ -3,7 +3,7 @@
 // X-RateLimit-Reset as a Unix timestamp, and a 429 in the service's one error shape.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RedisClient } from '../db/redis.js';
+import type { RedisClient } from '../redis/connection.js';
 import { ApiError } from '../http/errors.js';
 import type { App } from '../types.js';
 import { createRateLimitStore } from './store.js';

@@ -2,7 +2,7 @@
 // script (INCR + PEXPIRE in one round trip), exact across processes and instances. When Redis
 // can't answer within its short timeout, the request is counted by a per-process fallback with
 // the limit divided by the worker count, and the outage is reported once, until Redis is back.
-import type { RedisClient } from '../db/redis.js';
+import type { RedisClient } from '../redis/connection.js';
 import { readFileSync } from 'node:fs';
 
 // one fixed window per key, in Lua so the count and its expiry are one atomic step; the file is

@@ -3,10 +3,10 @@
 import { registerTokenAuth } from '../plugins/token-auth.js';
 import type { App } from '../types.js';
 import analyticsRoutes from './analytics/index.js';
-import sensorDataRoute from './sensor-data.js';
+import sensorDataRoutes from './sensor-data/index.js';
 
 export default async function dataSurfaceRoutes(app: App) {
   registerTokenAuth(app);
   await app.register(analyticsRoutes, { prefix: '/analytics' });
-  await app.register(sensorDataRoute);
+  await app.register(sensorDataRoutes);
 }

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { App } from '../types.js';
 import { lookup } from '../db/pool.js';
-import { redisTarget } from '../db/redis.js';
+import { redisTarget } from '../redis/connection.js';
 
 const status = z.object({ status: z.string(), checks: z.record(z.string(), z.string()).optional() });
 

@@ -26,7 +26,7 @@ const sql = loadQueries('sensor-ingest', ['knownUnitIds', 'prepareRange', 'creat
 
 export const DEFAULT_BATCH_SIZE = 50_000;
 // two batches loading at once keep both of a small server's cores busy (one writes its batch
-// while the other's rollups are folded in); a third measured no faster on two cores
+// while the other's aggregates are folded in); a third measured no faster on two cores
 const LOADS_IN_FLIGHT = 2;
 const BATCH_WORK_MEM = '64MB';
 // a deadlock or serialization failure between the two loads in flight: the batch is tried again
@@ -215,7 +215,7 @@ class BatchLoader {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      // the rollup trigger's transition table fills under the session's work_mem while the
+      // the aggregate trigger's transition table fills under the session's work_mem while the
       // batch is written: room for a whole batch, so it is not spilled to a temporary file
       await client.query(`SET LOCAL work_mem = '${BATCH_WORK_MEM}'`);
       await client.query('SAVEPOINT direct');

@@ -17,7 +17,7 @@ export async function storageProfile(db: Queryable): Promise<StorageProfile> {
 /**
  * After readings in [from, to] committed: re-materialize the buckets of each continuous
  * aggregate that were already materialized (late readings), so they count at once instead of at
- * the next policy run. Nothing to do for exact rollups. Cannot run inside a transaction block.
+ * the next policy run. Nothing to do for exact aggregate tables. Cannot run inside a transaction block.
  */
 export async function refreshLateAggregates(db: Queryable, from: string, to: string): Promise<number> {
   const { rows } = await db.query<{ aggregate: string; window_start: string; window_end: string }>(
@@ -50,7 +50,7 @@ async function whileRefreshRuns(refresh: () => Promise<unknown>): Promise<void> 
 /**
  * What the timescale refresh policies do on a schedule, now: materialize both aggregates up to
  * `until` (whole buckets). For tests (their template pauses the policies, so nothing runs at a
- * moment no test chose) and tools; the postgres profile's rollups are always materialized.
+ * moment no test chose) and tools; the postgres profile's aggregate tables are always materialized.
  */
 export async function materializeAggregates(db: Queryable, profile: StorageProfile, until: Date): Promise<void> {
   if (profile !== 'timescale') return;
@@ -67,11 +67,11 @@ export async function maintainStore(db: Queryable, at: Date): Promise<number> {
 }
 
 /**
- * Compacts up to `most` closed months of the postgres profile's rollups (one unit's history then
+ * Compacts up to `most` closed months of the postgres profile's aggregate tables (one unit's history then
  * reads from a few pages); a no-op for timescale. Seconds per month on a large store: run it in
  * the background. Returns how many months it compacted.
  */
-export async function compactRollups(db: Queryable, at: Date, most = 3): Promise<number> {
+export async function compactAggregates(db: Queryable, at: Date, most = 3): Promise<number> {
   const { rows } = await db.query<{ compacted: number }>('SELECT sensor_compact($1::timestamptz, $2) AS compacted', [at.toISOString(), most]);
   return rows[0]?.compacted ?? 0;
 }

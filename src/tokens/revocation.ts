@@ -16,7 +16,7 @@
 // cached row's later expiry is never trusted past the new one.
 // The marker only needs to outlive the cache TTL: after that no cache holds the old row.
 import { randomUUID } from 'node:crypto';
-import type { RedisClient } from '../db/redis.js';
+import type { RedisClient } from '../redis/connection.js';
 import { TOKEN_CACHE_TTL_MS } from './cache-ttl.js';
 
 const MARKER_TTL_SECONDS = Math.ceil((TOKEN_CACHE_TTL_MS * 4) / 1000);

@@ -69,7 +69,7 @@ t.test('TRUST_PROXY takes a list of addresses and CIDRs', async (t) => {
 });
 
 t.test('the server refuses bad configuration with one line and exit code 1', async (t) => {
-  const result = spawnSync(process.execPath, nodeArgs('src/server.ts'), {
+  const result = spawnSync(process.execPath, nodeArgs('src/main.ts'), {
     env: { PATH: process.env.PATH, ...base, PORT: 'nope' },
     encoding: 'utf8',
     timeout: 30_000,

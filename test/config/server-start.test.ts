@@ -1,4 +1,4 @@
-// The real entry point (src/server.ts) with a JWT_PUBLIC_KEY it cannot verify with: exit code 1
+// The real entry point (src/main.ts) with a JWT_PUBLIC_KEY it cannot verify with: exit code 1
 // and exactly one stderr line, `Invalid configuration: JWT_PUBLIC_KEY ...`, no stack trace and no
 // key material, before it touches the database.
 import { spawn } from 'node:child_process';
@@ -14,7 +14,7 @@ interface Exit {
 
 function runServer(env: Record<string, string>): Promise<Exit> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, nodeArgs('src/server.ts'), {
+    const child = spawn(process.execPath, nodeArgs('src/main.ts'), {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -27,7 +27,7 @@ export interface Expectation {
 }
 
 const DAY_MS = 86_400_000;
-// the service's reading (src/routes/sensor-data.ts): comma-separated, spaces around a name allowed, a repeat folded
+// the service's reading (src/routes/sensor-data/history.ts): comma-separated, spaces around a name allowed, a repeat folded
 const SPECIFICATION_TYPES = /^ *(TEMPERATURE|HUMIDITY) *(, *(TEMPERATURE|HUMIDITY) *)*$/;
 // the latest instant that prints as a 4-digit-year ISO timestamp in UTC
 const LATEST_EXPIRY = Date.parse('9999-12-31T23:59:59.999Z');

@@ -182,7 +182,7 @@ t.test('a start that fails names the cause and quotes the server, never "undefin
   t.match(error.message, /^PostgreSQL did not start: the server exited before it accepted connections; its last output:\n/);
   t.match(error.message, /unrecognized configuration parameter "coldtrack_no_such_setting"/, 'PostgreSQL\'s own words');
   t.notMatch(error.message, /undefined/);
-  // what src/server.ts prints of it
+  // what src/main.ts prints of it
   t.notMatch(`Could not start the embedded PostgreSQL in ${dataDir}: ${String(error)}`, /: undefined/);
   t.notOk(existsSync(pidFile), 'no server left behind');
 });

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { buildApp } from '../../src/app.js';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createRedis, redisReady, redisTarget } from '../../src/db/redis.js';
+import { createRedis, redisReady, redisTarget } from '../../src/redis/connection.js';
 import { loggerOptions } from '../../src/logging.js';
 import type { Clock } from '../../src/time.js';
 import type { App } from '../../src/types.js';

@@ -23,14 +23,14 @@ function newestChange(dir: string): number {
 let buildIsCurrent: boolean | undefined;
 function compiledCopyIsCurrent(): boolean {
   if (buildIsCurrent === undefined) {
-    const stamp = join(BUILD, 'src', 'server.js');
+    const stamp = join(BUILD, 'src', 'main.js');
     buildIsCurrent = existsSync(stamp) &&
       SOURCE_DIRS.every((dir) => newestChange(join(repoRoot, dir)) <= statSync(stamp).mtimeMs);
   }
   return buildIsCurrent;
 }
 
-/** Node's arguments to run `script` (a path like 'src/server.ts', relative to the repository). */
+/** Node's arguments to run `script` (a path like 'src/main.ts', relative to the repository). */
 export function nodeArgs(script: string): string[] {
   if (compiledCopyIsCurrent()) return ['--enable-source-maps', join(BUILD, script.replace(/\.ts$/, '.js'))];
   return ['--import', 'tsx', join(repoRoot, script)];

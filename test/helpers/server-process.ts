@@ -1,4 +1,4 @@
-// Starts the real server (src/server.ts) as a child process on a free port, for tests that need
+// Starts the real server (src/main.ts) as a child process on a free port, for tests that need
 // a second process: cross-process revocation, cluster behaviour, signals.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,7 +17,7 @@ interface Teardown {
 }
 
 export async function startServerProcess(t: Teardown, env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
-  const child = reapOnExit(spawn(process.execPath, nodeArgs('src/server.ts'), {
+  const child = reapOnExit(spawn(process.execPath, nodeArgs('src/main.ts'), {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', WORKERS: '1',
       // its own Redis key space: counters of other test runs on the shared Redis can't interfere
       REDIS_KEY_PREFIX: `coldtrack-test-${randomBytes(4).toString('hex')}:`,

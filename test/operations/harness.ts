@@ -1,4 +1,4 @@
-// Real processes for the operations tests: the service as a node:cluster (src/server.ts) on a
+// Real processes for the operations tests: the service as a node:cluster (src/main.ts) on a
 // port of its own, a private redis-server each test file can kill and restart, plain HTTP on
 // fresh connections (so the primary spreads them over the workers), and a fresh database with a
 // company and tokens to call it with. Every child is killed in teardown; every wait is bounded.
@@ -130,7 +130,7 @@ export interface ClusterOptions {
 export async function startCluster(t: Teardown, env: Record<string, string>, options: ClusterOptions = {}): Promise<Cluster> {
   const workers = options.workers ?? 2;
   const port = await freePort();
-  const child = reapOnExit(spawn(process.execPath, nodeArgs('src/server.ts'), {
+  const child = reapOnExit(spawn(process.execPath, nodeArgs('src/main.ts'), {
     env: {
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',
@@ -203,7 +203,7 @@ export async function startCluster(t: Teardown, env: Record<string, string>, opt
       return listing
         .split('\n')
         .map((line) => line.trim())
-        .filter((line) => /src\/server\.[jt]s/.test(line))
+        .filter((line) => /src\/main\.[jt]s/.test(line))
         .map((line) => Number(line.split(/\s+/)[0]));
     },
     pidOfRequest: (requestId) => lines.find((line) => line.reqId === requestId)?.pid,

@@ -6,7 +6,7 @@
 // 503, and a token revoked before, or by any revoke that answered 200, is never accepted again;
 // the master returns on its ports, empty, and everything is shared and exact again.
 import t, { type Test } from 'tap';
-import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/db/redis.js';
+import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/redis/connection.js';
 import { type RedisClusterNode, startRedisCluster } from '../helpers/redis-cluster.js';
 import { createWorld, dataRequests as sharedDataRequests, DATA_PATH, type Reply, send, startCluster, statusCounts, tokenManagement, until } from './harness.js';
 

@@ -2,7 +2,7 @@
 // (the limit divided by the worker count), quickly; the fallback is counted and logged once per
 // worker; /readyz says so. Redis returns on the same port: limits are shared again, exactly.
 import t from 'tap';
-import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/db/redis.js';
+import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/redis/connection.js';
 import { createWorld, DATA_PATH, metricSum, type Reply, send, startCluster, startRedis, statusCounts, until } from './harness.js';
 
 const WORKERS = 2;

@@ -3,11 +3,11 @@
 // duplicates) loaded the same way into a postgres-profile database (the local PostgreSQL) and a
 // timescale-profile database (the TimescaleDB server); sensor_readings, sensor_readings_hourly
 // and sensor_readings_daily compared row for row, and so are the pages of GET /api/v1/sensor-data
-// raw, hourly and daily. Then again after each profile's upkeep (postgres: partitions and rollup
+// raw, hourly and daily. Then again after each profile's upkeep (postgres: partitions and aggregate
 // compaction; timescale: its refresh and compression policies, run with run_job).
 import t, { type Test } from 'tap';
 import type { StorageProfile } from '../../src/sensors/store.js';
-import { compactRollups, maintainStore, materializeAggregates } from '../../src/sensors/store.js';
+import { compactAggregates, maintainStore, materializeAggregates } from '../../src/sensors/store.js';
 import { readingChunks } from '../../src/sensors/generate.js';
 import type { IngestStats } from '../../src/sensors/ingest.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -152,11 +152,11 @@ t.test('the same readings give the same rows in both profiles', async (t) => {
   t.same(timescale.loads, postgres.loads, 'every load reported the same: read, inserted, duplicates, batches');
   await compare(t, postgres, timescale, 'loaded');
 
-  // each profile's upkeep: postgres keeps partitions ahead and compacts closed months' rollups;
+  // each profile's upkeep: postgres keeps partitions ahead and compacts closed months' aggregate tables;
   // timescale's policies materialize everything and compress every chunk, the readings' and the
   // aggregates' (all past seven days by the server's clock), in job order: refreshes first
   await maintainStore(postgres.ctx.db.pool, new Date('2026-04-10T00:00:00Z'));
-  t.ok(await compactRollups(postgres.ctx.db.pool, new Date('2026-04-10T00:00:00Z'), 12) >= 2, 'postgres: closed months compacted');
+  t.ok(await compactAggregates(postgres.ctx.db.pool, new Date('2026-04-10T00:00:00Z'), 12) >= 2, 'postgres: closed months compacted');
   const { rows: jobs } = await timescale.ctx.db.pool.query<{ job_id: number }>(
     'SELECT job_id FROM timescaledb_information.jobs WHERE proc_name = ANY($1) ORDER BY job_id', [SENSOR_POLICY_PROCS]);
   t.equal(jobs.length, 5, 'timescale: two refresh policies, compression, and both aggregates\' columnstore');

@@ -2,7 +2,7 @@
 // contract, and the OpenAPI document) would write it with zod + JSON.stringify. Same bytes.
 import t from 'tap';
 import { serializerCompiler } from 'fastify-type-provider-zod';
-import { sensorPageSchema } from '../../src/routes/sensor-data.js';
+import { sensorPageSchema } from '../../src/routes/sensor-data/history.js';
 import { serializeSensorPage } from '../../src/sensors/serializer.js';
 
 const zodPath = serializerCompiler({ schema: sensorPageSchema, method: 'GET', url: '/api/v1/sensor-data' } as never);

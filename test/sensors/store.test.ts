@@ -2,7 +2,7 @@
 // aggregates agree with the readings, late readings land in them and duplicates never count
 // twice, and the store's upkeep leaves them exact.
 import t from 'tap';
-import { compactRollups, maintainStore } from '../../src/sensors/store.js';
+import { compactAggregates, maintainStore } from '../../src/sensors/store.js';
 import { createSensorWorld, eachProfile } from '../helpers/sensor-world.js';
 
 eachProfile(t, async (t, profile) => {
@@ -49,9 +49,9 @@ eachProfile(t, async (t, profile) => {
 
   await t.test('the store\'s upkeep keeps the aggregates exact', async (t) => {
     const before = await get(`aggregation=hourly&cooling_unit_id=${a1}&start_date=2026-03-05&end_date=2026-03-15&page_size=1000`);
-    // April 10th: March is closed (postgres profile: its rollups compacted; timescale: nothing to do)
+    // April 10th: March is closed (postgres profile: its aggregate tables compacted; timescale: nothing to do)
     await maintainStore(db.pool, new Date('2026-04-10T00:00:00Z'));
-    t.equal(await compactRollups(db.pool, new Date('2026-04-10T00:00:00Z')), profile === 'postgres' ? 1 : 0);
+    t.equal(await compactAggregates(db.pool, new Date('2026-04-10T00:00:00Z')), profile === 'postgres' ? 1 : 0);
     await consistent(t, 'after compaction');
     expired();
     const after = await get(`aggregation=hourly&cooling_unit_id=${a1}&start_date=2026-03-05&end_date=2026-03-15&page_size=1000`);

@@ -36,7 +36,7 @@ const isTestFile = (command) => /\.test\.ts$/.test(scriptOf(command));
 const kindOf = (command) => {
   const script = scriptOf(command);
   if (isTestFile(command)) return 'test files';
-  if (/src\/server\.(ts|js)$/.test(script)) return 'servers (cluster primaries and workers, single processes)';
+  if (/src\/main\.(ts|js)$/.test(script)) return 'servers (cluster primaries and workers, single processes)';
   if (/src\/cli\//.test(script)) return 'commands (export, ingest, migrate, seed, ...)';
   if (/\btsc$/.test(script) && !command.includes('.tshy')) return 'type check';
   return 'npm, tap and set-up';

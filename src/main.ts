@@ -2,7 +2,7 @@
 // migrations, demo data in the embedded mode), then serves: in this process when WORKERS is 1,
 // or as the primary of a node:cluster of WORKERS Fastify workers.
 //
-// What each role needs is imported when it is known (a worker: src/serve.ts; a primary: the
+// What each role needs is imported when it is known (a worker: src/http-server.ts; a primary: the
 // migrations, the demo seed, src/cluster.ts): a cluster primary does not load the app, and a
 // worker, replaced after a crash or on SIGHUP, loads only what serving needs (on a busy 2-core
 // machine, a 2-worker cluster's start took 7.3 s of CPU before this split).
@@ -52,7 +52,7 @@ let config = configFromEnvironment();
 
 if (cluster.isWorker) {
   // the primary prepared the database and passed its URL and the JWT secret in the environment
-  const { serve } = await import('./serve.js');
+  const { serve } = await import('./http-server.js');
   await serve(config);
 } else {
   let embedded: EmbeddedDatabase | null = null;
@@ -97,7 +97,7 @@ if (cluster.isWorker) {
       onStopped: stopEmbedded,
     });
   } else {
-    const { serve } = await import('./serve.js');
+    const { serve } = await import('./http-server.js');
     const address = await serve(config, stopEmbedded);
     if (banner) console.log(banner(address));
   }

@@ -1,10 +1,10 @@
-// Which units a data request may read (src/data-surface/unit-access.ts), as a service the
+// Which units a data request may read (src/data-surface/authorize.ts), as a service the
 // token-auth hooks call once per request.
 import fp from 'fastify-plugin';
-import { createAccessControl } from '../data-surface/unit-access.js';
+import { createAccessControl } from '../data-surface/authorize.js';
 import type { App } from '../types.js';
 
-async function unitAccess(app: App) {
+async function accessControl(app: App) {
   app.decorate('accessControl', createAccessControl(app.db, {
     onListenerError: (error) => app.log.warn({ err: error }, 'unit directory changes not heard; reading units from the database until listening again'),
   }));
@@ -12,4 +12,4 @@ async function unitAccess(app: App) {
   app.decorateRequest('unitScope', null as never);
 }
 
-export default fp(unitAccess, { name: 'unit-access', dependencies: ['environment'] });
+export default fp(accessControl, { name: 'access-control', dependencies: ['config-pools-clock'] });

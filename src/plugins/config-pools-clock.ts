@@ -9,18 +9,18 @@ import type { Config } from '../config.js';
 import { type Clock, systemClock } from '../time.js';
 import type { App } from '../types.js';
 
-export interface EnvironmentOptions {
+export interface ConfigPoolsClockOptions {
   config: Config;
   pool: pg.Pool;
   readPool?: pg.Pool | null | undefined;
   clock?: Clock | undefined;
 }
 
-async function environment(app: App, options: EnvironmentOptions) {
+async function configPoolsClock(app: App, options: ConfigPoolsClockOptions) {
   app.decorate('config', options.config);
   app.decorate('db', options.pool);
   app.decorate('readDb', options.readPool ?? options.pool);
   app.decorate('clock', options.clock ?? systemClock);
 }
 
-export default fp(environment, { name: 'environment' });
+export default fp(configPoolsClock, { name: 'config-pools-clock' });

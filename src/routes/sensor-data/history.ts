@@ -4,16 +4,13 @@
 // any depth is src/sensors/history.ts, which hands back the records as JSON; the rest of the 200
 // body is written by fast-json-stringify (src/sensors/serializer.ts).
 import { z } from 'zod';
-import { dateParam, formatDay, resolveWindow } from '../data-surface/window.js';
-import { envelopeSchema, errorResponses, idQuery, paginationFor, paginationQuery } from '../http/schemas.js';
-import { SPECIFICATION_TYPES } from '../sensors/formats.js';
-import { AGGREGATIONS, createSensorHistory } from '../sensors/history.js';
-import { sensorDataSerializerCompiler, withRenderedData } from '../sensors/serializer.js';
-import { DAY_MS } from '../time.js';
-import type { App } from '../types.js';
-
-/** docs/contract.md, "Query parameters": the longest window is 366 days, 3,660 with aggregation=daily */
-const MAX_DAYS = { raw: 366, hourly: 366, daily: 3660 } as const;
+import { dateParam, formatDay, MAX_SENSOR_WINDOW_DAYS, resolveWindow } from '../../data-surface/window.js';
+import { envelopeSchema, errorResponses, idQuery, paginationFor, paginationQuery } from '../../http/schemas.js';
+import { SPECIFICATION_TYPES } from '../../sensors/formats.js';
+import { AGGREGATIONS, createSensorHistory } from '../../sensors/history.js';
+import { sensorDataSerializerCompiler, withRenderedData } from '../../sensors/serializer.js';
+import { DAY_MS } from '../../time.js';
+import type { App } from '../../types.js';
 
 const specificationTypes = z
   .string({ error: 'must be given once, as a comma-separated list' })
@@ -30,7 +27,8 @@ const sensorQuery = {
   specification_type: specificationTypes.optional().describe('TEMPERATURE, HUMIDITY or TEMPERATURE,HUMIDITY (default both)'),
   aggregation: z.enum(AGGREGATIONS, { error: 'must be hourly or daily (or raw, the default)' }).default('raw')
     .describe('hourly or daily means with min, max and sample_count; raw (default) for the readings themselves. ' +
-      'Longest window: 366 days, 3,660 with daily'),
+      `Longest window: ${MAX_SENSOR_WINDOW_DAYS.raw} days, ${MAX_SENSOR_WINDOW_DAYS.daily.toLocaleString('en')} with daily`)
+    .meta({ 'x-max-window-days': MAX_SENSOR_WINDOW_DAYS }),
 };
 
 const record = z
@@ -57,7 +55,7 @@ const filters = z.object({
 export const sensorPageSchema = envelopeSchema(record, filters);
 
 export default async function sensorDataRoute(app: App) {
-  // page queries on the read replica when there is one (src/plugins/environment.ts)
+  // page queries on the read replica when there is one (src/plugins/config-pools-clock.ts)
   const history = createSensorHistory(app.readDb, app.clock);
 
   app.get('/sensor-data', {
@@ -72,7 +70,7 @@ export default async function sensorDataRoute(app: App) {
     },
     handler: async (request) => {
       const query = request.query;
-      const window = resolveWindow(query, app.clock.now(), MAX_DAYS[query.aggregation]);
+      const window = resolveWindow(query, app.clock.now(), MAX_SENSOR_WINDOW_DAYS[query.aggregation]);
       // canonical order, duplicates folded: the same filter is the same cached query
       const types = SPECIFICATION_TYPES.filter((type) => (query.specification_type ?? SPECIFICATION_TYPES).includes(type));
       const { dataJson, totalCount } = await history.page({

@@ -1,5 +1,5 @@
 // Serving HTTP in this process: a cluster worker, or the whole service when WORKERS is 1. Loaded
-// by src/server.ts only in a process that serves, so a cluster primary never loads the app (and a
+// by src/main.ts only in a process that serves, so a cluster primary never loads the app (and a
 // worker never loads the migrations or the demo seed): a replaced worker listens sooner.
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
@@ -11,7 +11,7 @@ import { buildApp } from './app.js';
 import { requestClusterMetrics } from './cluster.js';
 import type { Config } from './config.js';
 import { createPool } from './db/pool.js';
-import { createRedis, redisReady, redisTarget } from './db/redis.js';
+import { createRedis, redisReady, redisTarget } from './redis/connection.js';
 
 /** How long a stopping process lets its kept-alive connections finish one more exchange. */
 const DRAIN_MS = 2000;

@@ -9,7 +9,7 @@ import type { AuthenticatedToken } from '../tokens/authenticator.js';
 import type { Scope } from '../tokens/scopes.js';
 import { lookup } from '../db/pool.js';
 
-const sql = loadQueries('unit-access', ['liveUnitsOfCompany', 'retiredUnitsOfCompany']);
+const sql = loadQueries('company-units', ['liveUnitsOfCompany', 'retiredUnitsOfCompany']);
 
 export interface UnitScope {
   companyId: number;
