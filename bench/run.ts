@@ -2,7 +2,7 @@
 // load benchmark. Builds a reproducible data set in a throwaway database, starts the project's
 // real cluster and the minimal reference cluster, runs every scenario against both (alternating,
 // so machine noise hits both), measures revocation (P7) and runs the sensor scripts (P4, P6), then
-// prints the table and the targets and writes bench/results/ (see README, "Load benchmark").
+// prints the table and the targets and writes bench/results/ (see docs/benchmarks.md).
 //   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...]
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both]
 //     only the P9 scale curve (bench/scale.ts): long (estimated 30-60 min), ~17 GB of disk at 100M

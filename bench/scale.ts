@@ -5,7 +5,7 @@
 // on stdout, and the JSON, HTML (latency against data size, log scale) and PNG in bench/results/.
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both]
 // Needs the local PostgreSQL (BENCH_ADMIN_URL) and, for timescale, a TimescaleDB
-// (BENCH_TIMESCALE_URL or ../shared/timescaledb/start.sh). 100M needs ~17 GB free (see README).
+// (BENCH_TIMESCALE_URL or ../shared/timescaledb/start.sh). 100M needs ~17 GB free (see docs/benchmarks.md).
 import { spawn } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { stopAll, track } from './kit/child-processes.js';

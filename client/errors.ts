@@ -3,7 +3,7 @@
 // ColdtrackTimeoutError or a ColdtrackNetworkError. A call the caller aborted rejects with the
 // AbortSignal's reason, as fetch does.
 
-/** The service's error codes (README "Errors"); a newer service may send others. */
+/** The service's error codes (docs/partners.md, "Errors"); a newer service may send others. */
 export type ColdtrackErrorCode =
   | 'invalid_request'
   | 'unauthorized'

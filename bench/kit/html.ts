@@ -1,7 +1,7 @@
 // The report a person reads: a self-contained HTML page (inline CSS and SVG, nothing fetched)
 // with the targets, a throughput chart, a latency chart, worker memory, and every figure; and the
 // main chart (throughput and p99 side by side, with the targets) as SVG, which png.ts renders for
-// the README. Each scenario row has its own scale (a small page answers 100x faster than a heavy
+// docs/benchmarks.md. Each scenario row has its own scale (a small page answers 100x faster than a heavy
 // one): the bars compare project with reference within a row, the numbers give the magnitude.
 import type { Server } from './config.js';
 import type { Report } from './report.js';

@@ -1,7 +1,7 @@
 // The P9 scale curve's report: the targets judged from each profile's curve (the largest size
 // against 1M), the table on stdout, and the files in bench/results/ (git-ignored):
 // scale-<timestamp>.json and scale-latest.json, scale-<timestamp>.html and scale-latest.html
-// (kit/scale-html.ts), scale-latest.png (the latency chart, for the README).
+// (kit/scale-html.ts), scale-latest.png (the latency chart, for docs/benchmarks.md).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Resvg } from '@resvg/resvg-js';
 import { scaleChartSvg, scaleHtml } from './scale-html.js';

@@ -1,6 +1,6 @@
 // The CLI commands find the running `npm start`'s embedded database by themselves when
-// DATABASE_URL is unset (its URL in DATA_DIR/running.json while it runs), so the README's "Loading
-// data" works against the demo as printed; with nothing running they say which command comes first.
+// DATABASE_URL is unset (its URL in DATA_DIR/running.json while it runs), so docs/operations.md's "Loading
+// sensor readings" works against the demo as printed; with nothing running they say which command comes first.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -102,11 +102,11 @@ const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
 t.test('every variable of the schema has bad values here', async (t) => {
   const covered = new Set(bad.map(([variable]) => variable));
   for (const variable of CONFIG_VARIABLES) t.ok(covered.has(variable), `${variable} has a bad-value case`);
-  // and the README's configuration table names exactly these (`JWT_ISSUER`, `JWT_AUDIENCE` share a row)
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5));
+  // and the operators' configuration table names exactly these (`JWT_ISSUER`, `JWT_AUDIENCE` share a row)
+  const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+  const table = operations.slice(operations.indexOf('## Configuration'), operations.indexOf('\n## ', operations.indexOf('## Configuration') + 5));
   const documented = new Set([...table.matchAll(/^\| ((?:`[A-Z_]+`(?:, )?)+) \|/gm)].flatMap((row) => [...row[1]!.matchAll(/`([A-Z_]+)`/g)].map((name) => name[1]!)));
-  t.same([...documented].sort(), [...CONFIG_VARIABLES].sort(), 'the README table documents every variable, and only those');
+  t.same([...documented].sort(), [...CONFIG_VARIABLES].sort(), 'docs/operations.md documents every variable, and only those');
 });
 
 for (const [variable, value, message, env = base] of bad) {

@@ -2,7 +2,7 @@
 // it: signed in by the URL fragment, creates a restricted token and reads its secret once, finds it
 // listed, rotates it with a grace period and revokes the replacement, each step proven with real
 // data requests; accessible (axe) on the list, the form and the secret dialog; screenshots of each
-// state. `UPDATE_DOCS_SCREENSHOT=1` also rewrites the README's docs/console.png.
+// state. `UPDATE_DOCS_SCREENSHOT=1` also rewrites docs/console.png (shown in docs/employees.md).
 import t from 'tap';
 import { checkAccessibility, focused, pageHolds, screenshot, startConsole } from './helpers.js';
 
@@ -167,7 +167,7 @@ t.test('revoke: a confirmation first (Escape cancels), then the token is refused
   t.equal(await row.getByRole('button').count(), 0, 'no action left on a revoked token');
   await screenshot(page, '05-after-revoke');
 
-  // the README's picture: a few tokens in every state
+  // docs/employees.md's picture: a few tokens in every state
   const now = ctx.clock.now().getTime();
   await world.api('POST', '/api/v1/api-tokens', { name: 'Finance export', scopes: ['revenue', 'impact'], expires_at: null });
   await world.api('POST', '/api/v1/api-tokens', {
