@@ -3,6 +3,10 @@
 // script's migrations and called them "All files"), then closing lines a CI can read: files and
 // assertions, and for a failed run each failing file's first failures again, since a CI log often
 // shows only its tail.
+// Output that is not a terminal (a CI log, `npm test > log`) gets plain lines instead: the terse
+// reporter redraws its progress lines with cursor codes (~990 lines of them for the suite in a
+// file), so there tap writes raw TAP, read here with tap's own parser: one line per finished file,
+// no escape codes, then the same closing lines.
 // The type check (npm run typecheck) runs beside the tests and fails the run like a test would.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -55,24 +59,90 @@ for (const status of await Promise.all([pluginsBuilt, templatesBuilt])) {
     process.exit(status);
   }
 }
+const args = process.argv.slice(2);
+// plain lines where stdout is not a terminal, unless a --reporter given here says otherwise
+const plainOutput = !process.stdout.isTTY && !args.some((arg) => /^(--reporter\b|-R)/.test(arg));
+const plainText = (text) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+
 // tap's runner with test/setup/quiet-processinfo.mjs preloaded (the file says why)
 const quiet = `--import=${new URL('./setup/quiet-processinfo.mjs', import.meta.url).href}`;
-child = spawn('npx', ['tap', '--reporter=terse', '--before=test/setup/templates-ready.mjs', ...process.argv.slice(2)], {
+child = spawn('npx', ['tap', `--reporter=${plainOutput ? 'tap' : 'terse'}`, '--before=test/setup/templates-ready.mjs', ...args], {
   stdio: ['inherit', 'pipe', 'pipe'],
   env: { ...process.env, NODE_OPTIONS: [process.env.NODE_OPTIONS, quiet].filter(Boolean).join(' ') },
 });
 let tail = '';
 let errorTail = '';
-child.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk);
-  tail = (tail + chunk.toString()).slice(-4000);
-});
+// decoded as a stream, so that no character is split between two chunks
+if (plainOutput) child.stderr.setEncoding('utf8');
 child.stderr.on('data', (chunk) => {
-  process.stderr.write(chunk);
+  process.stderr.write(plainOutput ? plainText(chunk) : chunk);
   errorTail = (errorTail + chunk.toString()).slice(-3000);
 });
-
-const plainText = (text) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+// the counts of a plain run, as the terse reporter counts them: files, and assertions at any depth
+const plain = { files: { pass: 0, fail: 0 }, asserts: { pass: 0, fail: 0 }, failed: [], sawTap: false };
+let stdoutEnded = Promise.resolve();
+if (plainOutput) {
+  const { Parser } = await import('tap-parser');
+  const parser = new Parser();
+  const kind = (result) => (result.todo ? 'todo' : result.skip ? 'skip' : result.ok ? 'pass' : 'fail');
+  let file = null;
+  let fileAsserts = 0;
+  let fileFailed = 0;
+  // a test file's output that is not TAP (console.log), named by its file as the terse report does
+  const showExtra = (line, name = file?.name) => {
+    if (!line.trim()) return;
+    console.log(name ? `1> ${name}: ${plainText(line).trim()}` : plainText(line).trimEnd());
+  };
+  const nestedExtra = (subtest, name) => {
+    subtest.on('extra', (line) => showExtra(line, name));
+    subtest.on('child', (nested) => nestedExtra(nested, name));
+  };
+  parser.on('version', () => (plain.sawTap = true));
+  // each subtest of the runner's TAP is a test file (their output does not interleave), its test
+  // point the file's outcome
+  parser.on('child', (subtest) => {
+    file = subtest;
+    fileAsserts = 0;
+    fileFailed = 0;
+    nestedExtra(subtest, subtest.name);
+  });
+  // every assertion at any depth, less the points that merely close a subtest
+  parser.on('result', (result) => {
+    const type = kind(result);
+    if (type === 'pass' || type === 'fail') plain.asserts[type]++;
+    fileAsserts++;
+    if (type === 'fail') fileFailed++;
+  });
+  parser.on('assert', (result) => {
+    plain.sawTap = true;
+    file = null;
+    const type = kind(result);
+    const seconds = result.time == null ? '' : `, ${(result.time / 1000).toFixed(1)} s`;
+    const asserts = `${fileAsserts} assert${fileAsserts === 1 ? '' : 's'}${fileFailed ? `, ${fileFailed} failed` : ''}`;
+    if (type === 'pass' || type === 'fail') plain.files[type]++;
+    if (type === 'fail') plain.failed.push(result.name);
+    if (type === 'skip' || type === 'todo') console.log(`${type} ${result.name} (${result.skip || result.todo})`);
+    else console.log(`${result.ok ? 'ok' : 'not ok'} ${result.name} (${asserts}${seconds})`);
+  });
+  parser.on('comment', (comment) => {
+    // the runner's own notes; its totals and time are in the closing lines
+    if (!/^# (Subtest\b|time=|\{)/.test(comment)) console.log(plainText(comment).trimEnd());
+  });
+  parser.on('bailout', (reason) => console.log(`Bail out!${reason ? ` ${reason}` : ''}`));
+  parser.on('extra', (line) => showExtra(line));
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => parser.write(chunk));
+  // the exit handler waits for the last of tap's output (test processes may hold stderr longer)
+  stdoutEnded = new Promise((resolve) => child.stdout.on('end', () => {
+    parser.end();
+    resolve();
+  }));
+} else {
+  child.stdout.on('data', (chunk) => {
+    process.stdout.write(chunk);
+    tail = (tail + chunk.toString()).slice(-4000);
+  });
+}
 
 /** The first failed assertions of a file's TAP (from .tap/test-results), with their diagnostics. */
 function firstFailures(file, maxLines = 40) {
@@ -92,19 +162,26 @@ function firstFailures(file, maxLines = 40) {
 child.on('exit', async (code, signal) => {
   // a type error exits from the handler above; passing, it is reported with the rest
   const typecheckCode = await typechecked;
-  const plain = plainText(tail);
-  // the reporter redraws its summary as files finish: the last one is the final count
-  const asserts = [...plain.matchAll(/Asserts:\s+(\d+) pass\s+(\d+) fail/g)].at(-1);
-  const suites = [...plain.matchAll(/Suites:\s+(\d+) pass\s+(\d+) fail/g)].at(-1);
+  await stdoutEnded;
+  const terse = plainText(tail);
+  // the terse reporter redraws its summary as files finish: the last one is the final count
+  const lastCount = (pattern) => {
+    const match = [...terse.matchAll(pattern)].at(-1);
+    return match && { pass: match[1], fail: match[2] };
+  };
+  const asserts = plainOutput ? plain.sawTap && plain.asserts : lastCount(/Asserts:\s+(\d+) pass\s+(\d+) fail/g);
+  const suites = plainOutput ? plain.sawTap && plain.files : lastCount(/Suites:\s+(\d+) pass\s+(\d+) fail/g);
   const seconds = Math.round((Date.now() - started) / 1000);
   if (code !== 0) {
-    const failed = [...new Set([...plain.matchAll(/FAIL\s+(\S+\.test\.\w+)/g)].map((match) => match[1]))];
+    const failed = plainOutput
+      ? [...new Set(plain.failed)]
+      : [...new Set([...terse.matchAll(/FAIL\s+(\S+\.test\.\w+)/g)].map((match) => match[1]))];
     if (failed.length) console.log(`\nFailed files (${failed.length}), first failures of each:`);
     for (const file of failed) console.log([`- ${file}`, ...firstFailures(file)].join('\n'));
     if (errorTail.trim()) console.log(`\nThe end of stderr:\n${plainText(errorTail)}`);
   }
-  if (suites) console.log(`Test files: ${suites[1]} passed, ${suites[2]} failed (${seconds} s)`);
-  if (asserts) console.log(`Assertions: ${asserts[1]} passed, ${asserts[2]} failed`);
+  if (suites) console.log(`Test files: ${suites.pass} passed, ${suites.fail} failed (${seconds} s)`);
+  if (asserts) console.log(`Assertions: ${asserts.pass} passed, ${asserts.fail} failed`);
   if (typecheckCode === 0) console.log('Type check: passed');
   process.exit(code ?? (signal ? 1 : 0));
 });
