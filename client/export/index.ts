@@ -11,18 +11,18 @@
 //   export.lock                      while an export runs: its pid
 //
 // Units: the ids asked for, or with units "all" every unit the token may read, found once and
-// kept in the checkpoint: from GET /analytics/utilization over a single day when the token has the
-// utilization scope (its records are a (day x unit) grid: one request lists up to 1,000 units,
-// with or without readings: a unit without any gets a file with no records), otherwise from the
-// cooling_unit_id of the daily sensor-data pages over the whole range (only units with readings
-// then; daily windows of up to 3,660 days). A found unit whose sensor history answers 404 (a
-// deleted unit, which utilization still reports on for the days it was live) is skipped, and the
-// checkpoint says so; a listed unit that answers 404 stops the export.
+// kept in the checkpoint (discover-units.ts): from GET /analytics/utilization over a single day
+// when the token has the utilization scope (its records are a (day x unit) grid: one request lists
+// up to 1,000 units, with or without readings: a unit without any gets a file with no records),
+// otherwise from the cooling_unit_id of the daily sensor-data pages over the whole range (only
+// units with readings then; daily windows of up to 3,660 days). A found unit whose sensor history
+// answers 404 (a deleted unit, which utilization still reports on for the days it was live) is
+// skipped, and the checkpoint says so; a listed unit that answers 404 stops the export.
 // Each unit's range is read window by window (366 days, 3,660 with daily aggregates), page after
-// page; units are read in parallel (`concurrency`), all within the token's one budget.
-import { mkdir, open, unlink } from 'node:fs/promises';
+// page (unit-file.ts); units are read in parallel (`concurrency`), all within the token's one budget.
+// Below, exportSensorHistory's steps; the options and reports it takes and gives: options.ts.
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ColdtrackApiError } from '../errors.js';
 import type { ColdtrackClient } from '../index.js';
 import type { CallOptions } from '../transport.js';
 import {
@@ -35,55 +35,14 @@ import {
   readCheckpoint,
   type UnitProgress,
 } from './checkpoint.js';
-import { type Aggregation, compareKeys, type DateWindow, type ExportFormat, fileHeader, MAX_WINDOW_DAYS, recordLine, unitFileName, windowsOf } from './plan.js';
+import { discoverUnits, type FoundUnits } from './discover-units.js';
+import type { ExportOptions, ExportProgress, ExportSummary } from './options.js';
+import { type ExportFormat, MAX_WINDOW_DAYS, unitFileName, windowsOf } from './plan.js';
+import { exportUnit, type UnitRun } from './unit-file.js';
 
 export { CHECKPOINT_FILE, CheckpointError, LOCK_FILE } from './checkpoint.js';
+export type { ExportOptions, ExportProgress, ExportSummary } from './options.js';
 export { AGGREGATIONS, type Aggregation, CSV_COLUMNS, type ExportFormat, FORMATS, MAX_WINDOW_DAYS, parseDay, unitFileName, windowsOf } from './plan.js';
-
-export interface ExportOptions {
-  /** recorded in the checkpoint: a re-run against another service does not continue this one */
-  baseUrl: string;
-  from: string;
-  to: string;
-  aggregation: Aggregation;
-  units: 'all' | number[];
-  format: ExportFormat;
-  outDir: string;
-  /** records per request, 1..1000; default 1000 (the fewest requests out of the budget) */
-  pageSize?: number;
-  /** units read at once; default 4 */
-  concurrency?: number;
-  signal?: AbortSignal;
-  onProgress?: (progress: ExportProgress) => void;
-  /** a line worth showing: units found, a file resumed */
-  onNotice?: (line: string) => void;
-  /** between a page's records reaching its file and the checkpoint counting them (tests crash here) */
-  onPageWritten?: (page: { unitId: number; page: number; records: number }) => void | Promise<void>;
-}
-
-export interface ExportProgress {
-  /** records in the files, earlier runs included */
-  records: number;
-  /** estimate of all records, once a first page told a total (null before) */
-  estimatedTotal: number | null;
-  /** requests of this run that answered (unit discovery included) */
-  pages: number;
-  unitsDone: number;
-  unitsTotal: number;
-}
-
-export interface ExportSummary {
-  units: number[];
-  unitsFrom: string;
-  files: string[];
-  records: number;
-  /** records written by this run */
-  recordsThisRun: number;
-  pages: number;
-  resumed: boolean;
-  /** the checkpoint said complete: nothing was fetched */
-  alreadyComplete: boolean;
-}
 
 /** A unit's export failed: which unit, and why (the client's error as `cause`). */
 export class ExportUnitError extends Error {
@@ -103,26 +62,98 @@ export class ExportConflictError extends Error {
 }
 
 const DEFAULT_PAGE_SIZE = 1000;
+const DEFAULT_CONCURRENCY = 4;
 
-async function discoverUnits(client: ColdtrackClient, options: ExportOptions, call: CallOptions, countPage: () => void) {
-  const ids = new Set<number>();
+/** Exports into `options.outDir`, or continues the export found there; resolves once every unit's file is complete. */
+export async function exportSensorHistory(client: ColdtrackClient, options: ExportOptions): Promise<ExportSummary> {
+  const identity = identityOf(options);
+  await mkdir(options.outDir, { recursive: true });
+  const unlock = await lockDirectory(options.outDir);
+  const stop = stopOnCallerAbort(options.signal);
+  const call: CallOptions = { signal: stop.signal };
+  let pages = 0;
+  const countPage = () => {
+    pages++;
+  };
   try {
-    const day = { start_date: options.from, end_date: options.from, period: 'day' as const };
-    for await (const page of client.pages('utilization', day, call)) {
-      countPage();
-      for (const record of page.data) ids.add(record.cooling_unit_id);
-    }
-    return { unitIds: [...ids].sort((a, b) => a - b), from: 'utilization' };
-  } catch (error) {
-    if (!(error instanceof ColdtrackApiError && error.status === 403)) throw error;
+    const { checkpoint, resumed } = await continueOrStart(client, options, identity, call, countPage);
+    const writer = new CheckpointWriter(options.outDir, checkpoint);
+    if (!resumed) await writer.save();
+    const recordsBefore = recordsIn(checkpoint);
+    const summary = (alreadyComplete: boolean) => summarize(checkpoint, options.outDir, { recordsBefore, pages, resumed, alreadyComplete });
+    if (checkpoint.complete) return summary(true);
+
+    const progress = () => options.onProgress?.(progressOf(checkpoint, pages));
+    progress();
+    if (resumed) options.onNotice?.(resumeNotice(checkpoint, recordsBefore));
+    const run: UnitRun = { client, call, options, pageSize: identity.page_size, checkpoint, writer, countPage, progress };
+    const pending = unitIdsOf(checkpoint).filter((id) => !checkpoint.units[id]!.done);
+    const failure = await exportInParallel(pending, options.concurrency ?? DEFAULT_CONCURRENCY, stop, (unitId) => exportUnit(run, unitId));
+    // an interrupt is reported as one, even when a unit had failed before it
+    if (options.signal?.aborted) throw options.signal.reason;
+    if (failure) throw failure;
+    checkpoint.complete = true;
+    await writer.save();
+    progress();
+    return summary(false);
+  } finally {
+    stop.release();
+    await unlock();
   }
-  for (const window of windowsOf(options.from, options.to, MAX_WINDOW_DAYS.daily)) {
-    for await (const page of client.pages('sensorData', { ...window, aggregation: 'daily' }, call)) {
-      countPage();
-      for (const record of page.data) ids.add(record.cooling_unit_id);
+}
+
+/** What the export is, as the checkpoint records it (a re-run must ask for the same). */
+function identityOf(options: ExportOptions): ExportIdentity {
+  return {
+    base_url: options.baseUrl,
+    from: options.from,
+    to: options.to,
+    aggregation: options.aggregation,
+    // the same units in another order are the same export
+    units: options.units === 'all' ? 'all' : [...new Set(options.units)].sort((a, b) => a - b),
+    format: options.format,
+    page_size: options.pageSize ?? DEFAULT_PAGE_SIZE,
+  };
+}
+
+/** The units' common stop: the caller's abort, or the first unit that fails (which stops the others). */
+function stopOnCallerAbort(signal: AbortSignal | undefined) {
+  const stop = new AbortController();
+  const stopOnAbort = () => stop.abort(signal!.reason);
+  signal?.addEventListener('abort', stopOnAbort, { once: true });
+  return {
+    signal: stop.signal,
+    abort: (reason: unknown) => stop.abort(reason),
+    release: () => signal?.removeEventListener('abort', stopOnAbort),
+  };
+}
+
+/** The checkpoint in the directory, if it is this export's; else a new one (units found once, here). */
+async function continueOrStart(client: ColdtrackClient, options: ExportOptions, identity: ExportIdentity, call: CallOptions, countPage: () => void) {
+  const previous = await readCheckpoint(options.outDir);
+  if (previous) {
+    const difference = identityDifference(previous.export, identity);
+    if (difference) {
+      throw new ExportConflictError(`${options.outDir} holds another export: its ${difference} differ; choose another --out, or delete ${options.outDir} to start over`);
     }
+    return { checkpoint: previous, resumed: true };
   }
-  return { unitIds: [...ids].sort((a, b) => a - b), from: 'sensor-data' };
+  const windows = windowsOf(options.from, options.to, MAX_WINDOW_DAYS[options.aggregation]);
+  let found: FoundUnits = { unitIds: identity.units as number[], from: 'listed' };
+  if (options.units === 'all') {
+    found = await discoverUnits(client, options, call, countPage);
+    options.onNotice?.(`${found.unitIds.length} units found (from ${found.from}): ${found.unitIds.join(', ') || 'none'}`);
+  }
+  const checkpoint: Checkpoint = {
+    version: 1,
+    export: identity,
+    windows,
+    units_from: found.from,
+    units: Object.fromEntries(found.unitIds.map((id) => [String(id), newUnit(id, options.format, windows.length)])),
+    complete: false,
+    updated_at: '',
+  };
+  return { checkpoint, resumed: false };
 }
 
 function newUnit(unitId: number, format: ExportFormat, windows: number): UnitProgress {
@@ -138,161 +169,57 @@ function newUnit(unitId: number, format: ExportFormat, windows: number): UnitPro
   };
 }
 
-export async function exportSensorHistory(client: ColdtrackClient, options: ExportOptions): Promise<ExportSummary> {
-  const { outDir, format, aggregation } = options;
-  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
-  const identity: ExportIdentity = {
-    base_url: options.baseUrl,
-    from: options.from,
-    to: options.to,
-    aggregation,
-    // the same units in another order are the same export
-    units: options.units === 'all' ? 'all' : [...new Set(options.units)].sort((a, b) => a - b),
-    format,
-    page_size: pageSize,
+const unitIdsOf = (checkpoint: Checkpoint) => Object.keys(checkpoint.units).map(Number);
+const exportedIdsOf = (checkpoint: Checkpoint) => unitIdsOf(checkpoint).filter((id) => !checkpoint.units[id]!.skipped);
+const recordsIn = (checkpoint: Checkpoint) => unitIdsOf(checkpoint).reduce((sum, id) => sum + checkpoint.units[id]!.records, 0);
+
+function resumeNotice(checkpoint: Checkpoint, recordsBefore: number): string {
+  const exported = exportedIdsOf(checkpoint);
+  return `resuming: ${exported.filter((id) => checkpoint.units[id]!.done).length} of ${exported.length} units done, ${recordsBefore.toLocaleString('en-US')} records already written`;
+}
+
+function summarize(checkpoint: Checkpoint, outDir: string, run: { recordsBefore: number; pages: number; resumed: boolean; alreadyComplete: boolean }): ExportSummary {
+  const units = exportedIdsOf(checkpoint);
+  const records = recordsIn(checkpoint);
+  return {
+    units,
+    unitsFrom: checkpoint.units_from,
+    files: units.map((id) => join(outDir, checkpoint.units[id]!.file)),
+    records,
+    recordsThisRun: records - run.recordsBefore,
+    pages: run.pages,
+    resumed: run.resumed,
+    alreadyComplete: run.alreadyComplete,
   };
-  await mkdir(outDir, { recursive: true });
-  const unlock = await lockDirectory(outDir);
-  // the first failure stops the other units too
-  const stop = new AbortController();
-  const stopOnAbort = () => stop.abort(options.signal!.reason);
-  options.signal?.addEventListener('abort', stopOnAbort, { once: true });
-  const call: CallOptions = { signal: stop.signal };
-  let pages = 0;
-  try {
-    let checkpoint = await readCheckpoint(outDir);
-    const resumed = checkpoint !== null;
-    if (checkpoint) {
-      const difference = identityDifference(checkpoint.export, identity);
-      if (difference) {
-        throw new ExportConflictError(`${outDir} holds another export: its ${difference} differ; choose another --out, or delete ${outDir} to start over`);
-      }
-    } else {
-      const windows: DateWindow[] = windowsOf(options.from, options.to, MAX_WINDOW_DAYS[aggregation]);
-      const found = options.units === 'all'
-        ? await discoverUnits(client, options, call, () => pages++)
-        : { unitIds: identity.units as number[], from: 'listed' };
-      if (options.units === 'all') options.onNotice?.(`${found.unitIds.length} units found (from ${found.from}): ${found.unitIds.join(', ') || 'none'}`);
-      checkpoint = {
-        version: 1,
-        export: identity,
-        windows,
-        units_from: found.from,
-        units: Object.fromEntries(found.unitIds.map((id) => [String(id), newUnit(id, format, windows.length)])),
-        complete: false,
-        updated_at: '',
-      };
-    }
-    const writer = new CheckpointWriter(outDir, checkpoint);
-    if (!resumed) await writer.save();
-    const unitIds = Object.keys(checkpoint.units).map(Number);
-    const files = () => unitIds.filter((id) => !checkpoint!.units[id]!.skipped).map((id) => join(outDir, checkpoint!.units[id]!.file));
-    const recordsBefore = unitIds.reduce((sum, id) => sum + checkpoint!.units[id]!.records, 0);
-    const summary = (alreadyComplete: boolean): ExportSummary => {
-      const records = unitIds.reduce((sum, id) => sum + checkpoint!.units[id]!.records, 0);
-      return { units: unitIds.filter((id) => !checkpoint!.units[id]!.skipped), unitsFrom: checkpoint!.units_from, files: files(), records, recordsThisRun: records - recordsBefore, pages, resumed, alreadyComplete };
-    };
-    if (checkpoint.complete) return summary(true);
+}
 
-    const progress = () => options.onProgress?.(progressOf(checkpoint!, pages));
-    progress();
-    const pending = unitIds.filter((id) => !checkpoint!.units[id]!.done);
-    if (resumed) {
-      const exported = unitIds.filter((id) => !checkpoint!.units[id]!.skipped);
-      options.onNotice?.(`resuming: ${exported.filter((id) => checkpoint!.units[id]!.done).length} of ${exported.length} units done, ${recordsBefore.toLocaleString('en-US')} records already written`);
-    }
-
-    const exportUnit = async (unitId: number) => {
-      const state = checkpoint!.units[unitId]!;
-      const path = join(outDir, state.file);
-      const handle = await open(path, 'r+').catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return open(path, 'w+');
-        throw error;
-      });
+/**
+ * Exports the units `concurrency` at a time. The first failure stops the others (through `stop`)
+ * and is returned, a CheckpointError as it is, any other wrapped with its unit; null if none.
+ */
+async function exportInParallel(
+  unitIds: number[],
+  concurrency: number,
+  stop: { signal: AbortSignal; abort(reason: unknown): void },
+  exportOne: (unitId: number) => Promise<void>,
+): Promise<unknown> {
+  const queue = [...unitIds];
+  let failure: unknown = null;
+  const worker = async () => {
+    for (let unitId = queue.shift(); unitId !== undefined && !stop.signal.aborted; unitId = queue.shift()) {
       try {
-        const { size } = await handle.stat();
-        if (size < state.bytes) {
-          throw new CheckpointError(`${path} has ${size} bytes, fewer than the ${state.bytes} the checkpoint counts: it was changed outside the export; delete ${outDir} to start over`);
+        await exportOne(unitId);
+      } catch (error) {
+        if (!stop.signal.aborted) {
+          failure = error instanceof CheckpointError ? error : new ExportUnitError(unitId, error);
+          stop.abort(failure);
         }
-        // records written after the last checkpoint (the run stopped before counting them)
-        if (size > state.bytes) await handle.truncate(state.bytes);
-        let position = state.bytes;
-        if (position === 0) position += (await handle.write(fileHeader(format), 0)).bytesWritten;
-        while (state.window < checkpoint!.windows.length) {
-          const window = checkpoint!.windows[state.window]!;
-          const query = { cooling_unit_id: unitId, ...window, aggregation, page_size: pageSize, page: state.next_page };
-          let page;
-          try {
-            page = await client.sensorData(query, call);
-          } catch (error) {
-            const untouched = state.window === 0 && state.next_page === 1 && state.records === 0;
-            if (!(checkpoint!.units_from !== 'listed' && untouched && error instanceof ColdtrackApiError && error.status === 404)) throw error;
-            await unlink(path).catch(() => {});
-            state.skipped = `${error.status} ${error.code}: ${error.message}`;
-            state.done = true;
-            await writer.save();
-            options.onNotice?.(`cooling unit ${unitId} skipped: its sensor history is not readable (${state.skipped})`);
-            progress();
-            return;
-          }
-          pages++;
-          // a record at or before the last one written is never written again
-          const fresh = state.last ? page.data.filter((record) => compareKeys(record, state.last!) > 0) : page.data;
-          const text = fresh.map((record) => recordLine(record, format)).join('');
-          if (text) position += (await handle.write(text, position)).bytesWritten;
-          await handle.datasync();
-          await options.onPageWritten?.({ unitId, page: state.next_page, records: fresh.length });
-          // the records are in the file: now the checkpoint may count them
-          const last = fresh.at(-1);
-          state.bytes = position;
-          state.records += fresh.length;
-          if (last) state.last = { timestamp: last.timestamp, specification_type: last.specification_type };
-          state.window_totals[state.window] = page.meta.pagination.total_count;
-          if (page.meta.pagination.has_next && page.data.length > 0) {
-            state.next_page++;
-          } else {
-            state.window++;
-            state.next_page = 1;
-          }
-          state.done = state.window >= checkpoint!.windows.length;
-          await writer.save();
-          progress();
-        }
-        if (!state.done) {
-          state.done = true;
-          await writer.save();
-        }
-      } finally {
-        await handle.close();
+        return;
       }
-    };
-
-    const queue = [...pending];
-    let failure: unknown = null;
-    const worker = async () => {
-      for (let unitId = queue.shift(); unitId !== undefined && !stop.signal.aborted; unitId = queue.shift()) {
-        try {
-          await exportUnit(unitId);
-        } catch (error) {
-          if (!stop.signal.aborted) {
-            failure = error instanceof CheckpointError ? error : new ExportUnitError(unitId, error);
-            stop.abort(failure);
-          }
-          return;
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 4, pending.length)) }, worker));
-    if (options.signal?.aborted) throw options.signal.reason;
-    if (failure) throw failure;
-    checkpoint.complete = true;
-    await writer.save();
-    progress();
-    return summary(false);
-  } finally {
-    options.signal?.removeEventListener('abort', stopOnAbort);
-    await unlock();
-  }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, unitIds.length)) }, worker));
+  return failure;
 }
 
 /** Records written, and the total as far as first pages told it (unknown windows at the average). */

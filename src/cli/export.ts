@@ -4,12 +4,11 @@
 // unit discovery, checkpoint). The token comes from COLDTRACK_TOKEN only: an argument would show
 // in `ps` and the shell history. Interrupted (Ctrl-C, a crash, a kill), the same command continues
 // where it stopped, no record missing or written twice. Progress on stderr: a bar on a terminal,
-// plain lines otherwise. Exit status: 0 complete, 1 stopped (the service refused: 401/403/404, or
+// plain lines otherwise (export-progress.ts). Exit status: 0 complete, 1 stopped (the service refused: 401/403/404, or
 // it stayed unreachable), 2 bad arguments, 130 interrupted.
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import cliProgress from 'cli-progress';
-import { ColdtrackApiError, ColdtrackClient, type ClientEvent } from '../../client/index.js';
+import { ColdtrackApiError, ColdtrackClient } from '../../client/index.js';
 import {
   AGGREGATIONS,
   type Aggregation,
@@ -17,12 +16,13 @@ import {
   type ExportFormat,
   ExportConflictError,
   type ExportOptions,
-  type ExportProgress,
+  type ExportSummary,
   exportSensorHistory,
   ExportUnitError,
   FORMATS,
   parseDay,
 } from '../../client/export/index.js';
+import { count, duration, ExportDisplay } from './export-progress.js';
 
 const USAGE = `usage: COLDTRACK_TOKEN=ctk_... npm run export -- --base-url URL --from YYYY-MM-DD --to YYYY-MM-DD --out DIR
        [--aggregation raw|hourly|daily] [--units all|1,2,3] [--format csv|ndjson] [--concurrency N] [--page-size N]
@@ -110,13 +110,6 @@ export function parseExportArguments(argv: string[]): ExportArguments | 'help' {
   };
 }
 
-const duration = (seconds: number) => {
-  if (!Number.isFinite(seconds)) return '?';
-  const s = Math.max(0, Math.round(seconds));
-  return s >= 3600 ? `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m ${s % 60}s` : `${s}s`;
-};
-const count = (n: number) => n.toLocaleString('en-US');
-
 /** How a stop reads: the status, the service's code and message, and what to do. */
 function reasonOf(error: unknown): string {
   const unit = error instanceof ExportUnitError ? `cooling unit ${error.unitId}: ` : '';
@@ -131,9 +124,34 @@ function reasonOf(error: unknown): string {
 }
 
 async function main(): Promise<number> {
+  const args = readArguments(process.argv.slice(2));
+  if (typeof args === 'number') return args;
+  const token = readToken();
+  if (token === null) return 2;
+  const display = new ExportDisplay(Boolean(process.stderr.isTTY));
+  const client = new ColdtrackClient({ baseUrl: args.baseUrl, token, onEvent: display.onEvent, userAgent: 'coldtrack-export' });
+  const interrupt = interruptOnSignals(display.say);
+  const onPageWritten = crashTestHook();
+  const ticker = display.startTicking();
+  try {
+    const summary = await exportSensorHistory(client, { ...args, signal: interrupt.signal, onNotice: display.say, onProgress: display.onProgress, onPageWritten });
+    display.finish();
+    console.error(completionLine(summary, args.outDir, display));
+    return 0;
+  } catch (error) {
+    display.stop();
+    return reportStop(error, { interrupted: interrupt.signal.aborted, outDir: args.outDir, records: display.latest.records });
+  } finally {
+    clearInterval(ticker);
+    interrupt.release();
+  }
+}
+
+/** The arguments, or the exit status after the usage (0) or a one-line complaint (2). */
+function readArguments(argv: string[]): ExportArguments | number {
   let args: ExportArguments | 'help';
   try {
-    args = parseExportArguments(process.argv.slice(2));
+    args = parseExportArguments(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     console.error(`export: ${error.message} (--help for usage)`);
@@ -143,75 +161,18 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
+  return args;
+}
+
+function readToken(): string | null {
   const token = process.env.COLDTRACK_TOKEN?.trim();
-  if (!token) {
-    console.error('export: set COLDTRACK_TOKEN to an API token with the sensor_data scope (--help for usage)');
-    return 2;
-  }
+  if (token) return token;
+  console.error('export: set COLDTRACK_TOKEN to an API token with the sensor_data scope (--help for usage)');
+  return null;
+}
 
-  const tty = Boolean(process.stderr.isTTY);
-  const bars = tty
-    ? new cliProgress.MultiBar({
-      format: '{bar} {percentage}% | {records}/{estimate} records | {pages} pages | units {units} | {status} | ETA {remaining}',
-      hideCursor: true,
-      clearOnComplete: false,
-    }, cliProgress.Presets.shades_classic)
-    : null;
-  const say = (line: string) => {
-    if (bars) bars.log(`${line}\n`);
-    else console.error(line);
-  };
-  const started = Date.now();
-  let latest: ExportProgress = { records: 0, estimatedTotal: null, pages: 0, unitsDone: 0, unitsTotal: 0 };
-  let recordsAtStart: number | null = null;
-  let status = 'starting';
-  let waitingUntil = 0;
-  let lastLine = Date.now(); // plain lines: the first after 5 s (short exports print only their result)
-  const bar = bars?.create(1, 0, { records: '0', estimate: '?', pages: '0', units: '0/0', status, remaining: '?' });
-
-  const eta = () => {
-    const gained = latest.records - (recordsAtStart ?? latest.records);
-    const rate = gained / Math.max(0.001, (Date.now() - started) / 1000);
-    return latest.estimatedTotal === null || gained === 0 ? '?' : duration((latest.estimatedTotal - latest.records) / rate);
-  };
-  const statusNow = () => (waitingUntil > Date.now() ? `${status} ${duration((waitingUntil - Date.now()) / 1000)}` : status);
-  const render = (force = false) => {
-    const total = latest.estimatedTotal ?? 0;
-    if (bar) {
-      bar.setTotal(Math.max(1, total));
-      bar.update(latest.records, {
-        records: count(latest.records), estimate: latest.estimatedTotal === null ? '?' : `~${count(total)}`,
-        pages: count(latest.pages), units: `${latest.unitsDone}/${latest.unitsTotal}`, status: statusNow(), remaining: eta(),
-      });
-    } else if (force || Date.now() - lastLine >= 5000) {
-      lastLine = Date.now();
-      const share = total > 0 ? ` (${Math.floor((100 * latest.records) / total)}%)` : '';
-      say(`exported ${count(latest.records)} of ${latest.estimatedTotal === null ? '?' : `~${count(total)}`} records${share}, ` +
-        `${count(latest.pages)} pages, units ${latest.unitsDone}/${latest.unitsTotal} done, ETA ${eta()}`);
-    }
-  };
-
-  let requests = 0;
-  const onEvent = (event: ClientEvent) => {
-    if (event.type === 'request') requests++;
-    if (event.type === 'rate-limit-wait') {
-      status = 'waiting for the rate limit';
-      waitingUntil = event.until.getTime();
-      say(`waiting ${duration(event.ms / 1000)} for the token's rate limit (until ${event.until.toISOString().slice(11, 19)} UTC)`);
-    } else if (event.type === 'retry' && event.reason !== 'rate_limited') {
-      status = `retrying (${event.status ?? event.reason})`;
-      waitingUntil = Date.now() + event.ms;
-      say(`${event.status ? `${event.status} ${event.reason}` : event.reason}: retrying in ${(event.ms / 1000).toFixed(1)} s (attempt ${event.attempt + 1})`);
-    } else if (event.type === 'retry') {
-      say(`429: the token's budget is spent elsewhere too; waiting ${duration(event.ms / 1000)} for its window to end`);
-    } else if (event.type === 'response' && event.status < 400) {
-      status = 'fetching';
-      waitingUntil = 0;
-    }
-    render();
-  };
-
-  const client = new ColdtrackClient({ baseUrl: args.baseUrl, token, onEvent, userAgent: 'coldtrack-export' });
+/** Ctrl-C (or SIGTERM) stops the export after the pages being written; a second one at once. */
+function interruptOnSignals(say: (line: string) => void) {
   const interrupt = new AbortController();
   let interrupts = 0;
   const onSignal = () => {
@@ -221,56 +182,51 @@ async function main(): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  return {
+    signal: interrupt.signal,
+    release: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
 
-  // test hook: dies (SIGKILL) after this many pages reached their files and before the
-  // checkpoint counted the last one, the worst instant for a crash
+/**
+ * Test hook: dies (SIGKILL) after COLDTRACK_EXPORT_TEST_KILL_AFTER_PAGES pages reached their files
+ * and before the checkpoint counted the last one, the worst instant for a crash.
+ */
+function crashTestHook(): ExportOptions['onPageWritten'] {
   const crashAfter = Number(process.env.COLDTRACK_EXPORT_TEST_KILL_AFTER_PAGES ?? 0);
   let pagesWritten = 0;
+  return crashAfter > 0
+    ? () => {
+      if (++pagesWritten >= crashAfter) process.kill(process.pid, 'SIGKILL');
+    }
+    : undefined;
+}
 
-  const ticker = setInterval(() => render(), bar ? 250 : 1000);
-  try {
-    const summary = await exportSensorHistory(client, {
-      ...args,
-      signal: interrupt.signal,
-      onNotice: say,
-      onProgress: (progress) => {
-        recordsAtStart ??= progress.records;
-        latest = progress;
-        render();
-      },
-      onPageWritten: crashAfter > 0
-        ? () => {
-          if (++pagesWritten >= crashAfter) process.kill(process.pid, 'SIGKILL');
-        }
-        : undefined,
-    });
-    status = 'done';
-    render(true);
-    bars?.stop();
-    const seconds = (Date.now() - started) / 1000;
-    console.error(summary.alreadyComplete
-      ? `export already complete in ${args.outDir}: ${count(summary.records)} records in ${summary.files.length} files; nothing to do`
-      : `export complete: ${count(summary.records)} records in ${summary.files.length} files in ${args.outDir} ` +
-        `(${count(summary.recordsThisRun)} this run, ${count(requests)} requests, ${duration(seconds)})`);
-    return 0;
-  } catch (error) {
-    bars?.stop();
-    if (interrupt.signal.aborted) {
-      console.error(`export interrupted: ${count(latest.records)} records written to ${args.outDir}; run the same command again to continue`);
-      return 130;
-    }
-    if (error instanceof ExportConflictError) {
-      console.error(`export: ${error.message}`);
-      return 2;
-    }
-    console.error(`export stopped: ${reasonOf(error)}` +
-      (error instanceof CheckpointError ? '' : `; ${count(latest.records)} records kept in ${args.outDir}, the same command continues from there`));
-    return 1;
-  } finally {
-    clearInterval(ticker);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+function completionLine(summary: ExportSummary, outDir: string, display: ExportDisplay): string {
+  const seconds = (Date.now() - display.started) / 1000;
+  return summary.alreadyComplete
+    ? `export already complete in ${outDir}: ${count(summary.records)} records in ${summary.files.length} files; nothing to do`
+    : `export complete: ${count(summary.records)} records in ${summary.files.length} files in ${outDir} ` +
+      `(${count(summary.recordsThisRun)} this run, ${count(display.requests)} requests, ${duration(seconds)})`;
+}
+
+/** The last line of an export that did not complete, and its exit status (130, 2 or 1). */
+function reportStop(error: unknown, run: { interrupted: boolean; outDir: string; records: number }): number {
+  if (run.interrupted) {
+    console.error(`export interrupted: ${count(run.records)} records written to ${run.outDir}; run the same command again to continue`);
+    return 130;
   }
+  if (error instanceof ExportConflictError) {
+    console.error(`export: ${error.message}`);
+    return 2;
+  }
+  // a checkpoint problem is not fixed by running again; anything else is continued by it
+  console.error(`export stopped: ${reasonOf(error)}` +
+    (error instanceof CheckpointError ? '' : `; ${count(run.records)} records kept in ${run.outDir}, the same command continues from there`));
+  return 1;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

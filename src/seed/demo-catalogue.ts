@@ -1,5 +1,5 @@
 // The fixed part of the demo data set: companies, their sites and rooms, crops and price levels.
-// Everything random (people, movements, payments) is drawn from these in demo-plan.ts.
+// Everything random (people, movements, payments) is drawn from these in demo-plan.ts and demo-movements.ts.
 
 export type PaymentMethod =
   | 'CASH' | 'CREDIT_CARD' | 'QR_CODE' | 'BANK_TRANSFER' | 'USSD' | 'OPAY' | 'UPI';
