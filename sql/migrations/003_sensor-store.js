@@ -1,9 +1,10 @@
 // Turns sensor_readings into the time-series store, in one of two profiles chosen here, once:
 //   SENSOR_STORAGE=timescale|postgres, or by default timescale when the server can create the
 //   timescaledb extension (offered and preloaded), postgres otherwise.
-// Each profile's SQL lives in sql/sensor/ (readable on its own); both expose the same relations
-// (sensor_readings, sensor_readings_hourly, sensor_readings_daily) with the same columns, and
-// record the choice in sensor_storage. Optional SENSOR_RETENTION_DAYS drops raw readings older than that (the
+// Each profile's SQL lives beside this file in 003_sensor-store/ (readable on its own, and part of
+// this migration: never edited); both expose the same relations (sensor_readings,
+// sensor_readings_hourly, sensor_readings_daily) with the same columns, and record the choice in
+// sensor_storage. Optional SENSOR_RETENTION_DAYS drops raw readings older than that (the
 // aggregates keep their history). Both settings are checked by src/config.ts and reach this
 // migration as settings of its session (coldtrack.sensor_storage, coldtrack.sensor_retention_days,
 // set by src/db/migrate.ts; unset or empty: the default).
@@ -12,10 +13,10 @@
 import { readFileSync } from 'node:fs';
 
 const PROFILES = ['timescale', 'postgres'];
-// each profile's files in sql/sensor/, in order
+// each profile's files in 003_sensor-store/, in order
 const FILES = { timescale: ['timescale'], postgres: ['postgres', 'postgres-upkeep'] };
 
-const sensorSql = (name) => readFileSync(new URL(`../sensor/${name}.sql`, import.meta.url), 'utf8');
+const sensorSql = (name) => readFileSync(new URL(`./003_sensor-store/${name}.sql`, import.meta.url), 'utf8');
 
 // src/config.ts has checked both; the checks here hold for any other way of setting them
 async function settings(pgm) {

@@ -58,6 +58,9 @@ async function runMigrations(client: pg.Client, log: (line: string) => void) {
   const applied = await runner({
     dbClient: client,
     dir: migrationsDir,
+    // to node-pg-migrate every file of the folder is a migration but dotfiles and, here, the
+    // README (the folder's rule); the folders beside a migration (its SQL) it skips by itself
+    ignorePattern: '(\\..*|README\\.md)',
     direction: 'up',
     migrationsTable: 'pgmigrations',
     count: Infinity,

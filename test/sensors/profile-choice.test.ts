@@ -14,8 +14,9 @@ import { createEmptyDatabase, postgresServer, type DatabaseServer } from '../hel
 import { timescaleServer } from '../helpers/timescale.js';
 import { nodeArgs } from '../helpers/entry.js';
 
-/** Every migration of sql/migrations, in order, as node-pg-migrate names them. */
-const MIGRATIONS = readdirSync(new URL('../../sql/migrations/', import.meta.url)).map((file) => file.replace(/\.(sql|js)$/, '')).sort();
+/** Every migration of sql/migrations, in order, as node-pg-migrate names them (not the folders of their SQL). */
+const MIGRATIONS = readdirSync(new URL('../../sql/migrations/', import.meta.url))
+  .filter((file) => /\.(sql|js)$/.test(file)).map((file) => file.replace(/\.(sql|js)$/, '')).sort();
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
