@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { mintEmployeeJwt } from '../src/auth/jwt.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, loadSensorStorageConfig } from '../src/config.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
 import { withThrowawayDatabase } from './kit/throwaway-db.js';
@@ -160,8 +160,8 @@ async function measure(url: string) {
 }
 
 if (values['database-url']) {
-  await migrate(values['database-url']);
+  await migrate(values['database-url'], loadSensorStorageConfig());
   await measure(values['database-url']);
 } else {
-  await withThrowawayDatabase({ label: 'scale', migrate: true }, (database) => measure(database.url));
+  await withThrowawayDatabase({ label: 'scale', migrate: loadSensorStorageConfig() }, (database) => measure(database.url));
 }

@@ -63,14 +63,13 @@ const PAGES = {
 type PageName = keyof typeof PAGES;
 
 console.log(`P11: compressed responses and export throughput${quick ? ' (quick)' : ''}`);
-process.env.SENSOR_STORAGE = 'postgres';
 const database = await createThrowawayDatabase({ label: 'compression' });
 const apps: App[] = [];
 const pools: { end(): Promise<void> }[] = [];
 const scratch = await mkdtemp(join(tmpdir(), 'coldtrack-p11-'));
 try {
   const dataset = await buildDataset(database, { heavyUnits: 20, otherUnits: 2, checkInsPerDay: 4, farmersPerCompany: 300, sensorUnits: 0 },
-    { alpha: 3, mixed: 0, managers: 0 }, (line) => console.log(line));
+    { alpha: 3, mixed: 0, managers: 0 }, (line) => console.log(line), { sensorStorage: 'postgres', sensorRetentionDays: null });
   const readings = await loadReadings(dataset.pool, EXPORT_UNITS.length, 125, new Date('2026-01-01T00:00:00Z'));
   console.log(`${readings.rows} readings (${EXPORT_UNITS.length} units x 125 days) in ${fixed(readings.seconds)} s`);
   const [pageToken, exportToken, liftedToken] = dataset.credentials.alpha.take(3).map((token) => token.raw) as [string, string, string];

@@ -20,7 +20,7 @@ import type pg from 'pg';
 import { buildApp } from '../src/app.js';
 import type { RollupMode } from '../src/analytics/rollups.js';
 import { mintEmployeeJwt } from '../src/auth/jwt.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, loadSensorStorageConfig } from '../src/config.js';
 import { createPool } from '../src/db/pool.js';
 import { withThrowawayDatabase } from './kit/throwaway-db.js';
 
@@ -207,7 +207,7 @@ function printResults(results: ModeResult[]) {
   console.log(`\nP5 event-loop delay p99 < ${TARGET_MS} ms with the pool: ${verdict} (${pooled.loopP99Ms.toFixed(1)} ms)`);
 }
 
-await withThrowawayDatabase({ label: 'loop', migrate: true }, async (database) => {
+await withThrowawayDatabase({ label: 'loop', migrate: loadSensorStorageConfig() }, async (database) => {
   const pool = createPool(database.url, 20);
   try {
     const started = Date.now();

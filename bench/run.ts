@@ -11,6 +11,7 @@
 // Progress goes to stderr, the table to stdout. The exit code is 0 when the run completed, missed
 // targets included (they are printed as missed); 1 when the kit itself failed.
 import { loadavg } from 'node:os';
+import { loadSensorStorageConfig } from '../src/config.js';
 import { stopAll } from './kit/child-processes.js';
 import { cleanUp, handleInterrupts, onCleanUp, wasInterrupted } from './kit/clean-up.js';
 import type { Server } from './kit/config.js';
@@ -49,7 +50,7 @@ async function prepareDataset(run: RunOptions): Promise<Dataset> {
   // the clean-up, not the helper, drops it on Ctrl-C: the clusters using it are stopped first
   const database = await createThrowawayDatabase({ dropOnSignals: false });
   onCleanUp(() => database.drop());
-  const dataset = await buildDataset(database, run.config.dataset, needs, log);
+  const dataset = await buildDataset(database, run.config.dataset, needs, log, loadSensorStorageConfig());
   onCleanUp(() => dataset.pool.end());
   return dataset;
 }

@@ -60,8 +60,11 @@ export interface TargetName {
 export async function createBenchDatabase(label: string, poolSize: number, targets: TargetName[]): Promise<BenchDatabase> {
   const server = await profileServer(profile);
   if (server.adminUrl === null) notMeasured(targets, server.reason);
-  process.env.SENSOR_STORAGE = profile;
-  const database = await createThrowawayDatabase({ label: `${label}_${profile === 'timescale' ? 'ts' : 'pg'}`, migrate: true, adminUrl: server.adminUrl });
+  const database = await createThrowawayDatabase({
+    label: `${label}_${profile === 'timescale' ? 'ts' : 'pg'}`,
+    migrate: { sensorStorage: profile, sensorRetentionDays: null },
+    adminUrl: server.adminUrl,
+  });
   const pool = createPool(database.url, poolSize);
   const bench: BenchDatabase = {
     url: database.url,

@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError, connectionUrlProblem, HOST_NAME, jwtPublicKey, LOG_LEVELS, pathKind, proxyEntry, stringOrUri } from './config-checks.js';
 import { DEFAULT_QUERY_TIMEOUT_MS } from './db/pool.js';
+import type { StorageProfile } from './sensors/store.js';
 
 export type JwtConfig =
   | { kind: 'secret'; secret: string }
@@ -43,7 +44,17 @@ export interface Config {
   rollupThreads: number;
   /** V8 old-space limit of each cluster worker and rollup thread, in MB (see heapFlags) */
   heapLimitMb: number;
+  /**
+   * The sensor store's profile, chosen once, when migration 003 runs on a new database; null:
+   * timescale when the server can create the extension, else postgres.
+   */
+  sensorStorage: StorageProfile | null;
+  /** raw sensor readings older than this many days are dropped (set when 003 runs); null keeps them */
+  sensorRetentionDays: number | null;
 }
+
+/** What the migrations read besides the database (sql/migrations/003_sensor-store.js). */
+export type SensorStorageConfig = Pick<Config, 'sensorStorage' | 'sensorRetentionDays'>;
 
 export interface RedisNode {
   host: string;
@@ -168,18 +179,49 @@ const envSchema = z.object({
   LAST_USED_FLUSH_SECONDS: optionalText.pipe(integerText(1, 3600).optional()),
   ROLLUP_THREADS: optionalText.pipe(integerText(1, 64).optional()),
   HEAP_LIMIT_MB: optionalText.pipe(integerText(128, 65_536).optional()),
+  SENSOR_STORAGE: optionalText.pipe(
+    z.enum(['timescale', 'postgres'], { error: (issue) => `must be timescale or postgres, not "${String(issue.input).slice(0, 100)}"` }).optional(),
+  ),
+  SENSOR_RETENTION_DAYS: optionalText.pipe(
+    z
+      .string()
+      .regex(/^\d+$/, 'must be a whole number of days, at least 30')
+      .transform(Number)
+      .pipe(z.number().min(30, 'must be a whole number of days, at least 30').max(36_500, 'must be at most 36500 (100 years)'))
+      .optional(),
+  ),
 });
+
+type Environment = z.infer<typeof envSchema>;
 
 /** Every variable loadConfig reads (tests hold a bad value for each). */
 export const CONFIG_VARIABLES = Object.keys(envSchema.shape) as Array<keyof typeof envSchema.shape>;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = envSchema.safeParse(env);
+/** The schema's (or a part's) values, or a ConfigError naming the first bad variable. */
+function parse<T>(schema: z.ZodType<T>, env: NodeJS.ProcessEnv): T {
+  const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
   }
-  const e = parsed.data;
+  return parsed.data;
+}
+
+const sensorStorageOf = (e: Pick<Environment, 'SENSOR_STORAGE' | 'SENSOR_RETENTION_DAYS'>): SensorStorageConfig => ({
+  sensorStorage: e.SENSOR_STORAGE ?? null,
+  sensorRetentionDays: e.SENSOR_RETENTION_DAYS ?? null,
+});
+
+/**
+ * Only the migrations' settings: `npm run migrate` needs no JWT secret or Redis, so it checks
+ * these two (with loadConfig's messages) instead of the whole environment.
+ */
+export function loadSensorStorageConfig(env: NodeJS.ProcessEnv = process.env): SensorStorageConfig {
+  return sensorStorageOf(parse(envSchema.pick({ SENSOR_STORAGE: true, SENSOR_RETENTION_DAYS: true }), env));
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const e = parse(envSchema, env);
 
   if (e.JWT_SECRET && e.JWT_PUBLIC_KEY) {
     throw new ConfigError('JWT_PUBLIC_KEY', 'cannot be combined with JWT_SECRET: set one of them');
@@ -238,6 +280,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // every worker has its own pool: share the spare cores among them instead of oversubscribing
     rollupThreads: e.ROLLUP_THREADS ?? Math.max(1, Math.floor((availableParallelism() - 1) / workers)),
     heapLimitMb: e.HEAP_LIMIT_MB ?? 512,
+    ...sensorStorageOf(e),
   };
 }
 

@@ -65,7 +65,7 @@ if (cluster.isWorker) {
   }
   const databaseUrl = config.databaseUrl!;
   const { migrateWhenReachable } = await import('./db/migrate.js');
-  await migrateWhenReachable(databaseUrl, config.dbStartupWaitMs, (line) => console.error(line))
+  await migrateWhenReachable(databaseUrl, config, config.dbStartupWaitMs, (line) => console.error(line))
     .catch((error: unknown) => fail(migrationFailure(error)));
 
   let banner: ((address: string) => string) | null = null;

@@ -4,6 +4,7 @@
 // locations, units (one soft-deleted each), operators, farmers with baseline surveys, check-ins
 // with crates, check-outs with market surveys; then the run's credentials (credentials.ts).
 import pg from 'pg';
+import type { SensorStorageConfig } from '../../src/config.js';
 import { migrate } from '../../src/db/migrate.js';
 import { type DatasetSize, WINDOW } from './config.js';
 import { type CredentialNeeds, type Credentials, issueCredentials } from './credentials.js';
@@ -95,11 +96,13 @@ export async function buildDataset(
   size: DatasetSize,
   needs: CredentialNeeds,
   log: (line: string) => void,
+  /** the sensor store the migrations build (SENSOR_STORAGE, SENSOR_RETENTION_DAYS) */
+  sensor: SensorStorageConfig,
 ): Promise<Dataset> {
   const started = performance.now();
   const layout = layoutOf(size);
   const { name, url } = database;
-  await migrate(url);
+  await migrate(url, sensor);
   const pool = new pg.Pool({ connectionString: url, max: 4, options: '-c TimeZone=UTC' });
   pool.on('error', () => {}); // an idle client cut by DROP DATABASE ... WITH (FORCE) at the end
   try {

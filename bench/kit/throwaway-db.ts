@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import pg from 'pg';
+import type { SensorStorageConfig } from '../../src/config.js';
 import { migrate } from '../../src/db/migrate.js';
 
 export const adminUrl = () => process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -23,8 +24,11 @@ export interface ThrowawayOptions {
   adminUrl?: string;
   /** part of the name, to tell whose database a leftover was: coldtrack_bench_<label>_<random> */
   label?: string;
-  /** apply the project's migrations; a failure (e.g. the timescale profile refused) drops it first */
-  migrate?: boolean;
+  /**
+   * apply the project's migrations, with these sensor settings; a failure (e.g. the timescale
+   * profile refused) drops it first
+   */
+  migrate?: SensorStorageConfig;
   /**
    * false: the caller's own SIGINT/SIGTERM handler drops it, because something must stop first
    * (run.ts stops its clusters before dropping their database); the exit hook still backs it up.
@@ -172,7 +176,7 @@ export async function createThrowawayDatabase(options: ThrowawayOptions = {}): P
       entry.creating = false;
     }
     // after a signal the database is only waiting to be dropped: no migration starts on it
-    if (options.migrate && !signalled) await migrate(database.url);
+    if (options.migrate && !signalled) await migrate(database.url, options.migrate);
   })();
   entry.prepared = preparation.then(() => {}, () => {});
   try {

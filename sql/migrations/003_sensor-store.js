@@ -1,19 +1,30 @@
 // Turns sensor_readings into the time-series store, in one of two profiles chosen here, once:
 //   SENSOR_STORAGE=timescale|postgres, or by default timescale when the server can create the
 //   timescaledb extension (offered and preloaded), postgres otherwise.
-// Each profile's SQL lives in sql/sensor/ (readable on its own); both expose the same relations
-// (sensor_readings, sensor_readings_hourly, sensor_readings_daily) with the same columns, and
-// record the choice in sensor_storage. Optional SENSOR_RETENTION_DAYS drops raw readings older
-// than that (the aggregates keep their history).
+// Each profile's SQL lives beside this file in 003_sensor-store/ (readable on its own, and part of
+// this migration: never edited); both expose the same relations (sensor_readings,
+// sensor_readings_hourly, sensor_readings_daily) with the same columns, and record the choice in
+// sensor_storage. Optional SENSOR_RETENTION_DAYS drops raw readings older than that (the
+// aggregates keep their history). Both settings are checked by src/config.ts and reach this
+// migration as settings of its session (coldtrack.sensor_storage, coldtrack.sensor_retention_days,
+// set by src/db/migrate.ts; unset or empty: the default).
 // A JS migration only because the SQL depends on the server; everything runs in the migration's
 // transaction (the aggregates are created WITH NO DATA, which TimescaleDB allows there).
 import { readFileSync } from 'node:fs';
 
 const PROFILES = ['timescale', 'postgres'];
-// each profile's files in sql/sensor/, in order
+// each profile's files in 003_sensor-store/, in order
 const FILES = { timescale: ['timescale'], postgres: ['postgres', 'postgres-upkeep'] };
 
-const sensorSql = (name) => readFileSync(new URL(`../sensor/${name}.sql`, import.meta.url), 'utf8');
+const sensorSql = (name) => readFileSync(new URL(`./003_sensor-store/${name}.sql`, import.meta.url), 'utf8');
+
+// src/config.ts has checked both; the checks here hold for any other way of setting them
+async function settings(pgm) {
+  const [row] = await pgm.db.select(`
+    SELECT coalesce(current_setting('coldtrack.sensor_storage', true), '') AS storage,
+           coalesce(current_setting('coldtrack.sensor_retention_days', true), '') AS days`);
+  return { requested: row.storage || undefined, days: row.days === '' ? null : Number(row.days) };
+}
 
 // TimescaleDB can only be created where the server preloads it: a server that merely lists the
 // extension (installed package, shared_preload_libraries unchanged: the most common
@@ -29,8 +40,7 @@ async function timescaleState(pgm) {
   return row.installed || row.preloaded ? 'usable' : 'not-preloaded';
 }
 
-async function chooseProfile(pgm) {
-  const requested = process.env.SENSOR_STORAGE?.trim();
+async function chooseProfile(pgm, requested) {
   if (requested && !PROFILES.includes(requested)) {
     throw new Error(`Invalid configuration: SENSOR_STORAGE must be timescale or postgres, not "${requested}"`);
   }
@@ -47,18 +57,12 @@ async function chooseProfile(pgm) {
   return state === 'usable' ? 'timescale' : 'postgres';
 }
 
-function retentionDays() {
-  const text = process.env.SENSOR_RETENTION_DAYS?.trim();
-  if (!text) return null;
-  if (!/^\d+$/.test(text) || Number(text) < 30) {
+export async function up(pgm) {
+  const { requested, days } = await settings(pgm);
+  const profile = await chooseProfile(pgm, requested);
+  if (days !== null && !(Number.isInteger(days) && days >= 30)) {
     throw new Error('Invalid configuration: SENSOR_RETENTION_DAYS must be a whole number of days, at least 30');
   }
-  return Number(text);
-}
-
-export async function up(pgm) {
-  const profile = await chooseProfile(pgm);
-  const days = retentionDays();
   pgm.sql(sensorSql('common'));
   for (const file of FILES[profile]) pgm.sql(sensorSql(file));
   pgm.sql(`INSERT INTO sensor_storage (profile, retention) VALUES ('${profile}', ${days === null ? 'NULL' : `INTERVAL '${days} days'`})`);

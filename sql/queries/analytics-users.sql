@@ -54,7 +54,8 @@ FROM (
 -- name: usersCheckIns
 -- The page's check-ins at U as three parallel JSON arrays: [[day, ...], [unit, ...], [farmer, ...]]
 -- (one array_agg per column took half the time of a JSON value or a text per row; the three
--- aggregate the same rows in the same order). An index-only scan (migration 006).
+-- aggregate the same rows in the same order). An index-only scan of check_ins_unit_time_farmer_idx
+-- (migration 009_analytics-figures).
 SELECT '[[' || coalesce(array_to_string(array_agg(day), ','), '') || '],['
             || coalesce(array_to_string(array_agg(cooling_unit_id), ','), '') || '],['
             || coalesce(array_to_string(array_agg(farmer_id), ','), '') || ']]' AS rows

@@ -1,6 +1,6 @@
-// The sensor store's few operations that differ by storage profile (sql/sensor/*.sql): which
-// profile a database has, refreshing continuous aggregates after late readings, and upkeep. The
-// relations the API reads are the same in both profiles; only this module knows the difference.
+// The sensor store's few operations that differ by storage profile (sql/migrations/003_sensor-store/):
+// which profile a database has, refreshing continuous aggregates after late readings, and upkeep.
+// The relations the API reads are the same in both profiles; only this module knows the difference.
 import type pg from 'pg';
 
 export type StorageProfile = 'timescale' | 'postgres';

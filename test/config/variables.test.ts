@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../../src/config.js';
+import { CONFIG_VARIABLES, ConfigError, loadConfig, loadSensorStorageConfig } from '../../src/config.js';
 
 const base = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', JWT_SECRET: 'x'.repeat(32) };
 const withRedis = { ...base, REDIS_URL: 'redis://127.0.0.1:6379' };
@@ -97,6 +97,11 @@ const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
   ['HEAP_LIMIT_MB', '64', /must be at least 128/],
   ['HEAP_LIMIT_MB', '1.5', /must be a whole number/],
   ['HEAP_LIMIT_MB', '1e9', /must be a whole number/],
+  ['SENSOR_STORAGE', 'bogus', /^Invalid configuration: SENSOR_STORAGE must be timescale or postgres, not "bogus"$/],
+  ['SENSOR_STORAGE', 'TimescaleDB', /must be timescale or postgres, not "TimescaleDB"/],
+  ['SENSOR_RETENTION_DAYS', '29', /must be a whole number of days, at least 30/],
+  ['SENSOR_RETENTION_DAYS', '90d', /must be a whole number of days, at least 30/],
+  ['SENSOR_RETENTION_DAYS', '36501', /must be at most 36500/],
 ];
 
 t.test('every variable of the schema has bad values here', async (t) => {
@@ -154,8 +159,22 @@ t.test('the good values next to them load', async (t) => {
     { ...base, DB_PREPARED_STATEMENTS: 'off' },
     { ...base, DB_POOL_MAX: '200', ROLLUP_THREADS: '64', HEAP_LIMIT_MB: '65536' },
     { ...base, PORT: ' 8080 ', WORKERS: '1' },
+    { ...base, SENSOR_STORAGE: 'postgres', SENSOR_RETENTION_DAYS: '30' },
+    { ...base, SENSOR_STORAGE: ' timescale ', SENSOR_RETENTION_DAYS: '36500' },
   ];
   for (const env of good) t.doesNotThrow(() => loadConfig(env), JSON.stringify(env));
+});
+
+t.test('the sensor settings: loadConfig and npm run migrate (loadSensorStorageConfig) read them alike', async (t) => {
+  t.same(loadSensorStorageConfig({}), { sensorStorage: null, sensorRetentionDays: null }, 'unset: chosen by the server, no retention');
+  const env = { SENSOR_STORAGE: 'timescale', SENSOR_RETENTION_DAYS: ' 90 ' };
+  t.same(loadSensorStorageConfig(env), { sensorStorage: 'timescale', sensorRetentionDays: 90 });
+  const config = loadConfig({ ...base, ...env });
+  t.same([config.sensorStorage, config.sensorRetentionDays], ['timescale', 90], 'the same values in the service config');
+  // the migrate command checks only these: no JWT secret or Redis needed, and a bad value elsewhere is not its business
+  t.doesNotThrow(() => loadSensorStorageConfig({ ...env, DATABASE_URL: base.DATABASE_URL, PORT: 'abc' }), 'other variables are not read');
+  t.throws(() => loadSensorStorageConfig({ SENSOR_RETENTION_DAYS: '7' }),
+    new ConfigError('SENSOR_RETENTION_DAYS', 'must be a whole number of days, at least 30'), 'the same one-line error as start-up');
 });
 
 t.test('JWT_PUBLIC_KEY: RSA 2048+ and P-256 SPKI keys load, with \\n escapes too', async (t) => {

@@ -8,10 +8,12 @@ import { migrate, migrationsDir } from '../../src/db/migrate.js';
 import { createEmptyDatabase } from '../helpers/db.js';
 
 const { url } = await createEmptyDatabase(t);
+// the local server's profile, asked for by name (as its test template is migrated)
+const sensor = { sensorStorage: 'postgres', sensorRetentionDays: null } as const;
 const migrations = readdirSync(migrationsDir).filter((file) => /\.(js|sql)$/.test(file)).length;
 
 t.test('four migrations of one empty database at once: all succeed, each migration applied once', async (t) => {
-  const outcomes = await Promise.allSettled([migrate(url), migrate(url), migrate(url), migrate(url)]);
+  const outcomes = await Promise.allSettled([migrate(url, sensor), migrate(url, sensor), migrate(url, sensor), migrate(url, sensor)]);
   const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [String(outcome.reason)] : []));
   t.same(failures, [], 'none failed (the later ones wait for the advisory lock)');
   const applied = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? outcome.value : []));
@@ -23,7 +25,7 @@ t.test('four migrations of one empty database at once: all succeed, each migrati
   t.teardown(() => client.end());
   const { rows } = await client.query<{ runs: number }>('SELECT count(*)::int AS runs FROM pgmigrations');
   t.equal(rows[0]!.runs, migrations, 'pgmigrations holds one row per migration');
-  t.same(await migrate(url), [], 'a later start finds nothing to apply');
+  t.same(await migrate(url, sensor), [], 'a later start finds nothing to apply');
 });
 
 // A migration that meets another session in a deadlock (in the field: one of TimescaleDB's jobs,
@@ -46,7 +48,7 @@ t.test('a migration that loses a deadlock is tried again, and the run completes'
   await other.query('LOCK TABLE pgmigrations IN SHARE MODE');
 
   const lines: string[] = [];
-  const run = migrate(url, (line) => lines.push(line));
+  const run = migrate(url, sensor, (line) => lines.push(line));
   for (let waited = 0; ; waited += 50) {
     const { rows } = await other.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'pgmigrations'::regclass AND NOT granted");

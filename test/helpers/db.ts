@@ -154,19 +154,12 @@ export async function dropDerivedTemplates(): Promise<void> {
   });
 }
 
-/** Runs the migrations on `url` with SENSOR_STORAGE set to `profile` (restored afterwards). */
-export async function migrateWithProfile(url: string, profile: StorageProfile): Promise<void> {
-  const requested = process.env.SENSOR_STORAGE;
-  process.env.SENSOR_STORAGE = profile;
+/** Runs the migrations on `url` with the sensor storage `profile` (SENSOR_STORAGE) and retention. */
+export async function migrateWithProfile(url: string, profile: StorageProfile, sensorRetentionDays: number | null = null): Promise<void> {
   // loaded here, not with this module: node-pg-migrate costs a test process ~0.2 s of CPU to load,
   // and most files only clone a template migrated before the run
   const { migrate } = await import('../../src/db/migrate.js');
-  try {
-    await migrate(url);
-  } finally {
-    if (requested === undefined) delete process.env.SENSOR_STORAGE;
-    else process.env.SENSOR_STORAGE = requested;
-  }
+  await migrate(url, { sensorStorage: profile, sensorRetentionDays });
 }
 
 /**

@@ -26,7 +26,7 @@ export const timescaleServer: DatabaseServer = {
 };
 
 /**
- * The procedures of the policies sql/sensor/timescale.sql, timescale-layout.sql (the aggregates'
+ * The procedures of the policies migrations 003 (timescale.sql) and 008 (the aggregates'
  * columnstore policies are policy_compression jobs too) and SENSOR_RETENTION_DAYS add.
  */
 export const SENSOR_POLICY_PROCS = [...new Set(SENSOR_POLICY_JOBS.map((policy) => policy.proc))];

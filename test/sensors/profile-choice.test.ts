@@ -1,8 +1,9 @@
 // Which storage profile `npm run migrate` (src/cli/migrate.ts, the real process) gives a new
 // database, against the real servers: the local PostgreSQL lists TimescaleDB without preloading
 // it (postgres profile, with one line saying why; SENSOR_STORAGE=timescale there is one line of
-// invalid configuration), the TimescaleDB server gets the timescale profile, and a bad
-// SENSOR_STORAGE or an unreachable server fail with one line, never a stack trace.
+// invalid configuration), the TimescaleDB server gets the timescale profile, SENSOR_RETENTION_DAYS
+// is recorded, and a bad SENSOR_STORAGE or SENSOR_RETENTION_DAYS or an unreachable server fail
+// with one line, never a stack trace.
 import { readdirSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -13,8 +14,9 @@ import { createEmptyDatabase, postgresServer, type DatabaseServer } from '../hel
 import { timescaleServer } from '../helpers/timescale.js';
 import { nodeArgs } from '../helpers/entry.js';
 
-/** Every migration of sql/migrations, in order, as node-pg-migrate names them. */
-const MIGRATIONS = readdirSync(new URL('../../sql/migrations/', import.meta.url)).map((file) => file.replace(/\.(sql|js)$/, '')).sort();
+/** Every migration of sql/migrations, in order, as node-pg-migrate names them (not the folders of their SQL). */
+const MIGRATIONS = readdirSync(new URL('../../sql/migrations/', import.meta.url))
+  .filter((file) => /\.(sql|js)$/.test(file)).map((file) => file.replace(/\.(sql|js)$/, '')).sort();
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -25,11 +27,12 @@ interface Run {
   lines: string[];
 }
 
-function migrate(databaseUrl: string, sensorStorage?: string): Promise<Run> {
+function migrate(databaseUrl: string, sensorStorage?: string, retentionDays?: string): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl };
   delete env.SENSOR_STORAGE;
   delete env.SENSOR_RETENTION_DAYS;
   if (sensorStorage !== undefined) env.SENSOR_STORAGE = sensorStorage;
+  if (retentionDays !== undefined) env.SENSOR_RETENTION_DAYS = retentionDays;
   return new Promise((resolve) => {
     execFile(process.execPath, nodeArgs('src/cli/migrate.ts'), { cwd: repoRoot, env, timeout: 60_000 }, (error, stdout, stderr) =>
       resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, lines: stderr.split('\n').filter((line) => line.trim() !== '') }));
@@ -110,6 +113,19 @@ t.test('SENSOR_STORAGE=bogus: one line of invalid configuration', async (t) => {
     t.equal(run.lines[0], 'Invalid configuration: SENSOR_STORAGE must be timescale or postgres, not "bogus"');
     t.same(await query(url, "SELECT to_regclass('sensor_storage') AS storage"), [{ storage: null }], 'no sensor store');
   }
+});
+
+t.test('SENSOR_RETENTION_DAYS reaches the migration through src/config.ts', async (t) => {
+  const { url } = await fresh(t, postgresServer);
+  const refused = await migrate(url, 'postgres', '7');
+  oneLineFailure(t, refused, 'SENSOR_RETENTION_DAYS=7');
+  t.equal(refused.lines[0], 'Invalid configuration: SENSOR_RETENTION_DAYS must be a whole number of days, at least 30');
+  t.same(await query(url, "SELECT to_regclass('pgmigrations') AS migrations"), [{ migrations: null }], 'checked before any migration ran');
+
+  const run = await migrate(url, 'postgres', '60');
+  t.equal(run.status, 0, 'SENSOR_RETENTION_DAYS=60: exit 0');
+  t.same(await query(url, 'SELECT profile, retention::text FROM sensor_storage'), [{ profile: 'postgres', retention: '60 days' }],
+    'recorded in sensor_storage');
 });
 
 t.test('an unreachable database: exit 1, one line', async (t) => {

@@ -27,14 +27,7 @@ const jobsOf = async (db: Pick<pg.Pool, 'query'>) => (await db.query<Job>(`
 
 t.test('a migration declares the sensor policies, scheduled', async (t) => {
   const { url } = await createEmptyDatabase(t, timescaleServer);
-  const retention = process.env.SENSOR_RETENTION_DAYS;
-  process.env.SENSOR_RETENTION_DAYS = '30';
-  try {
-    await migrateWithProfile(url, 'timescale');
-  } finally {
-    if (retention === undefined) delete process.env.SENSOR_RETENTION_DAYS;
-    else process.env.SENSOR_RETENTION_DAYS = retention;
-  }
+  await migrateWithProfile(url, 'timescale', 30);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   t.teardown(() => client.end());

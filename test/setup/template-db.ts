@@ -9,9 +9,9 @@ import { dropDerivedTemplates, postgresServer, rebuildTemplate } from '../helper
 import { rebuildTimescaleTemplate } from '../helpers/timescale.js';
 
 try {
-  // one after the other: each migration reads its profile from process.env.SENSOR_STORAGE (the
-  // local template gets postgres even where the server lists TimescaleDB without preloading it)
-  // templates derived from the migrated one are built afresh by this run's first file that asks
+  // each template is migrated with its server's profile asked for by name (the local template
+  // gets postgres even where the server lists TimescaleDB without preloading it); templates
+  // derived from the migrated one are built afresh by this run's first file that asks
   await dropDerivedTemplates();
   await rebuildTemplate(postgresServer);
   await rebuildTimescaleTemplate();

@@ -1,7 +1,7 @@
 -- Sensor store, timescale profile: how the continuous aggregates are laid out on disk, for the
 -- query that matters, one unit's (or a few units') history over a long window in time order
 -- (sql/queries/sensor-data.sql; the bench's P4 reads a year of one unit hourly). Applied by
--- sql/migrations/008_timescale-aggregate-layout.js to new and existing timescale databases.
+-- ../008_timescale-aggregate-layout.js to new and existing timescale databases.
 --
 -- Before: 10-day materialization chunks (TimescaleDB's default, 10x the readings' 1-day chunks),
 -- row store in refresh order. One unit's hourly year was 17,520 rows on ~9,800 buffers (every
@@ -25,7 +25,7 @@
 --    newest chunk, written for that long before it can be compressed, scattered in row store.
 --    New chunks only: the existing 10-day ones stay, and are compressed like the rest.
 -- 3. The row-store index (cooling_unit_id, specification_type, bucket) of
---    sql/sensor/timescale.sql stays for the chunks not yet compressed; compressed chunks get
+--    003_sensor-store/timescale.sql stays for the chunks not yet compressed; compressed chunks get
 --    TimescaleDB's index on the segment columns and each batch's bucket range.
 SELECT set_chunk_time_interval('sensor_readings_hourly', INTERVAL '30 days');
 SELECT set_chunk_time_interval('sensor_readings_daily', INTERVAL '90 days');

@@ -1,4 +1,4 @@
--- Undoes sql/sensor/timescale.sql and common.sql: back to 001's plain table. The extension stays
+-- Undoes timescale.sql and common.sql: back to 001's plain table. The extension stays
 -- (other objects may use it; dropping it is an operator's decision).
 DROP MATERIALIZED VIEW sensor_readings_daily;
 DROP MATERIALIZED VIEW sensor_readings_hourly;

@@ -1,4 +1,4 @@
--- Shared by both storage profiles (run first by sql/migrations/003_sensor-store.js).
+-- Shared by both storage profiles (run first by ../003_sensor-store.js).
 -- Which profile this database was migrated with, so the application and the maintenance functions
 -- never have to guess: one row.
 CREATE TABLE sensor_storage (

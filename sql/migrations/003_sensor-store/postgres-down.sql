@@ -1,4 +1,4 @@
--- Undoes sql/sensor/postgres.sql, postgres-upkeep.sql and common.sql: back to 001's plain table.
+-- Undoes postgres.sql, postgres-upkeep.sql and common.sql: back to 001's plain table.
 DROP VIEW sensor_readings_hourly, sensor_readings_daily;
 DROP TABLE sensor_readings, sensor_rollup_hourly, sensor_rollup_daily, sensor_rollup_compacted, sensor_storage;
 DROP FUNCTION sensor_prepare_range, sensor_maintain, sensor_rollups_add, sensor_rollups_rebuild,

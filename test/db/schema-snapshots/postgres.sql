@@ -1,0 +1,944 @@
+CREATE SCHEMA public;
+
+COMMENT ON SCHEMA public IS 'standard public schema';
+
+CREATE TYPE public.cooling_unit_type AS ENUM (
+    'FARM_GATE_STORAGE_ROOM',
+    'MARKET_STORAGE_ROOM',
+    'MOVABLE_UNIT',
+    'OTHER'
+);
+
+CREATE TYPE public.payment_method AS ENUM (
+    'CASH',
+    'CREDIT_CARD',
+    'QR_CODE',
+    'BANK_TRANSFER',
+    'USSD',
+    'OPAY',
+    'UPI'
+);
+
+CREATE TYPE public.pricing_strategy AS ENUM (
+    'FIXED',
+    'DAILY'
+);
+
+CREATE TYPE public.specification_type AS ENUM (
+    'TEMPERATURE',
+    'HUMIDITY'
+);
+
+CREATE TYPE public.unit_metric AS ENUM (
+    'CRATES',
+    'KILOGRAMS'
+);
+
+CREATE TYPE public.user_role AS ENUM (
+    'REGISTERED_EMPLOYEE',
+    'OPERATOR',
+    'FARMER'
+);
+
+CREATE FUNCTION public.api_token_state(revoked boolean, expires_at timestamp with time zone, at timestamp with time zone) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT CASE WHEN revoked THEN 'revoked' WHEN expires_at <= at THEN 'expired' ELSE 'active' END
+$$;
+
+CREATE FUNCTION public.cooling_units_announce() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    PERFORM pg_notify('coldtrack_unit_directory', OLD.company_id::text);
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') AND (TG_OP = 'INSERT' OR NEW.company_id IS DISTINCT FROM OLD.company_id) THEN
+    PERFORM pg_notify('coldtrack_unit_directory', NEW.company_id::text);
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION public.sensor_compact(at timestamp with time zone DEFAULT now(), most integer DEFAULT 3) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  closed timestamptz;
+  compacted integer := 0;
+BEGIN
+  -- one compactor at a time (every app process runs the upkeep); the others skip this round
+  IF NOT pg_try_advisory_xact_lock(hashtext('sensor_compact')) THEN
+    RETURN 0;
+  END IF;
+  FOR closed IN
+    SELECT m FROM generate_series(date_trunc('month', at - interval '10 years', 'UTC'),
+                                  date_trunc('month', at - interval '3 days', 'UTC') - interval '1 month', interval '1 month') m
+    WHERE NOT EXISTS (SELECT FROM sensor_rollup_compacted c WHERE c.month = m)
+      AND EXISTS (SELECT FROM sensor_rollup_daily d WHERE d.bucket >= m AND d.bucket < m + interval '1 month')
+    ORDER BY m
+    LIMIT most
+  LOOP
+    PERFORM sensor_compact_rollups(closed);
+    compacted := compacted + 1;
+  END LOOP;
+  RETURN compacted;
+END $$;
+
+CREATE FUNCTION public.sensor_compact_rollups(from_at timestamp with time zone) RETURNS bigint
+    LANGUAGE plpgsql
+    SET work_mem TO '256MB'
+    AS $$
+DECLARE
+  rewritten bigint;
+BEGIN
+  WITH gone AS (
+    DELETE FROM sensor_rollup_hourly WHERE bucket >= from_at AND bucket < from_at + interval '1 month' RETURNING *
+  )
+  INSERT INTO sensor_rollup_hourly SELECT * FROM gone ORDER BY cooling_unit_id, bucket;
+  GET DIAGNOSTICS rewritten = ROW_COUNT;
+  WITH gone AS (
+    DELETE FROM sensor_rollup_daily WHERE bucket >= from_at AND bucket < from_at + interval '1 month' RETURNING *
+  )
+  INSERT INTO sensor_rollup_daily SELECT * FROM gone ORDER BY cooling_unit_id, bucket;
+  INSERT INTO sensor_rollup_compacted AS c (month) VALUES (from_at)
+  ON CONFLICT ON CONSTRAINT sensor_rollup_compacted_pkey DO UPDATE SET compacted_at = now();
+  RETURN rewritten;
+END $$;
+
+CREATE FUNCTION public.sensor_maintain(at timestamp with time zone DEFAULT now()) RETURNS integer
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+  kept interval := (SELECT retention FROM sensor_storage);
+  old record;
+  dropped integer := 0;
+BEGIN
+  PERFORM sensor_prepare_range(at - interval '1 week', at + interval '8 weeks');
+  IF kept IS NOT NULL THEN
+    FOR old IN
+      SELECT c.relname
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = 'sensor_readings'::regclass AND c.relname ~ '^sensor_readings_p\d{8}$'
+        AND (to_date(substr(c.relname, 18), 'YYYYMMDD')::timestamp AT TIME ZONE 'UTC') + interval '7 days' <= at - kept
+    LOOP
+      EXECUTE format('ALTER TABLE sensor_readings DETACH PARTITION %I', old.relname);
+      EXECUTE format('DROP TABLE %I', old.relname);
+      dropped := dropped + 1;
+    END LOOP;
+  END IF;
+  RETURN dropped;
+END $_$;
+
+CREATE FUNCTION public.sensor_prepare_range(from_at timestamp with time zone, to_at timestamp with time zone) RETURNS TABLE(target text, range_start timestamp with time zone, range_end timestamp with time zone)
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  week timestamptz := date_trunc('week', from_at, 'UTC');
+  partition text;
+BEGIN
+  IF to_at - from_at > interval '30 years' THEN
+    RAISE EXCEPTION 'sensor_prepare_range: % .. % is not a plausible range of readings', from_at, to_at;
+  END IF;
+  WHILE week < to_at LOOP
+    partition := 'sensor_readings_p' || to_char(week AT TIME ZONE 'UTC', 'YYYYMMDD');
+    IF to_regclass(partition) IS NULL THEN
+      -- serialises creators (app processes, ingest runs); re-check once the lock is ours
+      PERFORM pg_advisory_xact_lock(hashtext('sensor_readings partitions'));
+      IF to_regclass(partition) IS NULL THEN
+        EXECUTE format('CREATE TABLE %I (LIKE sensor_readings INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', partition);
+        EXECUTE format(
+          'WITH moved AS (DELETE FROM sensor_readings_default WHERE recorded_at >= %L AND recorded_at < %L RETURNING *)
+           INSERT INTO %I SELECT * FROM moved', week, week + interval '7 days', partition);
+        EXECUTE format('ALTER TABLE sensor_readings ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
+          partition, week, week + interval '7 days');
+        EXECUTE format('CREATE TRIGGER sensor_rollups_insert AFTER INSERT ON %I
+          REFERENCING NEW TABLE AS new_readings FOR EACH STATEMENT EXECUTE FUNCTION sensor_rollups_add()', partition);
+      END IF;
+    END IF;
+    target := partition;
+    range_start := week;
+    range_end := week + interval '7 days';
+    RETURN NEXT;
+    week := week + interval '7 days';
+  END LOOP;
+END $$;
+
+CREATE FUNCTION public.sensor_rollups_add() RETURNS trigger
+    LANGUAGE plpgsql
+    SET work_mem TO '64MB'
+    AS $$
+BEGIN
+  FOR attempt IN 1..2 LOOP
+    BEGIN
+      IF attempt = 2 THEN
+        LOCK TABLE sensor_rollup_hourly IN SHARE ROW EXCLUSIVE MODE;
+      END IF;
+      WITH delta AS MATERIALIZED (
+        -- date_bin: UTC hours by arithmetic, whatever the session's time zone
+        SELECT date_bin('1 hour', recorded_at, '2000-01-01 00:00:00+00') AS bucket, cooling_unit_id,
+          coalesce(sum(value) FILTER (WHERE specification_type = 'TEMPERATURE'), 0) AS t_sum,
+          min(value) FILTER (WHERE specification_type = 'TEMPERATURE') AS t_min,
+          max(value) FILTER (WHERE specification_type = 'TEMPERATURE') AS t_max,
+          count(*) FILTER (WHERE specification_type = 'TEMPERATURE')::integer AS t_count,
+          coalesce(sum(value) FILTER (WHERE specification_type = 'HUMIDITY'), 0) AS h_sum,
+          min(value) FILTER (WHERE specification_type = 'HUMIDITY') AS h_min,
+          max(value) FILTER (WHERE specification_type = 'HUMIDITY') AS h_max,
+          count(*) FILTER (WHERE specification_type = 'HUMIDITY')::integer AS h_count
+        FROM new_readings
+        GROUP BY 1, 2
+      ), grown AS (
+        UPDATE sensor_rollup_hourly h SET
+          t_sum = h.t_sum + x.t_sum, t_min = least(h.t_min, x.t_min), t_max = greatest(h.t_max, x.t_max),
+          t_count = h.t_count + x.t_count,
+          h_sum = h.h_sum + x.h_sum, h_min = least(h.h_min, x.h_min), h_max = greatest(h.h_max, x.h_max),
+          h_count = h.h_count + x.h_count
+        FROM delta x
+        WHERE (h.cooling_unit_id, h.bucket) = (x.cooling_unit_id, x.bucket)
+        RETURNING h.bucket, h.cooling_unit_id, h.t_count, h.h_count
+      ), created AS (
+        INSERT INTO sensor_rollup_hourly (bucket, cooling_unit_id, t_sum, t_min, t_max, t_count, h_sum, h_min, h_max, h_count)
+        SELECT x.bucket, x.cooling_unit_id, x.t_sum, x.t_min, x.t_max, x.t_count, x.h_sum, x.h_min, x.h_max, x.h_count
+        FROM delta x
+        WHERE NOT EXISTS (SELECT FROM grown g WHERE (g.cooling_unit_id, g.bucket) = (x.cooling_unit_id, x.bucket))
+      )
+      INSERT INTO sensor_rollup_daily AS d
+        (bucket, cooling_unit_id, t_sum, t_min, t_max, t_count, t_hours, h_sum, h_min, h_max, h_count, h_hours)
+      SELECT date_bin('1 day', x.bucket, '2000-01-01 00:00:00+00'), x.cooling_unit_id,
+        sum(x.t_sum), min(x.t_min), max(x.t_max), sum(x.t_count)::integer,
+        count(*) FILTER (WHERE x.t_count > 0 AND (g.t_count IS NULL OR g.t_count = x.t_count))::integer,
+        sum(x.h_sum), min(x.h_min), max(x.h_max), sum(x.h_count)::integer,
+        count(*) FILTER (WHERE x.h_count > 0 AND (g.h_count IS NULL OR g.h_count = x.h_count))::integer
+      FROM delta x LEFT JOIN grown g USING (bucket, cooling_unit_id)
+      GROUP BY 1, 2
+      -- index order: concurrent batches lock shared days in the same order
+      ORDER BY 2, 1
+      ON CONFLICT (cooling_unit_id, bucket) DO UPDATE SET
+        t_sum = d.t_sum + excluded.t_sum, t_min = least(d.t_min, excluded.t_min), t_max = greatest(d.t_max, excluded.t_max),
+        t_count = d.t_count + excluded.t_count, t_hours = d.t_hours + excluded.t_hours,
+        h_sum = d.h_sum + excluded.h_sum, h_min = least(d.h_min, excluded.h_min), h_max = greatest(d.h_max, excluded.h_max),
+        h_count = d.h_count + excluded.h_count, h_hours = d.h_hours + excluded.h_hours;
+      RETURN NULL;
+    EXCEPTION WHEN unique_violation THEN
+      IF attempt = 2 THEN RAISE; END IF;
+    END;
+  END LOOP;
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.sensor_rollups_after_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM sensor_rollups_rebuild(array_agg(cooling_unit_id), array_agg(bucket))
+  FROM (SELECT DISTINCT cooling_unit_id, date_bin('1 hour', recorded_at, '2000-01-01 00:00:00+00') AS bucket FROM old_readings) k
+  HAVING count(*) > 0;
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.sensor_rollups_after_update() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM sensor_rollups_rebuild(array_agg(cooling_unit_id), array_agg(bucket))
+  FROM (
+    SELECT cooling_unit_id, date_bin('1 hour', recorded_at, '2000-01-01 00:00:00+00') AS bucket FROM old_readings
+    UNION
+    SELECT cooling_unit_id, date_bin('1 hour', recorded_at, '2000-01-01 00:00:00+00') FROM new_readings
+  ) k
+  HAVING count(*) > 0;
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.sensor_rollups_rebuild(units integer[], hours timestamp with time zone[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  DELETE FROM sensor_rollup_hourly h
+  USING unnest(units, hours) AS k (cooling_unit_id, bucket)
+  WHERE (h.cooling_unit_id, h.bucket) = (k.cooling_unit_id, k.bucket);
+
+  INSERT INTO sensor_rollup_hourly (bucket, cooling_unit_id, t_sum, t_min, t_max, t_count, h_sum, h_min, h_max, h_count)
+  SELECT k.bucket, k.cooling_unit_id,
+    coalesce(sum(r.value) FILTER (WHERE r.specification_type = 'TEMPERATURE'), 0),
+    min(r.value) FILTER (WHERE r.specification_type = 'TEMPERATURE'),
+    max(r.value) FILTER (WHERE r.specification_type = 'TEMPERATURE'),
+    count(*) FILTER (WHERE r.specification_type = 'TEMPERATURE'),
+    coalesce(sum(r.value) FILTER (WHERE r.specification_type = 'HUMIDITY'), 0),
+    min(r.value) FILTER (WHERE r.specification_type = 'HUMIDITY'),
+    max(r.value) FILTER (WHERE r.specification_type = 'HUMIDITY'),
+    count(*) FILTER (WHERE r.specification_type = 'HUMIDITY')
+  FROM unnest(units, hours) AS k (cooling_unit_id, bucket)
+  JOIN sensor_readings r ON r.cooling_unit_id = k.cooling_unit_id
+    AND r.recorded_at >= k.bucket AND r.recorded_at < k.bucket + interval '1 hour'
+  GROUP BY 1, 2;
+
+  DELETE FROM sensor_rollup_daily d
+  USING unnest(units, hours) AS k (cooling_unit_id, bucket)
+  WHERE (d.cooling_unit_id, d.bucket) = (k.cooling_unit_id, date_bin('1 day', k.bucket, '2000-01-01 00:00:00+00'));
+
+  INSERT INTO sensor_rollup_daily (bucket, cooling_unit_id, t_sum, t_min, t_max, t_count, t_hours, h_sum, h_min, h_max, h_count, h_hours)
+  SELECT k.bucket, k.cooling_unit_id,
+    sum(h.t_sum), min(h.t_min), max(h.t_max), sum(h.t_count), count(*) FILTER (WHERE h.t_count > 0),
+    sum(h.h_sum), min(h.h_min), max(h.h_max), sum(h.h_count), count(*) FILTER (WHERE h.h_count > 0)
+  FROM (
+    SELECT DISTINCT cooling_unit_id, date_bin('1 day', bucket, '2000-01-01 00:00:00+00') AS bucket
+    FROM unnest(units, hours) AS k (cooling_unit_id, bucket)
+  ) k
+  JOIN sensor_rollup_hourly h ON h.cooling_unit_id = k.cooling_unit_id
+    AND h.bucket >= k.bucket AND h.bucket < k.bucket + interval '1 day'
+  GROUP BY 1, 2;
+END $$;
+
+CREATE FUNCTION public.sensor_rollups_truncate() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  TRUNCATE sensor_rollup_hourly, sensor_rollup_daily;
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.sensor_stale_aggregates(from_at timestamp with time zone, to_at timestamp with time zone) RETURNS TABLE(aggregate text, window_start timestamp with time zone, window_end timestamp with time zone)
+    LANGUAGE sql STABLE
+    AS $$ SELECT NULL::text, NULL::timestamptz, NULL::timestamptz WHERE false $$;
+
+CREATE FUNCTION public.sensor_timestamp_text(at timestamp with time zone) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+  SELECT to_char(at AT TIME ZONE 'UTC',
+    CASE WHEN date_trunc('second', at) = at THEN 'YYYY-MM-DD"T"HH24:MI:SS"Z"' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' END)
+$$;
+
+CREATE TABLE public.api_token_cooling_units (
+    api_token_id uuid NOT NULL,
+    cooling_unit_id integer NOT NULL
+);
+
+CREATE TABLE public.api_tokens (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    company_id integer NOT NULL,
+    name text NOT NULL,
+    scopes text[] NOT NULL,
+    token_hash bytea NOT NULL,
+    expires_at timestamp with time zone,
+    last_used_at timestamp with time zone,
+    revoked boolean DEFAULT false NOT NULL,
+    revoked_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_by integer NOT NULL,
+    rotated_from uuid,
+    CONSTRAINT api_tokens_check CHECK ((revoked = (revoked_at IS NOT NULL))),
+    CONSTRAINT api_tokens_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 100))),
+    CONSTRAINT api_tokens_not_rotated_from_itself CHECK ((rotated_from <> id)),
+    CONSTRAINT api_tokens_scopes_check CHECK (((cardinality(scopes) > 0) AND (scopes <@ ARRAY['users'::text, 'utilization'::text, 'revenue'::text, 'impact'::text, 'sensor_data'::text]))),
+    CONSTRAINT api_tokens_token_hash_check CHECK ((octet_length(token_hash) = 32))
+);
+
+CREATE TABLE public.baseline_surveys (
+    id bigint NOT NULL,
+    farmer_id integer NOT NULL,
+    crop_id integer,
+    loss_share numeric(5,4) NOT NULL,
+    below_market_share numeric(5,4) DEFAULT 0 NOT NULL,
+    currency character(3) NOT NULL,
+    average_price_per_kg numeric(12,2) NOT NULL,
+    surveyed_at timestamp with time zone NOT NULL,
+    CONSTRAINT baseline_surveys_average_price_per_kg_check CHECK ((average_price_per_kg >= (0)::numeric)),
+    CONSTRAINT baseline_surveys_below_market_share_check CHECK (((below_market_share >= (0)::numeric) AND (below_market_share <= (1)::numeric))),
+    CONSTRAINT baseline_surveys_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+    CONSTRAINT baseline_surveys_loss_share_check CHECK (((loss_share >= (0)::numeric) AND (loss_share <= (1)::numeric)))
+);
+
+ALTER TABLE public.baseline_surveys ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.baseline_surveys_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.check_ins (
+    id bigint NOT NULL,
+    cooling_unit_id integer NOT NULL,
+    farmer_id integer NOT NULL,
+    operator_id integer,
+    checked_in_at timestamp with time zone NOT NULL
+);
+
+ALTER TABLE public.check_ins ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.check_ins_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.check_outs (
+    id bigint NOT NULL,
+    cooling_unit_id integer NOT NULL,
+    farmer_id integer NOT NULL,
+    operator_id integer,
+    checked_out_at timestamp with time zone NOT NULL,
+    currency character(3) NOT NULL,
+    cooling_fees numeric(14,2) NOT NULL,
+    discount numeric(14,2) DEFAULT 0 NOT NULL,
+    paid boolean DEFAULT false NOT NULL,
+    payment_method public.payment_method,
+    paid_at timestamp with time zone,
+    CONSTRAINT check_outs_check CHECK ((discount <= cooling_fees)),
+    CONSTRAINT check_outs_cooling_fees_check CHECK ((cooling_fees >= (0)::numeric)),
+    CONSTRAINT check_outs_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+    CONSTRAINT check_outs_discount_check CHECK ((discount >= (0)::numeric))
+);
+
+ALTER TABLE public.check_outs ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.check_outs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.companies (
+    id integer NOT NULL,
+    name text NOT NULL,
+    country character(2) NOT NULL,
+    currency character(3) NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT companies_country_check CHECK ((country ~ '^[A-Z]{2}$'::text)),
+    CONSTRAINT companies_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text))
+);
+
+ALTER TABLE public.companies ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.companies_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.cooling_units (
+    id integer NOT NULL,
+    location_id integer NOT NULL,
+    company_id integer NOT NULL,
+    name text NOT NULL,
+    capacity_crates integer NOT NULL,
+    capacity_kg numeric(12,2) NOT NULL,
+    metric public.unit_metric DEFAULT 'CRATES'::public.unit_metric NOT NULL,
+    unit_type public.cooling_unit_type DEFAULT 'OTHER'::public.cooling_unit_type NOT NULL,
+    crate_weight_kg numeric(8,2) DEFAULT 25 NOT NULL,
+    pricing public.pricing_strategy DEFAULT 'DAILY'::public.pricing_strategy NOT NULL,
+    price numeric(12,2) DEFAULT 0 NOT NULL,
+    has_sensor boolean DEFAULT true NOT NULL,
+    deleted boolean DEFAULT false NOT NULL,
+    deleted_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT cooling_units_capacity_crates_check CHECK ((capacity_crates > 0)),
+    CONSTRAINT cooling_units_capacity_kg_check CHECK ((capacity_kg > (0)::numeric)),
+    CONSTRAINT cooling_units_check CHECK ((deleted = (deleted_at IS NOT NULL))),
+    CONSTRAINT cooling_units_crate_weight_kg_check CHECK ((crate_weight_kg > (0)::numeric)),
+    CONSTRAINT cooling_units_price_check CHECK ((price >= (0)::numeric))
+);
+
+ALTER TABLE public.cooling_units ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.cooling_units_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.crate_check_outs (
+    check_out_id bigint NOT NULL,
+    crate_id bigint NOT NULL,
+    percentage numeric(5,2) NOT NULL,
+    weight_kg numeric(10,2) NOT NULL,
+    days_stored integer NOT NULL,
+    CONSTRAINT crate_check_outs_days_stored_check CHECK ((days_stored >= 1)),
+    CONSTRAINT crate_check_outs_percentage_check CHECK (((percentage > (0)::numeric) AND (percentage <= (100)::numeric))),
+    CONSTRAINT crate_check_outs_weight_kg_check CHECK ((weight_kg >= (0)::numeric))
+);
+
+CREATE TABLE public.crates (
+    id bigint NOT NULL,
+    check_in_id bigint NOT NULL,
+    cooling_unit_id integer NOT NULL,
+    crop_id integer NOT NULL,
+    initial_weight_kg numeric(10,2) NOT NULL,
+    fully_checked_out_at timestamp with time zone,
+    CONSTRAINT crates_initial_weight_kg_check CHECK ((initial_weight_kg > (0)::numeric))
+);
+
+ALTER TABLE public.crates ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.crates_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.crops (
+    id integer NOT NULL,
+    name text NOT NULL,
+    emission_factor_without_cooling numeric(8,4) NOT NULL,
+    emission_factor_with_cooling numeric(8,4) NOT NULL,
+    CONSTRAINT crops_emission_factor_with_cooling_check CHECK ((emission_factor_with_cooling >= (0)::numeric)),
+    CONSTRAINT crops_emission_factor_without_cooling_check CHECK ((emission_factor_without_cooling >= (0)::numeric))
+);
+
+ALTER TABLE public.crops ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.crops_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.locations (
+    id integer NOT NULL,
+    company_id integer NOT NULL,
+    name text NOT NULL,
+    state text DEFAULT ''::text NOT NULL,
+    city text DEFAULT ''::text NOT NULL,
+    deleted boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE public.locations ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.locations_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.market_surveys (
+    id bigint NOT NULL,
+    check_out_id bigint NOT NULL,
+    crop_id integer NOT NULL,
+    currency character(3) NOT NULL,
+    selling_price_per_unit numeric(12,2) NOT NULL,
+    kg_per_unit numeric(10,2) NOT NULL,
+    kg_sold numeric(12,2) NOT NULL,
+    kg_lost numeric(12,2) DEFAULT 0 NOT NULL,
+    loss_reason text,
+    surveyed_at timestamp with time zone NOT NULL,
+    CONSTRAINT market_surveys_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+    CONSTRAINT market_surveys_kg_lost_check CHECK ((kg_lost >= (0)::numeric)),
+    CONSTRAINT market_surveys_kg_per_unit_check CHECK ((kg_per_unit > (0)::numeric)),
+    CONSTRAINT market_surveys_kg_sold_check CHECK ((kg_sold >= (0)::numeric)),
+    CONSTRAINT market_surveys_selling_price_per_unit_check CHECK ((selling_price_per_unit >= (0)::numeric))
+);
+
+ALTER TABLE public.market_surveys ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.market_surveys_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.operator_assignments (
+    operator_id integer NOT NULL,
+    cooling_unit_id integer NOT NULL
+);
+
+CREATE TABLE public.pgmigrations (
+    id integer NOT NULL,
+    name character varying(255) NOT NULL,
+    run_on timestamp without time zone NOT NULL
+);
+
+CREATE SEQUENCE public.pgmigrations_id_seq
+    AS integer
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE public.pgmigrations_id_seq OWNED BY public.pgmigrations.id;
+
+CREATE TABLE public.sensor_readings (
+    cooling_unit_id integer NOT NULL,
+    specification_type public.specification_type NOT NULL,
+    recorded_at timestamp with time zone NOT NULL,
+    value double precision NOT NULL
+)
+PARTITION BY RANGE (recorded_at);
+
+CREATE TABLE public.sensor_rollup_daily (
+    bucket timestamp with time zone NOT NULL,
+    cooling_unit_id integer NOT NULL,
+    t_sum double precision NOT NULL,
+    t_min double precision,
+    t_max double precision,
+    t_count integer NOT NULL,
+    t_hours integer NOT NULL,
+    h_sum double precision NOT NULL,
+    h_min double precision,
+    h_max double precision,
+    h_count integer NOT NULL,
+    h_hours integer NOT NULL
+);
+
+CREATE VIEW public.sensor_readings_daily AS
+ SELECT sensor_rollup_daily.bucket,
+    sensor_rollup_daily.cooling_unit_id,
+    'TEMPERATURE'::public.specification_type AS specification_type,
+    (sensor_rollup_daily.t_sum / (sensor_rollup_daily.t_count)::double precision) AS value,
+    sensor_rollup_daily.t_min AS min,
+    sensor_rollup_daily.t_max AS max,
+    sensor_rollup_daily.t_count AS sample_count,
+    sensor_rollup_daily.t_hours AS hour_count
+   FROM public.sensor_rollup_daily
+  WHERE (sensor_rollup_daily.t_count > 0)
+UNION ALL
+ SELECT sensor_rollup_daily.bucket,
+    sensor_rollup_daily.cooling_unit_id,
+    'HUMIDITY'::public.specification_type AS specification_type,
+    (sensor_rollup_daily.h_sum / (sensor_rollup_daily.h_count)::double precision) AS value,
+    sensor_rollup_daily.h_min AS min,
+    sensor_rollup_daily.h_max AS max,
+    sensor_rollup_daily.h_count AS sample_count,
+    sensor_rollup_daily.h_hours AS hour_count
+   FROM public.sensor_rollup_daily
+  WHERE (sensor_rollup_daily.h_count > 0);
+
+CREATE TABLE public.sensor_readings_default (
+    cooling_unit_id integer NOT NULL,
+    specification_type public.specification_type NOT NULL,
+    recorded_at timestamp with time zone NOT NULL,
+    value double precision NOT NULL
+);
+
+CREATE TABLE public.sensor_rollup_hourly (
+    bucket timestamp with time zone NOT NULL,
+    cooling_unit_id integer NOT NULL,
+    t_sum double precision NOT NULL,
+    t_min double precision,
+    t_max double precision,
+    t_count integer NOT NULL,
+    h_sum double precision NOT NULL,
+    h_min double precision,
+    h_max double precision,
+    h_count integer NOT NULL
+);
+
+CREATE VIEW public.sensor_readings_hourly AS
+ SELECT sensor_rollup_hourly.bucket,
+    sensor_rollup_hourly.cooling_unit_id,
+    'TEMPERATURE'::public.specification_type AS specification_type,
+    (sensor_rollup_hourly.t_sum / (sensor_rollup_hourly.t_count)::double precision) AS value,
+    sensor_rollup_hourly.t_min AS min,
+    sensor_rollup_hourly.t_max AS max,
+    sensor_rollup_hourly.t_count AS sample_count
+   FROM public.sensor_rollup_hourly
+  WHERE (sensor_rollup_hourly.t_count > 0)
+UNION ALL
+ SELECT sensor_rollup_hourly.bucket,
+    sensor_rollup_hourly.cooling_unit_id,
+    'HUMIDITY'::public.specification_type AS specification_type,
+    (sensor_rollup_hourly.h_sum / (sensor_rollup_hourly.h_count)::double precision) AS value,
+    sensor_rollup_hourly.h_min AS min,
+    sensor_rollup_hourly.h_max AS max,
+    sensor_rollup_hourly.h_count AS sample_count
+   FROM public.sensor_rollup_hourly
+  WHERE (sensor_rollup_hourly.h_count > 0);
+
+CREATE TABLE public.sensor_readings_p<week> (
+    cooling_unit_id integer NOT NULL,
+    specification_type public.specification_type NOT NULL,
+    recorded_at timestamp with time zone NOT NULL,
+    value double precision NOT NULL
+);
+
+CREATE TABLE public.sensor_rollup_compacted (
+    month timestamp with time zone NOT NULL,
+    compacted_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+CREATE TABLE public.sensor_storage (
+    singleton boolean DEFAULT true NOT NULL,
+    profile text NOT NULL,
+    retention interval,
+    CONSTRAINT sensor_storage_profile_check CHECK ((profile = ANY (ARRAY['timescale'::text, 'postgres'::text]))),
+    CONSTRAINT sensor_storage_retention_check CHECK ((retention >= '30 days'::interval)),
+    CONSTRAINT sensor_storage_singleton_check CHECK (singleton)
+);
+
+CREATE TABLE public.users (
+    id integer NOT NULL,
+    role public.user_role NOT NULL,
+    company_id integer,
+    first_name text NOT NULL,
+    last_name text DEFAULT ''::text NOT NULL,
+    phone text,
+    email text,
+    user_code text,
+    registered_by integer,
+    is_active boolean DEFAULT true NOT NULL,
+    date_joined timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT users_check CHECK (((role = 'FARMER'::public.user_role) OR (company_id IS NOT NULL))),
+    CONSTRAINT users_check1 CHECK (((role <> 'FARMER'::public.user_role) OR (user_code IS NOT NULL)))
+);
+
+ALTER TABLE public.users ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.users_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+ALTER TABLE ONLY public.sensor_readings ATTACH PARTITION public.sensor_readings_default DEFAULT;
+
+ALTER TABLE ONLY public.sensor_readings ATTACH PARTITION public.sensor_readings_p<week> FOR VALUES FROM ('<week>') TO ('<week + 7 days>');
+
+ALTER TABLE ONLY public.pgmigrations ALTER COLUMN id SET DEFAULT nextval('public.pgmigrations_id_seq'::regclass);
+
+ALTER TABLE ONLY public.api_token_cooling_units
+    ADD CONSTRAINT api_token_cooling_units_pkey PRIMARY KEY (api_token_id, cooling_unit_id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_token_hash_key UNIQUE (token_hash);
+
+ALTER TABLE ONLY public.baseline_surveys
+    ADD CONSTRAINT baseline_surveys_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.check_ins
+    ADD CONSTRAINT check_ins_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.check_outs
+    ADD CONSTRAINT check_outs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.companies
+    ADD CONSTRAINT companies_name_key UNIQUE (name);
+
+ALTER TABLE ONLY public.companies
+    ADD CONSTRAINT companies_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.cooling_units
+    ADD CONSTRAINT cooling_units_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.crate_check_outs
+    ADD CONSTRAINT crate_check_outs_pkey PRIMARY KEY (check_out_id, crate_id);
+
+ALTER TABLE ONLY public.crates
+    ADD CONSTRAINT crates_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.crops
+    ADD CONSTRAINT crops_name_key UNIQUE (name);
+
+ALTER TABLE ONLY public.crops
+    ADD CONSTRAINT crops_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.locations
+    ADD CONSTRAINT locations_id_company_id_key UNIQUE (id, company_id);
+
+ALTER TABLE ONLY public.locations
+    ADD CONSTRAINT locations_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.market_surveys
+    ADD CONSTRAINT market_surveys_check_out_id_key UNIQUE (check_out_id);
+
+ALTER TABLE ONLY public.market_surveys
+    ADD CONSTRAINT market_surveys_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.operator_assignments
+    ADD CONSTRAINT operator_assignments_pkey PRIMARY KEY (operator_id, cooling_unit_id);
+
+ALTER TABLE ONLY public.pgmigrations
+    ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.sensor_readings
+    ADD CONSTRAINT sensor_readings_pkey PRIMARY KEY (cooling_unit_id, specification_type, recorded_at);
+
+ALTER TABLE ONLY public.sensor_readings_default
+    ADD CONSTRAINT sensor_readings_default_pkey PRIMARY KEY (cooling_unit_id, specification_type, recorded_at);
+
+ALTER TABLE ONLY public.sensor_readings_p<week>
+    ADD CONSTRAINT sensor_readings_p<week>_pkey PRIMARY KEY (cooling_unit_id, specification_type, recorded_at);
+
+ALTER TABLE ONLY public.sensor_rollup_compacted
+    ADD CONSTRAINT sensor_rollup_compacted_pkey PRIMARY KEY (month);
+
+ALTER TABLE ONLY public.sensor_rollup_daily
+    ADD CONSTRAINT sensor_rollup_daily_pkey PRIMARY KEY (cooling_unit_id, bucket) INCLUDE (t_sum, t_min, t_max, t_count, t_hours, h_sum, h_min, h_max, h_count, h_hours);
+
+ALTER TABLE ONLY public.sensor_rollup_hourly
+    ADD CONSTRAINT sensor_rollup_hourly_pkey PRIMARY KEY (cooling_unit_id, bucket);
+
+ALTER TABLE ONLY public.sensor_storage
+    ADD CONSTRAINT sensor_storage_pkey PRIMARY KEY (singleton);
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_user_code_key UNIQUE (user_code);
+
+CREATE INDEX api_tokens_company_created_idx ON public.api_tokens USING btree (company_id, created_at DESC, id DESC);
+
+CREATE UNIQUE INDEX api_tokens_rotated_from_idx ON public.api_tokens USING btree (rotated_from) WHERE (rotated_from IS NOT NULL);
+
+CREATE INDEX baseline_surveys_farmer_idx ON public.baseline_surveys USING btree (farmer_id, surveyed_at);
+
+CREATE INDEX check_ins_farmer_idx ON public.check_ins USING btree (farmer_id);
+
+CREATE INDEX check_ins_unit_farmer_idx ON public.check_ins USING btree (cooling_unit_id, farmer_id);
+
+CREATE INDEX check_ins_unit_time_farmer_idx ON public.check_ins USING btree (cooling_unit_id, checked_in_at) INCLUDE (farmer_id);
+
+CREATE INDEX check_outs_farmer_idx ON public.check_outs USING btree (farmer_id);
+
+CREATE INDEX check_outs_unit_time_farmer_idx ON public.check_outs USING btree (cooling_unit_id, checked_out_at) INCLUDE (farmer_id);
+
+CREATE INDEX cooling_units_company_deleted_idx ON public.cooling_units USING btree (company_id) WHERE deleted;
+
+CREATE INDEX cooling_units_company_idx ON public.cooling_units USING btree (company_id) WHERE (NOT deleted);
+
+CREATE INDEX cooling_units_location_idx ON public.cooling_units USING btree (location_id);
+
+CREATE INDEX crate_check_outs_crate_idx ON public.crate_check_outs USING btree (crate_id);
+
+CREATE INDEX crates_check_in_idx ON public.crates USING btree (check_in_id);
+
+CREATE INDEX crates_unit_idx ON public.crates USING btree (cooling_unit_id, fully_checked_out_at);
+
+CREATE INDEX locations_company_idx ON public.locations USING btree (company_id);
+
+CREATE INDEX market_surveys_surveyed_at_idx ON public.market_surveys USING btree (surveyed_at);
+
+CREATE INDEX operator_assignments_unit_idx ON public.operator_assignments USING btree (cooling_unit_id);
+
+CREATE INDEX sensor_rollup_daily_bucket_brin ON public.sensor_rollup_daily USING brin (bucket);
+
+CREATE INDEX sensor_rollup_hourly_bucket_brin ON public.sensor_rollup_hourly USING brin (bucket);
+
+CREATE INDEX users_company_role_joined_idx ON public.users USING btree (company_id, role, date_joined);
+
+CREATE INDEX users_registered_by_farmer_idx ON public.users USING btree (registered_by) WHERE (role = 'FARMER'::public.user_role);
+
+ALTER INDEX public.sensor_readings_pkey ATTACH PARTITION public.sensor_readings_default_pkey;
+
+ALTER INDEX public.sensor_readings_pkey ATTACH PARTITION public.sensor_readings_p<week>_pkey;
+
+CREATE TRIGGER cooling_units_announce AFTER INSERT OR DELETE OR UPDATE OF company_id, location_id, deleted ON public.cooling_units FOR EACH ROW EXECUTE FUNCTION public.cooling_units_announce();
+
+CREATE TRIGGER sensor_rollups_delete AFTER DELETE ON public.sensor_readings REFERENCING OLD TABLE AS old_readings FOR EACH STATEMENT EXECUTE FUNCTION public.sensor_rollups_after_delete();
+
+CREATE TRIGGER sensor_rollups_insert AFTER INSERT ON public.sensor_readings REFERENCING NEW TABLE AS new_readings FOR EACH STATEMENT EXECUTE FUNCTION public.sensor_rollups_add();
+
+CREATE TRIGGER sensor_rollups_insert AFTER INSERT ON public.sensor_readings_p<week> REFERENCING NEW TABLE AS new_readings FOR EACH STATEMENT EXECUTE FUNCTION public.sensor_rollups_add();
+
+CREATE TRIGGER sensor_rollups_truncate AFTER TRUNCATE ON public.sensor_readings FOR EACH STATEMENT EXECUTE FUNCTION public.sensor_rollups_truncate();
+
+CREATE TRIGGER sensor_rollups_update AFTER UPDATE ON public.sensor_readings REFERENCING OLD TABLE AS old_readings NEW TABLE AS new_readings FOR EACH STATEMENT EXECUTE FUNCTION public.sensor_rollups_after_update();
+
+ALTER TABLE ONLY public.api_token_cooling_units
+    ADD CONSTRAINT api_token_cooling_units_api_token_id_fkey FOREIGN KEY (api_token_id) REFERENCES public.api_tokens(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.api_token_cooling_units
+    ADD CONSTRAINT api_token_cooling_units_cooling_unit_id_fkey FOREIGN KEY (cooling_unit_id) REFERENCES public.cooling_units(id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.companies(id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_created_by_fkey FOREIGN KEY (created_by) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_rotated_from_fkey FOREIGN KEY (rotated_from) REFERENCES public.api_tokens(id);
+
+ALTER TABLE ONLY public.baseline_surveys
+    ADD CONSTRAINT baseline_surveys_crop_id_fkey FOREIGN KEY (crop_id) REFERENCES public.crops(id);
+
+ALTER TABLE ONLY public.baseline_surveys
+    ADD CONSTRAINT baseline_surveys_farmer_id_fkey FOREIGN KEY (farmer_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.check_ins
+    ADD CONSTRAINT check_ins_cooling_unit_id_fkey FOREIGN KEY (cooling_unit_id) REFERENCES public.cooling_units(id);
+
+ALTER TABLE ONLY public.check_ins
+    ADD CONSTRAINT check_ins_farmer_id_fkey FOREIGN KEY (farmer_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.check_ins
+    ADD CONSTRAINT check_ins_operator_id_fkey FOREIGN KEY (operator_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.check_outs
+    ADD CONSTRAINT check_outs_cooling_unit_id_fkey FOREIGN KEY (cooling_unit_id) REFERENCES public.cooling_units(id);
+
+ALTER TABLE ONLY public.check_outs
+    ADD CONSTRAINT check_outs_farmer_id_fkey FOREIGN KEY (farmer_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.check_outs
+    ADD CONSTRAINT check_outs_operator_id_fkey FOREIGN KEY (operator_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.cooling_units
+    ADD CONSTRAINT cooling_units_location_id_company_id_fkey FOREIGN KEY (location_id, company_id) REFERENCES public.locations(id, company_id);
+
+ALTER TABLE ONLY public.crate_check_outs
+    ADD CONSTRAINT crate_check_outs_check_out_id_fkey FOREIGN KEY (check_out_id) REFERENCES public.check_outs(id);
+
+ALTER TABLE ONLY public.crate_check_outs
+    ADD CONSTRAINT crate_check_outs_crate_id_fkey FOREIGN KEY (crate_id) REFERENCES public.crates(id);
+
+ALTER TABLE ONLY public.crates
+    ADD CONSTRAINT crates_check_in_id_fkey FOREIGN KEY (check_in_id) REFERENCES public.check_ins(id);
+
+ALTER TABLE ONLY public.crates
+    ADD CONSTRAINT crates_cooling_unit_id_fkey FOREIGN KEY (cooling_unit_id) REFERENCES public.cooling_units(id);
+
+ALTER TABLE ONLY public.crates
+    ADD CONSTRAINT crates_crop_id_fkey FOREIGN KEY (crop_id) REFERENCES public.crops(id);
+
+ALTER TABLE ONLY public.locations
+    ADD CONSTRAINT locations_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.companies(id);
+
+ALTER TABLE ONLY public.market_surveys
+    ADD CONSTRAINT market_surveys_check_out_id_fkey FOREIGN KEY (check_out_id) REFERENCES public.check_outs(id);
+
+ALTER TABLE ONLY public.market_surveys
+    ADD CONSTRAINT market_surveys_crop_id_fkey FOREIGN KEY (crop_id) REFERENCES public.crops(id);
+
+ALTER TABLE ONLY public.operator_assignments
+    ADD CONSTRAINT operator_assignments_cooling_unit_id_fkey FOREIGN KEY (cooling_unit_id) REFERENCES public.cooling_units(id);
+
+ALTER TABLE ONLY public.operator_assignments
+    ADD CONSTRAINT operator_assignments_operator_id_fkey FOREIGN KEY (operator_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.companies(id);
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_registered_by_fkey FOREIGN KEY (registered_by) REFERENCES public.users(id);
+
+-- sensor_storage
+{"profile":"postgres","retention":null}
+
+-- pgmigrations
+{"name":"001_core-schema"}
+{"name":"002_analytics-indexes"}
+{"name":"003_sensor-store"}
+{"name":"004_timescale-retention-window"}
+{"name":"005_token-rotation"}
+{"name":"007_unit-directory-notify"}
+{"name":"008_timescale-aggregate-layout"}
+{"name":"009_analytics-figures"}
+
+-- weekly partitions
+{"partitions":14}

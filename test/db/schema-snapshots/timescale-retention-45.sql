@@ -1,0 +1,776 @@
+CREATE SCHEMA public;
+
+COMMENT ON SCHEMA public IS 'standard public schema';
+
+CREATE TYPE public.cooling_unit_type AS ENUM (
+    'FARM_GATE_STORAGE_ROOM',
+    'MARKET_STORAGE_ROOM',
+    'MOVABLE_UNIT',
+    'OTHER'
+);
+
+CREATE TYPE public.payment_method AS ENUM (
+    'CASH',
+    'CREDIT_CARD',
+    'QR_CODE',
+    'BANK_TRANSFER',
+    'USSD',
+    'OPAY',
+    'UPI'
+);
+
+CREATE TYPE public.pricing_strategy AS ENUM (
+    'FIXED',
+    'DAILY'
+);
+
+CREATE TYPE public.specification_type AS ENUM (
+    'TEMPERATURE',
+    'HUMIDITY'
+);
+
+CREATE TYPE public.unit_metric AS ENUM (
+    'CRATES',
+    'KILOGRAMS'
+);
+
+CREATE TYPE public.user_role AS ENUM (
+    'REGISTERED_EMPLOYEE',
+    'OPERATOR',
+    'FARMER'
+);
+
+CREATE FUNCTION public.api_token_state(revoked boolean, expires_at timestamp with time zone, at timestamp with time zone) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT CASE WHEN revoked THEN 'revoked' WHEN expires_at <= at THEN 'expired' ELSE 'active' END
+$$;
+
+CREATE FUNCTION public.cooling_units_announce() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    PERFORM pg_notify('coldtrack_unit_directory', OLD.company_id::text);
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') AND (TG_OP = 'INSERT' OR NEW.company_id IS DISTINCT FROM OLD.company_id) THEN
+    PERFORM pg_notify('coldtrack_unit_directory', NEW.company_id::text);
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION public.sensor_compact(at timestamp with time zone DEFAULT now(), most integer DEFAULT 3) RETURNS integer
+    LANGUAGE sql STABLE
+    AS $$ SELECT 0 $$;
+
+CREATE FUNCTION public.sensor_maintain(at timestamp with time zone DEFAULT now()) RETURNS integer
+    LANGUAGE sql STABLE
+    AS $$ SELECT 0 $$;
+
+CREATE FUNCTION public.sensor_prepare_range(from_at timestamp with time zone, to_at timestamp with time zone) RETURNS TABLE(target text, range_start timestamp with time zone, range_end timestamp with time zone)
+    LANGUAGE sql STABLE
+    AS $$ SELECT 'sensor_readings'::text, '-infinity'::timestamptz, 'infinity'::timestamptz $$;
+
+CREATE FUNCTION public.sensor_stale_aggregates(from_at timestamp with time zone, to_at timestamp with time zone) RETURNS TABLE(aggregate text, window_start timestamp with time zone, window_end timestamp with time zone)
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT a.user_view_name::text, s.window_start, least(s.window_end, w.watermark)
+  FROM _timescaledb_catalog.continuous_agg a
+  CROSS JOIN LATERAL (
+    SELECT _timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(a.mat_hypertable_id)) AS watermark
+  ) w
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN a.user_view_name = 'sensor_readings_hourly' THEN time_bucket(INTERVAL '1 hour', from_at)
+                ELSE time_bucket(INTERVAL '1 day', from_at) END AS window_start,
+           CASE WHEN a.user_view_name = 'sensor_readings_hourly' THEN time_bucket(INTERVAL '1 hour', to_at) + INTERVAL '1 hour'
+                ELSE time_bucket(INTERVAL '1 day', to_at) + INTERVAL '1 day' END AS window_end
+  ) s
+  WHERE a.user_view_name IN ('sensor_readings_hourly', 'sensor_readings_daily')
+    AND w.watermark IS NOT NULL AND s.window_start < w.watermark
+  ORDER BY a.user_view_name = 'sensor_readings_daily'
+$$;
+
+CREATE FUNCTION public.sensor_timescale_retention(days integer) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF days < 30 THEN RAISE EXCEPTION 'retention must be at least 30 days, not %', days; END IF;
+  PERFORM remove_retention_policy('sensor_readings', if_exists => true);
+  PERFORM add_retention_policy('sensor_readings', drop_after => make_interval(days => days));
+  PERFORM remove_continuous_aggregate_policy('sensor_readings_hourly', if_exists => true);
+  PERFORM add_continuous_aggregate_policy('sensor_readings_hourly', start_offset => make_interval(days => days - 1),
+    end_offset => INTERVAL '1 hour', schedule_interval => INTERVAL '15 minutes');
+  PERFORM remove_continuous_aggregate_policy('sensor_readings_daily', if_exists => true);
+  PERFORM add_continuous_aggregate_policy('sensor_readings_daily', start_offset => make_interval(days => days - 1),
+    end_offset => INTERVAL '1 day', schedule_interval => INTERVAL '1 hour');
+  UPDATE sensor_storage SET retention = make_interval(days => days);
+END
+$$;
+
+CREATE FUNCTION public.sensor_timestamp_text(at timestamp with time zone) RETURNS text
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+  SELECT to_char(at AT TIME ZONE 'UTC',
+    CASE WHEN date_trunc('second', at) = at THEN 'YYYY-MM-DD"T"HH24:MI:SS"Z"' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' END)
+$$;
+
+CREATE TABLE _timescaledb_internal._compressed_hypertable_4 (
+);
+
+CREATE TABLE _timescaledb_internal._compressed_hypertable_5 (
+);
+
+CREATE TABLE _timescaledb_internal._compressed_hypertable_6 (
+);
+
+CREATE TABLE public.sensor_readings (
+    cooling_unit_id integer NOT NULL,
+    specification_type public.specification_type NOT NULL,
+    recorded_at timestamp with time zone NOT NULL,
+    value double precision NOT NULL
+);
+
+CREATE VIEW _timescaledb_internal._direct_view_2 AS
+ SELECT public.time_bucket('01:00:00'::interval, sensor_readings.recorded_at) AS bucket,
+    sensor_readings.cooling_unit_id,
+    sensor_readings.specification_type,
+    avg(sensor_readings.value) AS value,
+    min(sensor_readings.value) AS min,
+    max(sensor_readings.value) AS max,
+    (count(*))::integer AS sample_count
+   FROM public.sensor_readings
+  GROUP BY (public.time_bucket('01:00:00'::interval, sensor_readings.recorded_at)), sensor_readings.cooling_unit_id, sensor_readings.specification_type;
+
+CREATE TABLE _timescaledb_internal._materialized_hypertable_2 (
+    bucket timestamp with time zone NOT NULL,
+    cooling_unit_id integer,
+    specification_type public.specification_type,
+    value double precision,
+    min double precision,
+    max double precision,
+    sample_count integer
+);
+
+CREATE VIEW public.sensor_readings_hourly AS
+ SELECT _materialized_hypertable_2.bucket,
+    _materialized_hypertable_2.cooling_unit_id,
+    _materialized_hypertable_2.specification_type,
+    _materialized_hypertable_2.value,
+    _materialized_hypertable_2.min,
+    _materialized_hypertable_2.max,
+    _materialized_hypertable_2.sample_count
+   FROM _timescaledb_internal._materialized_hypertable_2
+  WHERE (_materialized_hypertable_2.bucket < COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(2)), '-infinity'::timestamp with time zone))
+UNION ALL
+ SELECT public.time_bucket('01:00:00'::interval, sensor_readings.recorded_at) AS bucket,
+    sensor_readings.cooling_unit_id,
+    sensor_readings.specification_type,
+    avg(sensor_readings.value) AS value,
+    min(sensor_readings.value) AS min,
+    max(sensor_readings.value) AS max,
+    (count(*))::integer AS sample_count
+   FROM public.sensor_readings
+  WHERE (sensor_readings.recorded_at >= COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(2)), '-infinity'::timestamp with time zone))
+  GROUP BY (public.time_bucket('01:00:00'::interval, sensor_readings.recorded_at)), sensor_readings.cooling_unit_id, sensor_readings.specification_type;
+
+CREATE VIEW _timescaledb_internal._direct_view_3 AS
+ SELECT public.time_bucket('1 day'::interval, sensor_readings_hourly.bucket) AS bucket,
+    sensor_readings_hourly.cooling_unit_id,
+    sensor_readings_hourly.specification_type,
+    (sum((sensor_readings_hourly.value * (sensor_readings_hourly.sample_count)::double precision)) / (sum(sensor_readings_hourly.sample_count))::double precision) AS value,
+    min(sensor_readings_hourly.min) AS min,
+    max(sensor_readings_hourly.max) AS max,
+    (sum(sensor_readings_hourly.sample_count))::integer AS sample_count,
+    (count(*))::integer AS hour_count
+   FROM public.sensor_readings_hourly
+  GROUP BY (public.time_bucket('1 day'::interval, sensor_readings_hourly.bucket)), sensor_readings_hourly.cooling_unit_id, sensor_readings_hourly.specification_type;
+
+CREATE TABLE _timescaledb_internal._materialized_hypertable_3 (
+    bucket timestamp with time zone NOT NULL,
+    cooling_unit_id integer,
+    specification_type public.specification_type,
+    value double precision,
+    min double precision,
+    max double precision,
+    sample_count integer,
+    hour_count integer
+);
+
+CREATE VIEW _timescaledb_internal._partial_view_2 AS
+ SELECT public.time_bucket('01:00:00'::interval, sensor_readings.recorded_at) AS bucket,
+    sensor_readings.cooling_unit_id,
+    sensor_readings.specification_type,
+    avg(sensor_readings.value) AS value,
+    min(sensor_readings.value) AS min,
+    max(sensor_readings.value) AS max,
+    (count(*))::integer AS sample_count
+   FROM public.sensor_readings
+  GROUP BY (public.time_bucket('01:00:00'::interval, sensor_readings.recorded_at)), sensor_readings.cooling_unit_id, sensor_readings.specification_type;
+
+CREATE VIEW _timescaledb_internal._partial_view_3 AS
+ SELECT public.time_bucket('1 day'::interval, sensor_readings_hourly.bucket) AS bucket,
+    sensor_readings_hourly.cooling_unit_id,
+    sensor_readings_hourly.specification_type,
+    (sum((sensor_readings_hourly.value * (sensor_readings_hourly.sample_count)::double precision)) / (sum(sensor_readings_hourly.sample_count))::double precision) AS value,
+    min(sensor_readings_hourly.min) AS min,
+    max(sensor_readings_hourly.max) AS max,
+    (sum(sensor_readings_hourly.sample_count))::integer AS sample_count,
+    (count(*))::integer AS hour_count
+   FROM public.sensor_readings_hourly
+  GROUP BY (public.time_bucket('1 day'::interval, sensor_readings_hourly.bucket)), sensor_readings_hourly.cooling_unit_id, sensor_readings_hourly.specification_type;
+
+CREATE TABLE public.api_token_cooling_units (
+    api_token_id uuid NOT NULL,
+    cooling_unit_id integer NOT NULL
+);
+
+CREATE TABLE public.api_tokens (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    company_id integer NOT NULL,
+    name text NOT NULL,
+    scopes text[] NOT NULL,
+    token_hash bytea NOT NULL,
+    expires_at timestamp with time zone,
+    last_used_at timestamp with time zone,
+    revoked boolean DEFAULT false NOT NULL,
+    revoked_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_by integer NOT NULL,
+    rotated_from uuid,
+    CONSTRAINT api_tokens_check CHECK ((revoked = (revoked_at IS NOT NULL))),
+    CONSTRAINT api_tokens_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 100))),
+    CONSTRAINT api_tokens_not_rotated_from_itself CHECK ((rotated_from <> id)),
+    CONSTRAINT api_tokens_scopes_check CHECK (((cardinality(scopes) > 0) AND (scopes <@ ARRAY['users'::text, 'utilization'::text, 'revenue'::text, 'impact'::text, 'sensor_data'::text]))),
+    CONSTRAINT api_tokens_token_hash_check CHECK ((octet_length(token_hash) = 32))
+);
+
+CREATE TABLE public.baseline_surveys (
+    id bigint NOT NULL,
+    farmer_id integer NOT NULL,
+    crop_id integer,
+    loss_share numeric(5,4) NOT NULL,
+    below_market_share numeric(5,4) DEFAULT 0 NOT NULL,
+    currency character(3) NOT NULL,
+    average_price_per_kg numeric(12,2) NOT NULL,
+    surveyed_at timestamp with time zone NOT NULL,
+    CONSTRAINT baseline_surveys_average_price_per_kg_check CHECK ((average_price_per_kg >= (0)::numeric)),
+    CONSTRAINT baseline_surveys_below_market_share_check CHECK (((below_market_share >= (0)::numeric) AND (below_market_share <= (1)::numeric))),
+    CONSTRAINT baseline_surveys_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+    CONSTRAINT baseline_surveys_loss_share_check CHECK (((loss_share >= (0)::numeric) AND (loss_share <= (1)::numeric)))
+);
+
+ALTER TABLE public.baseline_surveys ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.baseline_surveys_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.check_ins (
+    id bigint NOT NULL,
+    cooling_unit_id integer NOT NULL,
+    farmer_id integer NOT NULL,
+    operator_id integer,
+    checked_in_at timestamp with time zone NOT NULL
+);
+
+ALTER TABLE public.check_ins ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.check_ins_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.check_outs (
+    id bigint NOT NULL,
+    cooling_unit_id integer NOT NULL,
+    farmer_id integer NOT NULL,
+    operator_id integer,
+    checked_out_at timestamp with time zone NOT NULL,
+    currency character(3) NOT NULL,
+    cooling_fees numeric(14,2) NOT NULL,
+    discount numeric(14,2) DEFAULT 0 NOT NULL,
+    paid boolean DEFAULT false NOT NULL,
+    payment_method public.payment_method,
+    paid_at timestamp with time zone,
+    CONSTRAINT check_outs_check CHECK ((discount <= cooling_fees)),
+    CONSTRAINT check_outs_cooling_fees_check CHECK ((cooling_fees >= (0)::numeric)),
+    CONSTRAINT check_outs_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+    CONSTRAINT check_outs_discount_check CHECK ((discount >= (0)::numeric))
+);
+
+ALTER TABLE public.check_outs ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.check_outs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.companies (
+    id integer NOT NULL,
+    name text NOT NULL,
+    country character(2) NOT NULL,
+    currency character(3) NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT companies_country_check CHECK ((country ~ '^[A-Z]{2}$'::text)),
+    CONSTRAINT companies_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text))
+);
+
+ALTER TABLE public.companies ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.companies_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.cooling_units (
+    id integer NOT NULL,
+    location_id integer NOT NULL,
+    company_id integer NOT NULL,
+    name text NOT NULL,
+    capacity_crates integer NOT NULL,
+    capacity_kg numeric(12,2) NOT NULL,
+    metric public.unit_metric DEFAULT 'CRATES'::public.unit_metric NOT NULL,
+    unit_type public.cooling_unit_type DEFAULT 'OTHER'::public.cooling_unit_type NOT NULL,
+    crate_weight_kg numeric(8,2) DEFAULT 25 NOT NULL,
+    pricing public.pricing_strategy DEFAULT 'DAILY'::public.pricing_strategy NOT NULL,
+    price numeric(12,2) DEFAULT 0 NOT NULL,
+    has_sensor boolean DEFAULT true NOT NULL,
+    deleted boolean DEFAULT false NOT NULL,
+    deleted_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT cooling_units_capacity_crates_check CHECK ((capacity_crates > 0)),
+    CONSTRAINT cooling_units_capacity_kg_check CHECK ((capacity_kg > (0)::numeric)),
+    CONSTRAINT cooling_units_check CHECK ((deleted = (deleted_at IS NOT NULL))),
+    CONSTRAINT cooling_units_crate_weight_kg_check CHECK ((crate_weight_kg > (0)::numeric)),
+    CONSTRAINT cooling_units_price_check CHECK ((price >= (0)::numeric))
+);
+
+ALTER TABLE public.cooling_units ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.cooling_units_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.crate_check_outs (
+    check_out_id bigint NOT NULL,
+    crate_id bigint NOT NULL,
+    percentage numeric(5,2) NOT NULL,
+    weight_kg numeric(10,2) NOT NULL,
+    days_stored integer NOT NULL,
+    CONSTRAINT crate_check_outs_days_stored_check CHECK ((days_stored >= 1)),
+    CONSTRAINT crate_check_outs_percentage_check CHECK (((percentage > (0)::numeric) AND (percentage <= (100)::numeric))),
+    CONSTRAINT crate_check_outs_weight_kg_check CHECK ((weight_kg >= (0)::numeric))
+);
+
+CREATE TABLE public.crates (
+    id bigint NOT NULL,
+    check_in_id bigint NOT NULL,
+    cooling_unit_id integer NOT NULL,
+    crop_id integer NOT NULL,
+    initial_weight_kg numeric(10,2) NOT NULL,
+    fully_checked_out_at timestamp with time zone,
+    CONSTRAINT crates_initial_weight_kg_check CHECK ((initial_weight_kg > (0)::numeric))
+);
+
+ALTER TABLE public.crates ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.crates_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.crops (
+    id integer NOT NULL,
+    name text NOT NULL,
+    emission_factor_without_cooling numeric(8,4) NOT NULL,
+    emission_factor_with_cooling numeric(8,4) NOT NULL,
+    CONSTRAINT crops_emission_factor_with_cooling_check CHECK ((emission_factor_with_cooling >= (0)::numeric)),
+    CONSTRAINT crops_emission_factor_without_cooling_check CHECK ((emission_factor_without_cooling >= (0)::numeric))
+);
+
+ALTER TABLE public.crops ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.crops_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.locations (
+    id integer NOT NULL,
+    company_id integer NOT NULL,
+    name text NOT NULL,
+    state text DEFAULT ''::text NOT NULL,
+    city text DEFAULT ''::text NOT NULL,
+    deleted boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE public.locations ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.locations_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.market_surveys (
+    id bigint NOT NULL,
+    check_out_id bigint NOT NULL,
+    crop_id integer NOT NULL,
+    currency character(3) NOT NULL,
+    selling_price_per_unit numeric(12,2) NOT NULL,
+    kg_per_unit numeric(10,2) NOT NULL,
+    kg_sold numeric(12,2) NOT NULL,
+    kg_lost numeric(12,2) DEFAULT 0 NOT NULL,
+    loss_reason text,
+    surveyed_at timestamp with time zone NOT NULL,
+    CONSTRAINT market_surveys_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+    CONSTRAINT market_surveys_kg_lost_check CHECK ((kg_lost >= (0)::numeric)),
+    CONSTRAINT market_surveys_kg_per_unit_check CHECK ((kg_per_unit > (0)::numeric)),
+    CONSTRAINT market_surveys_kg_sold_check CHECK ((kg_sold >= (0)::numeric)),
+    CONSTRAINT market_surveys_selling_price_per_unit_check CHECK ((selling_price_per_unit >= (0)::numeric))
+);
+
+ALTER TABLE public.market_surveys ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.market_surveys_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.operator_assignments (
+    operator_id integer NOT NULL,
+    cooling_unit_id integer NOT NULL
+);
+
+CREATE TABLE public.pgmigrations (
+    id integer NOT NULL,
+    name character varying(255) NOT NULL,
+    run_on timestamp without time zone NOT NULL
+);
+
+CREATE SEQUENCE public.pgmigrations_id_seq
+    AS integer
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE public.pgmigrations_id_seq OWNED BY public.pgmigrations.id;
+
+CREATE VIEW public.sensor_readings_daily AS
+ SELECT _materialized_hypertable_3.bucket,
+    _materialized_hypertable_3.cooling_unit_id,
+    _materialized_hypertable_3.specification_type,
+    _materialized_hypertable_3.value,
+    _materialized_hypertable_3.min,
+    _materialized_hypertable_3.max,
+    _materialized_hypertable_3.sample_count,
+    _materialized_hypertable_3.hour_count
+   FROM _timescaledb_internal._materialized_hypertable_3
+  WHERE (_materialized_hypertable_3.bucket < COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(3)), '-infinity'::timestamp with time zone))
+UNION ALL
+ SELECT public.time_bucket('1 day'::interval, sensor_readings_hourly.bucket) AS bucket,
+    sensor_readings_hourly.cooling_unit_id,
+    sensor_readings_hourly.specification_type,
+    (sum((sensor_readings_hourly.value * (sensor_readings_hourly.sample_count)::double precision)) / (sum(sensor_readings_hourly.sample_count))::double precision) AS value,
+    min(sensor_readings_hourly.min) AS min,
+    max(sensor_readings_hourly.max) AS max,
+    (sum(sensor_readings_hourly.sample_count))::integer AS sample_count,
+    (count(*))::integer AS hour_count
+   FROM public.sensor_readings_hourly
+  WHERE (sensor_readings_hourly.bucket >= COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(3)), '-infinity'::timestamp with time zone))
+  GROUP BY (public.time_bucket('1 day'::interval, sensor_readings_hourly.bucket)), sensor_readings_hourly.cooling_unit_id, sensor_readings_hourly.specification_type;
+
+CREATE TABLE public.sensor_storage (
+    singleton boolean DEFAULT true NOT NULL,
+    profile text NOT NULL,
+    retention interval,
+    CONSTRAINT sensor_storage_profile_check CHECK ((profile = ANY (ARRAY['timescale'::text, 'postgres'::text]))),
+    CONSTRAINT sensor_storage_retention_check CHECK ((retention >= '30 days'::interval)),
+    CONSTRAINT sensor_storage_singleton_check CHECK (singleton)
+);
+
+CREATE TABLE public.users (
+    id integer NOT NULL,
+    role public.user_role NOT NULL,
+    company_id integer,
+    first_name text NOT NULL,
+    last_name text DEFAULT ''::text NOT NULL,
+    phone text,
+    email text,
+    user_code text,
+    registered_by integer,
+    is_active boolean DEFAULT true NOT NULL,
+    date_joined timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT users_check CHECK (((role = 'FARMER'::public.user_role) OR (company_id IS NOT NULL))),
+    CONSTRAINT users_check1 CHECK (((role <> 'FARMER'::public.user_role) OR (user_code IS NOT NULL)))
+);
+
+ALTER TABLE public.users ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
+    SEQUENCE NAME public.users_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+ALTER TABLE ONLY public.pgmigrations ALTER COLUMN id SET DEFAULT nextval('public.pgmigrations_id_seq'::regclass);
+
+ALTER TABLE ONLY public.api_token_cooling_units
+    ADD CONSTRAINT api_token_cooling_units_pkey PRIMARY KEY (api_token_id, cooling_unit_id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_token_hash_key UNIQUE (token_hash);
+
+ALTER TABLE ONLY public.baseline_surveys
+    ADD CONSTRAINT baseline_surveys_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.check_ins
+    ADD CONSTRAINT check_ins_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.check_outs
+    ADD CONSTRAINT check_outs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.companies
+    ADD CONSTRAINT companies_name_key UNIQUE (name);
+
+ALTER TABLE ONLY public.companies
+    ADD CONSTRAINT companies_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.cooling_units
+    ADD CONSTRAINT cooling_units_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.crate_check_outs
+    ADD CONSTRAINT crate_check_outs_pkey PRIMARY KEY (check_out_id, crate_id);
+
+ALTER TABLE ONLY public.crates
+    ADD CONSTRAINT crates_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.crops
+    ADD CONSTRAINT crops_name_key UNIQUE (name);
+
+ALTER TABLE ONLY public.crops
+    ADD CONSTRAINT crops_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.locations
+    ADD CONSTRAINT locations_id_company_id_key UNIQUE (id, company_id);
+
+ALTER TABLE ONLY public.locations
+    ADD CONSTRAINT locations_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.market_surveys
+    ADD CONSTRAINT market_surveys_check_out_id_key UNIQUE (check_out_id);
+
+ALTER TABLE ONLY public.market_surveys
+    ADD CONSTRAINT market_surveys_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.operator_assignments
+    ADD CONSTRAINT operator_assignments_pkey PRIMARY KEY (operator_id, cooling_unit_id);
+
+ALTER TABLE ONLY public.pgmigrations
+    ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.sensor_readings
+    ADD CONSTRAINT sensor_readings_pkey PRIMARY KEY (cooling_unit_id, specification_type, recorded_at);
+
+ALTER TABLE ONLY public.sensor_storage
+    ADD CONSTRAINT sensor_storage_pkey PRIMARY KEY (singleton);
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_user_code_key UNIQUE (user_code);
+
+CREATE INDEX _materialized_hypertable_2_bucket_idx ON _timescaledb_internal._materialized_hypertable_2 USING btree (bucket DESC);
+
+CREATE INDEX _materialized_hypertable_3_bucket_idx ON _timescaledb_internal._materialized_hypertable_3 USING btree (bucket DESC);
+
+CREATE INDEX sensor_readings_daily_unit_idx ON _timescaledb_internal._materialized_hypertable_3 USING btree (cooling_unit_id, specification_type, bucket);
+
+CREATE INDEX sensor_readings_hourly_unit_idx ON _timescaledb_internal._materialized_hypertable_2 USING btree (cooling_unit_id, specification_type, bucket);
+
+CREATE INDEX api_tokens_company_created_idx ON public.api_tokens USING btree (company_id, created_at DESC, id DESC);
+
+CREATE UNIQUE INDEX api_tokens_rotated_from_idx ON public.api_tokens USING btree (rotated_from) WHERE (rotated_from IS NOT NULL);
+
+CREATE INDEX baseline_surveys_farmer_idx ON public.baseline_surveys USING btree (farmer_id, surveyed_at);
+
+CREATE INDEX check_ins_farmer_idx ON public.check_ins USING btree (farmer_id);
+
+CREATE INDEX check_ins_unit_farmer_idx ON public.check_ins USING btree (cooling_unit_id, farmer_id);
+
+CREATE INDEX check_ins_unit_time_farmer_idx ON public.check_ins USING btree (cooling_unit_id, checked_in_at) INCLUDE (farmer_id);
+
+CREATE INDEX check_outs_farmer_idx ON public.check_outs USING btree (farmer_id);
+
+CREATE INDEX check_outs_unit_time_farmer_idx ON public.check_outs USING btree (cooling_unit_id, checked_out_at) INCLUDE (farmer_id);
+
+CREATE INDEX cooling_units_company_deleted_idx ON public.cooling_units USING btree (company_id) WHERE deleted;
+
+CREATE INDEX cooling_units_company_idx ON public.cooling_units USING btree (company_id) WHERE (NOT deleted);
+
+CREATE INDEX cooling_units_location_idx ON public.cooling_units USING btree (location_id);
+
+CREATE INDEX crate_check_outs_crate_idx ON public.crate_check_outs USING btree (crate_id);
+
+CREATE INDEX crates_check_in_idx ON public.crates USING btree (check_in_id);
+
+CREATE INDEX crates_unit_idx ON public.crates USING btree (cooling_unit_id, fully_checked_out_at);
+
+CREATE INDEX locations_company_idx ON public.locations USING btree (company_id);
+
+CREATE INDEX market_surveys_surveyed_at_idx ON public.market_surveys USING btree (surveyed_at);
+
+CREATE INDEX operator_assignments_unit_idx ON public.operator_assignments USING btree (cooling_unit_id);
+
+CREATE INDEX users_company_role_joined_idx ON public.users USING btree (company_id, role, date_joined);
+
+CREATE INDEX users_registered_by_farmer_idx ON public.users USING btree (registered_by) WHERE (role = 'FARMER'::public.user_role);
+
+CREATE TRIGGER cooling_units_announce AFTER INSERT OR DELETE OR UPDATE OF company_id, location_id, deleted ON public.cooling_units FOR EACH ROW EXECUTE FUNCTION public.cooling_units_announce();
+
+ALTER TABLE ONLY public.api_token_cooling_units
+    ADD CONSTRAINT api_token_cooling_units_api_token_id_fkey FOREIGN KEY (api_token_id) REFERENCES public.api_tokens(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.api_token_cooling_units
+    ADD CONSTRAINT api_token_cooling_units_cooling_unit_id_fkey FOREIGN KEY (cooling_unit_id) REFERENCES public.cooling_units(id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.companies(id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_created_by_fkey FOREIGN KEY (created_by) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_rotated_from_fkey FOREIGN KEY (rotated_from) REFERENCES public.api_tokens(id);
+
+ALTER TABLE ONLY public.baseline_surveys
+    ADD CONSTRAINT baseline_surveys_crop_id_fkey FOREIGN KEY (crop_id) REFERENCES public.crops(id);
+
+ALTER TABLE ONLY public.baseline_surveys
+    ADD CONSTRAINT baseline_surveys_farmer_id_fkey FOREIGN KEY (farmer_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.check_ins
+    ADD CONSTRAINT check_ins_cooling_unit_id_fkey FOREIGN KEY (cooling_unit_id) REFERENCES public.cooling_units(id);
+
+ALTER TABLE ONLY public.check_ins
+    ADD CONSTRAINT check_ins_farmer_id_fkey FOREIGN KEY (farmer_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.check_ins
+    ADD CONSTRAINT check_ins_operator_id_fkey FOREIGN KEY (operator_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.check_outs
+    ADD CONSTRAINT check_outs_cooling_unit_id_fkey FOREIGN KEY (cooling_unit_id) REFERENCES public.cooling_units(id);
+
+ALTER TABLE ONLY public.check_outs
+    ADD CONSTRAINT check_outs_farmer_id_fkey FOREIGN KEY (farmer_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.check_outs
+    ADD CONSTRAINT check_outs_operator_id_fkey FOREIGN KEY (operator_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.cooling_units
+    ADD CONSTRAINT cooling_units_location_id_company_id_fkey FOREIGN KEY (location_id, company_id) REFERENCES public.locations(id, company_id);
+
+ALTER TABLE ONLY public.crate_check_outs
+    ADD CONSTRAINT crate_check_outs_check_out_id_fkey FOREIGN KEY (check_out_id) REFERENCES public.check_outs(id);
+
+ALTER TABLE ONLY public.crate_check_outs
+    ADD CONSTRAINT crate_check_outs_crate_id_fkey FOREIGN KEY (crate_id) REFERENCES public.crates(id);
+
+ALTER TABLE ONLY public.crates
+    ADD CONSTRAINT crates_check_in_id_fkey FOREIGN KEY (check_in_id) REFERENCES public.check_ins(id);
+
+ALTER TABLE ONLY public.crates
+    ADD CONSTRAINT crates_cooling_unit_id_fkey FOREIGN KEY (cooling_unit_id) REFERENCES public.cooling_units(id);
+
+ALTER TABLE ONLY public.crates
+    ADD CONSTRAINT crates_crop_id_fkey FOREIGN KEY (crop_id) REFERENCES public.crops(id);
+
+ALTER TABLE ONLY public.locations
+    ADD CONSTRAINT locations_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.companies(id);
+
+ALTER TABLE ONLY public.market_surveys
+    ADD CONSTRAINT market_surveys_check_out_id_fkey FOREIGN KEY (check_out_id) REFERENCES public.check_outs(id);
+
+ALTER TABLE ONLY public.market_surveys
+    ADD CONSTRAINT market_surveys_crop_id_fkey FOREIGN KEY (crop_id) REFERENCES public.crops(id);
+
+ALTER TABLE ONLY public.operator_assignments
+    ADD CONSTRAINT operator_assignments_cooling_unit_id_fkey FOREIGN KEY (cooling_unit_id) REFERENCES public.cooling_units(id);
+
+ALTER TABLE ONLY public.operator_assignments
+    ADD CONSTRAINT operator_assignments_operator_id_fkey FOREIGN KEY (operator_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.companies(id);
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_registered_by_fkey FOREIGN KEY (registered_by) REFERENCES public.users(id);
+
+-- sensor_storage
+{"profile":"timescale","retention":"45 days"}
+
+-- pgmigrations
+{"name":"001_core-schema"}
+{"name":"002_analytics-indexes"}
+{"name":"003_sensor-store"}
+{"name":"004_timescale-retention-window"}
+{"name":"005_token-rotation"}
+{"name":"007_unit-directory-notify"}
+{"name":"008_timescale-aggregate-layout"}
+{"name":"009_analytics-figures"}
+
+-- weekly partitions
+{"partitions":0}
+
+-- timescaledb_information.dimensions
+{"hypertable_schema":"_timescaledb_internal","hypertable_name":"_materialized_hypertable_2","column_name":"bucket","dimension_type":"Time","time_interval":"30 days"}
+{"hypertable_schema":"_timescaledb_internal","hypertable_name":"_materialized_hypertable_3","column_name":"bucket","dimension_type":"Time","time_interval":"90 days"}
+{"hypertable_schema":"public","hypertable_name":"sensor_readings","column_name":"recorded_at","dimension_type":"Time","time_interval":"1 day"}
+
+-- timescaledb_information.hypertables
+{"hypertable_schema":"public","hypertable_name":"sensor_readings","num_dimensions":1,"compression_enabled":true}
+
+-- timescaledb_information.continuous_aggregates
+{"view_name":"sensor_readings_daily","hypertable_name":"_materialized_hypertable_2","materialized_only":false,"compression_enabled":true,"materialization_hypertable_name":"_materialized_hypertable_3","view_definition":" SELECT time_bucket('1 day'::interval, sensor_readings_hourly.bucket) AS bucket,\n    sensor_readings_hourly.cooling_unit_id,\n    sensor_readings_hourly.specification_type,\n    (sum((sensor_readings_hourly.value * (sensor_readings_hourly.sample_count)::double precision)) / (sum(sensor_readings_hourly.sample_count))::double precision) AS value,\n    min(sensor_readings_hourly.min) AS min,\n    max(sensor_readings_hourly.max) AS max,\n    (sum(sensor_readings_hourly.sample_count))::integer AS sample_count,\n    (count(*))::integer AS hour_count\n   FROM sensor_readings_hourly\n  GROUP BY (time_bucket('1 day'::interval, sensor_readings_hourly.bucket)), sensor_readings_hourly.cooling_unit_id, sensor_readings_hourly.specification_type;"}
+{"view_name":"sensor_readings_hourly","hypertable_name":"sensor_readings","materialized_only":false,"compression_enabled":true,"materialization_hypertable_name":"_materialized_hypertable_2","view_definition":" SELECT time_bucket('01:00:00'::interval, sensor_readings.recorded_at) AS bucket,\n    sensor_readings.cooling_unit_id,\n    sensor_readings.specification_type,\n    avg(sensor_readings.value) AS value,\n    min(sensor_readings.value) AS min,\n    max(sensor_readings.value) AS max,\n    (count(*))::integer AS sample_count\n   FROM sensor_readings\n  GROUP BY (time_bucket('01:00:00'::interval, sensor_readings.recorded_at)), sensor_readings.cooling_unit_id, sensor_readings.specification_type;"}
+
+-- timescaledb_information.hypertable_columnstore_settings
+{"hypertable":"_timescaledb_internal._materialized_hypertable_2","segmentby":"cooling_unit_id,specification_type","orderby":"bucket","index":[{"type":"minmax","column":"bucket","source":"orderby"},{"type":"firstlast","column":"bucket","source":"orderby"}]}
+{"hypertable":"_timescaledb_internal._materialized_hypertable_3","segmentby":"cooling_unit_id,specification_type","orderby":"bucket","index":[{"type":"minmax","column":"bucket","source":"orderby"},{"type":"firstlast","column":"bucket","source":"orderby"}]}
+{"hypertable":"sensor_readings","segmentby":"cooling_unit_id,specification_type","orderby":"recorded_at","index":[{"type":"minmax","column":"recorded_at","source":"orderby"},{"type":"firstlast","column":"recorded_at","source":"orderby"}]}
+
+-- timescaledb_information.jobs
+{"proc_name":"policy_compression","hypertable_name":"sensor_readings","schedule_interval":"12:00:00","max_runtime":"00:00:00","max_retries":-1,"retry_period":"01:00:00","scheduled":true,"fixed_schedule":false,"config":{"hypertable_id":1,"compress_after":"7 days"},"check_name":"policy_compression_check"}
+{"proc_name":"policy_retention","hypertable_name":"sensor_readings","schedule_interval":"1 day","max_runtime":"00:05:00","max_retries":-1,"retry_period":"00:05:00","scheduled":true,"fixed_schedule":false,"config":{"drop_after":"45 days","hypertable_id":1},"check_name":"policy_retention_check"}
+{"proc_name":"policy_compression","hypertable_name":"sensor_readings_daily","schedule_interval":"12:00:00","max_runtime":"00:00:00","max_retries":-1,"retry_period":"01:00:00","scheduled":true,"fixed_schedule":false,"config":{"hypertable_id":3,"compress_after":"7 days"},"check_name":"policy_compression_check"}
+{"proc_name":"policy_refresh_continuous_aggregate","hypertable_name":"sensor_readings_daily","schedule_interval":"01:00:00","max_runtime":"00:00:00","max_retries":-1,"retry_period":"01:00:00","scheduled":true,"fixed_schedule":false,"config":{"end_offset":"1 day","start_offset":"44 days","mat_hypertable_id":3},"check_name":"policy_refresh_continuous_aggregate_check"}
+{"proc_name":"policy_compression","hypertable_name":"sensor_readings_hourly","schedule_interval":"12:00:00","max_runtime":"00:00:00","max_retries":-1,"retry_period":"01:00:00","scheduled":true,"fixed_schedule":false,"config":{"hypertable_id":2,"compress_after":"7 days"},"check_name":"policy_compression_check"}
+{"proc_name":"policy_refresh_continuous_aggregate","hypertable_name":"sensor_readings_hourly","schedule_interval":"00:15:00","max_runtime":"00:00:00","max_retries":-1,"retry_period":"00:15:00","scheduled":true,"fixed_schedule":false,"config":{"end_offset":"01:00:00","start_offset":"44 days","mat_hypertable_id":2},"check_name":"policy_refresh_continuous_aggregate_check"}
