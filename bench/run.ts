@@ -2,14 +2,18 @@
 // load benchmark. Builds a reproducible data set in a throwaway database, starts the project's
 // real cluster and the minimal reference cluster, runs every scenario against both (alternating,
 // so machine noise hits both), measures revocation (P7) and runs the sensor scripts (P4, P6), then
-// prints the table and the targets and writes bench/results/ (see docs/benchmarks.md).
-//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...]
-//   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both]
+// prints the table and the targets and writes bench/results/ (see docs/benchmarks.md), its line
+// appended to bench/results/runs.jsonl. --publish also appends it to bench/history.jsonl and
+// rewrites docs/benchmarks.md's tables and chart from it (kit/publish.ts): a complete run only,
+// from a checkout without uncommitted changes.
+//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--publish]
+//   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 //     only the P9 scale curve (bench/scale.ts): long (estimated 30-60 min), ~17 GB of disk at 100M
 // Env: BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
 //      BENCH_REDIS_URL (default redis://127.0.0.1:6379).
 // Progress goes to stderr, the table to stdout. The exit code is 0 when the run completed, missed
-// targets included (they are printed as missed); 1 when the kit itself failed.
+// targets included (they are printed as missed); 1 when the kit itself failed; 2 for a bad command
+// line or a refused --publish (one line saying why).
 import { loadavg } from 'node:os';
 import { loadSensorStorageConfig } from '../src/config.js';
 import { stopAll } from './kit/child-processes.js';
@@ -18,8 +22,11 @@ import type { Server } from './kit/config.js';
 import { buildDataset, type Dataset } from './kit/dataset.js';
 import { closeLoadGenerators } from './kit/load.js';
 import { measureRevocation, type RevocationFigures } from './kit/revocation.js';
+import { STATE_AT_START, treeState } from './kit/git-state.js';
+import { recordRun, treeRefusal } from './kit/publish.js';
 import { readRunOptions, type RunOptions } from './kit/run-options.js';
-import { assembleReport, publishReport } from './kit/run-report.js';
+import { loadRunRecord } from './kit/run-record.js';
+import { assembleReport, printAndWriteReport } from './kit/run-report.js';
 import { atCeiling, planCredentials, runScenarios } from './kit/scenario-runs.js';
 import { probeSensorData, sensorScriptTargets } from './kit/sensor-targets.js';
 import { type Service, startClusters, stopClusters } from './kit/services.js';
@@ -35,6 +42,12 @@ const options = ((): RunOptions => {
     process.exit(2);
   }
 })();
+// refused before a quarter of an hour is spent on a run that could not be published
+const publishBlocked = options.publish ? treeRefusal(STATE_AT_START) : null;
+if (publishBlocked) {
+  console.error(`npm run bench: --publish refused: ${publishBlocked}`);
+  process.exit(2);
+}
 const { config } = options;
 const startedAt = new Date();
 const loadAtStart = loadavg()[0]!;
@@ -88,11 +101,13 @@ async function main() {
 
   if (wasInterrupted()) throw new Error('interrupted');
   const outcome = { config, redisUrl: options.redisUrl, startedAt, loadAtStart, dataset, sensorData, scenarios, revocation, sensorScripts };
-  publishReport(await assembleReport(outcome));
+  const report = await assembleReport(outcome);
+  const files = printAndWriteReport(report);
+  recordRun(loadRunRecord(report, options.partial), { publish: options.publish, chart: files.png, now: () => treeState() });
 }
 
 try {
-  if (options.scale) await runScaleCurve(options.scale, log);
+  if (options.scale) await runScaleCurve(options.scale, { publish: options.publish, partial: options.partial }, log);
   else await main();
   await cleanUp(log);
   log('done');

@@ -3,7 +3,8 @@
 // other, so one database exists at a time and the two never measure each other; a profile without
 // a server is NOT MEASURED with the reason. Then the curves, the targets, peak disk and wall time
 // on stdout, and the JSON, HTML (latency against data size, log scale) and PNG in bench/results/.
-//   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both]
+// Its line goes to bench/results/runs.jsonl, and with --publish to the history and the docs (kit/publish.ts).
+//   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 // Needs the local PostgreSQL (BENCH_ADMIN_URL) and, for timescale, a TimescaleDB
 // (BENCH_TIMESCALE_URL or ../shared/timescaledb/start.sh). 100M needs ~17 GB free (see docs/benchmarks.md).
 import { spawn } from 'node:child_process';
@@ -11,7 +12,10 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { stopAll, track } from './kit/child-processes.js';
 import { onCleanUp, wasInterrupted } from './kit/clean-up.js';
 import { repoRoot } from './kit/repo-root.js';
-import { commitMeasured } from './kit/run-report.js';
+import { commitMeasured, treeState } from './kit/git-state.js';
+import { recordRun } from './kit/publish.js';
+import { CHARTS } from './kit/publish-paths.js';
+import { scaleRunRecord } from './kit/run-record.js';
 import { DAYS, END, INGEST, type ProfileCurve, PROBE_UNIT, ROUNDS, type ScaleOptions, stepsUpTo, WARM_ROUNDS } from './kit/scale-plan.js';
 import { formatScaleReport, judgeTargets, type ProfileOutcome, type ScaleReport, writeScaleReport } from './kit/scale-report.js';
 import { profileServer, type SensorProfile, shownUrl } from './kit/sensor-profiles.js';
@@ -66,7 +70,7 @@ function runProfile(profile: SensorProfile, options: ScaleOptions): Promise<Prof
   });
 }
 
-export async function runScaleCurve(options: ScaleOptions, log: (line: string) => void): Promise<void> {
+export async function runScaleCurve(options: ScaleOptions, run: { publish: boolean; partial: string[] }, log: (line: string) => void): Promise<void> {
   const startedAt = new Date();
   const loadAtStart = loadavg()[0]!;
   onCleanUp(() => stopAll());
@@ -108,5 +112,9 @@ export async function runScaleCurve(options: ScaleOptions, log: (line: string) =
   console.log(formatScaleReport(report));
   const files = writeScaleReport(report, new URL('./results/', import.meta.url));
   console.log(`\nreport: ${files.join('\n        ')}`);
-  if (profiles.some((outcome) => outcome.status === 'failed')) process.exitCode = 1;
+  const failed = profiles.filter((outcome) => outcome.status === 'failed');
+  const partial = [...run.partial, ...failed.map((outcome) => `the ${outcome.profile} profile failed`)];
+  const chart = files.find((file) => file.endsWith(CHARTS.scale.written)) ?? null;
+  recordRun(scaleRunRecord(report, partial), { publish: run.publish, chart, now: () => treeState() });
+  if (failed.length > 0) process.exitCode = 1;
 }

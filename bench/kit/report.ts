@@ -1,7 +1,7 @@
 // The report of a run: the table on stdout, and the files in bench/results/ (all git-ignored):
 // <timestamp>.json and latest.json (every figure and every target), <timestamp>.html and
 // latest.html (html.ts), and latest.png (the main chart, rendered with resvg from our own SVG;
-// docs/benchmarks.md shows a copy of a chosen run's, docs/bench-latest.png).
+// --publish copies it to docs/bench-latest.png, kit/publish.ts).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Resvg } from '@resvg/resvg-js';
 import type { DatasetSize, Mode } from './config.js';

@@ -1,10 +1,12 @@
 // The command line of `npm run bench`: mode, run length and the scenario subset, resolved into the
-// run's configuration and what it includes; or the P9 scale curve, a separate mode.
-//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...]
-//   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both]
+// run's configuration and what it includes; or the P9 scale curve, a separate mode. --publish
+// (kit/publish.ts) takes only a complete run: not --quick or --only, not a smaller scale curve.
+//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--publish]
+//   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 import { parseArgs } from 'node:util';
 import { type KitConfig, kitConfig } from './config.js';
-import { readScaleOptions, type ScaleOptions } from './scale-plan.js';
+import { readScaleOptions, SCALE_STEPS, type ScaleOptions } from './scale-plan.js';
+import { SENSOR_PROFILES } from './sensor-profiles.js';
 import { type Scenario, scenarios } from './scenarios.js';
 
 export interface RunOptions {
@@ -18,6 +20,10 @@ export interface RunOptions {
   redisUrl: string;
   /** --scale: only the P9 scale curve (bench/scale.ts), with its options; null otherwise */
   scale: ScaleOptions | null;
+  /** why this is not a complete run (the options that made it smaller); empty for one */
+  partial: string[];
+  /** --publish: the run also goes to bench/history.jsonl and docs/benchmarks.md (kit/publish.ts) */
+  publish: boolean;
 }
 
 export function readRunOptions(args = process.argv.slice(2)): RunOptions {
@@ -30,6 +36,7 @@ export function readRunOptions(args = process.argv.slice(2)): RunOptions {
       scale: { type: 'boolean', default: false },
       'scale-max': { type: 'string' },
       profile: { type: 'string' },
+      publish: { type: 'boolean', default: false },
     },
   });
   if (!values.scale && (values['scale-max'] !== undefined || values.profile !== undefined)) {
@@ -41,12 +48,24 @@ export function readRunOptions(args = process.argv.slice(2)): RunOptions {
   const config = kitConfig(values.quick ? 'quick' : 'full', values.seconds ? Number(values.seconds) : undefined);
   // --only names scenario ids, plus the two parts that are not request scenarios
   const only = values.only ? new Set(values.only.split(',').map((id) => id.trim())) : null;
+  const scale = values.scale ? readScaleOptions(args) : null;
+  const partial = scale
+    ? [
+        ...(scale.max !== SCALE_STEPS.at(-1)!.label ? [`--scale-max ${scale.max}`] : []),
+        ...(scale.profiles.length < SENSOR_PROFILES.length ? [`--profile ${scale.profiles.join(',')}`] : []),
+      ]
+    : [...(values.quick ? ['--quick'] : []), ...(only ? [`--only ${[...only].join(',')}`] : [])];
+  if (values.publish && partial.length > 0) {
+    throw new Error(`--publish takes a complete run, not one with ${partial.join(' and ')}`);
+  }
   return {
     config,
     scenarios: scenarios.filter((scenario) => !only || only.has(scenario.id)),
     revocation: !only || only.has('revocation'),
     sensorScripts: !only || only.has('sensor-scripts'),
     redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
-    scale: values.scale ? readScaleOptions(args) : null,
+    scale,
+    partial,
+    publish: values.publish,
   };
 }

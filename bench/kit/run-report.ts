@@ -1,39 +1,15 @@
 // The end of a run: the machine it ran on (versions, commit, load), the Report every output reads,
 // then the table on stdout and the files in bench/results/ (report.ts).
-import { execFileSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { Redis } from 'ioredis';
 import { type KitConfig, WINDOW, WORKERS } from './config.js';
 import type { Dataset } from './dataset.js';
+import { commitMeasured } from './git-state.js';
 import { formatTable, type Report, writeReports } from './report.js';
 import type { ScenarioResult } from './results.js';
-import { repoRoot } from './repo-root.js';
 import type { RevocationFigures } from './revocation.js';
 import type { SensorData, SensorScriptResults } from './sensor-targets.js';
 import { evaluateTargets } from './targets.js';
-
-/** HEAD as a short hash (read-only git), marked when the work tree has uncommitted changes. */
-function currentCommit(): string {
-  const git = (...args: string[]) => {
-    try {
-      return execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    } catch {
-      return '';
-    }
-  };
-  const commit = git('rev-parse', '--short', 'HEAD') || 'unknown';
-  return git('status', '--porcelain', '--untracked-files=no') ? `${commit} (with uncommitted changes)` : commit;
-}
-
-// read when the kit is loaded, at the start of a run: a run takes up to half an hour, and a
-// commit made meanwhile is not what was measured
-const COMMIT_AT_START = currentCommit();
-
-/** The commit measured: HEAD when the run started, and where HEAD went if it moved since. */
-export function commitMeasured(): string {
-  const now = currentCommit();
-  return now === COMMIT_AT_START ? COMMIT_AT_START : `${COMMIT_AT_START} (HEAD moved to ${now} during the run)`;
-}
 
 async function redisVersionAt(redisUrl: string): Promise<string> {
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -112,9 +88,10 @@ export async function assembleReport(outcome: RunOutcome): Promise<Report> {
 }
 
 /** The table on stdout, the files in bench/results/ (all git-ignored), and where they are. */
-export function publishReport(report: Report) {
+export function printAndWriteReport(report: Report): ReturnType<typeof writeReports> {
   console.log(formatTable(report));
   const files = writeReports(report, new URL('../results/', import.meta.url));
   console.log(`\nreport: ${files.json}\n        ${files.html}\n        ${files.png ?? `no PNG: ${files.pngError}`}`);
   console.log('        bench/results/latest.json, latest.html');
+  return files;
 }

@@ -139,11 +139,11 @@ export interface ScriptOutcome {
 }
 
 /** The scripts, in the order they run (the quick run's budget goes to the first ones). */
-export const SENSOR_SCRIPTS: readonly { key: ScriptTarget; file: string; what: string }[] = [
-  { key: 'P4', file: 'sensor-hourly-aggregates.ts', what: 'a year of one unit hourly: aggregates vs bucketing raw rows (>= 10x)' },
-  { key: 'P6', file: 'sensor-ingest.ts', what: 'ingest with aggregates vs plain COPY (>= 0.6x, and >= 100k readings/s)' },
-  { key: 'P2', file: 'sensor-pages-per-second.ts', what: '1,000-record pages/s vs a naive pg + JSON.stringify handler (>= 2x)' },
-  { key: 'P3', file: 'sensor-deep-pages.ts', what: 'page 500 vs page 1, cold, ~1 M readings (<= 1.1x)' },
+export const SENSOR_SCRIPTS: readonly { key: ScriptTarget; file: string; what: string; goal: string }[] = [
+  { key: 'P4', file: 'sensor-hourly-aggregates.ts', what: 'a year of one unit hourly: aggregates vs bucketing raw rows', goal: '>= 10x' },
+  { key: 'P6', file: 'sensor-ingest.ts', what: 'ingest with aggregates vs plain COPY', goal: '>= 0.6x, and >= 100k readings/s' },
+  { key: 'P2', file: 'sensor-pages-per-second.ts', what: '1,000-record pages/s vs a naive pg + JSON.stringify handler', goal: '>= 2x' },
+  { key: 'P3', file: 'sensor-deep-pages.ts', what: 'page 500 vs page 1, cold, ~1 M readings', goal: '<= 1.1x' },
 ];
 
 /** Every script's outcome on each profile, and each profile's server (or why it had none). */
@@ -344,7 +344,7 @@ export function sensorScriptsHtml(results: SensorScriptResults, colors: Record<S
       return `<td><span class="badge" style="background:${colors[outcome.status]}">${VERDICT[outcome.status]}</span> ${escapeHtml(outcome.measured)}` +
         `<br><span class="muted">${escapeHtml(outcome.detail)}</span></td>`;
     }).join('');
-    return `<tr><td><b>${script.key}</b><br><code>${script.file}</code><br><span class="muted">${escapeHtml(script.what)}</span></td>${cells}</tr>`;
+    return `<tr><td><b>${script.key}</b><br><code>${script.file}</code><br><span class="muted">${escapeHtml(`${script.what} (${script.goal})`)}</span></td>${cells}</tr>`;
   }).join('\n');
   return `<table><thead><tr><th>script</th>${head}</tr></thead><tbody>${rows}</tbody></table>`;
 }

@@ -2,6 +2,8 @@
 // (dist/bench/reference/server.js), compiled first, each started in its own process group on
 // 127.0.0.1 and a free port, waited for (bounded), and stopped with SIGTERM then SIGKILL of the group.
 import { spawn } from 'node:child_process';
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort } from '../../src/free-port.js';
 import { track } from './child-processes.js';
 import { BENCH_JWT_SECRET, type Server, WORKERS } from './config.js';
@@ -110,6 +112,8 @@ export async function buildServers(log: (line: string) => void): Promise<{ proje
     });
   await run(['run', '--silent', 'build']);
   await run(['exec', '--', 'tsc', '-p', 'bench/reference/tsconfig.json']);
+  // the baseline queries the reference reads beside its compiled project-sql.js (tsc copies no .sql)
+  copyFileSync(join(repoRoot, 'bench/reference/analytics-baseline.sql'), join(repoRoot, 'dist/bench/reference/analytics-baseline.sql'));
   log(`compiled the project (npm run build) and the reference in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return { project: 'dist/src/main.js', reference: 'dist/bench/reference/server.js' };
 }

@@ -1,0 +1,168 @@
+// The tables docs/benchmarks.md shows between its bench markers, rendered from one run record
+// (run-record.ts): the release run's targets, the sensor scripts per storage profile and the
+// throughput per scenario; the scale curve. Short on purpose: every figure of a run stays in its
+// record (bench/history.jsonl) and its report (bench/results/).
+import { type CommitFacts, shortHash } from './git-state.js';
+import type { LoadRecord, MachineFacts, ScaleRecord, Verdict } from './run-record.js';
+import { LATENCIES } from './scale-plan.js';
+import { SENSOR_PROFILES } from './sensor-profiles.js';
+import { SENSOR_SCRIPTS, type ScriptOutcome, type ScriptTarget } from './sensor-targets.js';
+
+const VERDICT: Record<Verdict, string> = { pass: 'PASS', miss: 'MISSED', 'not measured': 'NOT MEASURED' };
+
+/** The scripts in the order and with the letters docs/benchmarks.md describes them by. */
+const SCRIPT_ROWS: [string, ScriptTarget][] = [['(a)', 'P4'], ['(b)', 'P3'], ['(c)', 'P6'], ['(d)', 'P2']];
+
+/** A table cell on one line, its pipes escaped; an empty one as `| |`. */
+const cell = (text: string) => ` ${text.replace(/\s+/g, ' ').replace(/\|/g, '\\|').trim()} `.replace(/^ {2}$/, ' ');
+
+function table(head: string[], rows: string[][]): string {
+  return [head, head.map(() => '---'), ...rows].map((row, i) => `|${row.map((text) => (i === 1 ? text : cell(text))).join('|')}|`).join('\n');
+}
+
+/** A paragraph wrapped at the doc's width, a number kept on the line of the word after it. */
+function paragraph(sentences: string[], width = 100): string {
+  const words = sentences.join(' ').split(' ').reduce<string[]>((kept, word) => {
+    const previous = kept.at(-1);
+    if (previous !== undefined && /^[\d.,]+$/.test(previous)) kept[kept.length - 1] = `${previous} ${word}`;
+    else kept.push(word);
+    return kept;
+  }, []);
+  const lines: string[] = [];
+  let line = '';
+  for (const word of words) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, line].join('\n');
+}
+
+const when = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+
+function duration(seconds: number | null): string | null {
+  if (seconds === null) return null;
+  const total = Math.round(seconds);
+  return `${Math.floor(total / 60)} min ${total % 60} s`;
+}
+
+const commitWords = (commit: CommitFacts) =>
+  `commit ${shortHash(commit.hash)}${commit.dirty ? ' with uncommitted changes' : ''}` +
+  (commit.movedTo ? ` (HEAD moved to ${shortHash(commit.movedTo)} during the run)` : '');
+
+function machineWords(machine: MachineFacts, sharedBy: string): string[] {
+  const sentences: string[] = [];
+  if (machine.cores !== null) sentences.push(`${machine.cores} cores${machine.cpuModel ? ` (${machine.cpuModel.trim()})` : ''}${sharedBy}`);
+  if (machine.loadAverage) {
+    const busy = machine.cores !== null && Math.max(machine.loadAverage.start, machine.loadAverage.end) > machine.cores * 0.75;
+    sentences.push(`load average ${machine.loadAverage.start.toFixed(1)} at the start and ${machine.loadAverage.end.toFixed(1)} at the end` +
+      (busy ? ' (the machine was busy besides: noisier figures)' : ''));
+  }
+  const versions = [machine.node && `Node ${machine.node}`, machine.postgres, machine.redis && `Redis ${machine.redis}`].filter(Boolean);
+  if (versions.length > 0) sentences.push(versions.join(', '));
+  return sentences.length > 0 ? [`${sentences.join('; ')}.`] : [];
+}
+
+/** The caption's closing sentences: what the line is, when not a plain release run. */
+function provenance(record: LoadRecord | ScaleRecord): string[] {
+  return [
+    ...(record.partial.length > 0 ? [`Partial run (${record.partial.join('; ')}): not a release run.`] : []),
+    ...(record.imported ? [`Imported ${record.imported}.`] : []),
+  ];
+}
+
+const rate = (perSecond: number) => (perSecond >= 100 ? Math.round(perSecond).toLocaleString('en-US') : perSecond.toFixed(1));
+
+function scriptCell(outcome: ScriptOutcome | undefined): string {
+  if (!outcome) return '';
+  if (outcome.status === 'not measured') return `NOT MEASURED: ${outcome.detail.replace(/^not measured: /, '')}`;
+  return `${VERDICT[outcome.status]}: ${outcome.measured}`;
+}
+
+/** `npm run bench`: the caption, the targets, the sensor scripts per profile, throughput per scenario. */
+export function loadFiguresMarkdown(record: LoadRecord): string {
+  const caption = paragraph([
+    `\`npm run bench\` (${record.mode}, ${record.seconds} s runs, ${record.runsPerServer} per server), ${when(record.date)}, ` +
+      `${commitWords(record.commit)}${duration(record.durationS) ? `, ${duration(record.durationS)}` : ''}.`,
+    ...machineWords(record.machine, ' shared by both clusters, PostgreSQL, Redis and the load generator'),
+    ...provenance(record),
+  ]);
+  const targets = table(['target', 'verdict', 'figure'], record.targets.map((target) => [target.id, VERDICT[target.verdict], target.figure]));
+  const parts = [caption, targets];
+  if (record.sensorScripts) {
+    const scripts = record.sensorScripts;
+    parts.push('The sensor scripts, on each storage profile:', table(
+      ['script', 'target', ...SENSOR_PROFILES],
+      SCRIPT_ROWS.map(([letter, key]) => {
+        const script = SENSOR_SCRIPTS.find((candidate) => candidate.key === key)!;
+        return [`${letter} \`${script.file.replace(/\.ts$/, '')}\``, `${key} ${script.goal}`, ...SENSOR_PROFILES.map((profile) => scriptCell(scripts.outcomes[key]?.[profile]))];
+      }),
+    ));
+  }
+  parts.push(
+    'Throughput per scenario, the first load of each (what [the capacity model](operations.md#capacity-model) reads):',
+    table(['scenario', 'project 2xx/s', 'reference 2xx/s'], record.scenarios.map((scenario) => {
+      if (scenario.notMeasured !== null) return [scenario.id, `not measured: ${scenario.notMeasured.replace(/^not measured: /, '')}`, ''];
+      const project = scenario.servers.project?.loads[0];
+      const reference = scenario.servers.reference?.loads[0];
+      return [scenario.id, project ? rate(project.okPerS) : '', reference ? rate(reference.okPerS) : ''];
+    })),
+  );
+  return parts.join('\n\n');
+}
+
+const size = (label: string) => label.replace(/M$/, ' M');
+const ms = (value: number) => `${value >= 100 ? value.toFixed(0) : value.toFixed(1)} ms`;
+const measureTitle = (measure: string) => LATENCIES.find((latency) => latency.key === measure)?.title ?? `${measure} rate`;
+
+/** The P9 verdicts in one sentence. */
+function scaleVerdicts(record: ScaleRecord): string {
+  const missed = record.targets.filter((target) => target.verdict === 'miss');
+  const unmeasured = [...new Set(record.targets.filter((target) => target.verdict === 'not measured').map((target) => target.profile))];
+  if (missed.length === 0 && unmeasured.length === 0) return 'Every P9 target passed on both profiles.';
+  return [
+    missed.length > 0 ? `P9 missed: ${missed.map((target) => `${target.profile} ${measureTitle(target.measure)} (${target.value?.toFixed(2)}x)`).join(', ')}.` : 'P9 passed where measured.',
+    ...unmeasured.map((profile) => `Not judged on ${profile}: ${record.targets.find((target) => target.profile === profile && target.verdict === 'not measured')!.figure}.`),
+  ].join(' ');
+}
+
+/** `npm run bench -- --scale`: the caption and the curve of each profile, its ratios judged. */
+export function scaleFiguresMarkdown(record: ScaleRecord): string {
+  const peak = record.peakDatabaseBytes === null ? '' : `; peak ${(record.peakDatabaseBytes / 2 ** 30).toFixed(2)} GB of databases`;
+  const caption = paragraph([
+    `\`npm run bench -- --scale\` (up to ${size(record.max)}), ${when(record.date)}, ${commitWords(record.commit)}` +
+      `${duration(record.durationS) ? `, ${duration(record.durationS)}` : ''}${peak}.`,
+    scaleVerdicts(record),
+    ...machineWords(record.machine, ''),
+    ...provenance(record),
+  ]);
+  const blanks = (count: number) => Array.from({ length: count }, () => '');
+  const rows: string[][] = [];
+  for (const profile of record.profiles) {
+    if (profile.steps.length === 0) {
+      rows.push([profile.profile, `${profile.status}: ${profile.reason ?? 'no size was measured'}`, ...blanks(LATENCIES.length + 2)]);
+      continue;
+    }
+    profile.steps.forEach((step, i) => {
+      rows.push([
+        i === 0 ? profile.profile : '', size(step.label), ...LATENCIES.map(({ key }) => ms(step.latencyMs[key])),
+        `${Math.round(step.ingestPerS / 1000)}k/s`, `${step.bytesPerReading.toFixed(1)} B`,
+      ]);
+    });
+    const ratios = profile.ratios;
+    if (ratios) {
+      const judged = (measure: string, ratio: number) => {
+        const verdict = record.targets.find((target) => target.profile === profile.profile && target.measure === measure)?.verdict;
+        return `${ratio.toFixed(2)}x${verdict === 'miss' ? ', missed' : ''}`;
+      };
+      rows.push([
+        '', `${size(ratios.of)} / 1 M${ratios.against === 'beside' ? ' beside it' : ''}`,
+        ...LATENCIES.map(({ key }) => judged(key, ratios.latency[key])), judged('ingest', ratios.ingest), '',
+      ]);
+    }
+    if (profile.status === 'failed') rows.push(['', `failed: ${profile.reason ?? ''}`, ...blanks(LATENCIES.length + 2)]);
+  }
+  const curve = table(['profile', 'size', ...LATENCIES.map((latency) => latency.title), 'live ingest', 'bytes a reading'], rows);
+  return [caption, curve].join('\n\n');
+}

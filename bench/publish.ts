@@ -1,0 +1,45 @@
+// Renders docs/benchmarks.md's tables (between the `<!-- bench:...:start/end -->` markers) from the
+// history without running anything: the newest complete line of each kind, release run and scale
+// curve. `npm run bench -- --publish` does the same after appending its run; use this after
+// changing how the tables are drawn (bench/kit/figures-markdown.ts), or to check the doc.
+//   node --import tsx bench/publish.ts [--from bench/history.jsonl] [--check]
+// --check writes nothing and exits 1 when the doc differs from what the history renders.
+// Exit 2 for a bad command line.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { readRecords } from './kit/history.js';
+import { BENCHMARKS_DOC, HISTORY } from './kit/publish-paths.js';
+import { renderDoc, renderSections, staleSections } from './kit/publish.js';
+import { repoRoot } from './kit/repo-root.js';
+
+let values: { from?: string; check?: boolean };
+try {
+  ({ values } = parseArgs({ options: { from: { type: 'string' }, check: { type: 'boolean', default: false } } }));
+} catch (error) {
+  console.error(`bench/publish.ts: ${(error as Error).message}`);
+  process.exit(2);
+}
+
+const history = values.from ? resolve(values.from) : join(repoRoot, HISTORY);
+const docPath = join(repoRoot, BENCHMARKS_DOC);
+const records = readRecords(history);
+const sections = renderSections(records);
+if (sections.length === 0) {
+  console.error(`bench/publish.ts: ${history} has no complete run to render`);
+  process.exit(1);
+}
+const doc = readFileSync(docPath, 'utf8');
+const rendered = renderDoc(doc, records);
+const from = `${sections.map((section) => `${section.name} from the ${section.kind} run`).join(', ')} in ${history}`;
+if (values.check) {
+  const stale = staleSections(doc, records);
+  if (stale.length > 0) {
+    console.error(`${BENCHMARKS_DOC}: ${stale.join(' and ')} differ from what ${history} renders; regenerate with node --import tsx bench/publish.ts`);
+    process.exit(1);
+  }
+  console.log(`${BENCHMARKS_DOC} matches ${from}`);
+} else {
+  writeFileSync(docPath, rendered);
+  console.log(`${BENCHMARKS_DOC}: ${rendered === doc ? 'unchanged' : 'rewritten'} (${from})`);
+}
