@@ -1,4 +1,4 @@
-// coldtrack-api/client: a typed client of the ColdTrack partner API for servers (Node 20+, global
+// coldtrack-api/client: a typed client of the ColdTrack partner API for servers (Node 18+, global
 // fetch; no dependency on the service's code). Its method names are the OpenAPI operationIds
 // (client/README.md, "Method names"). Every data endpoint and the token management, with
 // types generated from the service's own OpenAPI document (openapi.ts); `paginate()` walks every
