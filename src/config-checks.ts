@@ -14,11 +14,11 @@ export class ConfigError extends Error {
 /** What is at a path, without throwing (EACCES, ENOTDIR, ELOOP: 'unreadable'). */
 export function pathKind(path: string): 'missing' | 'file' | 'directory' | 'other' | 'unreadable' {
   try {
-    const stat = statSync(path, { throwIfNoEntry: false });
-    if (!stat) return 'missing';
+    const stat = statSync(path);
     return stat.isFile() ? 'file' : stat.isDirectory() ? 'directory' : 'other';
-  } catch {
-    return 'unreadable';
+  } catch (error) {
+    // ENOENT only: on Node 24 (not 20) throwIfNoEntry: false also hid ENOTDIR, a file on the path
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'unreadable';
   }
 }
 
