@@ -22,6 +22,26 @@ export function pathKind(path: string): 'missing' | 'file' | 'directory' | 'othe
   }
 }
 
+/**
+ * The base URL partners reach the API at (the OpenAPI document's `servers` entry), normalised, or
+ * null when it is none: an absolute http(s) URL without credentials, query or fragment, or a path
+ * on the document's own origin ("/", "/coldtrack"). Without a trailing slash but for "/" itself:
+ * the document's paths begin with one.
+ */
+export function publicBaseUrl(value: string): string | null {
+  const relative = value.startsWith('/') && !value.startsWith('//');
+  if (/[?#\\\s]/.test(value)) return null;
+  let url: URL;
+  try {
+    url = new URL(value, relative ? 'http://relative.invalid' : undefined);
+  } catch {
+    return null;
+  }
+  if (!relative && (!/^https?:$/.test(url.protocol) || url.username || url.password)) return null;
+  const path = url.pathname.replace(/\/+$/, '');
+  return relative ? path || '/' : `${url.origin}${path}`;
+}
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const proxyEntry = (entry: string) => {
