@@ -26,6 +26,27 @@ t.test('every operation has a camelCase operationId of its own', async (t) => {
   }
 });
 
+t.test('the published ids stay: a rename breaks every generated client (docs/partners.md lists them)', async (t) => {
+  const published: Record<string, string> = {
+    'GET /healthz': 'checkLiveness',
+    'GET /readyz': 'checkReadiness',
+    'POST /api/v1/api-tokens': 'createApiToken',
+    'GET /api/v1/api-tokens': 'listApiTokens',
+    'GET /api/v1/api-tokens/{token_id}': 'retrieveApiToken',
+    'POST /api/v1/api-tokens/{token_id}/revoke': 'revokeApiToken',
+    'POST /api/v1/api-tokens/{token_id}/rotate': 'rotateApiToken',
+    'GET /api/v1/cooling-units': 'listCoolingUnits',
+    'GET /api/v1/analytics/users': 'users',
+    'GET /api/v1/analytics/utilization': 'utilization',
+    'GET /api/v1/analytics/revenue': 'revenue',
+    'GET /api/v1/analytics/impact': 'impact',
+    'GET /api/v1/sensor-data': 'sensorData',
+    'POST /v1/users/validate-cooling-user-id/': 'validateCoolingUserId',
+  };
+  const served = Object.fromEntries(operations.map(({ method, path, operationId }) => [`${method} ${path}`, operationId]));
+  for (const [operation, id] of Object.entries(published)) t.equal(served[operation], id, `${operation}: ${id}`);
+});
+
 /** The operation a request reaches: its method and a path matching the template. */
 function operationOf(method: string, url: URL) {
   const pathname = url.pathname.replace(/^\/base/, '');
