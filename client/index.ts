@@ -1,5 +1,6 @@
-// coldtrack-api/client: a typed client of the ColdTrack partner API for servers (Node 20+, global
-// fetch; no dependency on the service's code). Every data endpoint and the token management, with
+// coldtrack-api/client: a typed client of the ColdTrack partner API for servers (Node 18+, global
+// fetch; no dependency on the service's code). Its method names are the OpenAPI operationIds
+// (client/README.md, "Method names"). Every data endpoint and the token management, with
 // types generated from the service's own OpenAPI document (openapi.ts); `paginate()` walks every
 // record of a query page after page; requests of one token share its rate-limit budget and wait
 // for it instead of being refused; 429 waits for X-RateLimit-Reset, 503 is retried after

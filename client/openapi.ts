@@ -9,86 +9,7 @@ export interface paths {
             cookie?: never;
         };
         /** Process is alive */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            status: string;
-                            checks?: {
-                                [key: string]: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["checkLiveness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -105,91 +26,7 @@ export interface paths {
             cookie?: never;
         };
         /** Database (and Redis, when configured) reachable */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            status: string;
-                            checks?: {
-                                [key: string]: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            status: string;
-                            checks?: {
-                                [key: string]: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["checkReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -206,406 +43,10 @@ export interface paths {
             cookie?: never;
         };
         /** List API tokens */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Page number, 1..2147483647; past the last page, data is empty */
-                    page?: number;
-                    /** @description Records per page, 1..1000 */
-                    page_size?: number;
-                    /** @description Only tokens in this state; omitted: all */
-                    state?: "active" | "expired" | "revoked";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["ApiToken"][];
-                            meta: {
-                                company_id: number;
-                                filters: {
-                                    state: ("active" | "expired" | "revoked") | null;
-                                };
-                                pagination: {
-                                    page: number;
-                                    page_size: number;
-                                    total_count: number;
-                                    total_pages: number;
-                                    has_next: boolean;
-                                    has_previous: boolean;
-                                };
-                            };
-                        };
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing, malformed, unknown, expired or revoked credentials */
-                401: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Authenticated but not allowed (details.required_scope) */
-                403: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
-                429: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listApiTokens"];
         put?: never;
         /** Create an API token */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Trimmed; 1..100 characters, no control characters */
-                        name: string;
-                        scopes: ("users" | "utilization" | "revenue" | "impact" | "sensor_data")[];
-                        /**
-                         * @description Units the token is restricted to, each a live unit of the employee's company (else 400); empty or omitted: company-wide
-                         * @default []
-                         */
-                        cooling_unit_ids?: number[];
-                        /**
-                         * @description ISO 8601 with zone, in the future and before the year 10000 (UTC); null or omitted: never expires
-                         * @default null
-                         */
-                        expires_at?: (string) | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Created */
-                201: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            company_id: number;
-                            scopes: ("users" | "utilization" | "revenue" | "impact" | "sensor_data")[];
-                            /** @description Empty: company-wide access */
-                            cooling_unit_ids: number[];
-                            /** @description ISO 8601 UTC; null: never expires */
-                            expires_at: string | null;
-                            /** @description Accurate to within a minute; null before first use */
-                            last_used_at: string | null;
-                            revoked: boolean;
-                            revoked_at: string | null;
-                            created_at: string;
-                            /** @description User id of the employee who created the token */
-                            created_by: number;
-                            /** @description The token this one replaced (rotate); null: created directly */
-                            rotated_from: string | null;
-                            /** @description The token that replaced this one (rotate); null: not rotated */
-                            replaced_by: string | null;
-                            /** @description The raw token, shown once */
-                            token: string;
-                        };
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing, malformed, unknown, expired or revoked credentials */
-                401: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Authenticated but not allowed (details.required_scope) */
-                403: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is over 64 KiB */
-                413: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Content-Type must be application/json */
-                415: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
-                429: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createApiToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -620,176 +61,7 @@ export interface paths {
             cookie?: never;
         };
         /** Retrieve an API token */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Token id (UUID) */
-                    token_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ApiToken"];
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing, malformed, unknown, expired or revoked credentials */
-                401: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Authenticated but not allowed (details.required_scope) */
-                403: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource for this company, or one this token may not read */
-                404: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
-                429: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["retrieveApiToken"];
         put?: never;
         post?: never;
         delete?: never;
@@ -808,215 +80,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Revoke an API token */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Token id (UUID) */
-                    token_id: string;
-                };
-                cookie?: never;
-            };
-            /** @description No body, or an empty JSON object */
-            requestBody?: {
-                content: {
-                    "application/json": Record<string, never> | null;
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ApiToken"];
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing, malformed, unknown, expired or revoked credentials */
-                401: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Authenticated but not allowed (details.required_scope) */
-                403: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource for this company, or one this token may not read */
-                404: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is over 64 KiB */
-                413: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Content-Type must be application/json */
-                415: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
-                429: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["revokeApiToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1036,260 +100,7 @@ export interface paths {
          * Rotate an API token
          * @description Creates a replacement token with the same name, company, scopes, units and expires_at, and makes the old token expire after the grace period (or at its own expires_at, if sooner). The raw new token is in this response only. Both tokens name each other in rotated_from / replaced_by. The body is optional: without one (or with an empty one, whatever its Content-Type) the grace period is 86400 s.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Token id (UUID) */
-                    token_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description How long the old token keeps working, in seconds (0: it stops at once; default 86400, 24 hours)
-                         * @default 86400
-                         */
-                        grace_period_seconds?: number;
-                    } | null;
-                };
-            };
-            responses: {
-                /** @description Created */
-                201: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            company_id: number;
-                            scopes: ("users" | "utilization" | "revenue" | "impact" | "sensor_data")[];
-                            /** @description Empty: company-wide access */
-                            cooling_unit_ids: number[];
-                            /** @description ISO 8601 UTC; null: never expires */
-                            expires_at: string | null;
-                            /** @description Accurate to within a minute; null before first use */
-                            last_used_at: string | null;
-                            revoked: boolean;
-                            revoked_at: string | null;
-                            created_at: string;
-                            /** @description User id of the employee who created the token */
-                            created_by: number;
-                            /** @description The token this one replaced (rotate); null: created directly */
-                            rotated_from: string | null;
-                            /** @description The token that replaced this one (rotate); null: not rotated */
-                            replaced_by: string | null;
-                            /** @description The raw new token, shown once */
-                            token: string;
-                        };
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing, malformed, unknown, expired or revoked credentials */
-                401: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Authenticated but not allowed (details.required_scope) */
-                403: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource for this company, or one this token may not read */
-                404: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The resource's state forbids the change (details.reason) */
-                409: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is over 64 KiB */
-                413: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Content-Type must be application/json */
-                415: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
-                429: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["rotateApiToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1307,175 +118,7 @@ export interface paths {
          * List cooling units
          * @description The company’s live (not deleted) cooling units, by id: the units a token can be restricted to.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Page number, 1..2147483647; past the last page, data is empty */
-                    page?: number;
-                    /** @description Records per page, 1..1000 */
-                    page_size?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["CoolingUnit"][];
-                            meta: {
-                                company_id: number;
-                                filters: Record<string, never>;
-                                pagination: {
-                                    page: number;
-                                    page_size: number;
-                                    total_count: number;
-                                    total_pages: number;
-                                    has_next: boolean;
-                                    has_previous: boolean;
-                                };
-                            };
-                        };
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing, malformed, unknown, expired or revoked credentials */
-                401: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Authenticated but not allowed (details.required_scope) */
-                403: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
-                429: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listCoolingUnits"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1495,209 +138,7 @@ export interface paths {
          * Registered, active and new farmers, with a breakdown by cooling unit
          * @description One record per period bucket (not per unit); pagination is over the buckets. A farmer belongs to the request's units when registered by an operator of one of them or after a check-in at one of them. Definitions: docs/figures.md.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days */
-                    start_date?: string;
-                    /** @description YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date; the window (start_date..end_date) is at most 366 days */
-                    end_date?: string;
-                    /** @description Bucket size; weeks start on Monday */
-                    period?: "day" | "week" | "month";
-                    /** @description Page number, 1..2147483647; past the last page, data is empty */
-                    page?: number;
-                    /** @description Records per page, 1..1000 */
-                    page_size?: number;
-                    /** @description Only this unit (404 when the token may not read it) */
-                    cooling_unit_id?: number;
-                    /** @description Only units at this location */
-                    location_id?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["UsersRecord"][];
-                            meta: {
-                                company_id: number;
-                                filters: {
-                                    start_date: string;
-                                    end_date: string;
-                                    /** @enum {string} */
-                                    period: "day" | "week" | "month";
-                                    cooling_unit_id: number | null;
-                                    location_id: number | null;
-                                };
-                                pagination: {
-                                    page: number;
-                                    page_size: number;
-                                    total_count: number;
-                                    total_pages: number;
-                                    has_next: boolean;
-                                    has_previous: boolean;
-                                };
-                            };
-                        };
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing, malformed, unknown, expired or revoked credentials */
-                401: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Authenticated but not allowed (details.required_scope) */
-                403: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource for this company, or one this token may not read */
-                404: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
-                429: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["users"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1717,209 +158,7 @@ export interface paths {
          * Cooling unit utilization, occupancy and movements
          * @description One record per (period, unit). Definitions, rounding and edge cases: docs/figures.md.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days */
-                    start_date?: string;
-                    /** @description YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date; the window (start_date..end_date) is at most 366 days */
-                    end_date?: string;
-                    /** @description Bucket size; weeks start on Monday */
-                    period?: "day" | "week" | "month";
-                    /** @description Page number, 1..2147483647; past the last page, data is empty */
-                    page?: number;
-                    /** @description Records per page, 1..1000 */
-                    page_size?: number;
-                    /** @description Only this unit (404 when the token may not read it) */
-                    cooling_unit_id?: number;
-                    /** @description Only units at this location */
-                    location_id?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["UtilizationRecord"][];
-                            meta: {
-                                company_id: number;
-                                filters: {
-                                    start_date: string;
-                                    end_date: string;
-                                    /** @enum {string} */
-                                    period: "day" | "week" | "month";
-                                    cooling_unit_id: number | null;
-                                    location_id: number | null;
-                                };
-                                pagination: {
-                                    page: number;
-                                    page_size: number;
-                                    total_count: number;
-                                    total_pages: number;
-                                    has_next: boolean;
-                                    has_previous: boolean;
-                                };
-                            };
-                        };
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing, malformed, unknown, expired or revoked credentials */
-                401: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Authenticated but not allowed (details.required_scope) */
-                403: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource for this company, or one this token may not read */
-                404: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
-                429: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["utilization"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1939,213 +178,7 @@ export interface paths {
          * Revenue per currency, paid and pending, by payment method
          * @description One record per (period, unit). Definitions, rounding and edge cases: docs/figures.md.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days */
-                    start_date?: string;
-                    /** @description YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date; the window (start_date..end_date) is at most 366 days */
-                    end_date?: string;
-                    /** @description Bucket size; weeks start on Monday */
-                    period?: "day" | "week" | "month";
-                    /** @description Page number, 1..2147483647; past the last page, data is empty */
-                    page?: number;
-                    /** @description Records per page, 1..1000 */
-                    page_size?: number;
-                    /** @description Only this unit (404 when the token may not read it) */
-                    cooling_unit_id?: number;
-                    /** @description Only units at this location */
-                    location_id?: number;
-                    /** @description Which check-outs count: paid, pending, or all */
-                    payment_status?: "paid" | "pending" | "all";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["RevenueRecord"][];
-                            meta: {
-                                company_id: number;
-                                filters: {
-                                    start_date: string;
-                                    end_date: string;
-                                    /** @enum {string} */
-                                    period: "day" | "week" | "month";
-                                    cooling_unit_id: number | null;
-                                    location_id: number | null;
-                                    /** @enum {string} */
-                                    payment_status: "paid" | "pending" | "all";
-                                };
-                                pagination: {
-                                    page: number;
-                                    page_size: number;
-                                    total_count: number;
-                                    total_pages: number;
-                                    has_next: boolean;
-                                    has_previous: boolean;
-                                };
-                            };
-                        };
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing, malformed, unknown, expired or revoked credentials */
-                401: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Authenticated but not allowed (details.required_scope) */
-                403: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource for this company, or one this token may not read */
-                404: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
-                429: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["revenue"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2165,209 +198,7 @@ export interface paths {
          * Food loss prevented, income impact, CO2 reduction and community served
          * @description One record per (period, unit). Definitions, rounding and edge cases: docs/figures.md.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days */
-                    start_date?: string;
-                    /** @description YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date; the window (start_date..end_date) is at most 366 days */
-                    end_date?: string;
-                    /** @description Bucket size; weeks start on Monday */
-                    period?: "day" | "week" | "month";
-                    /** @description Page number, 1..2147483647; past the last page, data is empty */
-                    page?: number;
-                    /** @description Records per page, 1..1000 */
-                    page_size?: number;
-                    /** @description Only this unit (404 when the token may not read it) */
-                    cooling_unit_id?: number;
-                    /** @description Only units at this location */
-                    location_id?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["ImpactRecord"][];
-                            meta: {
-                                company_id: number;
-                                filters: {
-                                    start_date: string;
-                                    end_date: string;
-                                    /** @enum {string} */
-                                    period: "day" | "week" | "month";
-                                    cooling_unit_id: number | null;
-                                    location_id: number | null;
-                                };
-                                pagination: {
-                                    page: number;
-                                    page_size: number;
-                                    total_count: number;
-                                    total_pages: number;
-                                    has_next: boolean;
-                                    has_previous: boolean;
-                                };
-                            };
-                        };
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing, malformed, unknown, expired or revoked credentials */
-                401: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Authenticated but not allowed (details.required_scope) */
-                403: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource for this company, or one this token may not read */
-                404: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
-                429: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["impact"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2384,212 +215,7 @@ export interface paths {
             cookie?: never;
         };
         /** Temperature and humidity history, raw or aggregated hourly/daily */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days */
-                    start_date?: string;
-                    /** @description YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date */
-                    end_date?: string;
-                    /** @description Page number, 1..2147483647; past the last page, data is empty */
-                    page?: number;
-                    /** @description Records per page, 1..1000 */
-                    page_size?: number;
-                    /** @description Only this unit (404 when the token may not read it); default every unit the token may read */
-                    cooling_unit_id?: number;
-                    /** @description Only units at this location */
-                    location_id?: number;
-                    /** @description TEMPERATURE, HUMIDITY or TEMPERATURE,HUMIDITY (default both) */
-                    specification_type?: string;
-                    /** @description hourly or daily means with min, max and sample_count; raw (default) for the readings themselves. Longest window: 366 days, 3,660 with daily */
-                    aggregation?: "raw" | "hourly" | "daily";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["SensorRecord"][];
-                            meta: {
-                                company_id: number;
-                                filters: {
-                                    start_date: string;
-                                    end_date: string;
-                                    cooling_unit_id: number | null;
-                                    location_id: number | null;
-                                    specification_type: ("TEMPERATURE" | "HUMIDITY")[];
-                                    /** @enum {string} */
-                                    aggregation: "raw" | "hourly" | "daily";
-                                };
-                                pagination: {
-                                    page: number;
-                                    page_size: number;
-                                    total_count: number;
-                                    total_pages: number;
-                                    has_next: boolean;
-                                    has_previous: boolean;
-                                };
-                            };
-                        };
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing, malformed, unknown, expired or revoked credentials */
-                401: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Authenticated but not allowed (details.required_scope) */
-                403: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
-                        "WWW-Authenticate"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource for this company, or one this token may not read */
-                404: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
-                429: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["sensorData"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2611,159 +237,7 @@ export interface paths {
          * Check a farmer's cooling user code
          * @description True when an active farmer holds this code. Reveals nothing else. Rate-limited per client IP.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The farmer's cooling user code; trimmed, 1..64 characters */
-                        cooling_user_id: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CoolingUserIdValidity"];
-                    };
-                };
-                /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
-                400: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
-                408: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is over 64 KiB */
-                413: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Content-Type must be application/json */
-                415: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
-                429: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
-                431: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of the service (never caused by input by design); the body has no detail */
-                500: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
-                503: {
-                    headers: {
-                        /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
-                        "X-Request-Id"?: string;
-                        /** @description Requests allowed in the current one-minute window */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left in the current window */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description When the window resets, as a Unix timestamp in seconds */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["validateCoolingUserId"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2952,7 +426,2548 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    checkLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        checks?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    checkReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        checks?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        checks?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listApiTokens: {
+        parameters: {
+            query?: {
+                /** @description Page number, 1..2147483647; past the last page, data is empty */
+                page?: number;
+                /** @description Records per page, 1..1000 */
+                page_size?: number;
+                /** @description Only tokens in this state; omitted: all */
+                state?: "active" | "expired" | "revoked";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiToken"][];
+                        meta: {
+                            company_id: number;
+                            filters: {
+                                state: ("active" | "expired" | "revoked") | null;
+                            };
+                            pagination: {
+                                page: number;
+                                page_size: number;
+                                total_count: number;
+                                total_pages: number;
+                                has_next: boolean;
+                                has_previous: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createApiToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Trimmed; 1..100 characters, no control characters */
+                    name: string;
+                    scopes: ("users" | "utilization" | "revenue" | "impact" | "sensor_data")[];
+                    /**
+                     * @description Units the token is restricted to, each a live unit of the employee's company (else 400); empty or omitted: company-wide
+                     * @default []
+                     */
+                    cooling_unit_ids?: number[];
+                    /**
+                     * @description ISO 8601 with zone, in the future and before the year 10000 (UTC); null or omitted: never expires
+                     * @default null
+                     */
+                    expires_at?: (string) | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        company_id: number;
+                        scopes: ("users" | "utilization" | "revenue" | "impact" | "sensor_data")[];
+                        /** @description Empty: company-wide access */
+                        cooling_unit_ids: number[];
+                        /** @description ISO 8601 UTC; null: never expires */
+                        expires_at: string | null;
+                        /** @description Accurate to within a minute; null before first use */
+                        last_used_at: string | null;
+                        revoked: boolean;
+                        revoked_at: string | null;
+                        created_at: string;
+                        /** @description User id of the employee who created the token */
+                        created_by: number;
+                        /** @description The token this one replaced (rotate); null: created directly */
+                        rotated_from: string | null;
+                        /** @description The token that replaced this one (rotate); null: not rotated */
+                        replaced_by: string | null;
+                        /** @description The raw token, shown once */
+                        token: string;
+                    };
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json */
+            415: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrieveApiToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Token id (UUID) */
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiToken"];
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource for this company, or one this token may not read */
+            404: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeApiToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Token id (UUID) */
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description No body, or an empty JSON object */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiToken"];
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource for this company, or one this token may not read */
+            404: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json */
+            415: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateApiToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Token id (UUID) */
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description How long the old token keeps working, in seconds (0: it stops at once; default 86400, 24 hours)
+                     * @default 86400
+                     */
+                    grace_period_seconds?: number;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        company_id: number;
+                        scopes: ("users" | "utilization" | "revenue" | "impact" | "sensor_data")[];
+                        /** @description Empty: company-wide access */
+                        cooling_unit_ids: number[];
+                        /** @description ISO 8601 UTC; null: never expires */
+                        expires_at: string | null;
+                        /** @description Accurate to within a minute; null before first use */
+                        last_used_at: string | null;
+                        revoked: boolean;
+                        revoked_at: string | null;
+                        created_at: string;
+                        /** @description User id of the employee who created the token */
+                        created_by: number;
+                        /** @description The token this one replaced (rotate); null: created directly */
+                        rotated_from: string | null;
+                        /** @description The token that replaced this one (rotate); null: not rotated */
+                        replaced_by: string | null;
+                        /** @description The raw new token, shown once */
+                        token: string;
+                    };
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource for this company, or one this token may not read */
+            404: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The resource's state forbids the change (details.reason) */
+            409: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json */
+            415: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCoolingUnits: {
+        parameters: {
+            query?: {
+                /** @description Page number, 1..2147483647; past the last page, data is empty */
+                page?: number;
+                /** @description Records per page, 1..1000 */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CoolingUnit"][];
+                        meta: {
+                            company_id: number;
+                            filters: Record<string, never>;
+                            pagination: {
+                                page: number;
+                                page_size: number;
+                                total_count: number;
+                                total_pages: number;
+                                has_next: boolean;
+                                has_previous: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    users: {
+        parameters: {
+            query?: {
+                /** @description YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days */
+                start_date?: string;
+                /** @description YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date; the window (start_date..end_date) is at most 366 days */
+                end_date?: string;
+                /** @description Bucket size; weeks start on Monday */
+                period?: "day" | "week" | "month";
+                /** @description Page number, 1..2147483647; past the last page, data is empty */
+                page?: number;
+                /** @description Records per page, 1..1000 */
+                page_size?: number;
+                /** @description Only this unit (404 when the token may not read it) */
+                cooling_unit_id?: number;
+                /** @description Only units at this location */
+                location_id?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UsersRecord"][];
+                        meta: {
+                            company_id: number;
+                            filters: {
+                                start_date: string;
+                                end_date: string;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month";
+                                cooling_unit_id: number | null;
+                                location_id: number | null;
+                            };
+                            pagination: {
+                                page: number;
+                                page_size: number;
+                                total_count: number;
+                                total_pages: number;
+                                has_next: boolean;
+                                has_previous: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource for this company, or one this token may not read */
+            404: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    utilization: {
+        parameters: {
+            query?: {
+                /** @description YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days */
+                start_date?: string;
+                /** @description YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date; the window (start_date..end_date) is at most 366 days */
+                end_date?: string;
+                /** @description Bucket size; weeks start on Monday */
+                period?: "day" | "week" | "month";
+                /** @description Page number, 1..2147483647; past the last page, data is empty */
+                page?: number;
+                /** @description Records per page, 1..1000 */
+                page_size?: number;
+                /** @description Only this unit (404 when the token may not read it) */
+                cooling_unit_id?: number;
+                /** @description Only units at this location */
+                location_id?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UtilizationRecord"][];
+                        meta: {
+                            company_id: number;
+                            filters: {
+                                start_date: string;
+                                end_date: string;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month";
+                                cooling_unit_id: number | null;
+                                location_id: number | null;
+                            };
+                            pagination: {
+                                page: number;
+                                page_size: number;
+                                total_count: number;
+                                total_pages: number;
+                                has_next: boolean;
+                                has_previous: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource for this company, or one this token may not read */
+            404: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revenue: {
+        parameters: {
+            query?: {
+                /** @description YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days */
+                start_date?: string;
+                /** @description YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date; the window (start_date..end_date) is at most 366 days */
+                end_date?: string;
+                /** @description Bucket size; weeks start on Monday */
+                period?: "day" | "week" | "month";
+                /** @description Page number, 1..2147483647; past the last page, data is empty */
+                page?: number;
+                /** @description Records per page, 1..1000 */
+                page_size?: number;
+                /** @description Only this unit (404 when the token may not read it) */
+                cooling_unit_id?: number;
+                /** @description Only units at this location */
+                location_id?: number;
+                /** @description Which check-outs count: paid, pending, or all */
+                payment_status?: "paid" | "pending" | "all";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RevenueRecord"][];
+                        meta: {
+                            company_id: number;
+                            filters: {
+                                start_date: string;
+                                end_date: string;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month";
+                                cooling_unit_id: number | null;
+                                location_id: number | null;
+                                /** @enum {string} */
+                                payment_status: "paid" | "pending" | "all";
+                            };
+                            pagination: {
+                                page: number;
+                                page_size: number;
+                                total_count: number;
+                                total_pages: number;
+                                has_next: boolean;
+                                has_previous: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource for this company, or one this token may not read */
+            404: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    impact: {
+        parameters: {
+            query?: {
+                /** @description YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days */
+                start_date?: string;
+                /** @description YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date; the window (start_date..end_date) is at most 366 days */
+                end_date?: string;
+                /** @description Bucket size; weeks start on Monday */
+                period?: "day" | "week" | "month";
+                /** @description Page number, 1..2147483647; past the last page, data is empty */
+                page?: number;
+                /** @description Records per page, 1..1000 */
+                page_size?: number;
+                /** @description Only this unit (404 when the token may not read it) */
+                cooling_unit_id?: number;
+                /** @description Only units at this location */
+                location_id?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ImpactRecord"][];
+                        meta: {
+                            company_id: number;
+                            filters: {
+                                start_date: string;
+                                end_date: string;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month";
+                                cooling_unit_id: number | null;
+                                location_id: number | null;
+                            };
+                            pagination: {
+                                page: number;
+                                page_size: number;
+                                total_count: number;
+                                total_pages: number;
+                                has_next: boolean;
+                                has_previous: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource for this company, or one this token may not read */
+            404: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sensorData: {
+        parameters: {
+            query?: {
+                /** @description YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days */
+                start_date?: string;
+                /** @description YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date */
+                end_date?: string;
+                /** @description Page number, 1..2147483647; past the last page, data is empty */
+                page?: number;
+                /** @description Records per page, 1..1000 */
+                page_size?: number;
+                /** @description Only this unit (404 when the token may not read it); default every unit the token may read */
+                cooling_unit_id?: number;
+                /** @description Only units at this location */
+                location_id?: number;
+                /** @description TEMPERATURE, HUMIDITY or TEMPERATURE,HUMIDITY (default both) */
+                specification_type?: string;
+                /** @description hourly or daily means with min, max and sample_count; raw (default) for the readings themselves. Longest window: 366 days, 3,660 with daily */
+                aggregation?: "raw" | "hourly" | "daily";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SensorRecord"][];
+                        meta: {
+                            company_id: number;
+                            filters: {
+                                start_date: string;
+                                end_date: string;
+                                cooling_unit_id: number | null;
+                                location_id: number | null;
+                                specification_type: ("TEMPERATURE" | "HUMIDITY")[];
+                                /** @enum {string} */
+                                aggregation: "raw" | "hourly" | "daily";
+                            };
+                            pagination: {
+                                page: number;
+                                page_size: number;
+                                total_count: number;
+                                total_pages: number;
+                                has_next: boolean;
+                                has_previous: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource for this company, or one this token may not read */
+            404: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    validateCoolingUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The farmer's cooling user code; trimmed, 1..64 characters */
+                    cooling_user_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoolingUserIdValidity"];
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json */
+            415: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}
 
 /** The longest window of one sensor history request, in days, by aggregation (x-max-window-days). */
 export const SENSOR_MAX_WINDOW_DAYS = {"raw":366,"hourly":366,"daily":3660} as const;

@@ -4,7 +4,7 @@
 // number of times. 400/401/403/404 and the other client errors are never retried: they throw a
 // ColdtrackApiError at once. Calls that are not safe to repeat (creating or rotating a token) are
 // retried after a 429 only, which the service answers before doing anything. Global fetch (Node
-// 20) asks for brotli or gzip and decompresses.
+// 18 and later) asks for brotli or gzip and decompresses.
 import { ColdtrackApiError, ColdtrackNetworkError, ColdtrackTimeoutError } from './errors.js';
 import type { RateBudget, RateLimitObservation } from './rate-budget.js';
 

@@ -14,12 +14,32 @@ export class ConfigError extends Error {
 /** What is at a path, without throwing (EACCES, ENOTDIR, ELOOP: 'unreadable'). */
 export function pathKind(path: string): 'missing' | 'file' | 'directory' | 'other' | 'unreadable' {
   try {
-    const stat = statSync(path, { throwIfNoEntry: false });
-    if (!stat) return 'missing';
+    const stat = statSync(path);
     return stat.isFile() ? 'file' : stat.isDirectory() ? 'directory' : 'other';
-  } catch {
-    return 'unreadable';
+  } catch (error) {
+    // ENOENT only: on Node 24 (not 20) throwIfNoEntry: false also hid ENOTDIR, a file on the path
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'unreadable';
   }
+}
+
+/**
+ * The base URL partners reach the API at (the OpenAPI document's `servers` entry), normalised, or
+ * null when it is none: an absolute http(s) URL without credentials, query or fragment, or a path
+ * on the document's own origin ("/", "/coldtrack"). Without a trailing slash but for "/" itself:
+ * the document's paths begin with one.
+ */
+export function publicBaseUrl(value: string): string | null {
+  const relative = value.startsWith('/') && !value.startsWith('//');
+  if (/[?#\\\s]/.test(value)) return null;
+  let url: URL;
+  try {
+    url = new URL(value, relative ? 'http://relative.invalid' : undefined);
+  } catch {
+    return null;
+  }
+  if (!relative && (!/^https?:$/.test(url.protocol) || url.username || url.password)) return null;
+  const path = url.pathname.replace(/\/+$/, '');
+  return relative ? path || '/' : `${url.origin}${path}`;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

@@ -4,7 +4,9 @@ import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ConfigError, connectionUrlProblem, HOST_NAME, jwtPublicKey, LOG_LEVELS, pathKind, proxyEntry, stringOrUri } from './config-checks.js';
+import {
+  ConfigError, connectionUrlProblem, HOST_NAME, jwtPublicKey, LOG_LEVELS, pathKind, proxyEntry, publicBaseUrl, stringOrUri,
+} from './config-checks.js';
 import { DEFAULT_QUERY_TIMEOUT_MS } from './db/pool.js';
 import type { StorageProfile } from './sensors/store.js';
 
@@ -31,6 +33,8 @@ export interface Config {
   jwtIssuer: string | null;
   jwtAudience: string | null;
   trustProxy: string[];
+  /** where partners reach the API: the OpenAPI document's `servers` entry ("/": its own origin) */
+  publicBaseUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   dbPoolMax: number;
   /** client-side deadline of a data query (src/db/pool.ts); lookups have a shorter fixed one */
@@ -171,6 +175,19 @@ const envSchema = z.object({
       )
       .optional(),
   ),
+  PUBLIC_BASE_URL: optionalText.pipe(
+    z
+      .string()
+      .transform((value, ctx) => {
+        const normalised = publicBaseUrl(value);
+        if (normalised === null) {
+          ctx.addIssue({ code: 'custom', message: 'must be an http:// or https:// URL without credentials, query or fragment, or a path starting with / (e.g. https://api.coldtrack.example)' });
+          return z.NEVER;
+        }
+        return normalised;
+      })
+      .optional(),
+  ),
   LOG_LEVEL: optionalText.pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).optional()),
   DB_POOL_MAX: optionalText.pipe(integerText(1, 200).optional()),
   DB_QUERY_TIMEOUT_MS: optionalText.pipe(integerText(1000, 600_000).optional()),
@@ -271,6 +288,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jwtIssuer: e.JWT_ISSUER ?? null,
     jwtAudience: e.JWT_AUDIENCE ?? null,
     trustProxy: e.TRUST_PROXY ?? [],
+    publicBaseUrl: e.PUBLIC_BASE_URL ?? '/',
     logLevel: e.LOG_LEVEL ?? 'info',
     dbPoolMax: e.DB_POOL_MAX ?? 10,
     dbQueryTimeoutMs: e.DB_QUERY_TIMEOUT_MS ?? DEFAULT_QUERY_TIMEOUT_MS,

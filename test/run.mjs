@@ -8,8 +8,33 @@
 // file), so there tap writes raw TAP, read here with tap's own parser: one line per finished file,
 // no escape codes, then the same closing lines.
 // The type check (npm run typecheck) runs beside the tests and fails the run like a test would.
+// It runs on the Node the project pins (the `node` devDependency: node_modules/.bin/node), whichever
+// node started it: `npm test` puts that one first on PATH already; started on another (the
+// machine's own, `node test/run.mjs`), it starts itself again on the pinned one, with
+// node_modules/.bin first on PATH as npm would, so the npm and npx it starts and every process a
+// test starts (through process.execPath) run on that Node too. The closing lines name it.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { delimiter } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const pinnedNode = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).devDependencies.node;
+if (process.versions.node !== pinnedNode) {
+  const projectNode = fileURLToPath(new URL('../node_modules/.bin/node', import.meta.url));
+  if (!existsSync(projectNode)) {
+    console.error(`The suite runs on Node ${pinnedNode} (the node devDependency), which is not installed: run npm ci`);
+    process.exit(1);
+  }
+  const binDirectory = fileURLToPath(new URL('../node_modules/.bin', import.meta.url));
+  const rerun = spawn(projectNode, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: { ...process.env, PATH: [binDirectory, process.env.PATH].filter(Boolean).join(delimiter) },
+  });
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => rerun.kill(signal));
+  rerun.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  // the rerun's exit ends this process
+  await new Promise(() => {});
+}
 
 // coverage files and results an earlier run left would be reported as this run's
 rmSync(new URL('../.tap/coverage', import.meta.url), { recursive: true, force: true });
@@ -180,6 +205,7 @@ child.on('exit', async (code, signal) => {
     for (const file of failed) console.log([`- ${file}`, ...firstFailures(file)].join('\n'));
     if (errorTail.trim()) console.log(`\nThe end of stderr:\n${plainText(errorTail)}`);
   }
+  console.log(`Node: ${process.version} (${process.execPath})`);
   if (suites) console.log(`Test files: ${suites.pass} passed, ${suites.fail} failed (${seconds} s)`);
   if (asserts) console.log(`Assertions: ${asserts.pass} passed, ${asserts.fail} failed`);
   if (typecheckCode === 0) console.log('Type check: passed');

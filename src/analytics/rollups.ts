@@ -70,9 +70,8 @@ export interface RollupOptions {
 
 /**
  * The task file next to this module's build: workers/rollup-thread.ts when running from source
- * under tsx (worker threads inherit `--import tsx` through execArgv; on Node 20 only tsx's require
- * hook works inside a worker, which is enough for the task file), workers/rollup-thread.js from
- * dist/ (plain ESM, imported natively).
+ * under tsx (worker threads inherit `--import tsx` through execArgv, and its hooks load TypeScript
+ * there too), workers/rollup-thread.js from dist/ (plain ESM, imported natively).
  */
 export function rollupWorkerFile(moduleUrl: string = import.meta.url): URL {
   const extension = new URL(moduleUrl).pathname.endsWith('.ts') ? 'ts' : 'js';

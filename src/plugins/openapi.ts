@@ -58,7 +58,13 @@ async function openApi(app: App) {
         version: '1.0.0',
         description:
           'API-token management for Registered Employees and read-only analytics and sensor history for partner servers.',
+        // the API is not open source: used under the partner agreement, which SPDX has no identifier
+        // for (a LicenseRef- is SPDX's form for such a licence); docs/partners.md, "The OpenAPI document"
+        license: { name: 'Proprietary: ColdTrack partner agreement', identifier: 'LicenseRef-ColdTrack-Partner-Agreement' },
+        contact: { name: 'ColdTrack partner support', email: 'partners@coldtrack.example' },
       },
+      // PUBLIC_BASE_URL; by default "/", the origin the document was fetched from
+      servers: [{ url: app.config.publicBaseUrl, description: 'This deployment' }],
       components: {
         securitySchemes: {
           employeeJwt: {

@@ -29,6 +29,7 @@ export default async function coolingUnitRoutes(app: App) {
 
   app.get('/', {
     schema: {
+      operationId: 'listCoolingUnits',
       summary: 'List cooling units',
       description: 'The company’s live (not deleted) cooling units, by id: the units a token can be restricted to.',
       tags: ['Cooling units'],

@@ -7,9 +7,12 @@ import { redisTarget } from '../redis/connection.js';
 const status = z.object({ status: z.string(), checks: z.record(z.string(), z.string()).optional() });
 
 export default async function healthRoutes(app: App) {
-  app.get('/healthz', { schema: { summary: 'Process is alive', tags: ['Operations'], response: { 200: status } } }, async () => ({
-    status: 'ok',
-  }));
+  // public, for load balancers and orchestrators: `security: []` says so to the document's readers
+  app.get(
+    '/healthz',
+    { schema: { operationId: 'checkLiveness', summary: 'Process is alive', tags: ['Operations'], security: [], response: { 200: status } } },
+    async () => ({ status: 'ok' }),
+  );
 
   const database = (pool: typeof app.db) =>
     lookup(pool, 'SELECT 1', [])
@@ -20,7 +23,15 @@ export default async function healthRoutes(app: App) {
 
   app.get(
     '/readyz',
-    { schema: { summary: 'Database (and Redis, when configured) reachable', tags: ['Operations'], response: { 200: status, 503: status } } },
+    {
+      schema: {
+        operationId: 'checkReadiness',
+        summary: 'Database (and Redis, when configured) reachable',
+        tags: ['Operations'],
+        security: [],
+        response: { 200: status, 503: status },
+      },
+    },
     async (_request, reply) => {
       const hasReplica = app.readDb !== app.db;
       const [databaseCheck, replicaCheck, redisCheck] = await Promise.all([

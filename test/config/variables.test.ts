@@ -79,6 +79,13 @@ const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
   ['TRUST_PROXY', '::/0', /prefix length 1 or more/],
   ['TRUST_PROXY', 'loopback', /must be a comma-separated list/],
   ['TRUST_PROXY', ',', /must be a comma-separated list/],
+  ['PUBLIC_BASE_URL', 'api.coldtrack.example', /must be an http:\/\/ or https:\/\/ URL .* or a path starting with \//],
+  ['PUBLIC_BASE_URL', 'ftp://api.coldtrack.example', /must be an http:\/\/ or https:\/\/ URL/],
+  ['PUBLIC_BASE_URL', 'https://user:pw@api.coldtrack.example', /without credentials, query or fragment/],
+  ['PUBLIC_BASE_URL', 'https://api.coldtrack.example/?v=1', /without credentials, query or fragment/],
+  ['PUBLIC_BASE_URL', '/coldtrack#docs', /without credentials, query or fragment/],
+  ['PUBLIC_BASE_URL', '//api.coldtrack.example', /must be an http:\/\/ or https:\/\/ URL/],
+  ['PUBLIC_BASE_URL', 'https://', /must be an http:\/\/ or https:\/\/ URL/],
   ['LOG_LEVEL', 'loud', /must be one of fatal, error, warn, info, debug, trace, silent/],
   ['LOG_LEVEL', 'INFO', /must be one of/],
   ['DB_POOL_MAX', '0', /must be at least 1/],
@@ -175,6 +182,19 @@ t.test('the sensor settings: loadConfig and npm run migrate (loadSensorStorageCo
   t.doesNotThrow(() => loadSensorStorageConfig({ ...env, DATABASE_URL: base.DATABASE_URL, PORT: 'abc' }), 'other variables are not read');
   t.throws(() => loadSensorStorageConfig({ SENSOR_RETENTION_DAYS: '7' }),
     new ConfigError('SENSOR_RETENTION_DAYS', 'must be a whole number of days, at least 30'), 'the same one-line error as start-up');
+});
+
+t.test('PUBLIC_BASE_URL: the OpenAPI servers entry, without a trailing slash but for "/" itself', async (t) => {
+  for (const [value, expected] of [
+    [undefined, '/'],
+    ['/', '/'],
+    ['/coldtrack/', '/coldtrack'],
+    ['https://api.coldtrack.example/', 'https://api.coldtrack.example'],
+    ['https://API.coldtrack.example:8443/partner/v1//', 'https://api.coldtrack.example:8443/partner/v1'],
+    ['http://127.0.0.1:3000', 'http://127.0.0.1:3000'],
+  ] as const) {
+    t.equal(loadConfig({ ...base, ...(value === undefined ? {} : { PUBLIC_BASE_URL: value }) }).publicBaseUrl, expected, `${value ?? '(unset)'}: ${expected}`);
+  }
 });
 
 t.test('JWT_PUBLIC_KEY: RSA 2048+ and P-256 SPKI keys load, with \\n escapes too', async (t) => {

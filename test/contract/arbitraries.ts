@@ -20,6 +20,8 @@ export class UnsupportedSchema extends Error {}
 
 function checkKeywords(schema: Schema, where: string) {
   for (const keyword of Object.keys(schema)) {
+    // an OpenAPI specification extension (x-max-window-days) says something to tools, not to a validator
+    if (keyword.startsWith('x-')) continue;
     if (!CONSTRAINTS.has(keyword) && !ANNOTATIONS.has(keyword)) throw new UnsupportedSchema(`${where}: unsupported JSON Schema keyword "${keyword}"`);
   }
   if (typeof schema.format === 'string' && !FORMATS.has(schema.format)) throw new UnsupportedSchema(`${where}: unsupported format "${schema.format}"`);

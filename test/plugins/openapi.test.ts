@@ -84,3 +84,15 @@ t.test('query integers are integers with the bounds the service applies', async 
   t.same(byName.page_size, { type: 'integer', minimum: 1, maximum: 1000 });
   t.same(byName.cooling_unit_id, { type: 'integer', minimum: 1, maximum: 2147483647 });
 });
+
+t.test('servers (PUBLIC_BASE_URL, "/" by default), licence and contact', async (t) => {
+  const { servers, info } = document as unknown as { servers: unknown; info: Record<string, unknown> };
+  t.same(servers, [{ url: '/', description: 'This deployment' }], 'by default the origin the document was fetched from');
+  t.match(info, {
+    license: { name: /^Proprietary/, identifier: /^LicenseRef-/ },
+    contact: { name: /partner support/, email: /@/ },
+  }, 'info.license (an SPDX LicenseRef: no open-source licence) and info.contact');
+  const configured = await createTestApp(t, { PUBLIC_BASE_URL: 'https://api.coldtrack.example/partner/' }, { database: ctx.db });
+  const served = (await configured.app.inject({ method: 'GET', url: '/openapi.json' })).json<{ servers: unknown }>();
+  t.same(served.servers, [{ url: 'https://api.coldtrack.example/partner', description: 'This deployment' }], 'PUBLIC_BASE_URL, without its trailing slash');
+});

@@ -42,7 +42,7 @@ buildSync({
   outbase: root,
   format: 'esm',
   platform: 'node',
-  target: 'node20',
+  target: 'node24',
   sourcemap: 'linked',
   logLevel: 'warning',
 });

@@ -51,7 +51,7 @@ export async function load(url, context, nextLoad) {
   const { code } = await transform(await readFile(new URL(url), 'utf8'), {
     loader: 'ts',
     format: 'esm',
-    target: 'node20',
+    target: 'node24',
     sourcemap: 'inline',
     sourcefile: fileURLToPath(url),
   });

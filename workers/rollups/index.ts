@@ -2,8 +2,8 @@
 // revenue, impact and users records with exact arithmetic (decimal.ts). Pure functions of plain
 // data: run on a rollup thread (workers/rollup-thread.ts) or inline on the main thread
 // (src/analytics/rollups.ts).
-// These files import nothing of the project outside workers/: under tsx on Node 20 a worker
-// thread can only load them through tsx's require hook.
+// These files import nothing of the project outside workers/: a rollup thread loads only what it
+// computes with. (Under tsx on Node 20 a thread could load nothing else; Node 24 lifted that.)
 //
 // One file per job: rows.ts (row types, inputs, per-cell state), decimal.ts (exact minor-unit
 // arithmetic), revenue.ts, impact.ts and users.ts (the rollups and their records), serialize.ts

@@ -70,6 +70,7 @@ export default async function impactRoute(app: App) {
   app.get('/impact', {
     config: { scope: 'impact' },
     schema: {
+      operationId: 'impact',
       summary: 'Food loss prevented, income impact, CO2 reduction and community served',
       description: 'One record per (period, unit). Definitions, rounding and edge cases: docs/figures.md.',
       tags: ['Analytics'],

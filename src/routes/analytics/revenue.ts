@@ -65,6 +65,7 @@ export default async function revenueRoute(app: App) {
   app.get('/revenue', {
     config: { scope: 'revenue' },
     schema: {
+      operationId: 'revenue',
       summary: 'Revenue per currency, paid and pending, by payment method',
       description: 'One record per (period, unit). Definitions, rounding and edge cases: docs/figures.md.',
       tags: ['Analytics'],

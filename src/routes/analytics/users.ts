@@ -45,6 +45,7 @@ export default async function usersRoute(app: App) {
   app.get('/users', {
     config: { scope: 'users' },
     schema: {
+      operationId: 'users',
       summary: 'Registered, active and new farmers, with a breakdown by cooling unit',
       description:
         'One record per period bucket (not per unit); pagination is over the buckets. A farmer belongs to ' +

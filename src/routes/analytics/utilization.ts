@@ -49,6 +49,7 @@ export default async function utilizationRoute(app: App) {
   app.get('/utilization', {
     config: { scope: 'utilization' },
     schema: {
+      operationId: 'utilization',
       summary: 'Cooling unit utilization, occupancy and movements',
       description: 'One record per (period, unit). Definitions, rounding and edge cases: docs/figures.md.',
       tags: ['Analytics'],

@@ -16,6 +16,7 @@ const querystring = z.strictObject({
 export default async function listApiTokens(app: App) {
   app.get('/', {
     schema: {
+      operationId: 'listApiTokens',
       summary: 'List API tokens',
       tags: ['API tokens'],
       security: [{ employeeJwt: [] }],

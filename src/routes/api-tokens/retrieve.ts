@@ -7,6 +7,7 @@ import { apiToken, isTokenId, tokenIdParams } from './schema.js';
 export default async function retrieveApiToken(app: App) {
   app.get('/:token_id', {
     schema: {
+      operationId: 'retrieveApiToken',
       summary: 'Retrieve an API token',
       tags: ['API tokens'],
       security: [{ employeeJwt: [] }],

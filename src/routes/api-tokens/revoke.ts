@@ -12,6 +12,7 @@ export default async function revokeApiToken(app: App) {
 
   app.post('/:token_id/revoke', {
     schema: {
+      operationId: 'revokeApiToken',
       summary: 'Revoke an API token',
       tags: ['API tokens'],
       security: [{ employeeJwt: [] }],

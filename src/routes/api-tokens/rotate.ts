@@ -38,6 +38,7 @@ export default async function rotateApiToken(app: App) {
 
   app.post('/:token_id/rotate', {
     schema: {
+      operationId: 'rotateApiToken',
       summary: 'Rotate an API token',
       description:
         'Creates a replacement token with the same name, company, scopes, units and expires_at, and makes the old token ' +

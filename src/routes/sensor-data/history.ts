@@ -62,6 +62,7 @@ export default async function sensorDataRoute(app: App) {
     config: { scope: 'sensor_data' },
     serializerCompiler: sensorDataSerializerCompiler,
     schema: {
+      operationId: 'sensorData',
       summary: 'Temperature and humidity history, raw or aggregated hourly/daily',
       tags: ['Sensor data'],
       security: [{ apiToken: [] }],

@@ -23,6 +23,7 @@ export default async function validateCoolingUserIdRoute(app: App) {
     // its own limit, by client IP (the spec's validate_cooling_user_id_ip scope): applied in app.ts
     config: { ipRateLimit: 'validate_cooling_user_id_ip' },
     schema: {
+      operationId: 'validateCoolingUserId',
       summary: "Check a farmer's cooling user code",
       description: 'True when an active farmer holds this code. Reveals nothing else. Rate-limited per client IP.',
       tags: ['Users'],
