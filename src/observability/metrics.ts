@@ -1,8 +1,10 @@
 // Prometheus metrics of one process (prom-client). In a cluster each worker keeps its own and
-// the primary aggregates them on scrape (src/observability/cluster-metrics.ts), so one scrape of
-// /metrics on any worker shows the whole cluster.
+// the primary aggregates them on scrape (src/cluster.ts), so one scrape of /metrics on any worker
+// shows the whole cluster. The alerting rules and the dashboard built on them are in ops/
+// (docs/runbooks.md says what each alert means).
 import type pg from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Dependency } from '../http/errors.js';
 
 export interface MetricSources {
   pool: pg.Pool;
@@ -16,8 +18,18 @@ export function createMetrics(sources: MetricSources) {
   // includes event-loop lag and its percentiles (nodejs_eventloop_lag_p99_seconds)
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
 
+  const unavailableResponses = new Counter({
+    name: 'unavailable_responses_total',
+    help: 'Responses 503 unavailable, by the dependency that could not answer (database, or redis for a revoke or rotation)',
+    labelNames: ['dependency'] as const,
+    registers: [registry],
+  });
+  // both series from the start: an alert's rate() sees the first 503 as an increase from 0
+  for (const dependency of ['database', 'redis'] satisfies Dependency[]) unavailableResponses.inc({ dependency }, 0);
+
   return {
     registry,
+    unavailableResponses,
     requestDuration: new Histogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request duration by route and status',
@@ -36,6 +48,18 @@ export function createMetrics(sources: MetricSources) {
       help: 'Times Redis stopped answering and rate limits fell back to per-process counting',
       registers: [registry],
     }),
+    // set when the store falls back and cleared by its first answer from Redis again: the state
+    // as of this process's last rate-limited request. Summed: how many workers count alone.
+    rateLimitFallbackActive: new Gauge({
+      name: 'rate_limit_redis_fallback_active',
+      help: 'Rate limits counted per process because Redis does not answer: 1 while this process does (cluster: how many workers do)',
+      registers: [registry],
+    }),
+    lastUsedFlushFailures: new Counter({
+      name: 'last_used_flush_failures_total',
+      help: 'Failed writes of API tokens\' last_used_at (src/tokens/last-used.ts); the entries are kept for the next flush',
+      registers: [registry],
+    }),
     tokenCacheLookups: new Counter({
       name: 'api_token_cache_lookups_total',
       help: 'API-token cache lookups, by result',
@@ -52,6 +76,14 @@ export function createMetrics(sources: MetricSources) {
         this.set({ state: 'total' }, sources.pool.totalCount);
         this.set({ state: 'idle' }, sources.pool.idleCount);
         this.set({ state: 'waiting' }, sources.pool.waitingCount);
+      },
+    }),
+    dbPoolMax: new Gauge({
+      name: 'db_pool_max_connections',
+      help: 'PostgreSQL pool size limit (DB_POOL_MAX); cluster: the sum over the workers',
+      registers: [registry],
+      collect() {
+        this.set(sources.pool.options.max ?? 10);
       },
     }),
     // The timescale profile's sensor policies (src/sensors/policy-health.ts, read every minute;
@@ -87,6 +119,13 @@ export function createMetrics(sources: MetricSources) {
       help: 'Sensor policy: 1 if TimescaleDB\'s scheduler runs it, 0 if it is paused (it will never run)',
       labelNames: ['job'] as const,
       aggregator: 'min',
+      registers: [registry],
+    }),
+    sensorPolicyScheduleInterval: new Gauge({
+      name: 'sensor_policy_schedule_interval_seconds',
+      help: 'Sensor policy: how often TimescaleDB\'s scheduler runs it (its staleness is measured against this)',
+      labelNames: ['job'] as const,
+      aggregator: 'max',
       registers: [registry],
     }),
     /** the age of a policy's last success as of now; null: the policy is gone */

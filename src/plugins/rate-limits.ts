@@ -27,9 +27,13 @@ async function rateLimits(app: App, options: RateLimitPluginOptions) {
       keyPrefix: `${config.redisKeyPrefix}rl:`,
       onDegraded: (error) => {
         metrics.rateLimitFallbacks.inc();
+        metrics.rateLimitFallbackActive.set(1);
         app.log.error({ err: error }, 'Redis unavailable: rate limits fall back to per-process counting');
       },
-      onRecovered: () => app.log.warn('Redis is back: rate limits are shared again'),
+      onRecovered: () => {
+        metrics.rateLimitFallbackActive.set(0);
+        app.log.warn('Redis is back: rate limits are shared again');
+      },
     }),
   );
   // callback style: most requests (data and management routes count in their auth hooks) pass

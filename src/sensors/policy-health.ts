@@ -29,6 +29,8 @@ export interface PolicyStatus {
   job: string;
   jobId: number;
   scheduled: boolean;
+  /** how often the scheduler runs it, seconds */
+  scheduleIntervalSeconds: number;
   /** null: the scheduler has not run it yet, or a run is under way (TimescaleDB clears it at each start) */
   lastRunSucceeded: boolean | null;
   /** seconds since its last successful run by the server's clock; null: never succeeded */
@@ -54,6 +56,7 @@ interface StatusRow {
   proc_name: string;
   hypertable_name: string;
   scheduled: boolean;
+  schedule_interval: number;
   last_run_status: string | null;
   total_runs: string | null;
   total_failures: string | null;
@@ -75,6 +78,7 @@ export async function readPolicyStatus(db: Queryable): Promise<PolicyStatus[]> {
       job: policy.job,
       jobId: row.job_id,
       scheduled: row.scheduled,
+      scheduleIntervalSeconds: row.schedule_interval,
       lastRunSucceeded: row.last_run_status === 'Success' ? true : row.last_run_status === 'Failed' ? false : null,
       lastSuccessAgeSeconds: row.success_age,
       totalRuns: Number(row.total_runs ?? 0),
@@ -143,6 +147,7 @@ export function createPolicyHealth(options: { db: Queryable; metrics: Metrics; l
       const { job } = status;
       present.add(job);
       metrics.sensorPolicyScheduled.set({ job }, status.scheduled ? 1 : 0);
+      metrics.sensorPolicyScheduleInterval.set({ job }, status.scheduleIntervalSeconds);
       // while a run is under way the previous verdict stands
       if (status.lastRunSucceeded !== null) metrics.sensorPolicyLastRunSuccess.set({ job }, status.lastRunSucceeded ? 1 : 0);
       else if (status.totalRuns === 0) metrics.sensorPolicyLastRunSuccess.remove({ job });
@@ -166,6 +171,7 @@ export function createPolicyHealth(options: { db: Queryable; metrics: Metrics; l
     for (const job of labels) {
       if (present.has(job)) continue;
       metrics.sensorPolicyScheduled.remove({ job });
+      metrics.sensorPolicyScheduleInterval.remove({ job });
       metrics.sensorPolicyLastRunSuccess.remove({ job });
       metrics.setSensorPolicyAge(job, null);
     }
