@@ -26,6 +26,13 @@ export function createMetrics(sources: MetricSources) {
   });
   // both series from the start: an alert's rate() sees the first 503 as an increase from 0
   for (const dependency of ['database', 'redis'] satisfies Dependency[]) unavailableResponses.inc({ dependency }, 0);
+  const tokenCacheLookups = new Counter({
+    name: 'api_token_cache_lookups_total',
+    help: 'API-token cache lookups, by result',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  for (const result of ['hit', 'miss']) tokenCacheLookups.inc({ result }, 0);
 
   return {
     registry,
@@ -60,12 +67,7 @@ export function createMetrics(sources: MetricSources) {
       help: 'Failed writes of API tokens\' last_used_at (src/tokens/last-used.ts); the entries are kept for the next flush',
       registers: [registry],
     }),
-    tokenCacheLookups: new Counter({
-      name: 'api_token_cache_lookups_total',
-      help: 'API-token cache lookups, by result',
-      labelNames: ['result'] as const,
-      registers: [registry],
-    }),
+    tokenCacheLookups,
     // sampled when scraped (also when the cluster primary collects from every worker)
     dbPool: new Gauge({
       name: 'db_pool_connections',
@@ -88,52 +90,53 @@ export function createMetrics(sources: MetricSources) {
     }),
     // The timescale profile's sensor policies (src/sensors/policy-health.ts, read every minute;
     // absent on the postgres profile). Every worker reads the same database: the cluster shows
-    // the worst worker's figure, not a sum.
+    // the worst worker's figure, not a sum. The label is `policy`, not `job`: Prometheus gives
+    // every scraped series its target's `job` (and would rename ours `exported_job`).
     sensorPolicyLastRunSuccess: new Gauge({
       name: 'sensor_policy_last_run_success',
       help: 'Sensor policy (TimescaleDB job): 1 if its last scheduled run succeeded, 0 if it failed; absent until it has run',
-      labelNames: ['job'] as const,
+      labelNames: ['policy'] as const,
       aggregator: 'min',
       registers: [registry],
     }),
     sensorPolicyFailures: new Counter({
       name: 'sensor_policy_failures_total',
       help: 'Failed runs of a sensor policy recorded by TimescaleDB (job_stats.total_failures of the current job)',
-      labelNames: ['job'] as const,
+      labelNames: ['policy'] as const,
       aggregator: 'max',
       registers: [registry],
     }),
     sensorPolicyLastSuccessAge: new Gauge({
       name: 'sensor_policy_last_success_age_seconds',
       help: 'Seconds since a sensor policy last succeeded (never: since this process first saw it)',
-      labelNames: ['job'] as const,
+      labelNames: ['policy'] as const,
       aggregator: 'max',
       registers: [registry],
       collect() {
         // aged to the scrape, not to the last check
-        for (const [job, age] of policyAges) this.set({ job }, age.seconds + (performance.now() - age.at) / 1000);
+        for (const [policy, age] of policyAges) this.set({ policy }, age.seconds + (performance.now() - age.at) / 1000);
       },
     }),
     sensorPolicyScheduled: new Gauge({
       name: 'sensor_policy_scheduled',
       help: 'Sensor policy: 1 if TimescaleDB\'s scheduler runs it, 0 if it is paused (it will never run)',
-      labelNames: ['job'] as const,
+      labelNames: ['policy'] as const,
       aggregator: 'min',
       registers: [registry],
     }),
     sensorPolicyScheduleInterval: new Gauge({
       name: 'sensor_policy_schedule_interval_seconds',
       help: 'Sensor policy: how often TimescaleDB\'s scheduler runs it (its staleness is measured against this)',
-      labelNames: ['job'] as const,
+      labelNames: ['policy'] as const,
       aggregator: 'max',
       registers: [registry],
     }),
     /** the age of a policy's last success as of now; null: the policy is gone */
-    setSensorPolicyAge(job: string, seconds: number | null) {
+    setSensorPolicyAge(policy: string, seconds: number | null) {
       if (seconds === null) {
-        policyAges.delete(job);
-        this.sensorPolicyLastSuccessAge.remove({ job });
-      } else policyAges.set(job, { seconds, at: performance.now() });
+        policyAges.delete(policy);
+        this.sensorPolicyLastSuccessAge.remove({ policy });
+      } else policyAges.set(policy, { seconds, at: performance.now() });
     },
     rollupQueue: new Gauge({
       name: 'rollup_queue_depth',

@@ -6,6 +6,7 @@
 import t from 'tap';
 import { createPool } from '../../src/db/pool.js';
 import { freePort } from '../../src/free-port.js';
+import { RATE_LIMITS } from '../../src/rate-limit/limits.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCompany } from '../helpers/fixtures.js';
 import { issueToken } from '../helpers/tokens.js';
@@ -14,6 +15,10 @@ import { DATA_PATH, metricSum, startRedis, until } from '../operations/harness.j
 async function scrape(ctx: TestApp) {
   return (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
 }
+
+/** Whether the exposition has a sample line of `name` with exactly these labels. */
+const hasSeries = (text: string, name: string, labels: Record<string, string>) =>
+  text.split('\n').some((line) => line.startsWith(`${name}{${Object.entries(labels).map(([key, value]) => `${key}="${value}"`).join(',')}} `));
 
 t.test('a database nobody answers on: 503s counted as dependency="database"; the pool limit is exported', async (t) => {
   const deadUrl = `postgres://postgres@127.0.0.1:${await freePort()}/nothing`;
@@ -25,6 +30,8 @@ t.test('a database nobody answers on: 503s counted as dependency="database"; the
   t.equal(metricSum(before, 'unavailable_responses_total', { dependency: 'database' }), 0, 'database series present at 0 before any 503');
   t.equal(metricSum(before, 'unavailable_responses_total', { dependency: 'redis' }), 0, 'redis series present at 0');
   t.equal(metricSum(before, 'db_pool_max_connections'), 7, 'db_pool_max_connections: the pool\'s max');
+  t.ok(hasSeries(before, 'unavailable_responses_total', { dependency: 'database' }) && hasSeries(before, 'unavailable_responses_total', { dependency: 'redis' }),
+    'both unavailable_responses_total series exported before any 503');
 
   const jwt = await ctx.jwtFor(1);
   for (let i = 0; i < 3; i++) {
@@ -38,6 +45,26 @@ t.test('a database nobody answers on: 503s counted as dependency="database"; the
   t.equal(metricSum(after, 'unavailable_responses_total', { dependency: 'redis' }), 0, 'none against Redis');
   t.equal(metricSum(after, 'http_request_duration_seconds_count', { route: '/api/v1/api-tokens', status: '503' }), 3,
     'the same requests in http_request_duration_seconds with status 503');
+});
+
+t.test('rate-limit rejections: every scope exported at 0 from the start, a 429 counted under its scope', async (t) => {
+  const ctx = await createTestApp(t, {}, { realRateLimits: true });
+  let text = await scrape(ctx);
+  for (const scope of Object.keys(RATE_LIMITS)) {
+    t.ok(hasSeries(text, 'rate_limit_rejections_total', { scope }), `${scope}: exported`);
+    t.equal(metricSum(text, 'rate_limit_rejections_total', { scope }), 0, `${scope}: 0`);
+  }
+  t.ok(hasSeries(text, 'api_token_cache_lookups_total', { result: 'hit' }) && hasSeries(text, 'api_token_cache_lookups_total', { result: 'miss' }),
+    'token cache hits and misses exported at 0 (the dashboard\'s hit ratio has both sides)');
+  const { max } = RATE_LIMITS.validate_cooling_user_id_ip;
+  const statuses: number[] = [];
+  for (let i = 0; i <= max; i++) {
+    statuses.push((await ctx.app.inject({ method: 'POST', url: '/v1/users/validate-cooling-user-id/', payload: {} })).statusCode);
+  }
+  t.equal(statuses.at(-1), 429, `request ${max + 1} refused`);
+  text = await scrape(ctx);
+  t.equal(metricSum(text, 'rate_limit_rejections_total', { scope: 'validate_cooling_user_id_ip' }), 1, 'counted under its scope');
+  t.equal(metricSum(text, 'rate_limit_rejections_total'), 1, 'and nowhere else');
 });
 
 t.test('Redis killed and back: the fallback gauge follows it; a revoke refused is counted as dependency="redis"', async (t) => {

@@ -92,10 +92,10 @@ async function runByScheduler(db: Queryable, jobId: number, view: string, broken
   }
 }
 
-/** The sample of `name{job="..."}` in GET /metrics, or null when absent. */
+/** The sample of `name{policy="..."}` in GET /metrics, or null when absent. */
 async function sample(ctx: TestApp, name: string, job: string): Promise<number | null> {
   const response = await ctx.app.inject({ method: 'GET', url: '/metrics' });
-  const line = response.body.split('\n').find((text) => text.startsWith(`${name}{job="${job}"}`));
+  const line = response.body.split('\n').find((text) => text.startsWith(`${name}{policy="${job}"}`));
   return line === undefined ? null : Number(line.split(' ').at(-1));
 }
 
