@@ -28,7 +28,7 @@ export interface PrimaryOptions {
 }
 
 /** The primary's own metrics, appended to the workers' aggregate on every scrape. */
-function primaryMetrics() {
+export function createPrimaryMetrics() {
   const registry = new Registry();
   const workerRestarts = new Counter({
     name: 'cluster_worker_restarts_total',
@@ -40,7 +40,7 @@ function primaryMetrics() {
 
 export function runPrimary(options: PrimaryOptions) {
   const aggregator = new AggregatorRegistry();
-  const own = primaryMetrics();
+  const own = createPrimaryMetrics();
   const retiring = new Set<Worker>();
   const crashes: number[] = [];
   let stopping = false;
