@@ -32,6 +32,7 @@ export function createMetrics(sources: MetricSources) {
     labelNames: ['result'] as const,
     registers: [registry],
   });
+  // hits and misses from the start: the dashboard's hit ratio has both sides
   for (const result of ['hit', 'miss']) tokenCacheLookups.inc({ result }, 0);
 
   return {
