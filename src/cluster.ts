@@ -1,9 +1,10 @@
 // The cluster primary: forks WORKERS Fastify workers sharing one port, replaces a crashed worker
 // (with backoff; a crash loop stops the service loudly), rolls the workers on SIGHUP with no
 // failed request (the new worker listens before the old one drains), stops them all on
-// SIGTERM/SIGINT within a deadline, and answers workers' metrics requests with the cluster total.
+// SIGTERM/SIGINT within a deadline, and answers workers' metrics requests with the cluster total
+// (the workers' registries summed, plus the primary's own: cluster_worker_restarts_total).
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry } from 'prom-client';
+import { AggregatorRegistry, Counter, Registry } from 'prom-client';
 
 export const METRICS_REQUEST = 'coldtrack:cluster-metrics-request';
 export const METRICS_RESPONSE = 'coldtrack:cluster-metrics-response';
@@ -26,8 +27,20 @@ export interface PrimaryOptions {
   onStopped?: () => Promise<void>;
 }
 
+/** The primary's own metrics, appended to the workers' aggregate on every scrape. */
+export function createPrimaryMetrics() {
+  const registry = new Registry();
+  const workerRestarts = new Counter({
+    name: 'cluster_worker_restarts_total',
+    help: 'Cluster workers replaced after dying unasked (a crash, a kill, out of memory); rolling restarts are not counted',
+    registers: [registry],
+  });
+  return { registry, workerRestarts };
+}
+
 export function runPrimary(options: PrimaryOptions) {
   const aggregator = new AggregatorRegistry();
+  const own = createPrimaryMetrics();
   const retiring = new Set<Worker>();
   const crashes: number[] = [];
   let stopping = false;
@@ -53,7 +66,8 @@ export function runPrimary(options: PrimaryOptions) {
     worker.on('message', async (message: { type?: string; id?: number }) => {
       if (message?.type !== METRICS_REQUEST) return;
       try {
-        const body = await aggregator.clusterMetrics();
+        // metric families of the two never share a name: the texts concatenate
+        const body = `${await aggregator.clusterMetrics()}\n${await own.registry.metrics()}`;
         worker.send({ type: METRICS_RESPONSE, id: message.id, body, contentType: aggregator.contentType });
       } catch (error) {
         worker.send({ type: METRICS_RESPONSE, id: message.id, error: String(error) });
@@ -85,6 +99,7 @@ export function runPrimary(options: PrimaryOptions) {
       void stop(1);
       return;
     }
+    own.workerRestarts.inc();
     const delay = Math.min(100 * 2 ** (crashes.length - 1), 5000);
     options.log(`worker ${worker.process.pid} died (${signal ?? `code ${code}`}); replacing it in ${delay} ms`);
     setTimeout(() => !stopping && fork(), delay);

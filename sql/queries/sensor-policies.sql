@@ -4,7 +4,7 @@
 
 -- name: policyStatus
 -- hypertable_name of timescaledb_information.jobs is the aggregate's view name for its policies
-SELECT j.job_id, j.proc_name, j.hypertable_name, j.scheduled,
+SELECT j.job_id, j.proc_name, j.hypertable_name, j.scheduled, extract(epoch FROM j.schedule_interval)::float8 AS schedule_interval,
        s.last_run_status, s.total_runs, s.total_failures,
        -- -infinity until it first succeeds
        CASE WHEN isfinite(s.last_successful_finish) THEN extract(epoch FROM now() - s.last_successful_finish)::float8 END AS success_age,

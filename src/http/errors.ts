@@ -60,7 +60,14 @@ export const notFound = (message = 'Not found') => new ApiError(404, 'not_found'
 export const unsupportedMediaType = () =>
   new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json');
 
-export const unavailable = (retryAfterSeconds = 5) =>
-  new ApiError(503, 'unavailable', 'A dependency is unavailable; retry shortly', undefined, {
-    'retry-after': String(retryAfterSeconds),
-  });
+/** What a 503 `unavailable` waited on: the unavailable_responses_total label, never sent. */
+export type Dependency = 'database' | 'redis';
+
+/** A 503: a dependency cannot answer now. The client sees only `unavailable`; the metrics see which. */
+export class DependencyUnavailable extends ApiError {
+  constructor(readonly dependency: Dependency, retryAfterSeconds = 5) {
+    super(503, 'unavailable', 'A dependency is unavailable; retry shortly', undefined, { 'retry-after': String(retryAfterSeconds) });
+  }
+}
+
+export const unavailable = (dependency: Dependency, retryAfterSeconds = 5) => new DependencyUnavailable(dependency, retryAfterSeconds);

@@ -1,8 +1,10 @@
 // Prometheus metrics of one process (prom-client). In a cluster each worker keeps its own and
-// the primary aggregates them on scrape (src/observability/cluster-metrics.ts), so one scrape of
-// /metrics on any worker shows the whole cluster.
+// the primary aggregates them on scrape (src/cluster.ts), so one scrape of /metrics on any worker
+// shows the whole cluster. The alerting rules and the dashboard built on them are in ops/
+// (docs/runbooks.md says what each alert means).
 import type pg from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Dependency } from '../http/errors.js';
 
 export interface MetricSources {
   pool: pg.Pool;
@@ -16,8 +18,26 @@ export function createMetrics(sources: MetricSources) {
   // includes event-loop lag and its percentiles (nodejs_eventloop_lag_p99_seconds)
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
 
+  const unavailableResponses = new Counter({
+    name: 'unavailable_responses_total',
+    help: 'Responses 503 unavailable, by the dependency that could not answer (database, or redis for a revoke or rotation)',
+    labelNames: ['dependency'] as const,
+    registers: [registry],
+  });
+  // both series from the start: an alert's rate() sees the first 503 as an increase from 0
+  for (const dependency of ['database', 'redis'] satisfies Dependency[]) unavailableResponses.inc({ dependency }, 0);
+  const tokenCacheLookups = new Counter({
+    name: 'api_token_cache_lookups_total',
+    help: 'API-token cache lookups, by result',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  // hits and misses from the start: the dashboard's hit ratio has both sides
+  for (const result of ['hit', 'miss']) tokenCacheLookups.inc({ result }, 0);
+
   return {
     registry,
+    unavailableResponses,
     requestDuration: new Histogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request duration by route and status',
@@ -36,12 +56,19 @@ export function createMetrics(sources: MetricSources) {
       help: 'Times Redis stopped answering and rate limits fell back to per-process counting',
       registers: [registry],
     }),
-    tokenCacheLookups: new Counter({
-      name: 'api_token_cache_lookups_total',
-      help: 'API-token cache lookups, by result',
-      labelNames: ['result'] as const,
+    // set when the store falls back and cleared by its first answer from Redis again: the state
+    // as of this process's last rate-limited request. Summed: how many workers count alone.
+    rateLimitFallbackActive: new Gauge({
+      name: 'rate_limit_redis_fallback_active',
+      help: 'Rate limits counted per process because Redis does not answer: 1 while this process does (cluster: how many workers do)',
       registers: [registry],
     }),
+    lastUsedFlushFailures: new Counter({
+      name: 'last_used_flush_failures_total',
+      help: 'Failed writes of API tokens\' last_used_at (src/tokens/last-used.ts); the entries are kept for the next flush',
+      registers: [registry],
+    }),
+    tokenCacheLookups,
     // sampled when scraped (also when the cluster primary collects from every worker)
     dbPool: new Gauge({
       name: 'db_pool_connections',
@@ -54,47 +81,63 @@ export function createMetrics(sources: MetricSources) {
         this.set({ state: 'waiting' }, sources.pool.waitingCount);
       },
     }),
+    dbPoolMax: new Gauge({
+      name: 'db_pool_max_connections',
+      help: 'PostgreSQL pool size limit (DB_POOL_MAX); cluster: the sum over the workers',
+      registers: [registry],
+      collect() {
+        this.set(sources.pool.options.max ?? 10);
+      },
+    }),
     // The timescale profile's sensor policies (src/sensors/policy-health.ts, read every minute;
     // absent on the postgres profile). Every worker reads the same database: the cluster shows
-    // the worst worker's figure, not a sum.
+    // the worst worker's figure, not a sum. The label is `policy`, not `job`: Prometheus gives
+    // every scraped series its target's `job` (and would rename ours `exported_job`).
     sensorPolicyLastRunSuccess: new Gauge({
       name: 'sensor_policy_last_run_success',
       help: 'Sensor policy (TimescaleDB job): 1 if its last scheduled run succeeded, 0 if it failed; absent until it has run',
-      labelNames: ['job'] as const,
+      labelNames: ['policy'] as const,
       aggregator: 'min',
       registers: [registry],
     }),
     sensorPolicyFailures: new Counter({
       name: 'sensor_policy_failures_total',
       help: 'Failed runs of a sensor policy recorded by TimescaleDB (job_stats.total_failures of the current job)',
-      labelNames: ['job'] as const,
+      labelNames: ['policy'] as const,
       aggregator: 'max',
       registers: [registry],
     }),
     sensorPolicyLastSuccessAge: new Gauge({
       name: 'sensor_policy_last_success_age_seconds',
       help: 'Seconds since a sensor policy last succeeded (never: since this process first saw it)',
-      labelNames: ['job'] as const,
+      labelNames: ['policy'] as const,
       aggregator: 'max',
       registers: [registry],
       collect() {
         // aged to the scrape, not to the last check
-        for (const [job, age] of policyAges) this.set({ job }, age.seconds + (performance.now() - age.at) / 1000);
+        for (const [policy, age] of policyAges) this.set({ policy }, age.seconds + (performance.now() - age.at) / 1000);
       },
     }),
     sensorPolicyScheduled: new Gauge({
       name: 'sensor_policy_scheduled',
       help: 'Sensor policy: 1 if TimescaleDB\'s scheduler runs it, 0 if it is paused (it will never run)',
-      labelNames: ['job'] as const,
+      labelNames: ['policy'] as const,
       aggregator: 'min',
       registers: [registry],
     }),
+    sensorPolicyScheduleInterval: new Gauge({
+      name: 'sensor_policy_schedule_interval_seconds',
+      help: 'Sensor policy: how often TimescaleDB\'s scheduler runs it (its staleness is measured against this)',
+      labelNames: ['policy'] as const,
+      aggregator: 'max',
+      registers: [registry],
+    }),
     /** the age of a policy's last success as of now; null: the policy is gone */
-    setSensorPolicyAge(job: string, seconds: number | null) {
+    setSensorPolicyAge(policy: string, seconds: number | null) {
       if (seconds === null) {
-        policyAges.delete(job);
-        this.sensorPolicyLastSuccessAge.remove({ job });
-      } else policyAges.set(job, { seconds, at: performance.now() });
+        policyAges.delete(policy);
+        this.sensorPolicyLastSuccessAge.remove({ policy });
+      } else policyAges.set(policy, { seconds, at: performance.now() });
     },
     rollupQueue: new Gauge({
       name: 'rollup_queue_depth',

@@ -3,7 +3,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { ApiError, type ErrorCode, invalidRequest, notFound, unavailable } from '../http/errors.js';
+import { ApiError, DependencyUnavailable, type ErrorCode, invalidRequest, notFound, unavailable } from '../http/errors.js';
 import type { App } from '../types.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 
@@ -57,7 +57,7 @@ export function toApiError(error: FastifyError & { code?: string }): ApiError | 
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'payload_too_large', 'Body is too large');
   }
-  if (isDatabaseUnavailable(error)) return unavailable();
+  if (isDatabaseUnavailable(error)) return unavailable('database');
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     return new ApiError(status, CODE_BY_STATUS[status] ?? 'invalid_request', error.message.slice(0, 200));
@@ -73,6 +73,7 @@ async function errorHandler(app: App) {
       return reply.code(500).send({ error: { code: 'internal_error', message: 'Internal server error' } });
     }
     if (apiError.statusCode >= 500) request.log.warn({ err: error }, apiError.message);
+    if (apiError instanceof DependencyUnavailable) app.metrics.unavailableResponses.inc({ dependency: apiError.dependency });
     return reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.toBody());
   });
 
@@ -105,4 +106,4 @@ async function errorHandler(app: App) {
   });
 }
 
-export default fp(errorHandler, { name: 'error-handler' });
+export default fp(errorHandler, { name: 'error-handler', dependencies: ['metrics'] });

@@ -3,7 +3,7 @@
 // public validate endpoint, by client IP. Authenticated routes count in their auth hooks.
 import fp from 'fastify-plugin';
 import type { RedisClient } from '../redis/connection.js';
-import { type RateLimitScope, registerRateLimits } from '../rate-limit/limits.js';
+import { RATE_LIMITS, type RateLimitScope, registerRateLimits } from '../rate-limit/limits.js';
 import type { App } from '../types.js';
 
 export interface RateLimitPluginOptions {
@@ -16,6 +16,8 @@ export interface RateLimitPluginOptions {
 
 async function rateLimits(app: App, options: RateLimitPluginOptions) {
   const { config, metrics } = app;
+  // every scope's series from the start at 0: a spike alert compares with the hour before
+  for (const scope of Object.keys(RATE_LIMITS) as RateLimitScope[]) metrics.rateLimitRejections.inc({ scope }, 0);
   app.decorate(
     'rateLimits',
     await registerRateLimits(app, {
@@ -27,9 +29,13 @@ async function rateLimits(app: App, options: RateLimitPluginOptions) {
       keyPrefix: `${config.redisKeyPrefix}rl:`,
       onDegraded: (error) => {
         metrics.rateLimitFallbacks.inc();
+        metrics.rateLimitFallbackActive.set(1);
         app.log.error({ err: error }, 'Redis unavailable: rate limits fall back to per-process counting');
       },
-      onRecovered: () => app.log.warn('Redis is back: rate limits are shared again'),
+      onRecovered: () => {
+        metrics.rateLimitFallbackActive.set(0);
+        app.log.warn('Redis is back: rate limits are shared again');
+      },
     }),
   );
   // callback style: most requests (data and management routes count in their auth hooks) pass

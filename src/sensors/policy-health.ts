@@ -14,7 +14,7 @@ import type { Metrics } from '../observability/metrics.js';
 
 type Queryable = Pick<pg.Pool, 'query'>;
 
-/** The sensor policies, by procedure and the relation they act on: the `job` label of the metrics. */
+/** The sensor policies, by procedure and the relation they act on: the `policy` label of the metrics. */
 export const SENSOR_POLICY_JOBS: readonly { job: string; proc: string; relation: string }[] = [
   { job: 'refresh_hourly', proc: 'policy_refresh_continuous_aggregate', relation: 'sensor_readings_hourly' },
   { job: 'refresh_daily', proc: 'policy_refresh_continuous_aggregate', relation: 'sensor_readings_daily' },
@@ -25,10 +25,12 @@ export const SENSOR_POLICY_JOBS: readonly { job: string; proc: string; relation:
 ];
 
 export interface PolicyStatus {
-  /** the metrics' label (SENSOR_POLICY_JOBS) */
+  /** the metrics' `policy` label (SENSOR_POLICY_JOBS) */
   job: string;
   jobId: number;
   scheduled: boolean;
+  /** how often the scheduler runs it, seconds */
+  scheduleIntervalSeconds: number;
   /** null: the scheduler has not run it yet, or a run is under way (TimescaleDB clears it at each start) */
   lastRunSucceeded: boolean | null;
   /** seconds since its last successful run by the server's clock; null: never succeeded */
@@ -54,6 +56,7 @@ interface StatusRow {
   proc_name: string;
   hypertable_name: string;
   scheduled: boolean;
+  schedule_interval: number;
   last_run_status: string | null;
   total_runs: string | null;
   total_failures: string | null;
@@ -75,6 +78,7 @@ export async function readPolicyStatus(db: Queryable): Promise<PolicyStatus[]> {
       job: policy.job,
       jobId: row.job_id,
       scheduled: row.scheduled,
+      scheduleIntervalSeconds: row.schedule_interval,
       lastRunSucceeded: row.last_run_status === 'Success' ? true : row.last_run_status === 'Failed' ? false : null,
       lastSuccessAgeSeconds: row.success_age,
       totalRuns: Number(row.total_runs ?? 0),
@@ -142,16 +146,17 @@ export function createPolicyHealth(options: { db: Queryable; metrics: Metrics; l
     for (const status of statuses) {
       const { job } = status;
       present.add(job);
-      metrics.sensorPolicyScheduled.set({ job }, status.scheduled ? 1 : 0);
+      metrics.sensorPolicyScheduled.set({ policy: job }, status.scheduled ? 1 : 0);
+      metrics.sensorPolicyScheduleInterval.set({ policy: job }, status.scheduleIntervalSeconds);
       // while a run is under way the previous verdict stands
-      if (status.lastRunSucceeded !== null) metrics.sensorPolicyLastRunSuccess.set({ job }, status.lastRunSucceeded ? 1 : 0);
-      else if (status.totalRuns === 0) metrics.sensorPolicyLastRunSuccess.remove({ job });
+      if (status.lastRunSucceeded !== null) metrics.sensorPolicyLastRunSuccess.set({ policy: job }, status.lastRunSucceeded ? 1 : 0);
+      else if (status.totalRuns === 0) metrics.sensorPolicyLastRunSuccess.remove({ policy: job });
       if (!firstSeen.has(status.jobId)) firstSeen.set(status.jobId, status.serverNow);
       metrics.setSensorPolicyAge(job, status.lastSuccessAgeSeconds ?? status.serverNow - firstSeen.get(status.jobId)!);
 
       const firstSight = !counted.has(status.jobId);
       const fresh = status.totalFailures - (counted.get(status.jobId) ?? 0);
-      metrics.sensorPolicyFailures.inc({ job }, Math.max(fresh, 0));
+      metrics.sensorPolicyFailures.inc({ policy: job }, Math.max(fresh, 0));
       counted.set(status.jobId, status.totalFailures);
       const error = status.lastError?.message ?? 'no error recorded';
       const failure = { job, jobId: status.jobId, newFailures: fresh, totalFailures: status.totalFailures, error: status.lastError };
@@ -165,8 +170,9 @@ export function createPolicyHealth(options: { db: Queryable; metrics: Metrics; l
     // a policy removed since (retention switched off): its series go
     for (const job of labels) {
       if (present.has(job)) continue;
-      metrics.sensorPolicyScheduled.remove({ job });
-      metrics.sensorPolicyLastRunSuccess.remove({ job });
+      metrics.sensorPolicyScheduled.remove({ policy: job });
+      metrics.sensorPolicyScheduleInterval.remove({ policy: job });
+      metrics.sensorPolicyLastRunSuccess.remove({ policy: job });
       metrics.setSensorPolicyAge(job, null);
     }
     labels = present;

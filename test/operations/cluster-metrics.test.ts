@@ -59,3 +59,16 @@ t.test("every worker runs under the heap policy (config.ts heapFlags, mallocEnv)
     t.ok(environment.includes('MALLOC_MMAP_THRESHOLD_=131072'), `worker ${pid}: a fixed mmap threshold`);
   }
 });
+
+// last: it replaces a worker the tests above counted on
+t.test('a worker killed and replaced is counted by the primary in cluster_worker_restarts_total', async (t) => {
+  const restarts = async () => metricSum((await send(cluster.baseUrl, '/metrics')).body, 'cluster_worker_restarts_total');
+  t.equal(await restarts(), 0, 'none yet: the series is there at 0 from the start');
+  const rollingBefore = cluster.listeningPids().length;
+  const [victim] = cluster.workerPids();
+  process.kill(victim!, 'SIGKILL');
+  await until('the replacement worker listening', () => cluster.listeningPids().length > rollingBefore && cluster.workerPids().length === 2, 30_000, 100);
+  t.equal(await restarts(), 1, 'one restart counted, whichever worker answers the scrape');
+  t.equal((await send(cluster.baseUrl, '/metrics')).body.split('\n').filter((line) => line === '# TYPE cluster_worker_restarts_total counter').length, 1,
+    'named once');
+});

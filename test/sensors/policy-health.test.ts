@@ -92,10 +92,10 @@ async function runByScheduler(db: Queryable, jobId: number, view: string, broken
   }
 }
 
-/** The sample of `name{job="..."}` in GET /metrics, or null when absent. */
+/** The sample of `name{policy="..."}` in GET /metrics, or null when absent. */
 async function sample(ctx: TestApp, name: string, job: string): Promise<number | null> {
   const response = await ctx.app.inject({ method: 'GET', url: '/metrics' });
-  const line = response.body.split('\n').find((text) => text.startsWith(`${name}{job="${job}"}`));
+  const line = response.body.split('\n').find((text) => text.startsWith(`${name}{policy="${job}"}`));
   return line === undefined ? null : Number(line.split(' ').at(-1));
 }
 
@@ -129,6 +129,10 @@ t.test('the watch runs on the timescale profile only', async (t) => {
     t.equal(await sample(ctx, 'sensor_policy_last_run_success', job),
       recorded.last_run_status === null ? null : recorded.last_run_status === 'Success' ? 1 : 0, `${job}: its last run (${recorded.last_run_status ?? 'none'})`);
     t.ok((await sample(ctx, 'sensor_policy_last_success_age_seconds', job))! >= 0, `${job}: an age`);
+    const { rows: [interval] } = await ctx.db.pool.query<{ seconds: number }>(
+      'SELECT extract(epoch FROM schedule_interval)::float8 AS seconds FROM timescaledb_information.jobs WHERE job_id = $1', [status.jobId]);
+    t.equal(await sample(ctx, 'sensor_policy_schedule_interval_seconds', job), interval!.seconds,
+      `${job}: its schedule interval (${interval!.seconds} s), what the staleness alert measures the age against`);
   }
   t.same(SENSOR_POLICY_JOBS.map((policy) => policy.job).filter((job) => !statuses.some((status) => status.job === job)), ['retention'],
     'retention only with SENSOR_RETENTION_DAYS');

@@ -36,7 +36,7 @@ export default async function revokeApiToken(app: App) {
             await app.revocations.announce(id);
           } catch (error) {
             request.log.warn({ err: error }, 'revocation could not reach the shared store; revoke not committed');
-            throw unavailable();
+            throw unavailable('redis');
           }
           announced = true;
         });

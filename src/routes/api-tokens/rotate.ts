@@ -75,7 +75,7 @@ export default async function rotateApiToken(app: App) {
               await app.revocations.announceExpiry(id, expiresAt.getTime());
             } catch (error) {
               request.log.warn({ err: error }, 'rotation could not reach the shared store; rotation not committed');
-              throw unavailable();
+              throw unavailable('redis');
             }
             announced = expiresAt.getTime();
           },
