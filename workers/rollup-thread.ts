@@ -1,4 +1,4 @@
-// Piscina task file: a heavy revenue or impact page done entirely off the event loop. The thread
+// Piscina task file: a heavy revenue, impact or users page done entirely off the event loop. The thread
 // runs the page's queries on its own small pg pool, rolls the rows up (workers/rollups/) and
 // hands the records back as UTF-8 bytes moved (not copied) to the main thread. So the event loop
 // never decodes, clones or collects the megabytes of row text and records a heavy page makes:
