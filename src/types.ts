@@ -32,6 +32,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A public route limited by client IP under this scope (e.g. validate-cooling-user-id). */
     ipRateLimit?: RateLimitScope;
+    /** The answer carries a raw token: never compressed (src/plugins/compression.ts). */
+    carriesSecret?: boolean;
   }
   interface FastifyInstance {
     config: Config;

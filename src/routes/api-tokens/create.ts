@@ -38,6 +38,7 @@ const LATEST_EXPIRY = Date.UTC(9999, 11, 31, 23, 59, 59);
 
 export default async function createApiToken(app: App) {
   app.post('/', {
+    config: { carriesSecret: true },
     schema: {
       summary: 'Create an API token',
       tags: ['API tokens'],

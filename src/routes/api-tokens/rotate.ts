@@ -38,6 +38,7 @@ export default async function rotateApiToken(app: App) {
   app.addHook('onRequest', emptyBodyIsNoBody);
 
   app.post('/:token_id/rotate', {
+    config: { carriesSecret: true },
     schema: {
       summary: 'Rotate an API token',
       description:
