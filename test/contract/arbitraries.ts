@@ -20,7 +20,8 @@ export class UnsupportedSchema extends Error {}
 
 function checkKeywords(schema: Schema, where: string) {
   for (const keyword of Object.keys(schema)) {
-    if (!CONSTRAINTS.has(keyword) && !ANNOTATIONS.has(keyword)) throw new UnsupportedSchema(`${where}: unsupported JSON Schema keyword "${keyword}"`);
+    // x-: the document's extensions (x-max-window-days) say things to clients, not to validators
+    if (!CONSTRAINTS.has(keyword) && !ANNOTATIONS.has(keyword) && !keyword.startsWith('x-')) throw new UnsupportedSchema(`${where}: unsupported JSON Schema keyword "${keyword}"`);
   }
   if (typeof schema.format === 'string' && !FORMATS.has(schema.format)) throw new UnsupportedSchema(`${where}: unsupported format "${schema.format}"`);
 }
