@@ -1318,9 +1318,9 @@ export interface paths {
                     token_id?: string;
                     /** @description Only events of this action; omitted: all */
                     action?: "token.created" | "token.rotated" | "token.revoked" | "token.leak_reported" | "token.revoked_leaked";
-                    /** @description Only events at or after this instant (ISO 8601 with a zone) */
+                    /** @description Only events at or after this instant: ISO 8601 with a zone, on a day of the years 0001-9999 */
                     from?: string;
-                    /** @description Only events before this instant (ISO 8601 with a zone); to before from is 400 */
+                    /** @description Only events before this instant: ISO 8601 with a zone, on a day of the years 0001-9999; to before from is 400 */
                     to?: string;
                 };
                 header?: never;

@@ -18,8 +18,8 @@ const querystring = z.strictObject({
     .enum(AUDIT_ACTIONS, { error: `must be one of ${AUDIT_ACTIONS.join(', ')}` })
     .optional()
     .describe('Only events of this action; omitted: all'),
-  from: isoInstant().optional().describe('Only events at or after this instant (ISO 8601 with a zone)'),
-  to: isoInstant().optional().describe('Only events before this instant (ISO 8601 with a zone); to before from is 400'),
+  from: isoInstant().optional().describe('Only events at or after this instant: ISO 8601 with a zone, on a day of the years 0001-9999'),
+  to: isoInstant().optional().describe('Only events before this instant: ISO 8601 with a zone, on a day of the years 0001-9999; to before from is 400'),
 });
 
 const filters = z.object({
