@@ -31,6 +31,8 @@ if ('problem' in database) {
   process.exit(1);
 }
 
+const events = (count: number) => `${count} ${count === 1 ? 'event' : 'events'}`;
+
 const client = new pg.Client({ connectionString: database.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
 let status = 1;
 try {
@@ -41,14 +43,14 @@ try {
   } else {
     const verdict = await verifyChain(client, companyId);
     if (verdict.ok) {
-      console.log(`company ${companyId}: chain of ${verdict.events} events verified${verdict.head ? ` (head ${verdict.head})` : ''}`);
+      console.log(`company ${companyId}: chain of ${events(verdict.events)} verified${verdict.head ? ` (head ${verdict.head})` : ''}`);
       status = 0;
     } else {
-      const { event, reason, expectedSequence, events } = verdict;
+      const { event, reason, expectedSequence } = verdict;
       console.log(
         `company ${companyId}: event ${event.id} (sequence ${event.sequence}) does not fit: ${BREAK_EXPLANATIONS[reason]}` +
           (reason === 'sequence_gap' ? ` (expected sequence ${expectedSequence})` : '') +
-          `; the ${events} events before it fit`,
+          `; the ${events(verdict.events)} before it fit`,
       );
     }
   }

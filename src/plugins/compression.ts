@@ -4,8 +4,9 @@
 // compressing them costs more CPU than the bytes it saves. Registered before any route: the
 // compressor hooks in per route (onRoute), so routes registered earlier would not have it.
 // A route whose answer carries a raw token (config.carriesSecret: create, rotate) is never
-// compressed, whatever Accept-Encoding asks: a compressed secret beside text an attacker can
-// influence leaks through the compressed length (BREACH). Defence in depth: TLS and no-store too.
+// compressed, whatever Accept-Encoding asks: a secret compressed beside text an attacker can
+// influence leaks through the compressed length (BREACH). Defence in depth beside TLS; such an
+// answer does not vary by Accept-Encoding, so it gets no Vary either.
 import zlib from 'node:zlib';
 import compress from '@fastify/compress';
 import fp from 'fastify-plugin';
