@@ -1,6 +1,6 @@
 // coldtrack-api/client: a typed client of the ColdTrack partner API for servers (Node 18+, global
 // fetch; no dependency on the service's code). Its method names are the OpenAPI operationIds
-// (client/README.md, "Method names"). Every data endpoint and the token management, with
+// (client/README.md, "Method names"). Every data endpoint, the token management and its audit trail, with
 // types generated from the service's own OpenAPI document (openapi.ts); `paginate()` walks every
 // record of a query page after page; requests of one token share its rate-limit budget and wait
 // for it instead of being refused; 429 waits for X-RateLimit-Reset, 503 is retried after
@@ -13,12 +13,15 @@ import { type RateBudget, rateBudgetFor } from './rate-budget.js';
 import { type CallOptions, Transport, type TransportOptions } from './transport.js';
 import {
   type ApiToken,
+  type AuditEventPage,
+  type AuditEventQuery,
   type CreatedApiToken,
   type CreateTokenRequest,
   DATA_PATHS,
   type DataEndpoint,
   type DataPage,
   type DataQuery,
+  type Me,
   type PagedEndpoint,
   type PagedPage,
   type PagedQuery,
@@ -47,6 +50,8 @@ export interface ColdtrackClientOptions extends Omit<TransportOptions, 'budget' 
 export const MAX_PAGE_SIZE = 1000;
 
 const TOKENS_PATH = '/api/v1/api-tokens';
+const AUDIT_EVENTS_PATH = '/api/v1/audit-events';
+const PAGED_PATHS = { tokens: TOKENS_PATH, auditEvents: AUDIT_EVENTS_PATH } as const;
 const tokenPath = (id: string, action = '') => `${TOKENS_PATH}/${encodeURIComponent(id)}${action}`;
 
 export class ColdtrackClient {
@@ -94,7 +99,7 @@ export class ColdtrackClient {
    * defaults to the maximum (1,000): the fewest requests out of the token's budget.
    */
   async *pages<E extends PagedEndpoint>(endpoint: E, query: PagedQuery<E> = {} as PagedQuery<E>, options: CallOptions = {}): AsyncGenerator<PagedPage<E>> {
-    const path = endpoint === 'tokens' ? TOKENS_PATH : DATA_PATHS[endpoint as DataEndpoint];
+    const path = endpoint in PAGED_PATHS ? PAGED_PATHS[endpoint as keyof typeof PAGED_PATHS] : DATA_PATHS[endpoint as DataEndpoint];
     const base: Record<string, unknown> = { page_size: MAX_PAGE_SIZE, ...query };
     for (let page = Number(base.page ?? 1); ; page++) {
       const body = await this.transport.call<PagedPage<E>>({ method: 'GET', path, query: { ...base, page }, ...options });
@@ -126,4 +131,16 @@ export class ColdtrackClient {
     rotate: (id: string, body: RotateTokenRequest = {}, options: CallOptions = {}): Promise<RotatedApiToken> =>
       this.transport.call({ method: 'POST', path: tokenPath(id, '/rotate'), body, idempotent: false, ...options }),
   };
+
+  /** The token audit trail (a Registered Employee's JWT): the company's events, newest first. */
+  readonly auditEvents = {
+    /** `token_id` follows a token either way round a rotation; one not of the company is 404. */
+    list: (query: AuditEventQuery = {}, options: CallOptions = {}): Promise<AuditEventPage> =>
+      this.transport.call({ method: 'GET', path: AUDIT_EVENTS_PATH, query, ...options }),
+  };
+
+  /** The signed-in Registered Employee and their company (a Registered Employee's JWT). */
+  me(options: CallOptions = {}): Promise<Me> {
+    return this.transport.call({ method: 'GET', path: '/api/v1/me', ...options });
+  }
 }

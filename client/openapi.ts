@@ -107,6 +107,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List token audit events
+         * @description Every token event of the company (created, rotated, revoked), newest first: who (actor), when, from which IP and user agent, with which request id. Events are never changed or removed; each carries a hash over its content and the previous event's hash, a chain per company.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in employee
+         * @description The Registered Employee the JWT names and their company.
+         */
+        get: operations["me"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/cooling-units": {
         parameters: {
             query?: never;
@@ -279,6 +319,48 @@ export interface components {
             /** @description The token that replaced this one (rotate); null: not rotated */
             replaced_by: string | null;
         };
+        AuditEvent: {
+            id: number;
+            /** @description 1, 2, 3... within the company: the order the events committed in */
+            sequence: number;
+            /** @description ISO 8601 UTC: when the action took place, by the service's clock */
+            occurred_at: string;
+            /**
+             * @description token.leak_reported and token.revoked_leaked are reserved: nothing records them yet
+             * @enum {string}
+             */
+            action: "token.created" | "token.rotated" | "token.revoked" | "token.leak_reported" | "token.revoked_leaked";
+            /**
+             * Format: uuid
+             * @description The token acted on (token.rotated: the token rotated)
+             */
+            token_id: string;
+            /** @description token.rotated: the replacement; otherwise null */
+            related_token_id: string | null;
+            /** @description Who acted */
+            actor: {
+                /** @enum {string} */
+                type: "employee" | "leak_reporter" | "system";
+                /** @description employee: the user id; leak_reporter: the reporter's name for itself; system: the component */
+                id: string;
+                /** @description An employee's name as their user record has it now; null for other actors */
+                name: string | null;
+            };
+            /** @description The client IP as the service resolves it (TRUST_PROXY); null when unknown */
+            client_ip: string | null;
+            /** @description The User-Agent sent, cut to 512 characters */
+            user_agent: string | null;
+            /** @description The X-Request-Id the action's answer carried */
+            request_id: string | null;
+            /** @description What the action set (token.created: name, scopes, cooling_unit_ids, expires_at; token.rotated: grace_period_seconds, old_token_expires_at); never a token or its hash */
+            details: {
+                [key: string]: unknown;
+            };
+            /** @description The hash of the company's previous event (hex); null for its first */
+            prev_hash: string | null;
+            /** @description SHA-256 over this event's content and prev_hash (hex): keep the latest to anchor the chain */
+            hash: string;
+        };
         CoolingUnit: {
             id: number;
             name: string;
@@ -414,6 +496,13 @@ export interface components {
             min?: number;
             /** @description Highest reading of the bucket (aggregations only) */
             max?: number;
+        };
+        Me: {
+            user_id: number;
+            /** @description First and last name; null when the user record has none */
+            name: string | null;
+            company_id: number;
+            company_name: string;
         };
         CoolingUserIdValidity: {
             valid: boolean;
@@ -1557,6 +1646,355 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the window resets, as a Unix timestamp in seconds */
                     "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Page number, 1..2147483647; past the last page, data is empty */
+                page?: number;
+                /** @description Records per page, 1..1000 */
+                page_size?: number;
+                /** @description Only events naming this token, either way (a rotation names the token rotated and its replacement). A token of another company, an unknown id or one that is not a UUID: 404 */
+                token_id?: string;
+                /** @description Only events of this action; omitted: all */
+                action?: "token.created" | "token.rotated" | "token.revoked" | "token.leak_reported" | "token.revoked_leaked";
+                /** @description Only events at or after this instant: ISO 8601 with a zone, on a day of the years 0001-9999 */
+                from?: string;
+                /** @description Only events before this instant: ISO 8601 with a zone, on a day of the years 0001-9999; to before from is 400 */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuditEvent"][];
+                        meta: {
+                            company_id: number;
+                            filters: {
+                                token_id: string | null;
+                                action: ("token.created" | "token.rotated" | "token.revoked" | "token.leak_reported" | "token.revoked_leaked") | null;
+                                from: string | null;
+                                to: string | null;
+                            };
+                            pagination: {
+                                page: number;
+                                page_size: number;
+                                total_count: number;
+                                total_pages: number;
+                                has_next: boolean;
+                                has_previous: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource for this company, or one this token may not read */
+            404: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    me: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -59,8 +59,16 @@ export type RotateTokenRequest = NonNullable<RequestBodyOf<Operation<'/api/v1/ap
 /** The replacement token, with its raw `token` (shown once). */
 export type RotatedApiToken = ResponseOf<Operation<'/api/v1/api-tokens/{token_id}/rotate', 'post'>, 201>;
 
-/** Everything `pages()` and `paginate()` walk: the data endpoints and the token list. */
-export type PagedEndpoint = DataEndpoint | 'tokens';
-export type PagedQuery<E extends PagedEndpoint> = E extends DataEndpoint ? DataQuery<E> : TokenListQuery;
-export type PagedPage<E extends PagedEndpoint> = E extends DataEndpoint ? DataPage<E> : TokenPage;
+// the token audit trail and the signed-in employee (a Registered Employee's JWT)
+type AuditEventsPath = '/api/v1/audit-events';
+export type AuditEvent = Schemas['AuditEvent'];
+export type AuditAction = AuditEvent['action'];
+export type AuditEventQuery = ClientQuery<QueryOf<Operation<AuditEventsPath, 'get'>>>;
+export type AuditEventPage = ResponseOf<Operation<AuditEventsPath, 'get'>, 200>;
+export type Me = Schemas['Me'];
+
+/** Everything `pages()` and `paginate()` walk: the data endpoints, the token list and the audit trail. */
+export type PagedEndpoint = DataEndpoint | 'tokens' | 'auditEvents';
+export type PagedQuery<E extends PagedEndpoint> = E extends DataEndpoint ? DataQuery<E> : E extends 'tokens' ? TokenListQuery : AuditEventQuery;
+export type PagedPage<E extends PagedEndpoint> = E extends DataEndpoint ? DataPage<E> : E extends 'tokens' ? TokenPage : AuditEventPage;
 export type PagedRecord<E extends PagedEndpoint> = PagedPage<E>['data'][number];

@@ -9,6 +9,7 @@ import type { AccessControl, UnitScope } from './data-surface/authorize.js';
 import type { Metrics } from './observability/metrics.js';
 import type { RateLimiter, RateLimitScope } from './rate-limit/limits.js';
 import type { Rollups } from './analytics/rollups.js';
+import type { AuditRepository } from './audit/repository.js';
 import type { AuthenticatedToken, TokenAuthenticator } from './tokens/authenticator.js';
 import type { LastUsedRecorder } from './tokens/last-used.js';
 import type { TokenRepository } from './tokens/repository.js';
@@ -31,6 +32,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A public route limited by client IP under this scope (e.g. validate-cooling-user-id). */
     ipRateLimit?: RateLimitScope;
+    /** The answer carries a raw token: never compressed (src/plugins/compression.ts). */
+    carriesSecret?: boolean;
   }
   interface FastifyInstance {
     config: Config;
@@ -40,6 +43,8 @@ declare module 'fastify' {
     clock: Clock;
     jwtVerifier: JwtVerifier;
     tokenRepository: TokenRepository;
+    /** the token audit trail's read side (src/audit/) */
+    auditTrail: AuditRepository;
     tokenAuthenticator: TokenAuthenticator;
     revocations: RevocationBus;
     lastUsed: LastUsedRecorder;

@@ -1,5 +1,5 @@
-// The three dialogs: the new secret (shown once, forgotten on close), the revoke confirmation and
-// the rotation with its grace period. Each is a modal <dialog> (the page behind is inert while it
+// The three dialogs of the token actions: the new secret (shown once, forgotten on close), the
+// revoke confirmation and the rotation with its grace period (a token's history is history.ts). Each is a modal <dialog> (the page behind is inert while it
 // is open); focus goes into it and back to what opened it.
 import { ConsoleError, type ApiToken, type NewToken, type Scope } from './api.js';
 import { absoluteTime, byId, relativeTime, say } from './format.js';
@@ -22,13 +22,14 @@ let opener: HTMLElement | null = null;
 let pending: ApiToken | null = null;
 
 /** Back to the element that opened the dialog; if a reload replaced it, to the list's heading. */
-function restoreFocus() {
+export function restoreFocus() {
   const target = opener?.isConnected ? opener : byId('tokens-title');
   opener = null;
   target.focus();
 }
 
-function open(dialog: HTMLDialogElement, from: HTMLElement | null) {
+/** Opens a modal dialog; restoreFocus() later goes back to `from`. */
+export function open(dialog: HTMLDialogElement, from: HTMLElement | null) {
   opener = from;
   dialog.showModal();
 }

@@ -1,21 +1,27 @@
 // The employee token console: sign in with a JWT, then list, create, rotate and revoke the
-// company's API tokens through the service's own management API (same origin, nothing else).
+// company's API tokens, and read each one's history, through the service's own management API
+// (same origin, nothing else).
 import './style.css';
-import { call, ConsoleError, SESSION_ENDED, type ApiToken, type CoolingUnit, type NewToken, type Page } from './api.js';
+import { call, ConsoleError, SESSION_ENDED, type ApiToken, type CoolingUnit, type Me, type NewToken, type Page } from './api.js';
 import { readCreateForm, resetCreateForm, setUpCreateForm, showUnits } from './create-form.js';
 import { confirmRevoke, confirmRotate, setUpDialogs, showSecret } from './dialogs.js';
 import { byId, say } from './format.js';
-import { jwt, signIn, signOut, startSession, userId } from './session.js';
+import { setUpHistory, showHistory } from './history.js';
+import { jwt, signIn, signOut, startSession } from './session.js';
 import { renderTokens } from './tokens-view.js';
 
 const PAGE_SIZE = 20;
 const view = { page: 1, filter: '' };
 let units = new Map<number, CoolingUnit>();
+/** who is signed in, as the service names them (GET /api/v1/me) */
+let profile: Me | null = null;
 
 /** Leaves the console for the sign-in form, saying why. */
 function endSession(message: string) {
   signOut();
   units = new Map();
+  profile = null;
+  byId('who').textContent = '';
   for (const dialog of document.querySelectorAll('dialog')) if (dialog.open) dialog.close();
   show('sign-in');
   say(byId('sign-in-error'), message);
@@ -43,6 +49,12 @@ function show(section: 'sign-in' | 'tokens' | 'create') {
   byId('who').hidden = !signedIn;
 }
 
+/** The header names the employee and the company, as the service knows them. */
+async function loadProfile() {
+  profile = await request<Me>('GET', '/api/v1/me');
+  byId('who').textContent = `Signed in as ${profile.name ?? `user ${profile.user_id}`} at ${profile.company_name}`;
+}
+
 async function loadUnits() {
   const all: CoolingUnit[] = [];
   for (let page = 1; ; page++) {
@@ -58,11 +70,10 @@ async function loadTokens() {
   const query = new URLSearchParams({ page: String(view.page), page_size: String(PAGE_SIZE) });
   if (view.filter) query.set('state', view.filter);
   const page = await request<Page<ApiToken>>('GET', `/api/v1/api-tokens?${query}`);
-  const me = userId();
-  byId('who').textContent = `Signed in as user ${me ?? '?'} of company ${page.meta.company_id}`;
-  renderTokens(page, view.filter, units, me, {
+  renderTokens(page, view.filter, units, profile?.user_id ?? null, {
     rotate: (token, opener) => confirmRotate(token, opener),
     revoke: (token, opener) => confirmRevoke(token, opener),
+    history: (token, opener) => void showHistory(token, opener),
   });
 }
 
@@ -76,7 +87,7 @@ async function refresh() {
   }
 }
 
-/** After sign-in: units first (the list names them), then the list. */
+/** After sign-in: who is signed in, the units (the list names them), then the list. */
 async function enter() {
   show('tokens');
   say(byId('notice'), '');
@@ -84,6 +95,7 @@ async function enter() {
   const create = byId<HTMLButtonElement>('new-token');
   create.disabled = true;
   try {
+    await loadProfile();
     await loadUnits();
     create.disabled = false;
     await loadTokens();
@@ -152,6 +164,7 @@ function wire() {
     }
   });
   setUpCreateForm();
+  setUpHistory({ get: (path) => request('GET', path), me: () => profile?.user_id ?? null });
   setUpDialogs({
     post: (path, body) => request('POST', path, body),
     changed: (notice) => {

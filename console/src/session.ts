@@ -39,14 +39,3 @@ export function signOut() {
 }
 
 export const jwt = () => current;
-
-/** The user id the JWT names (display only: the service verifies the JWT, not the console). */
-export function userId(): number | null {
-  try {
-    const payload = current!.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/');
-    const sub = (JSON.parse(atob(payload)) as { sub?: unknown }).sub;
-    return typeof sub === 'string' && /^\d+$/.test(sub) ? Number(sub) : null;
-  } catch {
-    return null;
-  }
-}

@@ -1,11 +1,13 @@
 // The token list: one page of the company's tokens (state filter, pagination), with what an
-// employee decides on: scopes, units, who created it when, expiry, last use and rotation links.
+// employee decides on: scopes, units, who created it when, expiry, last use and rotation links,
+// and each token's history.
 import type { ApiToken, CoolingUnit, Page } from './api.js';
 import { byId, el, timeCell } from './format.js';
 
 export interface RowActions {
   rotate(token: ApiToken, opener: HTMLElement): void;
   revoke(token: ApiToken, opener: HTMLElement): void;
+  history(token: ApiToken, opener: HTMLElement): void;
 }
 
 export type TokenState = 'active' | 'expired' | 'revoked';
@@ -40,7 +42,9 @@ function rotationCell(token: ApiToken) {
 
 function row(token: ApiToken, units: Map<number, CoolingUnit>, me: number | null, actions: RowActions) {
   const state = stateOf(token);
-  const buttons: HTMLButtonElement[] = [];
+  const history = el('button', { type: 'button', class: 'quiet', 'aria-label': `History of “${token.name}”` }, 'History');
+  history.addEventListener('click', () => actions.history(token, history));
+  const buttons: HTMLButtonElement[] = [history];
   if (state === 'active' && !token.replaced_by) {
     const rotate = el('button', { type: 'button', class: 'quiet', 'aria-label': `Rotate “${token.name}”` }, 'Rotate');
     rotate.addEventListener('click', () => actions.rotate(token, rotate));

@@ -2,6 +2,7 @@
 // One definition each, so validation, types and the OpenAPI document never drift apart.
 import { z } from 'zod';
 import { MAX_INT4 } from '../db/int4.js';
+import { hasRealDatePart } from './dates.js';
 
 export const errorBody = z
   .object({
@@ -12,6 +13,17 @@ export const errorBody = z
     }),
   })
   .meta({ id: 'Error' });
+
+/**
+ * An instant: ISO 8601 with a zone, on a real calendar day. ISO 8601 lets the seconds go
+ * (2030-01-01T00:00Z); RFC 3339 and zod's default do not.
+ */
+export const isoInstant = () =>
+  z
+    .union([z.iso.datetime({ offset: true }), z.iso.datetime({ offset: true, precision: -1 })], {
+      error: 'must be an ISO 8601 timestamp with a time zone',
+    })
+    .refine(hasRealDatePart, 'must name a real calendar day');
 
 /** Query-string integer: one occurrence, digits only (repeated or fractional values are 400). */
 export const queryInteger = (min: number, max: number) =>

@@ -3,6 +3,10 @@
 // 1,000-record page shrinks 7-18x; tiny bodies (errors, small pages) go as they are, since
 // compressing them costs more CPU than the bytes it saves. Registered before any route: the
 // compressor hooks in per route (onRoute), so routes registered earlier would not have it.
+// A route whose answer carries a raw token (config.carriesSecret: create, rotate) is never
+// compressed, whatever Accept-Encoding asks: a secret compressed beside text an attacker can
+// influence leaks through the compressed length (BREACH). Defence in depth beside TLS; such an
+// answer does not vary by Accept-Encoding, so it gets no Vary either.
 import zlib from 'node:zlib';
 import compress from '@fastify/compress';
 import fp from 'fastify-plugin';
@@ -43,6 +47,10 @@ function addVary(value: unknown): string {
 }
 
 async function compression(app: App) {
+  // before the compressor's own onRoute hook, which reads route.compress
+  app.addHook('onRoute', (route) => {
+    if (route.config?.carriesSecret) route.compress = false;
+  });
   await app.register(compress, {
     global: true,
     encodings: ['br', 'gzip'],
@@ -59,7 +67,8 @@ async function compression(app: App) {
   // for none: a shared cache must not hand the identity copy (or the brotli one) to everyone.
   // @fastify/compress adds Vary only to the responses it compresses; this covers the rest.
   // (callback style: synchronous, no promise per request; see src/plugins/http.ts)
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.routeOptions.config.carriesSecret) return done(null, payload);
     const type = String(reply.getHeader('content-type') ?? '');
     if (!COMPRESSIBLE.test(type) && !/javascript/.test(type)) return done(null, payload);
     const big = typeof payload === 'string'

@@ -1,8 +1,11 @@
 // Storage of API tokens for the management surface. Every call is scoped by company id: another
-// company's token is indistinguishable from a token that does not exist.
+// company's token is indistinguishable from a token that does not exist. Every change records its
+// audit event in its own transaction (src/audit/events.ts): both commit, or neither.
 import type pg from 'pg';
+import { type ActionOrigin, recordTokenEvent } from '../audit/events.js';
 import { loadQueries } from '../db/sql.js';
 import { inTransaction } from '../db/pool.js';
+import { SECOND_MS } from '../time.js';
 import type { Scope, TokenState } from './scopes.js';
 
 const sql = loadQueries('api-tokens', [
@@ -73,6 +76,8 @@ export interface NewToken {
   expiresAt: Date | null;
   tokenHash: Buffer;
   now: Date;
+  /** who creates it, from where (the audit event) */
+  origin: ActionOrigin;
 }
 
 export interface Rotation {
@@ -85,6 +90,8 @@ export interface Rotation {
   now: Date;
   /** the old token stops working at now + grace (or at its own expiry, if sooner) */
   graceMs: number;
+  /** who rotates it, from where (the audit event) */
+  origin: ActionOrigin;
 }
 
 /** Why a token cannot be rotated: only an active token that was never rotated can. */
@@ -124,10 +131,24 @@ export function createTokenRepository(pool: pg.Pool) {
           token.createdBy,
           null,
         ]);
+        const id = rows[0]!.id;
         if (token.coolingUnitIds.length > 0) {
-          await client.query(sql.insertTokenUnits, [rows[0]!.id, token.coolingUnitIds]);
+          await client.query(sql.insertTokenUnits, [id, token.coolingUnitIds]);
         }
-        return rows[0]!.id;
+        await recordTokenEvent(client, {
+          companyId: token.companyId,
+          action: 'token.created',
+          tokenId: id,
+          occurredAt: token.now,
+          origin: token.origin,
+          details: {
+            name: token.name,
+            scopes: token.scopes,
+            cooling_unit_ids: token.coolingUnitIds,
+            expires_at: token.expiresAt?.toISOString() ?? null,
+          },
+        });
+        return id;
       });
       // read back only after releasing the client: with a pool of one it would wait on itself
       return (await findToken(token.companyId, id))!;
@@ -142,16 +163,18 @@ export function createTokenRepository(pool: pg.Pool) {
     },
 
     /**
-     * Null when the company has no such token. Revoking twice keeps the first revoked_at.
-     * `beforeCommit` runs inside the transaction once the row is marked, and only when this call
-     * revokes it: if it throws (the revocation cannot reach every process), nothing is committed.
+     * Null when the company has no such token. Revoking twice keeps the first revoked_at, and only
+     * the revoke that changed the token records an event. `beforeCommit` runs inside the
+     * transaction once the row is marked, and only when this call revokes it: if it throws (the
+     * revocation cannot reach every process), nothing is committed, the event neither.
      */
-    async revokeToken(companyId: number, tokenId: string, now: Date, beforeCommit: (tokenId: string) => Promise<void>) {
+    async revokeToken(companyId: number, tokenId: string, now: Date, origin: ActionOrigin, beforeCommit: (tokenId: string) => Promise<void>) {
       return inTransaction(pool, async (client) => {
         const { rows } = await client.query<{ revoked: boolean }>(sql.lockTokenForRevoke, [companyId, tokenId]);
         if (!rows[0] || rows[0].revoked) return { found: rows.length > 0, revokedNow: false };
         await client.query(sql.revokeToken, [companyId, tokenId, now]);
         await beforeCommit(tokenId);
+        await recordTokenEvent(client, { companyId, action: 'token.revoked', tokenId, occurredAt: now, origin });
         return { found: true, revokedNow: true };
       });
     },
@@ -160,7 +183,7 @@ export function createTokenRepository(pool: pg.Pool) {
      * Creates the replacement (same name, scopes, units and expiry) and brings the old token's
      * expiry forward, in one transaction that holds the old row's lock. `beforeCommit` runs once
      * both are written, with the old token's new expiry: if it throws (the expiry cannot reach
-     * every process), nothing is committed.
+     * every process), nothing is committed, the audit event neither.
      */
     async rotateToken(rotation: Rotation, beforeCommit: (tokenId: string, expiresAt: Date) => Promise<void>): Promise<RotationOutcome> {
       const { companyId, tokenId, now } = rotation;
@@ -199,6 +222,15 @@ export function createTokenRepository(pool: pg.Pool) {
             new Date(now.getTime() + rotation.graceMs),
           ]);
           await beforeCommit(tokenId, ended.rows[0]!.expires_at);
+          await recordTokenEvent(client, {
+            companyId,
+            action: 'token.rotated',
+            tokenId,
+            relatedTokenId: replacementId,
+            occurredAt: now,
+            origin: rotation.origin,
+            details: { grace_period_seconds: rotation.graceMs / SECOND_MS, old_token_expires_at: ended.rows[0]!.expires_at.toISOString() },
+          });
           return { kind: 'rotated', replacementId };
         });
       } catch (error) {

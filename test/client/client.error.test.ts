@@ -56,7 +56,9 @@ t.test('token management', async (t) => {
   t.match(await refusal(t, () => client.tokens.create({ name: '', scopes: ['nope' as never] })), { status: 400, code: 'invalid_request', details: { field: 'name' } });
   t.match(await refusal(t, () => client.tokens.retrieve('00000000-0000-4000-8000-000000000000')), { status: 404, code: 'not_found' });
   t.match(await refusal(t, () => client.tokens.revoke('not-a-token-id')), { status: 404 });
-  t.equal(requests(), 3, 'one request each');
+  t.match(await refusal(t, () => client.auditEvents.list({ token_id: '00000000-0000-4000-8000-000000000000' })), { status: 404, code: 'not_found' });
+  t.match(await refusal(t, () => client.auditEvents.list({ action: 'token.deleted' as never })), { status: 400, details: { field: 'action' } });
+  t.equal(requests(), 5, 'one request each');
   const partner = counted(world.token);
   t.match(await refusal(t, () => partner.client.tokens.list()), { status: 401 }, 'an API token cannot manage tokens');
   t.equal(partner.requests(), 1);

@@ -1,7 +1,7 @@
 // The typed client against the real service (real HTTP on a loopback port, real PostgreSQL): every
 // data endpoint answers its typed envelope; paginate() yields every record of a query exactly once,
-// page after page; the token management (create, list, retrieve, rotate, revoke) with an
-// employee's JWT; answers come compressed (brotli) and are decoded by fetch.
+// page after page; the token management (create, list, retrieve, rotate, revoke), its audit trail
+// and the signed-in employee with an employee's JWT; answers come compressed (brotli) and are decoded by fetch.
 import t from 'tap';
 import { ColdtrackClient, type ClientEvent, type SensorRecord, type UtilizationRecord } from '../../client/index.js';
 import { createExportWorld, databaseHourly, canonicalLine } from './world.js';
@@ -93,4 +93,12 @@ t.test('token management with an employee JWT: create, list, retrieve, rotate, r
   const revoked = await admin.tokens.revoke(rotated.id);
   t.match(revoked, { id: rotated.id, revoked: true });
   await t.rejects(successor.sensorData(), { name: 'ColdtrackApiError', status: 401 }, 'the revoked token is refused');
+
+  // the audit trail of the same calls, and who the JWT names
+  const history = await admin.auditEvents.list({ token_id: rotated.id });
+  t.strictSame(history.data.map((event) => [event.action, event.actor.id]), [['token.revoked', String(world.a.employeeId)], ['token.rotated', String(world.a.employeeId)]], 'the replacement\'s history, newest first');
+  const walked = [];
+  for await (const event of admin.paginate('auditEvents', { page_size: 1, action: 'token.created' })) walked.push(event.token_id);
+  t.ok(walked.includes(created.id), `paginate('auditEvents'): every creation (${walked.length})`);
+  t.match(await admin.me(), { user_id: world.a.employeeId, company_id: world.a.companyId });
 });

@@ -45,7 +45,14 @@ function overlayFor(world: World, mode: Mode): Overlay {
   return (path) => {
     switch (path) {
       case 'path:token_id':
+      // the audit trail's filter names a token like the token routes' path does
+      case 'query:token_id':
         return mode === 'contract' ? target : fc.oneof({ arbitrary: target, weight: 4 }, fc.constant(world.otherCompanyTokenId), fc.uuid());
+      // the audit trail's window: in order by construction, and (document mode) now and then any two instants
+      case 'query:from':
+        return mode === 'contract' ? dateTime(day(-200), day(-100)) : fc.oneof({ arbitrary: dateTime(day(-200), day(-100)), weight: 5 }, dateTime());
+      case 'query:to':
+        return mode === 'contract' ? dateTime(day(-99), day(1)) : fc.oneof({ arbitrary: dateTime(day(-99), day(1)), weight: 5 }, dateTime());
       case 'query:cooling_unit_id':
         return mode === 'contract' ? fc.constantFrom(...world.company.liveUnits) : fc.oneof({ arbitrary: fc.constantFrom(...world.company.liveUnits), weight: 4 }, fc.constantFrom(...elsewhere));
       case 'query:location_id':

@@ -153,6 +153,24 @@ export function contractViolations(world: World, example: Example): Violation[] 
   if (operation.body && example.bodyValue && typeof example.bodyValue === 'object' && !Array.isArray(example.bodyValue)) {
     violations.push(...bodyViolations(world, operation, example.bodyValue as Record<string, unknown>));
   }
+  violations.push(...instantWindowViolations(operation, query));
+  return violations;
+}
+
+/** The audit trail's from/to: instants on days of the years 0001-9999, to not before from. */
+function instantWindowViolations(operation: Operation, query: Record<string, string>): Violation[] {
+  const violations: Violation[] = [];
+  for (const name of ['from', 'to']) {
+    const text = query[name];
+    if (text === undefined || !text.startsWith('0000-')) continue;
+    const described = String(operation.parameters.find((p) => p.name === name)?.description ?? '');
+    violations.push({ field: name, rule: `${name}=${text}: the year 0000 is no calendar year`, ...(/0001/.test(described) ? {} : { gap: `src: ${operation.id}: ${name} in the year 0000 is refused, and the document does not say the years start at 0001` }) });
+  }
+  if (violations.length > 0 || query.from === undefined || query.to === undefined) return violations;
+  const [from, to] = [Date.parse(query.from), Date.parse(query.to)];
+  if (Number.isFinite(from) && Number.isFinite(to) && to < from) {
+    violations.push({ field: 'to', rule: 'to before from', ...(/to before from/i.test(proseOf(operation)) ? {} : { gap: `src: ${operation.id}: to before from is refused, and no description of the operation says so` }) });
+  }
   return violations;
 }
 
@@ -186,6 +204,11 @@ export async function expectValid(world: World, example: Example): Promise<Expec
       statuses = filtered && left.length === 0 ? [404] : [200];
       why = statuses[0] === 404 ? `no readable unit matches cooling_unit_id=${unit ?? '-'} location_id=${location ?? '-'}` : 'a readable request';
     }
+  } else if (query.token_id !== undefined) {
+    // the audit trail's filter: a token of the company, else 404 like the token routes
+    const known = world.targets.includes(query.token_id.toLowerCase());
+    statuses = known ? success : [404];
+    why = known ? 'a token of the company' : query.token_id === world.otherCompanyTokenId ? "another company's token" : 'no such token';
   } else if (example.path.token_id !== undefined) {
     const id = example.path.token_id;
     if (!world.targets.includes(id)) {

@@ -42,6 +42,8 @@ t.test('the published ids stay: a rename breaks every generated client (docs/par
     'GET /api/v1/analytics/impact': 'impact',
     'GET /api/v1/sensor-data': 'sensorData',
     'POST /v1/users/validate-cooling-user-id/': 'validateCoolingUserId',
+    'GET /api/v1/audit-events': 'listAuditEvents',
+    'GET /api/v1/me': 'me',
   };
   const served = Object.fromEntries(operations.map(({ method, path, operationId }) => [`${method} ${path}`, operationId]));
   for (const [operation, id] of Object.entries(published)) t.equal(served[operation], id, `${operation}: ${id}`);
@@ -73,9 +75,12 @@ function recordingClient() {
 // ColdtrackClient's members that are no operation of their own: the generic ways to reach the data methods
 const GENERIC = new Set(['constructor', 'budget', 'get', 'pages', 'paginate']);
 
-t.test("each data method of the client calls the operation of its name", async (t) => {
+// methods of the client that are one operation each, besides the data endpoints
+const SINGLE_OPERATIONS = ['me'];
+
+t.test('each method of the client calls the operation of its name', async (t) => {
   const methods = Object.getOwnPropertyNames(ColdtrackClient.prototype).filter((name) => !GENERIC.has(name));
-  t.same(methods.sort(), Object.keys(DATA_PATHS).sort(), 'the data methods are the endpoints of DATA_PATHS');
+  t.same(methods.sort(), [...Object.keys(DATA_PATHS), ...SINGLE_OPERATIONS].sort(), 'the data methods of DATA_PATHS, and me()');
   for (const name of methods) {
     const { client, requests } = recordingClient();
     await (client as unknown as Record<string, (query: object) => Promise<unknown>>)[name]!({});
@@ -83,6 +88,14 @@ t.test("each data method of the client calls the operation of its name", async (
     const reached = operationOf(requests[0]!.method, requests[0]!.url);
     t.equal(reached?.operationId, name, `${name}() reaches ${reached?.method} ${reached?.path}: operationId ${name}`);
   }
+});
+
+t.test('auditEvents.list() calls listAuditEvents', async (t) => {
+  const { client, requests } = recordingClient();
+  await client.auditEvents.list({});
+  t.equal(requests.length, 1);
+  t.equal(operationOf(requests[0]!.method, requests[0]!.url)?.operationId, 'listAuditEvents');
+  t.same(Object.keys(client.auditEvents), ['list'], 'the namespace has no other verb yet');
 });
 
 t.test('each tokens.<verb> of the client calls <verb>ApiToken (list: listApiTokens)', async (t) => {

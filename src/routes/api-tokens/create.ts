@@ -1,10 +1,10 @@
 // POST /api/v1/api-tokens: a Registered Employee creates a token for their company. The raw
 // token is in this response only; the database keeps its SHA-256.
 import { z } from 'zod';
-import { hasRealDatePart } from '../../http/dates.js';
+import { employeeOrigin } from '../../audit/origin.js';
 import { invalidRequest } from '../../http/errors.js';
 import { requireJsonBody } from '../../http/strict-json.js';
-import { errorResponses, onArray, trimmedText } from '../../http/schemas.js';
+import { errorResponses, isoInstant, onArray, trimmedText } from '../../http/schemas.js';
 import { generateToken, hashToken } from '../../tokens/format.js';
 import { SCOPES } from '../../tokens/scopes.js';
 import type { App } from '../../types.js';
@@ -27,12 +27,7 @@ const body = z.strictObject({
     .meta({ uniqueItems: true })
     .default([])
     .describe('Units the token is restricted to, each a live unit of the employee\'s company (else 400); empty or omitted: company-wide'),
-  // ISO 8601 lets the seconds go (2030-01-01T00:00Z); RFC 3339 and zod's default do not
-  expires_at: z
-    .union([z.iso.datetime({ offset: true }), z.iso.datetime({ offset: true, precision: -1 })], {
-      error: 'must be an ISO 8601 timestamp with a time zone',
-    })
-    .refine(hasRealDatePart, 'must name a real calendar day')
+  expires_at: isoInstant()
     .nullable()
     .default(null)
     .describe('ISO 8601 with zone, in the future and before the year 10000 (UTC); null or omitted: never expires'),
@@ -43,6 +38,7 @@ const LATEST_EXPIRY = Date.UTC(9999, 11, 31, 23, 59, 59);
 
 export default async function createApiToken(app: App) {
   app.post('/', {
+    config: { carriesSecret: true },
     schema: {
       operationId: 'createApiToken',
       summary: 'Create an API token',
@@ -88,6 +84,7 @@ export default async function createApiToken(app: App) {
         expiresAt,
         tokenHash: hashToken(token),
         now,
+        origin: employeeOrigin(request),
       });
       reply.code(201).header('cache-control', 'no-store');
       return { ...record, token };

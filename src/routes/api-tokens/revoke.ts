@@ -1,6 +1,7 @@
 // POST /api/v1/api-tokens/{token_id}/revoke: idempotent. Revoking a revoked token returns the same
 // object; revoking an expired one marks it revoked. Nothing moves a token out of revoked.
 import { z } from 'zod';
+import { employeeOrigin } from '../../audit/origin.js';
 import { errorResponses } from '../../http/schemas.js';
 import { notFound, unavailable } from '../../http/errors.js';
 import type { App } from '../../types.js';
@@ -31,7 +32,7 @@ export default async function revokeApiToken(app: App) {
       let announced = false;
       let outcome: { found: boolean; revokedNow: boolean };
       try {
-        outcome = await app.tokenRepository.revokeToken(companyId, tokenId, app.clock.now(), async (id) => {
+        outcome = await app.tokenRepository.revokeToken(companyId, tokenId, app.clock.now(), employeeOrigin(request), async (id) => {
           try {
             await app.revocations.announce(id);
           } catch (error) {

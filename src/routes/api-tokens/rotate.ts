@@ -2,6 +2,7 @@
 // name, scopes, units and expiry, and ends the old one after a grace period, so a partner can
 // deploy the new secret before the old stops working. The raw new token is in this response only.
 import { z } from 'zod';
+import { employeeOrigin } from '../../audit/origin.js';
 import { ApiError, notFound, unavailable } from '../../http/errors.js';
 import { errorBody, errorResponses } from '../../http/schemas.js';
 import { generateToken, hashToken } from '../../tokens/format.js';
@@ -37,6 +38,7 @@ export default async function rotateApiToken(app: App) {
   app.addHook('onRequest', emptyBodyIsNoBody);
 
   app.post('/:token_id/rotate', {
+    config: { carriesSecret: true },
     schema: {
       operationId: 'rotateApiToken',
       summary: 'Rotate an API token',
@@ -69,7 +71,7 @@ export default async function rotateApiToken(app: App) {
       let outcome: RotationOutcome;
       try {
         outcome = await app.tokenRepository.rotateToken(
-          { companyId, tokenId, rotatedBy: userId, tokenHash: hashToken(token), now: app.clock.now(), graceMs },
+          { companyId, tokenId, rotatedBy: userId, tokenHash: hashToken(token), now: app.clock.now(), graceMs, origin: employeeOrigin(request) },
           async (id, expiresAt) => {
             try {
               await app.revocations.announceExpiry(id, expiresAt.getTime());

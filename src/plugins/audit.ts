@@ -1,0 +1,11 @@
+// The token audit trail as a service: the read side the audit-events route uses. Events are
+// written by the token repository, inside each change's transaction (src/tokens/repository.ts).
+import fp from 'fastify-plugin';
+import { createAuditRepository } from '../audit/repository.js';
+import type { App } from '../types.js';
+
+async function audit(app: App) {
+  app.decorate('auditTrail', createAuditRepository(app.db));
+}
+
+export default fp(audit, { name: 'audit', dependencies: ['config-pools-clock'] });
