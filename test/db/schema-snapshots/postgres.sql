@@ -309,6 +309,77 @@ CREATE FUNCTION public.sensor_timestamp_text(at timestamp with time zone) RETURN
     CASE WHEN date_trunc('second', at) = at THEN 'YYYY-MM-DD"T"HH24:MI:SS"Z"' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' END)
 $$;
 
+CREATE TABLE public.token_audit_events (
+    id bigint NOT NULL,
+    company_id integer NOT NULL,
+    sequence bigint NOT NULL,
+    occurred_at timestamp with time zone NOT NULL,
+    action text NOT NULL,
+    token_id uuid NOT NULL,
+    related_token_id uuid,
+    actor_type text NOT NULL,
+    actor_id text NOT NULL,
+    client_ip inet,
+    user_agent text,
+    request_id text,
+    details jsonb DEFAULT '{}'::jsonb NOT NULL,
+    prev_hash bytea,
+    hash bytea NOT NULL,
+    CONSTRAINT token_audit_events_action_known CHECK ((action = ANY (ARRAY['token.created'::text, 'token.rotated'::text, 'token.revoked'::text, 'token.leak_reported'::text, 'token.revoked_leaked'::text]))),
+    CONSTRAINT token_audit_events_actor_id_check CHECK (((char_length(actor_id) >= 1) AND (char_length(actor_id) <= 200))),
+    CONSTRAINT token_audit_events_actor_type_known CHECK ((actor_type = ANY (ARRAY['employee'::text, 'leak_reporter'::text, 'system'::text]))),
+    CONSTRAINT token_audit_events_check CHECK ((related_token_id <> token_id)),
+    CONSTRAINT token_audit_events_check1 CHECK (((sequence = 1) = (prev_hash IS NULL))),
+    CONSTRAINT token_audit_events_check2 CHECK (((actor_type <> 'employee'::text) OR (actor_id ~ '^[1-9][0-9]{0,9}$'::text))),
+    CONSTRAINT token_audit_events_details_check CHECK ((jsonb_typeof(details) = 'object'::text)),
+    CONSTRAINT token_audit_events_hash_check CHECK ((octet_length(hash) = 32)),
+    CONSTRAINT token_audit_events_prev_hash_check CHECK ((octet_length(prev_hash) = 32)),
+    CONSTRAINT token_audit_events_request_id_check CHECK ((char_length(request_id) <= 128)),
+    CONSTRAINT token_audit_events_sequence_check CHECK ((sequence > 0)),
+    CONSTRAINT token_audit_events_user_agent_check CHECK ((char_length(user_agent) <= 512))
+);
+
+CREATE FUNCTION public.token_audit_event_hash(event public.token_audit_events) RETURNS bytea
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+  SELECT sha256(convert_to(jsonb_build_array(
+    'coldtrack.token_audit_event.v1',
+    event.id, event.company_id, event.sequence,
+    to_char(event.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    event.action, event.token_id, event.related_token_id,
+    event.actor_type, event.actor_id,
+    host(event.client_ip), event.user_agent, event.request_id,
+    event.details,
+    encode(event.prev_hash, 'hex')
+  )::text, 'UTF8'))
+$$;
+
+CREATE FUNCTION public.token_audit_events_chain() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  previous record;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('coldtrack.token_audit_events'), NEW.company_id);
+  -- a statement of its own after the lock: its snapshot sees what the previous holder committed
+  SELECT sequence, hash INTO previous FROM token_audit_events
+  WHERE company_id = NEW.company_id ORDER BY sequence DESC LIMIT 1;
+  NEW.sequence := coalesce(previous.sequence, 0) + 1;
+  NEW.prev_hash := previous.hash;
+  NEW.hash := token_audit_event_hash(NEW);
+  RETURN NEW;
+END
+$$;
+
+CREATE FUNCTION public.token_audit_events_refuse_change() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  RAISE EXCEPTION 'token_audit_events is append-only: % is refused', TG_OP
+    USING HINT = 'Audit events are never changed or removed; see docs/operations.md, "The token audit trail".';
+END
+$$;
+
 CREATE TABLE public.api_token_cooling_units (
     api_token_id uuid NOT NULL,
     cooling_unit_id integer NOT NULL
@@ -676,6 +747,15 @@ CREATE TABLE public.sensor_storage (
     CONSTRAINT sensor_storage_singleton_check CHECK (singleton)
 );
 
+ALTER TABLE public.token_audit_events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.token_audit_events_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE public.users (
     id integer NOT NULL,
     role public.user_role NOT NULL,
@@ -785,6 +865,12 @@ ALTER TABLE ONLY public.sensor_rollup_hourly
 ALTER TABLE ONLY public.sensor_storage
     ADD CONSTRAINT sensor_storage_pkey PRIMARY KEY (singleton);
 
+ALTER TABLE ONLY public.token_audit_events
+    ADD CONSTRAINT token_audit_events_company_id_sequence_key UNIQUE (company_id, sequence);
+
+ALTER TABLE ONLY public.token_audit_events
+    ADD CONSTRAINT token_audit_events_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_pkey PRIMARY KEY (id);
 
@@ -829,6 +915,10 @@ CREATE INDEX sensor_rollup_daily_bucket_brin ON public.sensor_rollup_daily USING
 
 CREATE INDEX sensor_rollup_hourly_bucket_brin ON public.sensor_rollup_hourly USING brin (bucket);
 
+CREATE INDEX token_audit_events_related_token_idx ON public.token_audit_events USING btree (related_token_id, sequence) WHERE (related_token_id IS NOT NULL);
+
+CREATE INDEX token_audit_events_token_idx ON public.token_audit_events USING btree (token_id, sequence);
+
 CREATE INDEX users_company_role_joined_idx ON public.users USING btree (company_id, role, date_joined);
 
 CREATE INDEX users_registered_by_farmer_idx ON public.users USING btree (registered_by) WHERE (role = 'FARMER'::public.user_role);
@@ -848,6 +938,12 @@ CREATE TRIGGER sensor_rollups_insert AFTER INSERT ON public.sensor_readings_p<we
 CREATE TRIGGER sensor_rollups_truncate AFTER TRUNCATE ON public.sensor_readings FOR EACH STATEMENT EXECUTE FUNCTION public.sensor_rollups_truncate();
 
 CREATE TRIGGER sensor_rollups_update AFTER UPDATE ON public.sensor_readings REFERENCING OLD TABLE AS old_readings NEW TABLE AS new_readings FOR EACH STATEMENT EXECUTE FUNCTION public.sensor_rollups_after_update();
+
+CREATE TRIGGER token_audit_events_append_only BEFORE DELETE OR UPDATE OR TRUNCATE ON public.token_audit_events FOR EACH STATEMENT EXECUTE FUNCTION public.token_audit_events_refuse_change();
+
+ALTER TABLE public.token_audit_events ENABLE ALWAYS TRIGGER token_audit_events_append_only;
+
+CREATE TRIGGER token_audit_events_chain BEFORE INSERT ON public.token_audit_events FOR EACH ROW EXECUTE FUNCTION public.token_audit_events_chain();
 
 ALTER TABLE ONLY public.api_token_cooling_units
     ADD CONSTRAINT api_token_cooling_units_api_token_id_fkey FOREIGN KEY (api_token_id) REFERENCES public.api_tokens(id) ON DELETE CASCADE;
@@ -921,6 +1017,9 @@ ALTER TABLE ONLY public.operator_assignments
 ALTER TABLE ONLY public.operator_assignments
     ADD CONSTRAINT operator_assignments_operator_id_fkey FOREIGN KEY (operator_id) REFERENCES public.users(id);
 
+ALTER TABLE ONLY public.token_audit_events
+    ADD CONSTRAINT token_audit_events_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.companies(id);
+
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.companies(id);
 
@@ -939,6 +1038,7 @@ ALTER TABLE ONLY public.users
 {"name":"007_unit-directory-notify"}
 {"name":"008_timescale-aggregate-layout"}
 {"name":"009_analytics-figures"}
+{"name":"010_token-audit-events"}
 
 -- weekly partitions
 {"partitions":14}

@@ -115,6 +115,77 @@ CREATE FUNCTION public.sensor_timestamp_text(at timestamp with time zone) RETURN
     CASE WHEN date_trunc('second', at) = at THEN 'YYYY-MM-DD"T"HH24:MI:SS"Z"' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' END)
 $$;
 
+CREATE TABLE public.token_audit_events (
+    id bigint NOT NULL,
+    company_id integer NOT NULL,
+    sequence bigint NOT NULL,
+    occurred_at timestamp with time zone NOT NULL,
+    action text NOT NULL,
+    token_id uuid NOT NULL,
+    related_token_id uuid,
+    actor_type text NOT NULL,
+    actor_id text NOT NULL,
+    client_ip inet,
+    user_agent text,
+    request_id text,
+    details jsonb DEFAULT '{}'::jsonb NOT NULL,
+    prev_hash bytea,
+    hash bytea NOT NULL,
+    CONSTRAINT token_audit_events_action_known CHECK ((action = ANY (ARRAY['token.created'::text, 'token.rotated'::text, 'token.revoked'::text, 'token.leak_reported'::text, 'token.revoked_leaked'::text]))),
+    CONSTRAINT token_audit_events_actor_id_check CHECK (((char_length(actor_id) >= 1) AND (char_length(actor_id) <= 200))),
+    CONSTRAINT token_audit_events_actor_type_known CHECK ((actor_type = ANY (ARRAY['employee'::text, 'leak_reporter'::text, 'system'::text]))),
+    CONSTRAINT token_audit_events_check CHECK ((related_token_id <> token_id)),
+    CONSTRAINT token_audit_events_check1 CHECK (((sequence = 1) = (prev_hash IS NULL))),
+    CONSTRAINT token_audit_events_check2 CHECK (((actor_type <> 'employee'::text) OR (actor_id ~ '^[1-9][0-9]{0,9}$'::text))),
+    CONSTRAINT token_audit_events_details_check CHECK ((jsonb_typeof(details) = 'object'::text)),
+    CONSTRAINT token_audit_events_hash_check CHECK ((octet_length(hash) = 32)),
+    CONSTRAINT token_audit_events_prev_hash_check CHECK ((octet_length(prev_hash) = 32)),
+    CONSTRAINT token_audit_events_request_id_check CHECK ((char_length(request_id) <= 128)),
+    CONSTRAINT token_audit_events_sequence_check CHECK ((sequence > 0)),
+    CONSTRAINT token_audit_events_user_agent_check CHECK ((char_length(user_agent) <= 512))
+);
+
+CREATE FUNCTION public.token_audit_event_hash(event public.token_audit_events) RETURNS bytea
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+  SELECT sha256(convert_to(jsonb_build_array(
+    'coldtrack.token_audit_event.v1',
+    event.id, event.company_id, event.sequence,
+    to_char(event.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    event.action, event.token_id, event.related_token_id,
+    event.actor_type, event.actor_id,
+    host(event.client_ip), event.user_agent, event.request_id,
+    event.details,
+    encode(event.prev_hash, 'hex')
+  )::text, 'UTF8'))
+$$;
+
+CREATE FUNCTION public.token_audit_events_chain() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  previous record;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('coldtrack.token_audit_events'), NEW.company_id);
+  -- a statement of its own after the lock: its snapshot sees what the previous holder committed
+  SELECT sequence, hash INTO previous FROM token_audit_events
+  WHERE company_id = NEW.company_id ORDER BY sequence DESC LIMIT 1;
+  NEW.sequence := coalesce(previous.sequence, 0) + 1;
+  NEW.prev_hash := previous.hash;
+  NEW.hash := token_audit_event_hash(NEW);
+  RETURN NEW;
+END
+$$;
+
+CREATE FUNCTION public.token_audit_events_refuse_change() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  RAISE EXCEPTION 'token_audit_events is append-only: % is refused', TG_OP
+    USING HINT = 'Audit events are never changed or removed; see docs/operations.md, "The token audit trail".';
+END
+$$;
+
 CREATE TABLE _timescaledb_internal._compressed_hypertable_4 (
 );
 
@@ -512,6 +583,15 @@ CREATE TABLE public.sensor_storage (
     CONSTRAINT sensor_storage_singleton_check CHECK (singleton)
 );
 
+ALTER TABLE public.token_audit_events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.token_audit_events_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE public.users (
     id integer NOT NULL,
     role public.user_role NOT NULL,
@@ -602,6 +682,12 @@ ALTER TABLE ONLY public.sensor_readings
 ALTER TABLE ONLY public.sensor_storage
     ADD CONSTRAINT sensor_storage_pkey PRIMARY KEY (singleton);
 
+ALTER TABLE ONLY public.token_audit_events
+    ADD CONSTRAINT token_audit_events_company_id_sequence_key UNIQUE (company_id, sequence);
+
+ALTER TABLE ONLY public.token_audit_events
+    ADD CONSTRAINT token_audit_events_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_pkey PRIMARY KEY (id);
 
@@ -650,11 +736,21 @@ CREATE INDEX market_surveys_surveyed_at_idx ON public.market_surveys USING btree
 
 CREATE INDEX operator_assignments_unit_idx ON public.operator_assignments USING btree (cooling_unit_id);
 
+CREATE INDEX token_audit_events_related_token_idx ON public.token_audit_events USING btree (related_token_id, sequence) WHERE (related_token_id IS NOT NULL);
+
+CREATE INDEX token_audit_events_token_idx ON public.token_audit_events USING btree (token_id, sequence);
+
 CREATE INDEX users_company_role_joined_idx ON public.users USING btree (company_id, role, date_joined);
 
 CREATE INDEX users_registered_by_farmer_idx ON public.users USING btree (registered_by) WHERE (role = 'FARMER'::public.user_role);
 
 CREATE TRIGGER cooling_units_announce AFTER INSERT OR DELETE OR UPDATE OF company_id, location_id, deleted ON public.cooling_units FOR EACH ROW EXECUTE FUNCTION public.cooling_units_announce();
+
+CREATE TRIGGER token_audit_events_append_only BEFORE DELETE OR UPDATE OR TRUNCATE ON public.token_audit_events FOR EACH STATEMENT EXECUTE FUNCTION public.token_audit_events_refuse_change();
+
+ALTER TABLE public.token_audit_events ENABLE ALWAYS TRIGGER token_audit_events_append_only;
+
+CREATE TRIGGER token_audit_events_chain BEFORE INSERT ON public.token_audit_events FOR EACH ROW EXECUTE FUNCTION public.token_audit_events_chain();
 
 ALTER TABLE ONLY public.api_token_cooling_units
     ADD CONSTRAINT api_token_cooling_units_api_token_id_fkey FOREIGN KEY (api_token_id) REFERENCES public.api_tokens(id) ON DELETE CASCADE;
@@ -728,6 +824,9 @@ ALTER TABLE ONLY public.operator_assignments
 ALTER TABLE ONLY public.operator_assignments
     ADD CONSTRAINT operator_assignments_operator_id_fkey FOREIGN KEY (operator_id) REFERENCES public.users(id);
 
+ALTER TABLE ONLY public.token_audit_events
+    ADD CONSTRAINT token_audit_events_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.companies(id);
+
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.companies(id);
 
@@ -746,6 +845,7 @@ ALTER TABLE ONLY public.users
 {"name":"007_unit-directory-notify"}
 {"name":"008_timescale-aggregate-layout"}
 {"name":"009_analytics-figures"}
+{"name":"010_token-audit-events"}
 
 -- weekly partitions
 {"partitions":0}
