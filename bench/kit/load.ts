@@ -94,7 +94,11 @@ require('node:readline').createInterface({ input: process.stdin })
   })
   .on('close', () => process.exit(0));`;
 
-/** autocannon's result, and how many entries of a spread list it dealt (every request it sent) */
+/**
+ * autocannon's result, and how many entries of a spread list it dealt: every request it sent, and
+ * up to one a connection that it had made ready when the run ended (it prepares the next request
+ * as an answer arrives)
+ */
 interface GeneratorAnswer {
   result: AutocannonResult;
   dealt: number;
@@ -177,8 +181,9 @@ export async function runLoad(options: LoadOptions, { nice = false } = {}): Prom
 }
 
 /**
- * A spread run (`spread: true`) that also says how many entries of its list it dealt, counted
- * from `firstEntry`: every request it sent, answered or not.
+ * A spread run (`spread: true`) that also says how many entries of its list it dealt from
+ * `firstEntry`: every request it sent, answered or not, and at most one a connection it had made
+ * ready but not sent (so a caller continuing from there skips a few entries, never repeats one).
  */
 export async function runDealtLoad(options: LoadOptions): Promise<{ figures: LoadFigures; dealt: number }> {
   const { result, dealt } = await generatorFor(false).run({ ...options, spread: true });
