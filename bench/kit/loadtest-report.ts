@@ -35,7 +35,7 @@ export interface LoadtestReport {
     namePrefix: string | null;
     expiresAt: string | null;
     revoked: number | null;
-    /** created tokens the revocation could not revoke (they expire at expiresAt) */
+    /** what the revocation could not revoke: tokens by id, or a creation that went unanswered (they expire at expiresAt) */
     leftActive: { id: string; reason: string }[];
   };
   loadGenerator: { cpus: number; cpuModel: string; node: string; commit: string; loadAverage: { start: number; end: number } };
@@ -116,8 +116,12 @@ export function warningsOf(report: LoadtestReport): string[] {
   if (Math.max(loadAverage.start, loadAverage.end) > cores) {
     warnings.push(`the load generator's machine was busy (1-minute load average ${n(loadAverage.start)} at the start, ${n(loadAverage.end)} at the end, on ${cores} cores): latencies include its own delays`);
   }
-  if (report.tokens.leftActive.length > 0) {
-    warnings.push(`${report.tokens.leftActive.length} tokens named "${report.tokens.namePrefix}..." could not be revoked: revoke them in the console; they expire at ${report.tokens.expiresAt}`);
+  const { leftActive } = report.tokens;
+  if (leftActive.length > 0) {
+    warnings.push(
+      `the revocation did not finish (${leftActive.length} failures, the first: ${leftActive[0]!.reason}): ` +
+        `revoke the active tokens named "${report.tokens.namePrefix}..." in the console; they expire at ${report.tokens.expiresAt}`,
+    );
   }
   return warnings;
 }

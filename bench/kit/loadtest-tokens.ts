@@ -2,9 +2,9 @@
 // that the asked rate keeps each under 90 of its 100 requests a minute; each named
 // `loadtest <start> #i`, expiring a day later (a safety net should the revocation never run), and
 // revoked at the end whatever happens: after the run, on an error and on Ctrl-C. The revocation
-// waits for a creation in flight, revokes every token it knows, then revokes any active token of
-// the run's name it did not know (a creation whose answer was lost). Raw values stay in memory:
-// nothing here prints or writes them.
+// waits for a creation in flight and revokes every token it knows; when a creation failed without
+// a clear refusal (a timeout, a lost answer, a 5xx), it also revokes any active token of the run's
+// name it did not know. Raw values stay in memory: nothing here prints or writes them.
 import { type ApiToken, ColdtrackApiError, ColdtrackClient, RateBudget } from '../../client/index.js';
 import type { Scope } from '../../src/tokens/scopes.js';
 import { TOKEN_LIMIT_PER_MINUTE } from './config.js';
@@ -21,7 +21,7 @@ export const rateOfTokens = (count: number) => (count * TOKEN_LIMIT_PER_MINUTE) 
 
 export interface RevocationOutcome {
   revoked: number;
-  /** ids of tokens still active, with why */
+  /** what may still be active: tokens by id (or a creation that went unanswered), with why */
   failed: { id: string; reason: string }[];
 }
 
@@ -33,6 +33,8 @@ export class LoadtestTokens {
   private readonly created: ApiToken[] = [];
   private closed = false;
   private attempted = false;
+  /** a creation failed without saying no token was made */
+  private uncertain = false;
   private inFlight: Promise<unknown> = Promise.resolve();
   private revocation: Promise<RevocationOutcome> | null = null;
   readonly expiresAt: Date;
@@ -69,7 +71,13 @@ export class LoadtestTokens {
         return token;
       })();
       this.inFlight = creation.catch(() => undefined);
-      raw.push(await creation);
+      try {
+        raw.push(await creation);
+      } catch (error) {
+        // only a refusal (400, 401, 403...) says no token was made; a 5xx, a timeout or a lost answer may hide one
+        if (!(error instanceof ColdtrackApiError && error.permanent)) this.uncertain = true;
+        throw error;
+      }
       if (i === count || i % 25 === 0) this.log(`  created ${i} of ${count} tokens`);
     }
     return raw;
@@ -84,32 +92,43 @@ export class LoadtestTokens {
   private async revokeEverything(): Promise<RevocationOutcome> {
     this.closed = true;
     await this.inFlight; // a creation under way: its token is known once it answers
-    if (!this.attempted) return { revoked: 0, failed: [] };
-    this.log(`revoking the ${this.created.length} tokens created`);
     const outcome: RevocationOutcome = { revoked: 0, failed: [] };
+    if (!this.attempted) return outcome;
+    this.log(`revoking the ${this.created.length} tokens created`);
+    let unreachable: string | null = null;
     const revoke = async (id: string) => {
+      if (unreachable) {
+        outcome.failed.push({ id, reason: unreachable });
+        return;
+      }
       try {
         await this.client.tokens.revoke(id);
         outcome.revoked++;
       } catch (error) {
         outcome.failed.push({ id, reason: describe(error) });
+        // no answer after the client's retries: every other token would wait as long for nothing
+        if (!(error instanceof ColdtrackApiError)) unreachable = `not tried: the deployment did not answer (${describe(error)})`;
       }
     };
     for (const token of this.created) await revoke(token.id);
-    // a creation that timed out or lost its answer may still have made a token: found by its name
-    try {
-      const known = new Set(this.created.map((token) => token.id));
-      const creator = this.created[0]?.created_by;
-      for await (const token of this.client.paginate('tokens', { state: 'active' })) {
-        if (!token.name.startsWith(this.namePrefix) || known.has(token.id)) continue;
-        if (creator !== undefined && token.created_by !== creator) continue;
-        this.log(`  revoking ${token.name}, created without its answer reaching the loadtest`);
-        await revoke(token.id);
+    // a creation without a clear answer may have made a token all the same: found by its name
+    if (this.uncertain) {
+      try {
+        if (unreachable) throw new Error(unreachable);
+        const known = new Set(this.created.map((token) => token.id));
+        const creator = this.created[0]?.created_by;
+        for await (const token of this.client.paginate('tokens', { state: 'active' })) {
+          if (!token.name.startsWith(this.namePrefix) || known.has(token.id)) continue;
+          if (creator !== undefined && token.created_by !== creator) continue;
+          this.log(`  revoking ${token.name}, created without its answer reaching the loadtest`);
+          await revoke(token.id);
+        }
+      } catch (error) {
+        outcome.failed.push({ id: '(a token whose creation went unanswered)', reason: `the search for it failed: ${describe(error)}` });
       }
-    } catch (error) {
-      outcome.failed.push({ id: '(the search for tokens of this run)', reason: describe(error) });
     }
-    this.log(`revoked ${outcome.revoked} tokens${outcome.failed.length ? `; ${outcome.failed.length} failed` : ''}`);
+    const failures = outcome.failed.length ? `; ${outcome.failed.length} failed (${outcome.failed[0]!.reason})` : '';
+    this.log(`revoked ${outcome.revoked} tokens${failures}`);
     return outcome;
   }
 }
