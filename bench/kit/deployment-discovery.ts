@@ -58,9 +58,10 @@ export async function discoverUnits(baseUrl: URL, jwt: string): Promise<{ compan
 const notAvailable = (reason: string): SensorHistory => ({ ...NO_SENSOR_HISTORY, reason });
 
 /**
- * Where the sensor history lies, in four requests with one token that may read sensor-data: the
- * oldest and newest daily record of the last ten years, the daily records of the last full day
- * (which units, how many readings), and the raw page count of the last year.
+ * Where the sensor history lies, in four or five requests with one token that may read
+ * sensor-data: the oldest and newest daily record of the last ten years, the daily records of the
+ * last full day (which units, how many readings; the last day itself when the one before has
+ * none), and the raw page count of the last year.
  */
 export async function probeSensorHistory(baseUrl: URL, token: string, today: string): Promise<SensorHistory> {
   const client = clientFor(baseUrl, token);
@@ -72,9 +73,9 @@ export async function probeSensorHistory(baseUrl: URL, token: string, today: str
     const newest = await client.sensorData({ ...daily, page_size: 1, page: total });
     const firstDay = oldest.data[0].timestamp.slice(0, 10);
     const lastDay = newest.data[0]?.timestamp.slice(0, 10) ?? firstDay;
-    // the last day may still be filling: the one before it, when there is one, is whole
-    const fullDay = lastDay > firstDay ? shiftDay(lastDay, -1) : lastDay;
-    const day = await client.sensorData({ aggregation: 'daily', start_date: fullDay, end_date: fullDay, page_size: 1000 });
+    // the last day may still be filling: the one before it is whole, when it has readings
+    let day = await client.sensorData({ aggregation: 'daily', start_date: shiftDay(lastDay, -1), end_date: shiftDay(lastDay, -1), page_size: 1000 });
+    if (day.data.length === 0) day = await client.sensorData({ aggregation: 'daily', start_date: lastDay, end_date: lastDay, page_size: 1000 });
     const perUnit = new Map<number, { id: number; readingsPerDay: number; kinds: number }>();
     for (const record of day.data) {
       const unit = perUnit.get(record.cooling_unit_id) ?? { id: record.cooling_unit_id, readingsPerDay: 0, kinds: 0 };
