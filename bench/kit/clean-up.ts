@@ -24,14 +24,15 @@ export function cleanUp(log: (line: string) => void): Promise<void> {
   return cleaning;
 }
 
-export function handleInterrupts(log: (line: string) => void) {
+/** `stopping`: what the clean-up will do, said on the first Ctrl-C. */
+export function handleInterrupts(log: (line: string) => void, stopping = 'stopping every process and dropping the database') {
   process.on('SIGINT', () => {
     if (interrupted) {
       killAllNow();
       process.exit(130);
     }
     interrupted = true;
-    log('interrupted: stopping every process and dropping the database (Ctrl-C again to kill at once)');
+    log(`interrupted: ${stopping} (Ctrl-C again to kill at once)`);
     void cleanUp(log).finally(() => process.exit(130));
   });
   process.on('SIGTERM', () => void cleanUp(log).finally(() => process.exit(143)));

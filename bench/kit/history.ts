@@ -1,11 +1,13 @@
 // The run logs, one JSON line a run (run-record.ts): bench/results/runs.jsonl for every run
 // (git-ignored) and bench/history.jsonl for the published ones (tracked). Lines are only ever
-// appended; the newest line of a kind is the last one.
+// appended; the newest line of a kind is the last one. runs.jsonl also holds the loadtests' lines
+// (kind 'loadtest', loadtest-record.ts), which are never published.
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { LoadtestRecord } from './loadtest-record.js';
 import type { RunRecord } from './run-record.js';
 
-export function appendRecord(path: string, record: RunRecord): void {
+export function appendRecord(path: string, record: RunRecord | LoadtestRecord): void {
   mkdirSync(dirname(path), { recursive: true });
   appendFileSync(path, `${JSON.stringify(record)}\n`);
 }

@@ -31,6 +31,8 @@ export interface LoadOptions {
    * connection walks the whole list (a warm-up that reaches every worker with every token).
    */
   spread?: boolean;
+  /** spread only: the entry the deal starts at (a caller sharing tokens across runs continues where the last run stopped) */
+  firstEntry?: number;
 }
 
 export interface LatencyMs {
@@ -75,10 +77,10 @@ const autocannonPath = createRequire(import.meta.url).resolve('autocannon');
 const GENERATOR_SCRIPT = `const autocannon = require(${JSON.stringify(autocannonPath)});
 require('node:readline').createInterface({ input: process.stdin })
   .on('line', (line) => {
-    const { id, options: { spread, ...options } } = JSON.parse(line);
+    const { id, options: { spread, firstEntry, ...options } } = JSON.parse(line);
+    let next = firstEntry ?? 0;
     if (spread) {
       const list = options.requests;
-      let next = 0;
       options.requests = [{
         setupRequest: (request) => {
           const entry = list[next++ % list.length];
@@ -87,13 +89,23 @@ require('node:readline').createInterface({ input: process.stdin })
       }];
     }
     autocannon({ timeout: 30, ...options }).then(
-      (result) => process.stdout.write(JSON.stringify({ id, result }) + '\\n'),
+      (result) => process.stdout.write(JSON.stringify({ id, result, dealt: next - (firstEntry ?? 0) }) + '\\n'),
       (error) => process.stdout.write(JSON.stringify({ id, error: String(error) }) + '\\n'));
   })
   .on('close', () => process.exit(0));`;
 
+/**
+ * autocannon's result, and how many entries of a spread list it dealt: every request it sent, and
+ * up to one a connection that it had made ready when the run ended (it prepares the next request
+ * as an answer arrives)
+ */
+interface GeneratorAnswer {
+  result: AutocannonResult;
+  dealt: number;
+}
+
 interface Pending {
-  resolve: (result: AutocannonResult) => void;
+  resolve: (answer: GeneratorAnswer) => void;
   reject: (error: Error) => void;
   timer: NodeJS.Timeout;
 }
@@ -112,13 +124,13 @@ class Generator {
     track(this.child);
     this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString('utf8')).slice(-2000)));
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
-      const { id, result, error } = JSON.parse(line) as { id: number; result?: AutocannonResult; error?: string };
+      const { id, result, dealt, error } = JSON.parse(line) as { id: number; result?: AutocannonResult; dealt?: number; error?: string };
       const job = this.pending.get(id);
       if (!job) return;
       this.pending.delete(id);
       clearTimeout(job.timer);
       if (error !== undefined || !result) job.reject(new Error(`autocannon: ${error}`));
-      else job.resolve(result);
+      else job.resolve({ result, dealt: dealt ?? 0 });
     });
     this.child.on('exit', (code, signal) => {
       for (const job of this.pending.values()) {
@@ -133,7 +145,7 @@ class Generator {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  run(options: LoadOptions): Promise<AutocannonResult> {
+  run(options: LoadOptions): Promise<GeneratorAnswer> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       // bounded: a run never outlives its duration by much (autocannon's own timeout is 30 s a request)
@@ -155,13 +167,27 @@ class Generator {
 
 const generators = new Map<boolean, Generator>();
 
-export async function runLoad(options: LoadOptions, { nice = false } = {}): Promise<LoadFigures> {
+function generatorFor(nice: boolean): Generator {
   let generator = generators.get(nice);
   if (!generator?.alive) {
     generator = new Generator(nice);
     generators.set(nice, generator);
   }
-  return figuresOf(await generator.run(options));
+  return generator;
+}
+
+export async function runLoad(options: LoadOptions, { nice = false } = {}): Promise<LoadFigures> {
+  return figuresOf((await generatorFor(nice).run(options)).result);
+}
+
+/**
+ * A spread run (`spread: true`) that also says how many entries of its list it dealt from
+ * `firstEntry`: every request it sent, answered or not, and at most one a connection it had made
+ * ready but not sent (so a caller continuing from there skips a few entries, never repeats one).
+ */
+export async function runDealtLoad(options: LoadOptions): Promise<{ figures: LoadFigures; dealt: number }> {
+  const { result, dealt } = await generatorFor(false).run({ ...options, spread: true });
+  return { figures: figuresOf(result), dealt };
 }
 
 /** Ends the generator processes (they exit when their stdin closes). */

@@ -50,9 +50,10 @@ export interface Report {
   notes: string[];
 }
 
-const pad = (value: string, width: number) => (value.length >= width ? value.slice(0, width) : value + ' '.repeat(width - value.length));
-const left = (value: string, width: number) => (value.length >= width ? value : ' '.repeat(width - value.length) + value);
-const n = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
+/** Table cells (also the loadtest's table, loadtest-report.ts): left-aligned and cut, right-aligned, a figure. */
+export const pad = (value: string, width: number) => (value.length >= width ? value.slice(0, width) : value + ' '.repeat(width - value.length));
+export const left = (value: string, width: number) => (value.length >= width ? value : ' '.repeat(width - value.length) + value);
+export const n = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 
 function row(cells: [string, number][], values: string[]) {
   return cells.map(([, width], i) => (i < 3 ? pad(values[i] ?? '', width) : left(values[i] ?? '', width))).join(' ');
