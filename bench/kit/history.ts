@@ -21,7 +21,7 @@ export function readRecords(path: string): RunRecord[] {
     try {
       parsed = JSON.parse(line) as Partial<RunRecord>;
     } catch (error) {
-      throw new Error(`${path}:${index + 1}: not JSON (${(error as Error).message})`);
+      throw new Error(`${path}:${index + 1}: not JSON (${(error as Error).message})`, { cause: error });
     }
     if (parsed.record !== 1 || (parsed.kind !== 'load' && parsed.kind !== 'scale') || typeof parsed.date !== 'string' || !Array.isArray(parsed.targets)) {
       throw new Error(`${path}:${index + 1}: not a run record of this kit (record 1, kind load or scale, a date and targets)`);

@@ -177,6 +177,7 @@ async function clearLeftovers(databaseDir: string, log: (line: string) => void):
       if ((error as NodeJS.ErrnoException).code === 'ESRCH') return;
       throw new Error(
         `the embedded PostgreSQL left running by an earlier run (pid ${pid}) could not be stopped: ${(error as Error).message}`,
+        { cause: error },
       );
     }
   };

@@ -101,7 +101,7 @@ export function createRateLimitStore(
 }
 
 declare module 'ioredis' {
-  interface RedisCommander<Context> {
+  interface RedisCommander<Context> { // eslint-disable-line @typescript-eslint/no-unused-vars -- the augmented interface's own type parameter
     ratelimitWindow?(key: string, windowMs: number): Promise<[number, number]>;
   }
 }

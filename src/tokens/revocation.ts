@@ -124,7 +124,8 @@ export function createRevocationBus(redis: RedisClient | null, subscriber: Redis
     async status(tokenId) {
       if (!redis) return { state: 'live', expiresAt: null };
       try {
-        let [marker, epoch] = await redis.mget(markerKey(tokenId), EPOCH_KEY);
+        const [marker, storedEpoch] = await redis.mget(markerKey(tokenId), EPOCH_KEY);
+        let epoch = storedEpoch;
         const { revoked, expiresAt } = readMarker(marker ?? null);
         if (!epoch) epoch = await establishEpoch(redis);
         if (epoch !== knownEpoch) {

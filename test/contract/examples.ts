@@ -44,8 +44,8 @@ function overlayFor(world: World, mode: Mode): Overlay {
   );
   return (path) => {
     switch (path) {
-      case 'path:token_id':
       // the audit trail's filter names a token like the token routes' path does
+      case 'path:token_id':
       case 'query:token_id':
         return mode === 'contract' ? target : fc.oneof({ arbitrary: target, weight: 4 }, fc.constant(world.otherCompanyTokenId), fc.uuid());
       // the audit trail's window: in order by construction, and (document mode) now and then any two instants

@@ -36,7 +36,7 @@ async function sh(command: string, args: string[], timeoutMs = 60_000): Promise<
     return (await run(command, args, { timeout: timeoutMs })).stdout;
   } catch (error) {
     const { stderr, stdout } = error as { stderr?: string; stdout?: string };
-    throw new Error(`${command} ${args.join(' ')} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}`);
+    throw new Error(`${command} ${args.join(' ')} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}`, { cause: error });
   }
 }
 

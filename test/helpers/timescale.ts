@@ -82,7 +82,7 @@ export async function ensureTimescaleServer(): Promise<void> {
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer };
     const said = `${stdout ?? ''}${stderr ?? ''}`.trim().split('\n').slice(-3).join(' / ');
-    throw new Error(`${where} ${problem}, and ${startScript} failed: ${said || (error as Error).message}`);
+    throw new Error(`${where} ${problem}, and ${startScript} failed: ${said || (error as Error).message}`, { cause: error });
   }
   const after = await unusable();
   if (after !== null) throw new Error(`${where} ${after}, even after ${startScript}`);

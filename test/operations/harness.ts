@@ -194,7 +194,7 @@ export async function startCluster(t: Teardown, env: Record<string, string>, opt
     logs: () => lines,
     listeningPids,
     workerPids() {
-      let listing = '';
+      let listing: string;
       try {
         listing = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(child.pid)], { encoding: 'utf8' });
       } catch {
@@ -232,7 +232,7 @@ export interface Reply {
   headers: http.IncomingHttpHeaders;
   body: string;
   ms: number;
-  json<T = any>(): T;
+  json<T = Record<string, unknown>>(): T;
 }
 
 export interface SendOptions {

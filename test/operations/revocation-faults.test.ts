@@ -3,7 +3,7 @@
 // Redis does before, during or after; when the service cannot guarantee that, the revoke answers
 // 503 `unavailable` with Retry-After and changes nothing.
 import t, { type Test } from 'tap';
-import { createWorld, dataRequests as sharedDataRequests, type Reply, send, sleep, startCluster, startRedis, statusCounts, tokenManagement, until } from './harness.js';
+import { createWorld, dataRequests as sharedDataRequests, type Reply, send, sleep, startCluster, startRedis, statusCounts, tokenManagement } from './harness.js';
 
 const world = await createWorld(t);
 const redis = await startRedis(t);

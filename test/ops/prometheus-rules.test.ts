@@ -23,7 +23,7 @@ async function promtool(...args: string[]) {
     return { code: 0, output: stdout + stderr };
   } catch (error) {
     const { code, stdout, stderr } = error as { code?: number | string; stdout?: string; stderr?: string };
-    if (code === 'ENOENT') throw new Error('promtool is not installed (apt-get install prometheus; .ci/run does)');
+    if (code === 'ENOENT') throw new Error('promtool is not installed (apt-get install prometheus; .ci/run does)', { cause: error });
     return { code: Number(code ?? 1), output: `${stdout ?? ''}${stderr ?? ''}` };
   }
 }
