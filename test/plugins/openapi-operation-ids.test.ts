@@ -6,7 +6,7 @@
 // `<verb>ApiToken` (`tokens.list`: `listApiTokens`). Each client method is called here against a
 // recording fetch, and the operation its request reaches must carry the name the rule gives.
 import t from 'tap';
-import { ColdtrackClient, DATA_PATHS, RateBudget } from '../../client/index.js';
+import { ColdtrackClient, DATA_PATHS, RateBudget } from '@coldtrack/client';
 import { servedOpenApiDocument } from '../../client/codegen/generate-types.js';
 
 type Operation = { operationId?: string };

@@ -33,6 +33,8 @@ export { ColdtrackApiError, type ColdtrackErrorCode, ColdtrackNetworkError, Cold
 export { RateBudget, rateBudgetFor, type RateLimitState } from './rate-budget.js';
 export type { CallOptions, ClientEvent } from './transport.js';
 export * from './types.js';
+/** The generated OpenAPI types themselves, for shapes types.ts does not name. */
+export type { components, paths } from './openapi.js';
 
 export interface ColdtrackClientOptions extends Omit<TransportOptions, 'budget' | 'token' | 'baseUrl'> {
   /** e.g. https://api.coldtrack.example (a path prefix is kept) */
