@@ -137,7 +137,9 @@ async function main(): Promise<number> {
   const onPageWritten = crashTestHook();
   const ticker = display.startTicking();
   try {
-    const summary = await exportSensorHistory(client, { ...args, signal: interrupt.signal, onNotice: display.say, onProgress: display.onProgress, onPageWritten });
+    const summary = await exportSensorHistory(client, {
+      ...args, signal: interrupt.signal, onNotice: display.say, onProgress: display.onProgress, onPageWritten,
+    });
     display.finish();
     console.error(completionLine(summary, args.outDir, display));
     return 0;
@@ -234,10 +236,15 @@ function reportStop(error: unknown, run: { interrupted: boolean; outDir: string;
   return 1;
 }
 
-/** This run's command line as a shell would take it back (the token stays in the environment). */
+/**
+ * This run's command line as a shell would take it back (the token stays in the environment):
+ * the package's command, or `npm run export --` when the service's repository started it so.
+ */
 function sameCommand(): string {
   const quoted = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`);
-  return ['coldtrack-export', ...process.argv.slice(2)].map(quoted).join(' ');
+  const fromRepository = process.env.npm_package_name === 'coldtrack-api' && process.env.npm_lifecycle_event === 'export';
+  const command = fromRepository ? ['npm', 'run', 'export', '--'] : ['coldtrack-export'];
+  return [...command, ...process.argv.slice(2).map(quoted)].join(' ');
 }
 
 /** Started as a program (node export.js, or the package's bin link, which resolves to this file). */
