@@ -2,6 +2,8 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+# the partner client is an npm workspace of the repository (npm ci links it; npm run build builds it)
+COPY client ./client
 RUN npm ci --no-audit --no-fund
 COPY src ./src
 COPY workers ./workers
@@ -14,6 +16,8 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
+# the workspace's manifest only: npm ci needs it, the service never loads the client
+COPY client/package.json ./client/package.json
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 # dist/ holds the compiled code and a copy of sql/ (migrations and queries)
 COPY --from=build /app/dist ./dist

@@ -3,13 +3,10 @@
 // and where its sensor history lies (a few GET /api/v1/sensor-data pages with one token): the
 // first and last day with readings, the units read on the last full day and how many readings a
 // day each has, and how deep the raw history of the last year goes.
-import { ColdtrackApiError, ColdtrackClient, RateBudget } from '../../client/index.js';
-import type { paths } from '../../client/openapi.js';
-import { Transport } from '../../client/transport.js';
+import { ColdtrackApiError, ColdtrackClient, RateBudget } from '@coldtrack/client';
 import { formatDay, MAX_SENSOR_WINDOW_DAYS, parseDay } from '../../src/data-surface/window.js';
 import { DAY_MS } from '../../src/time.js';
 
-type UnitPage = paths['/api/v1/cooling-units']['get']['responses'][200]['content']['application/json'];
 
 /** `day` moved by `days` (negative: earlier), both YYYY-MM-DD, UTC. */
 export const shiftDay = (day: string, days: number) => formatDay(parseDay(day) + days * DAY_MS);
@@ -46,10 +43,10 @@ const clientFor = (baseUrl: URL, token: string) =>
 
 /** The employee's company and every live unit of it (pages of 1,000). */
 export async function discoverUnits(baseUrl: URL, jwt: string): Promise<{ companyId: number; unitIds: number[] }> {
-  const transport = new Transport({ baseUrl: baseUrl.href, token: jwt, budget: new RateBudget(), retries: 2 });
+  const client = clientFor(baseUrl, jwt);
   const unitIds: number[] = [];
   for (let page = 1; ; page++) {
-    const body = await transport.call<UnitPage>({ method: 'GET', path: '/api/v1/cooling-units', query: { page, page_size: 1000 } });
+    const body = await client.coolingUnits.list({ page, page_size: 1000 });
     unitIds.push(...body.data.map((unit) => unit.id));
     if (!body.meta.pagination.has_next || body.data.length === 0) return { companyId: body.meta.company_id, unitIds };
   }

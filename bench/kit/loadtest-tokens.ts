@@ -5,7 +5,7 @@
 // waits for a creation in flight and revokes every token it knows; when a creation failed without
 // a clear refusal (a timeout, a lost answer, a 5xx), it also revokes any active token of the run's
 // name it did not know. Raw values stay in memory: nothing here prints or writes them.
-import { type ApiToken, ColdtrackApiError, ColdtrackClient, RateBudget } from '../../client/index.js';
+import { type ApiToken, ColdtrackApiError, ColdtrackClient, RateBudget } from '@coldtrack/client';
 import type { Scope } from '../../src/tokens/scopes.js';
 import { TOKEN_LIMIT_PER_MINUTE } from './config.js';
 

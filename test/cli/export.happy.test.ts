@@ -7,8 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { ColdtrackClient } from '../../client/index.js';
-import { CHECKPOINT_FILE, exportSensorHistory } from '../../client/export/index.js';
+import { ColdtrackClient } from '@coldtrack/client';
+import { CHECKPOINT_FILE, exportSensorHistory } from '@coldtrack/client/export';
 import { createExportWorld, databaseHourly, fileRecords, HOURLY_RECORDS_PER_UNIT, YEAR } from '../client/world.js';
 import { runExport } from '../client/run-export.js';
 

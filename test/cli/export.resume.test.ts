@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { CHECKPOINT_FILE } from '../../client/export/index.js';
+import { CHECKPOINT_FILE } from '@coldtrack/client/export';
 import { runExport } from '../client/run-export.js';
 import { createExportWorld, databaseHourly, fileRecords, YEAR } from '../client/world.js';
 
@@ -101,21 +101,32 @@ t.test('killed each time between a page reaching its file and the checkpoint cou
   sameAsReference(t, dir);
 });
 
-t.test('Ctrl-C: stops after the pages being written (exit 130), and the same command finishes', async (t) => {
+t.test('Ctrl-C: stops after the pages being written (exit 130) with one line saying how to continue, and the same command finishes', async (t) => {
   const dir = join(root, 'interrupted');
   const extra = ['--page-size', '100', '--concurrency', '2'];
   let sent = false;
-  const interrupted = runExport(world, args(dir, extra));
+  let stderrAtSignal = 0;
+  let stderrSoFar = '';
+  const interrupted = runExport(world, args(dir, extra), { onStderr: (text) => (stderrSoFar = text) });
   const watcher = setInterval(() => {
     if (!sent && recordsIn(dir) >= 5_000) {
       sent = true;
+      stderrAtSignal = stderrSoFar.length;
       process.kill(Number(readFileSync(join(dir, 'export.lock'), 'utf8')), 'SIGINT');
     }
   }, 5);
   const stopped = await interrupted;
   clearInterval(watcher);
   t.equal(stopped.code, 130, 'exit 130');
-  t.match(stopped.stderr, /export interrupted: [\d,]+ records written to .*; run the same command again to continue/);
+  const after = stopped.stderr.slice(stderrAtSignal).split('\n').filter((line) => line.trim() !== '');
+  t.equal(after.length, 1, `one line after Ctrl-C: ${JSON.stringify(after)}`);
+  t.match(after[0], /^export interrupted: [\d,]+ records safely in .*; to continue, run the same command again: coldtrack-export /);
+  t.ok(after[0]!.endsWith(['--base-url', world.relay.url, ...args(dir, extra)].join(' ')), 'the line ends with the command\'s own arguments');
+  // the pages being written when the signal came reached their files, and the checkpoint counts them
+  const checkpoint = JSON.parse(readFileSync(join(dir, CHECKPOINT_FILE), 'utf8')) as CheckpointView;
+  for (const unit of Object.values(checkpoint.units)) {
+    t.equal(statSync(join(dir, unit.file), { throwIfNoEntry: false })?.size ?? 0, unit.bytes, `${unit.file}: on disk exactly as the checkpoint counts it`);
+  }
   t.notOk(readdirSync(dir).includes('export.lock'), 'the lock is released');
   const resumed = await runExport(world, args(dir, extra));
   t.equal(resumed.code, 0, resumed.stderr.trim().split('\n').at(-1) ?? '');

@@ -2,7 +2,7 @@
 // ColdtrackApiError with the service's status, code, message and details, after exactly one
 // request each (never retried); for the management surface too.
 import t, { type Test } from 'tap';
-import { ColdtrackApiError, ColdtrackClient, type ClientEvent } from '../../client/index.js';
+import { ColdtrackApiError, ColdtrackClient, type ClientEvent } from '@coldtrack/client';
 import { createExportWorld } from './world.js';
 
 const world = await createExportWorld(t, { readings: false });

@@ -3,7 +3,7 @@
 // page after page; the token management (create, list, retrieve, rotate, revoke), its audit trail
 // and the signed-in employee with an employee's JWT; answers come compressed (brotli) and are decoded by fetch.
 import t from 'tap';
-import { ColdtrackClient, type ClientEvent, type SensorRecord, type UtilizationRecord } from '../../client/index.js';
+import { ColdtrackClient, type ClientEvent, type SensorRecord, type UtilizationRecord } from '@coldtrack/client';
 import { createExportWorld, databaseHourly, canonicalLine } from './world.js';
 import { createHash } from 'node:crypto';
 

@@ -7,8 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { ColdtrackClient, type ClientEvent } from '../../client/index.js';
-import { exportSensorHistory } from '../../client/export/index.js';
+import { ColdtrackClient, type ClientEvent } from '@coldtrack/client';
+import { exportSensorHistory } from '@coldtrack/client/export';
 import { runExport } from './run-export.js';
 import { createExportWorld, databaseHourly, fileRecords, YEAR } from './world.js';
 

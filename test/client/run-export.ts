@@ -1,4 +1,4 @@
-// Runs `npm run export`'s script (src/cli/export.ts) as a child process, as a partner would, with
+// Runs `npm run export`'s script (client/src/cli/export.ts, the package's coldtrack-export) as a child process, as a partner would, with
 // the token in COLDTRACK_TOKEN, against the world's service through a counting HTTP relay: every
 // request the command makes is counted (and can be answered by the test instead).
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -77,7 +77,7 @@ export async function runExport(world: { relay: Relay; token: string }, args: st
     const env: Record<string, string> = { ...process.env as Record<string, string>, ...options.env };
     delete env.COLDTRACK_TOKEN;
     if (token !== null) env.COLDTRACK_TOKEN = token;
-    const child = spawn(process.execPath, [...nodeArgs('src/cli/export.ts'), '--base-url', relay.url, ...args], {
+    const child = spawn(process.execPath, [...nodeArgs('client/src/cli/export.ts'), '--base-url', relay.url, ...args], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

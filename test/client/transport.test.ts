@@ -3,8 +3,8 @@
 // X-RateLimit-Reset; a 503 waits Retry-After plus jitter, a bounded number of times; 400, 401,
 // 403 and 404 are thrown at once as typed errors, never retried; timeouts and AbortSignal.
 import t from 'tap';
-import { ColdtrackApiError, ColdtrackClient, ColdtrackNetworkError, ColdtrackTimeoutError, RateBudget } from '../../client/index.js';
-import type { ClientEvent } from '../../client/index.js';
+import { ColdtrackApiError, ColdtrackClient, ColdtrackNetworkError, ColdtrackTimeoutError, RateBudget } from '@coldtrack/client';
+import type { ClientEvent } from '@coldtrack/client';
 
 const PAGE = { data: [], meta: { company_id: 1, filters: {}, pagination: { page: 1, page_size: 1000, total_count: 0, total_pages: 0, has_next: false, has_previous: false } } };
 

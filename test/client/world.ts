@@ -116,7 +116,7 @@ export async function databaseHourly(db: TestDatabase, unitId: number): Promise<
   return canonical(rows.map((row) => canonicalLine({ ...row, value: Number(row.value.toPrecision(12)), timestamp: row.timestamp.toISOString() })));
 }
 
-/** An exported file read back: CSV (header, then the columns of client/export/plan.ts) or NDJSON. */
+/** An exported file read back: CSV (header, then the columns of client/src/export/plan.ts) or NDJSON. */
 export function fileRecords(path: string, format: 'csv' | 'ndjson'): Canonical & { header: string | null } {
   const text = readFileSync(path, 'utf8');
   const lines = text.split('\n');

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const BUILD = join(repoRoot, '.build');
-const SOURCE_DIRS = ['src', 'workers', 'client'];
+const SOURCE_DIRS = ['src', 'workers', 'client/src'];
 
 function newestChange(dir: string): number {
   let newest = 0;

@@ -6,7 +6,7 @@
 // `<verb>ApiToken` (`tokens.list`: `listApiTokens`). Each client method is called here against a
 // recording fetch, and the operation its request reaches must carry the name the rule gives.
 import t from 'tap';
-import { ColdtrackClient, DATA_PATHS, RateBudget } from '../../client/index.js';
+import { ColdtrackClient, DATA_PATHS, RateBudget } from '@coldtrack/client';
 import { servedOpenApiDocument } from '../../client/codegen/generate-types.js';
 
 type Operation = { operationId?: string };
@@ -90,12 +90,14 @@ t.test('each method of the client calls the operation of its name', async (t) =>
   }
 });
 
-t.test('auditEvents.list() calls listAuditEvents', async (t) => {
-  const { client, requests } = recordingClient();
-  await client.auditEvents.list({});
-  t.equal(requests.length, 1);
-  t.equal(operationOf(requests[0]!.method, requests[0]!.url)?.operationId, 'listAuditEvents');
-  t.same(Object.keys(client.auditEvents), ['list'], 'the namespace has no other verb yet');
+t.test('auditEvents.list() and coolingUnits.list() call listAuditEvents and listCoolingUnits', async (t) => {
+  for (const [namespace, operationId] of [['auditEvents', 'listAuditEvents'], ['coolingUnits', 'listCoolingUnits']] as const) {
+    const { client, requests } = recordingClient();
+    await client[namespace].list({});
+    t.equal(requests.length, 1);
+    t.equal(operationOf(requests[0]!.method, requests[0]!.url)?.operationId, operationId, `${namespace}.list()`);
+    t.same(Object.keys(client[namespace]), ['list'], `${namespace}: no other verb yet`);
+  }
 });
 
 t.test('each tokens.<verb> of the client calls <verb>ApiToken (list: listApiTokens)', async (t) => {

@@ -1,14 +1,17 @@
-// `npm run export -- --base-url URL --from YYYY-MM-DD --to YYYY-MM-DD [--aggregation raw|hourly|daily]
-// [--units all|1,2,3] [--format csv|ndjson] --out DIR`: a partner's copy of the sensor history its
-// token may read, one file per cooling unit, through the typed client (client/export/: layout,
+#!/usr/bin/env node
+// `coldtrack-export --base-url URL --from YYYY-MM-DD --to YYYY-MM-DD [--aggregation raw|hourly|daily]
+// [--units all|1,2,3] [--format csv|ndjson] --out DIR` (the package's command; `npm run export --`
+// in the service's repository runs this same file): a partner's copy of the sensor history its
+// token may read, one file per cooling unit, through the typed client (../export/: layout,
 // unit discovery, checkpoint). The token comes from COLDTRACK_TOKEN only: an argument would show
 // in `ps` and the shell history. Interrupted (Ctrl-C, a crash, a kill), the same command continues
 // where it stopped, no record missing or written twice. Progress on stderr: a bar on a terminal,
 // plain lines otherwise (export-progress.ts). Exit status: 0 complete, 1 stopped (the service refused: 401/403/404, or
 // it stayed unreachable), 2 bad arguments, 130 interrupted.
-import { pathToFileURL } from 'node:url';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ColdtrackApiError, ColdtrackClient } from '../../client/index.js';
+import { ColdtrackApiError, ColdtrackClient } from '../index.js';
 import {
   AGGREGATIONS,
   type Aggregation,
@@ -21,10 +24,10 @@ import {
   ExportUnitError,
   FORMATS,
   parseDay,
-} from '../../client/export/index.js';
+} from '../export/index.js';
 import { count, duration, ExportDisplay } from './export-progress.js';
 
-const USAGE = `usage: COLDTRACK_TOKEN=ctk_... npm run export -- --base-url URL --from YYYY-MM-DD --to YYYY-MM-DD --out DIR
+const USAGE = `usage: COLDTRACK_TOKEN=ctk_... coldtrack-export --base-url URL --from YYYY-MM-DD --to YYYY-MM-DD --out DIR
        [--aggregation raw|hourly|daily] [--units all|1,2,3] [--format csv|ndjson] [--concurrency N] [--page-size N]
   --base-url     the service, e.g. https://api.coldtrack.example
   --from, --to   inclusive UTC days; longer than 366 days (3,660 daily) is read window by window
@@ -130,11 +133,13 @@ async function main(): Promise<number> {
   if (token === null) return 2;
   const display = new ExportDisplay(Boolean(process.stderr.isTTY));
   const client = new ColdtrackClient({ baseUrl: args.baseUrl, token, onEvent: display.onEvent, userAgent: 'coldtrack-export' });
-  const interrupt = interruptOnSignals(display.say);
+  const interrupt = interruptOnSignals(() => display.stop());
   const onPageWritten = crashTestHook();
   const ticker = display.startTicking();
   try {
-    const summary = await exportSensorHistory(client, { ...args, signal: interrupt.signal, onNotice: display.say, onProgress: display.onProgress, onPageWritten });
+    const summary = await exportSensorHistory(client, {
+      ...args, signal: interrupt.signal, onNotice: display.say, onProgress: display.onProgress, onPageWritten,
+    });
     display.finish();
     console.error(completionLine(summary, args.outDir, display));
     return 0;
@@ -172,12 +177,14 @@ function readToken(): string | null {
 }
 
 /** Ctrl-C (or SIGTERM) stops the export after the pages being written; a second one at once. */
-function interruptOnSignals(say: (line: string) => void) {
+function interruptOnSignals(onInterrupt: () => void) {
   const interrupt = new AbortController();
   let interrupts = 0;
+  // silent until the pages being written are on disk: then the one line of reportStop says how to
+  // continue (a line now and another then read as two different outcomes)
   const onSignal = () => {
     if (++interrupts > 1) process.exit(130); // the checkpoint is safe at any instant
-    say('interrupted: stopping after the pages being written (Ctrl-C again to stop at once)');
+    onInterrupt();
     interrupt.abort(new Error('interrupted'));
   };
   process.on('SIGINT', onSignal);
@@ -216,7 +223,7 @@ function completionLine(summary: ExportSummary, outDir: string, display: ExportD
 /** The last line of an export that did not complete, and its exit status (130, 2 or 1). */
 function reportStop(error: unknown, run: { interrupted: boolean; outDir: string; records: number }): number {
   if (run.interrupted) {
-    console.error(`export interrupted: ${count(run.records)} records written to ${run.outDir}; run the same command again to continue`);
+    console.error(`export interrupted: ${count(run.records)} records safely in ${run.outDir}; to continue, run the same command again: ${sameCommand()}`);
     return 130;
   }
   if (error instanceof ExportConflictError) {
@@ -229,7 +236,28 @@ function reportStop(error: unknown, run: { interrupted: boolean; outDir: string;
   return 1;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+/**
+ * This run's command line as a shell would take it back (the token stays in the environment):
+ * the package's command, or `npm run export --` when the service's repository started it so.
+ */
+function sameCommand(): string {
+  const quoted = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`);
+  const fromRepository = process.env.npm_package_name === 'coldtrack-api' && process.env.npm_lifecycle_event === 'export';
+  const command = fromRepository ? ['npm', 'run', 'export', '--'] : ['coldtrack-export'];
+  return [...command, ...process.argv.slice(2).map(quoted)].join(' ');
+}
+
+/** Started as a program (node export.js, or the package's bin link, which resolves to this file). */
+function startedAsProgram(): boolean {
+  if (!process.argv[1]) return false;
+  try {
+    return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (startedAsProgram()) {
   // exit now rather than when fetch's idle kept-alive connections time out
   process.exit(await main());
 }

@@ -67,6 +67,12 @@ export type AuditEventQuery = ClientQuery<QueryOf<Operation<AuditEventsPath, 'ge
 export type AuditEventPage = ResponseOf<Operation<AuditEventsPath, 'get'>, 200>;
 export type Me = Schemas['Me'];
 
+// the company's live cooling units, for choosing a token's units (a Registered Employee's JWT)
+type CoolingUnitsPath = '/api/v1/cooling-units';
+export type CoolingUnitQuery = ClientQuery<QueryOf<Operation<CoolingUnitsPath, 'get'>>>;
+export type CoolingUnitPage = ResponseOf<Operation<CoolingUnitsPath, 'get'>, 200>;
+export type CoolingUnit = CoolingUnitPage['data'][number];
+
 /** Everything `pages()` and `paginate()` walk: the data endpoints, the token list and the audit trail. */
 export type PagedEndpoint = DataEndpoint | 'tokens' | 'auditEvents';
 export type PagedQuery<E extends PagedEndpoint> = E extends DataEndpoint ? DataQuery<E> : E extends 'tokens' ? TokenListQuery : AuditEventQuery;

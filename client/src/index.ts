@@ -15,6 +15,8 @@ import {
   type ApiToken,
   type AuditEventPage,
   type AuditEventQuery,
+  type CoolingUnitPage,
+  type CoolingUnitQuery,
   type CreatedApiToken,
   type CreateTokenRequest,
   DATA_PATHS,
@@ -36,6 +38,8 @@ export { ColdtrackApiError, type ColdtrackErrorCode, ColdtrackNetworkError, Cold
 export { RateBudget, rateBudgetFor, type RateLimitState } from './rate-budget.js';
 export type { CallOptions, ClientEvent } from './transport.js';
 export * from './types.js';
+/** The generated OpenAPI types themselves, for shapes types.ts does not name. */
+export type { components, paths } from './openapi.js';
 
 export interface ColdtrackClientOptions extends Omit<TransportOptions, 'budget' | 'token' | 'baseUrl'> {
   /** e.g. https://api.coldtrack.example (a path prefix is kept) */
@@ -51,6 +55,7 @@ export const MAX_PAGE_SIZE = 1000;
 
 const TOKENS_PATH = '/api/v1/api-tokens';
 const AUDIT_EVENTS_PATH = '/api/v1/audit-events';
+const COOLING_UNITS_PATH = '/api/v1/cooling-units';
 const PAGED_PATHS = { tokens: TOKENS_PATH, auditEvents: AUDIT_EVENTS_PATH } as const;
 const tokenPath = (id: string, action = '') => `${TOKENS_PATH}/${encodeURIComponent(id)}${action}`;
 
@@ -137,6 +142,12 @@ export class ColdtrackClient {
     /** `token_id` follows a token either way round a rotation; one not of the company is 404. */
     list: (query: AuditEventQuery = {}, options: CallOptions = {}): Promise<AuditEventPage> =>
       this.transport.call({ method: 'GET', path: AUDIT_EVENTS_PATH, query, ...options }),
+  };
+
+  /** The company's live cooling units (a Registered Employee's JWT): the ids a token may be limited to. */
+  readonly coolingUnits = {
+    list: (query: CoolingUnitQuery = {}, options: CallOptions = {}): Promise<CoolingUnitPage> =>
+      this.transport.call({ method: 'GET', path: COOLING_UNITS_PATH, query, ...options }),
   };
 
   /** The signed-in Registered Employee and their company (a Registered Employee's JWT). */

@@ -1,9 +1,10 @@
-// How `npm run export` (export.ts) shows its progress on stderr: a bar on a terminal (records,
+// How `coldtrack-export` (export.ts) shows its progress on stderr: a bar on a terminal (records,
 // pages, units, the wait in progress, ETA), plain lines otherwise (every 5 s at most, the first
 // after 5 s, so a short export prints only its result), plus a line for each wait and retry.
-import cliProgress from 'cli-progress';
-import type { ClientEvent } from '../../client/index.js';
-import type { ExportProgress } from '../../client/export/index.js';
+// The bar is drawn here, one status line redrawn in place, rather than by a progress-bar library:
+// the package has no runtime dependencies, so a partner installs only what it calls.
+import type { ClientEvent } from '../index.js';
+import type { ExportProgress } from '../export/index.js';
 
 export const duration = (seconds: number) => {
   if (!Number.isFinite(seconds)) return '?';
@@ -13,7 +14,8 @@ export const duration = (seconds: number) => {
 export const count = (n: number) => n.toLocaleString('en-US');
 
 export class ExportDisplay {
-  private readonly bars: cliProgress.MultiBar | null;
+  /** the terminal the bar is drawn on, or null for plain lines */
+  private readonly bar: TerminalBar | null;
   readonly started: number;
   /** the export's last report */
   latest: ExportProgress = { records: 0, estimatedTotal: null, pages: 0, unitsDone: 0, unitsTotal: 0 };
@@ -24,24 +26,17 @@ export class ExportDisplay {
   private status = 'starting';
   private waitingUntil = 0;
   private lastLine: number;
-  private readonly bar: cliProgress.SingleBar | undefined;
+  private stopped = false;
 
-  constructor(tty: boolean) {
-    this.bars = tty
-      ? new cliProgress.MultiBar({
-        format: '{bar} {percentage}% | {records}/{estimate} records | {pages} pages | units {units} | {status} | ETA {remaining}',
-        hideCursor: true,
-        clearOnComplete: false,
-      }, cliProgress.Presets.shades_classic)
-      : null;
+  constructor(tty: boolean, stream: NodeJS.WriteStream = process.stderr) {
+    this.bar = tty ? new TerminalBar(stream) : null;
     this.started = Date.now();
     this.lastLine = Date.now();
-    this.bar = this.bars?.create(1, 0, { records: '0', estimate: '?', pages: '0', units: '0/0', status: this.status, remaining: '?' });
   }
 
   /** A line above the bar, or on its own without one. */
   readonly say = (line: string) => {
-    if (this.bars) this.bars.log(`${line}\n`);
+    if (this.bar) this.bar.log(line);
     else console.error(line);
   };
 
@@ -80,22 +75,24 @@ export class ExportDisplay {
   finish(): void {
     this.status = 'done';
     this.render(true);
-    this.bars?.stop();
+    this.bar?.stop();
   }
 
+  /** No more drawing (an interrupted export: its one closing line is all that follows). */
   stop(): void {
-    this.bars?.stop();
+    this.stopped = true;
+    this.bar?.stop();
   }
 
   private render(force = false): void {
+    if (this.stopped) return;
     const { latest } = this;
     const total = latest.estimatedTotal ?? 0;
     if (this.bar) {
-      this.bar.setTotal(Math.max(1, total));
-      this.bar.update(latest.records, {
-        records: count(latest.records), estimate: latest.estimatedTotal === null ? '?' : `~${count(total)}`,
-        pages: count(latest.pages), units: `${latest.unitsDone}/${latest.unitsTotal}`, status: this.statusNow(), remaining: this.eta(),
-      });
+      const share = total > 0 ? Math.min(1, latest.records / total) : 0;
+      this.bar.draw(`${barOf(share)} ${Math.floor(100 * share)}% | ${count(latest.records)}/` +
+        `${latest.estimatedTotal === null ? '?' : `~${count(total)}`} records | ${count(latest.pages)} pages | ` +
+        `units ${latest.unitsDone}/${latest.unitsTotal} | ${this.statusNow()} | ETA ${this.eta()}`);
     } else if (force || Date.now() - this.lastLine >= 5000) {
       this.lastLine = Date.now();
       const share = total > 0 ? ` (${Math.floor((100 * latest.records) / total)}%)` : '';
@@ -112,5 +109,49 @@ export class ExportDisplay {
 
   private statusNow(): string {
     return this.waitingUntil > Date.now() ? `${this.status} ${duration((this.waitingUntil - Date.now()) / 1000)}` : this.status;
+  }
+}
+
+const BAR_WIDTH = 30;
+/** `share` (0..1) as a bar of BAR_WIDTH cells: filled, then empty. */
+export const barOf = (share: number) => {
+  const filled = Math.round(Math.min(1, Math.max(0, share)) * BAR_WIDTH);
+  return '\u2588'.repeat(filled) + '\u2591'.repeat(BAR_WIDTH - filled);
+};
+
+/**
+ * One status line kept at the bottom of a terminal: redrawn in place (carriage return, erase the
+ * line), cut to the terminal's width so it never wraps (a wrapped line cannot be redrawn), with
+ * the lines logged above it.
+ */
+export class TerminalBar {
+  private current = '';
+  private stopped = false;
+
+  constructor(private readonly stream: NodeJS.WriteStream) {
+    stream.write('\u001b[?25l'); // the cursor hidden while the bar is drawn, as a bar library does
+  }
+
+  draw(line: string): void {
+    if (this.stopped) return;
+    const width = Math.max(10, (this.stream.columns || 80) - 1);
+    this.current = line.length > width ? line.slice(0, width) : line;
+    this.stream.write(`\r\u001b[2K${this.current}`);
+  }
+
+  /** A line printed above the bar, which is then drawn again below it. */
+  log(line: string): void {
+    if (this.stopped) {
+      this.stream.write(`${line}\n`);
+      return;
+    }
+    this.stream.write(`\r\u001b[2K${line}\n${this.current}`);
+  }
+
+  /** The bar left as last drawn, the cursor below it and shown again. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.stream.write(`${this.current ? '\n' : ''}\u001b[?25h`);
   }
 }
