@@ -6,13 +6,14 @@
 // A default export on purpose: every thread preloads the file's default handler when it starts.
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import { Piscina } from 'piscina';
+import { createPool, type PoolSettings } from '../src/db/pool.js';
 import { rollUpFrom, type RollupRequest, type RowsQuery } from './rollups/index.js';
 
 /** workerData of the pool: the database settings of the main pool, as plain data. */
 export interface ThreadData {
-  database: pg.PoolConfig;
+  database: PoolSettings;
 }
 
 /** The records' JSON as bytes, or why the page failed (an Error crossing threads loses its code). */
@@ -40,8 +41,10 @@ let pool: pg.Pool | null = null;
 
 async function rowsOf(query: RowsQuery): Promise<string> {
   if (!pool) {
-    pool = new pg.Pool({ ...(Piscina.workerData as ThreadData).database, max: THREAD_POOL_MAX });
-    pool.on('error', () => {}); // an idle client cut by the server: the next query reconnects
+    const { connectionString, queryTimeoutMs, pooler } = (Piscina.workerData as ThreadData).database;
+    // unprepared: a thread's few heavy statements are planned per page anyway; an idle client
+    // cut by the server is dropped, and the next query reconnects
+    pool = createPool(connectionString, THREAD_POOL_MAX, { queryTimeoutMs, pooler, preparedStatements: false });
   }
   const { rows } = await pool.query<{ rows: string }>(query.text, query.values);
   return rows[0]!.rows;

@@ -20,6 +20,7 @@ import {
   type UsersInput,
 } from '../../workers/rollups/index.js';
 import type { GridPage } from './query.js';
+import { DEFAULT_QUERY_TIMEOUT_MS, poolSettings, type PoolSettings } from '../db/pool.js';
 import { formatDay } from '../data-surface/window.js';
 import { DAY_MS } from '../time.js';
 
@@ -79,14 +80,10 @@ export function rollupWorkerFile(moduleUrl: string = import.meta.url): URL {
   return new URL(`../../workers/rollup-thread.${extension}`, moduleUrl);
 }
 
-/** The main pool's settings a thread can receive: plain values only (no functions, no clients). */
-export function threadDatabaseSettings(db: pg.Pool): pg.PoolConfig {
-  const options = (db as pg.Pool & { options: Record<string, unknown> }).options;
-  const plain = (value: unknown) => ['string', 'number', 'boolean'].includes(typeof value);
-  return Object.fromEntries(
-    Object.entries(options).filter(([name, value]) =>
-      plain(value) || (name === 'ssl' && typeof value === 'object' && value !== null && Object.values(value).every(plain))),
-  ) as pg.PoolConfig;
+/** The main pool's settings a thread can receive, as plain data: its threads' pools connect alike. */
+export function threadDatabaseSettings(db: pg.Pool): PoolSettings {
+  const options = (db as pg.Pool & { options: pg.PoolConfig }).options;
+  return poolSettings(db) ?? { connectionString: options.connectionString!, queryTimeoutMs: options.query_timeout ?? DEFAULT_QUERY_TIMEOUT_MS, pooler: 'none' };
 }
 
 export function createRollups(options: RollupOptions): Rollups {
