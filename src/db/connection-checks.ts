@@ -18,10 +18,11 @@ interface Observed {
   statement_timeout_ms: number;
   time_zone: string;
   jit: string;
+  database: string;
 }
 
 const OBSERVED = `SELECT (SELECT setting::int FROM pg_settings WHERE name = 'statement_timeout') AS statement_timeout_ms,
-  current_setting('TimeZone') AS time_zone, current_setting('jit') AS jit`;
+  current_setting('TimeZone') AS time_zone, current_setting('jit') AS jit, quote_ident(current_database()) AS database`;
 
 /** Connects to `url` as a pool of `pooler` would and checks the session it gets; null when it is fine, else the warning to log. */
 async function checkOne(variable: string, url: string, queryTimeoutMs: number, pooler: DbPooler): Promise<string | null> {
@@ -44,8 +45,8 @@ async function checkOne(variable: string, url: string, queryTimeoutMs: number, p
     if (pooler === 'transaction') {
       // statements outside a transaction run under the database's own settings there
       return observed.jit === 'on'
-        ? `${variable}: jit is on for the service's statements outside a transaction (DB_POOLER=transaction sets it per transaction only); ` +
-          `ALTER ROLE <the service's user> SET jit = off turns it off for them (docs/operations.md, "PgBouncer")`
+        ? `${variable}: jit is on for the service's statements outside a transaction (DB_POOLER=transaction turns it off per transaction only); ` +
+          `ALTER DATABASE ${observed.database} SET jit = off turns it off for them (docs/operations.md, "PgBouncer")`
         : null;
     }
     const expected = (config as { statement_timeout: number }).statement_timeout;
