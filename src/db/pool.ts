@@ -107,10 +107,12 @@ export function createPool(
   return pool;
 }
 
-/** The settings `pool` was created with by createPool, or null (a pool made otherwise). */
-export function poolSettings(pool: pg.Pool): PoolSettings | null {
+/** The settings `pool` was created with (one made otherwise than by createPool: read from its options). */
+export function poolSettings(pool: pg.Pool): PoolSettings {
   const settings = settingsOfPool.get(pool);
-  return settings ? { connectionString: settings.connectionString, queryTimeoutMs: settings.queryTimeoutMs, pooler: settings.pooler } : null;
+  if (settings) return { connectionString: settings.connectionString, queryTimeoutMs: settings.queryTimeoutMs, pooler: settings.pooler };
+  const options = (pool as pg.Pool & { options: pg.PoolConfig }).options;
+  return { connectionString: options.connectionString!, queryTimeoutMs: options.query_timeout ?? DEFAULT_QUERY_TIMEOUT_MS, pooler: 'none' };
 }
 
 /**

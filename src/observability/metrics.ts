@@ -2,11 +2,14 @@
 // the primary aggregates them on scrape (src/observability/cluster-metrics.ts), so one scrape of
 // /metrics on any worker shows the whole cluster.
 import type pg from 'pg';
+import type { ReplicaState } from '../db/read-routing.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface MetricSources {
   pool: pg.Pool;
   rollupQueueSize: () => number;
+  /** 'lost': the data endpoints read the primary for want of the read replica */
+  replicaState: () => ReplicaState;
 }
 
 export function createMetrics(sources: MetricSources) {
@@ -35,6 +38,19 @@ export function createMetrics(sources: MetricSources) {
       name: 'rate_limit_redis_fallbacks_total',
       help: 'Times Redis stopped answering and rate limits fell back to per-process counting',
       registers: [registry],
+    }),
+    readReplicaFallbacks: new Counter({
+      name: 'db_read_replica_fallbacks_total',
+      help: 'Times the read replica could not be reached and the data endpoints\' reads moved to the primary (once per outage)',
+      registers: [registry],
+    }),
+    readReplicaLost: new Gauge({
+      name: 'db_read_replica_lost',
+      help: 'Processes whose data endpoints read the primary because the read replica cannot be reached',
+      registers: [registry],
+      collect() {
+        this.set(sources.replicaState() === 'lost' ? 1 : 0);
+      },
     }),
     tokenCacheLookups: new Counter({
       name: 'api_token_cache_lookups_total',
