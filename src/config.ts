@@ -7,7 +7,7 @@ import { z } from 'zod';
 import {
   ConfigError, connectionUrlProblem, HOST_NAME, jwtPublicKey, LOG_LEVELS, pathKind, proxyEntry, publicBaseUrl, stringOrUri,
 } from './config-checks.js';
-import { DEFAULT_QUERY_TIMEOUT_MS } from './db/pool.js';
+import { DEFAULT_QUERY_TIMEOUT_MS, type DbPooler } from './db/pool.js';
 import type { StorageProfile } from './sensors/store.js';
 
 export type JwtConfig =
@@ -23,6 +23,13 @@ export interface Config {
   redisClusterNodes: RedisNode[] | null;
   /** A streaming replica for the data endpoints' queries; null: the primary serves them */
   databaseReadUrl: string | null;
+  /**
+   * A connection that keeps a session (PostgreSQL itself or a session-mode pool), for what needs
+   * one: the unit directory's LISTEN and the migrations' lock and settings; null: DATABASE_URL
+   */
+  databaseSessionUrl: string | null;
+  /** what sits between the service and PostgreSQL on DATABASE_URL and DATABASE_READ_URL (src/db/pool.ts) */
+  dbPooler: DbPooler;
   /** Prefix of every Redis key and channel: deployments may share one Redis. */
   redisKeyPrefix: string;
   host: string;
@@ -41,7 +48,7 @@ export interface Config {
   dbQueryTimeoutMs: number;
   /** how long start-up retries a database it cannot reach before it gives up */
   dbStartupWaitMs: number;
-  /** the service's queries as named (prepared) statements; off behind poolers that cannot keep them */
+  /** the service's queries as named (prepared) statements; off behind poolers that cannot keep them (the default with DB_POOLER=transaction) */
   dbPreparedStatements: boolean;
   /** how often a worker writes the last_used_at of the tokens it served (src/tokens/last-used.ts) */
   lastUsedFlushMs: number;
@@ -93,6 +100,16 @@ const envSchema = z.object({
       .optional(),
   ),
   DATABASE_READ_URL: optionalText.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .superRefine((value, ctx) => {
+        const problem = connectionUrlProblem(value, 'pg');
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional(),
+  ),
+  DATABASE_SESSION_URL: optionalText.pipe(
     z
       .string()
       .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
@@ -193,6 +210,9 @@ const envSchema = z.object({
   DB_QUERY_TIMEOUT_MS: optionalText.pipe(integerText(1000, 600_000).optional()),
   DB_STARTUP_WAIT_SECONDS: optionalText.pipe(integerText(0, 3600).optional()),
   DB_PREPARED_STATEMENTS: optionalText.pipe(z.enum(['on', 'off'], { error: 'must be on or off' }).optional()),
+  DB_POOLER: optionalText.pipe(
+    z.enum(['none', 'transaction'], { error: (issue) => `must be none or transaction, not "${String(issue.input).slice(0, 100)}"` }).optional(),
+  ),
   LAST_USED_FLUSH_SECONDS: optionalText.pipe(integerText(1, 3600).optional()),
   ROLLUP_THREADS: optionalText.pipe(integerText(1, 64).optional()),
   HEAP_LIMIT_MB: optionalText.pipe(integerText(128, 65_536).optional()),
@@ -210,6 +230,9 @@ const envSchema = z.object({
 });
 
 type Environment = z.infer<typeof envSchema>;
+
+const SESSION_REQUIRED = 'is required with DB_POOLER=transaction: the unit directory\'s notifications and the migrations\' lock need a session, ' +
+  'which a transaction-mode pooler does not keep (name PostgreSQL itself or a session-mode pool)';
 
 /** Every variable loadConfig reads (tests hold a bad value for each). */
 export const CONFIG_VARIABLES = Object.keys(envSchema.shape) as Array<keyof typeof envSchema.shape>;
@@ -235,6 +258,19 @@ const sensorStorageOf = (e: Pick<Environment, 'SENSOR_STORAGE' | 'SENSOR_RETENTI
  */
 export function loadSensorStorageConfig(env: NodeJS.ProcessEnv = process.env): SensorStorageConfig {
   return sensorStorageOf(parse(envSchema.pick({ SENSOR_STORAGE: true, SENSOR_RETENTION_DAYS: true }), env));
+}
+
+/** What `npm run migrate` reads: the sensor settings, the session it migrates on, how long it waits. */
+export interface MigrationConfig extends SensorStorageConfig {
+  /** DATABASE_SESSION_URL, else null (DATABASE_URL) */
+  databaseSessionUrl: string | null;
+  /** how long to wait for another migrator's lock (DB_STARTUP_WAIT_SECONDS) */
+  lockWaitMs: number;
+}
+
+export function loadMigrationConfig(env: NodeJS.ProcessEnv = process.env): MigrationConfig {
+  const e = parse(envSchema.pick({ SENSOR_STORAGE: true, SENSOR_RETENTION_DAYS: true, DATABASE_SESSION_URL: true, DB_STARTUP_WAIT_SECONDS: true }), env);
+  return { ...sensorStorageOf(e), databaseSessionUrl: e.DATABASE_SESSION_URL ?? null, lockWaitMs: (e.DB_STARTUP_WAIT_SECONDS ?? 60) * 1000 };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -273,6 +309,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.DATABASE_READ_URL && !e.DATABASE_URL) {
     throw new ConfigError('DATABASE_READ_URL', 'needs DATABASE_URL: the replica serves reads of the primary DATABASE_URL names');
   }
+  if (e.DATABASE_SESSION_URL && !e.DATABASE_URL) {
+    throw new ConfigError('DATABASE_SESSION_URL', 'needs DATABASE_URL: it names a session on the database DATABASE_URL names');
+  }
+  const dbPooler = e.DB_POOLER ?? 'none';
+  if (dbPooler === 'transaction' && !e.DATABASE_URL) {
+    throw new ConfigError('DB_POOLER', 'is transaction but DATABASE_URL is not set: the embedded PostgreSQL has no pooler');
+  }
+  if (dbPooler === 'transaction' && !e.DATABASE_SESSION_URL) {
+    throw new ConfigError('DATABASE_SESSION_URL', SESSION_REQUIRED);
+  }
 
   return {
     databaseUrl: e.DATABASE_URL ?? null,
@@ -280,6 +326,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl,
     redisClusterNodes,
     databaseReadUrl: e.DATABASE_READ_URL ?? null,
+    databaseSessionUrl: e.DATABASE_SESSION_URL ?? null,
+    dbPooler,
     redisKeyPrefix: e.REDIS_KEY_PREFIX ?? 'coldtrack:',
     host: e.HOST ?? (e.DATABASE_URL ? '0.0.0.0' : '127.0.0.1'),
     port: e.PORT ?? 3000,
@@ -293,7 +341,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolMax: e.DB_POOL_MAX ?? 10,
     dbQueryTimeoutMs: e.DB_QUERY_TIMEOUT_MS ?? DEFAULT_QUERY_TIMEOUT_MS,
     dbStartupWaitMs: (e.DB_STARTUP_WAIT_SECONDS ?? 60) * 1000,
-    dbPreparedStatements: (e.DB_PREPARED_STATEMENTS ?? 'on') === 'on',
+    // PgBouncer before 1.21 (Debian 12 ships 1.18) cannot keep prepared statements in transaction mode
+    dbPreparedStatements: (e.DB_PREPARED_STATEMENTS ?? (dbPooler === 'transaction' ? 'off' : 'on')) === 'on',
     lastUsedFlushMs: (e.LAST_USED_FLUSH_SECONDS ?? 30) * 1000,
     // every worker has its own pool: share the spare cores among them instead of oversubscribing
     rollupThreads: e.ROLLUP_THREADS ?? Math.max(1, Math.floor((availableParallelism() - 1) / workers)),

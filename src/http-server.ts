@@ -37,7 +37,7 @@ async function drainConnections(server: Server, ms = DRAIN_MS) {
 
 /** Serves HTTP in this process until a signal (or the cluster primary) tells it to stop. */
 export async function serve(config: Config, onStopped?: () => Promise<void>) {
-  const poolOptions = { queryTimeoutMs: config.dbQueryTimeoutMs, preparedStatements: config.dbPreparedStatements };
+  const poolOptions = { queryTimeoutMs: config.dbQueryTimeoutMs, preparedStatements: config.dbPreparedStatements, pooler: config.dbPooler };
   const pool = createPool(config.databaseUrl!, config.dbPoolMax, poolOptions);
   // the replica serves the data endpoints' queries; tokens, units and management stay on the primary
   const readPool = config.databaseReadUrl ? createPool(config.databaseReadUrl, config.dbPoolMax, poolOptions) : null;

@@ -43,7 +43,9 @@ function configFromEnvironment(): Config {
 /** One line for a database the service cannot use: a configuration error as it is, else its cause. */
 function migrationFailure(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message.startsWith('Invalid configuration:') ? message : `Could not migrate the database: ${message}`;
+  if (message.startsWith('Invalid configuration:')) return message;
+  // a connection that cannot serve as configured: the line names the setting to change
+  return ['ConnectionCheckError', 'SessionError'].includes((error as Error).name) ? `Invalid configuration: ${message}` : `Could not migrate the database: ${message}`;
 }
 
 const SEED_QUERY_TIMEOUT_MS = 10 * 60_000;
@@ -64,8 +66,10 @@ if (cluster.isWorker) {
     config = { ...config, databaseUrl: embedded.url, jwt: config.jwt ?? { kind: 'secret', secret: embedded.jwtSecret } };
   }
   const databaseUrl = config.databaseUrl!;
-  const { migrateWhenReachable } = await import('./db/migrate.js');
-  await migrateWhenReachable(databaseUrl, config, config.dbStartupWaitMs, (line) => console.error(line))
+  const [{ migrateWhenReachable }, { checkConnections }] = await Promise.all([import('./db/migrate.js'), import('./db/connection-checks.js')]);
+  const log = (line: string) => console.error(line);
+  const prepared = config;
+  await migrateWhenReachable(config.databaseSessionUrl ?? databaseUrl, config, config.dbStartupWaitMs, log, () => checkConnections(prepared, log))
     .catch((error: unknown) => fail(migrationFailure(error)));
 
   let banner: ((address: string) => string) | null = null;

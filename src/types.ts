@@ -1,4 +1,5 @@
 // The Fastify instance type used by every route (zod type provider) and what plugins decorate it with.
+import type { ReadRouting } from './db/read-routing.js';
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type pg from 'pg';
@@ -38,8 +39,9 @@ declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
     db: pg.Pool;
-    /** the data endpoints' page queries: a replica when configured, else the primary */
-    readDb: pg.Pool;
+    /** the data endpoints' page queries: a replica when configured (the primary while it is lost), else the primary */
+    readDb: Pick<pg.Pool, 'query'>;
+    readRouting: ReadRouting;
     clock: Clock;
     jwtVerifier: JwtVerifier;
     tokenRepository: TokenRepository;

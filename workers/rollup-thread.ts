@@ -6,13 +6,20 @@
 // A default export on purpose: every thread preloads the file's default handler when it starts.
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import { Piscina } from 'piscina';
+import { createPool, type PoolSettings } from '../src/db/pool.js';
 import { rollUpFrom, type RollupRequest, type RowsQuery } from './rollups/index.js';
 
-/** workerData of the pool: the database settings of the main pool, as plain data. */
+/** workerData of the pool: the connection settings of the primary and the read replica, as plain data. */
 export interface ThreadData {
-  database: pg.PoolConfig;
+  databases: { primary: PoolSettings; replica: PoolSettings | null };
+}
+
+/** A page, and where to read it (src/db/read-routing.ts decides, in the main thread). */
+export interface ThreadTask {
+  request: RollupRequest;
+  onReplica: boolean;
 }
 
 /** The records' JSON as bytes, or why the page failed (an Error crossing threads loses its code). */
@@ -36,18 +43,24 @@ try {
   // not Linux, or not allowed: the threads keep the default priority
 }
 
-let pool: pg.Pool | null = null;
+const pools = new Map<'primary' | 'replica', pg.Pool>();
 
-async function rowsOf(query: RowsQuery): Promise<string> {
+function poolOf(target: 'primary' | 'replica'): pg.Pool {
+  let pool = pools.get(target);
   if (!pool) {
-    pool = new pg.Pool({ ...(Piscina.workerData as ThreadData).database, max: THREAD_POOL_MAX });
-    pool.on('error', () => {}); // an idle client cut by the server: the next query reconnects
+    const { databases } = Piscina.workerData as ThreadData;
+    const { connectionString, queryTimeoutMs, pooler } = (target === 'replica' ? databases.replica : null) ?? databases.primary;
+    // unprepared: a thread's few heavy statements are planned per page anyway; an idle client
+    // cut by the server is dropped, and the next query reconnects
+    pool = createPool(connectionString, THREAD_POOL_MAX, { queryTimeoutMs, pooler, preparedStatements: false });
+    pools.set(target, pool);
   }
-  const { rows } = await pool.query<{ rows: string }>(query.text, query.values);
-  return rows[0]!.rows;
+  return pool;
 }
 
-export default async function runOnThread(request: RollupRequest): Promise<ThreadAnswer> {
+export default async function runOnThread({ request, onReplica }: ThreadTask): Promise<ThreadAnswer> {
+  const pool = poolOf(onReplica ? 'replica' : 'primary');
+  const rowsOf = async (query: RowsQuery) => (await pool.query<{ rows: string }>(query.text, query.values)).rows[0]!.rows;
   try {
     const records = await rollUpFrom(request, rowsOf);
     return Piscina.move(typeof records === 'string' ? new TextEncoder().encode(records) : records) as Uint8Array;

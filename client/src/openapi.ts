@@ -25,7 +25,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Database (and Redis, when configured) reachable */
+        /** Database (and Redis, when configured) reachable; a lost read replica is degraded, not unavailable */
         get: operations["checkReadiness"];
         put?: never;
         post?: never;

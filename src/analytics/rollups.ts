@@ -8,7 +8,7 @@
 import type { FastifyReply } from 'fastify';
 import type pg from 'pg';
 import { Piscina } from 'piscina';
-import type { ThreadAnswer, ThreadData } from '../../workers/rollup-thread.js';
+import type { ThreadAnswer, ThreadData, ThreadTask } from '../../workers/rollup-thread.js';
 import {
   type Cell,
   type ImpactRecord,
@@ -20,6 +20,8 @@ import {
   type UsersInput,
 } from '../../workers/rollups/index.js';
 import type { GridPage } from './query.js';
+import { poolSettings, type PoolSettings } from '../db/pool.js';
+import { createReadRouting, type ReadRouting } from '../db/read-routing.js';
 import { formatDay } from '../data-surface/window.js';
 import { DAY_MS } from '../time.js';
 
@@ -60,8 +62,10 @@ const TASKS_PER_THREAD = 1;
 export interface RollupOptions {
   mode: RollupMode;
   threads: number;
-  /** the main pool: inline queries, and the settings the threads' own pools copy */
+  /** the main pool: inline queries, and the settings the threads' own pools copy (unless `reads`) */
   db: pg.Pool;
+  /** the data reads' routing (replica, or primary while it is lost): inline queries and threads follow it */
+  reads?: Pick<ReadRouting, 'run' | 'settings'> | undefined;
   /** pool mode: pages of fewer unit-days run inline (0: everything on the pool) */
   inlineBelowUnitDays?: number;
   /** each thread's V8 old-space limit in MB (config.heapLimitMb; why: config.ts heapFlags) */
@@ -78,21 +82,15 @@ export function rollupWorkerFile(moduleUrl: string = import.meta.url): URL {
   return new URL(`../../workers/rollup-thread.${extension}`, moduleUrl);
 }
 
-/** The main pool's settings a thread can receive: plain values only (no functions, no clients). */
-export function threadDatabaseSettings(db: pg.Pool): pg.PoolConfig {
-  const options = (db as pg.Pool & { options: Record<string, unknown> }).options;
-  const plain = (value: unknown) => ['string', 'number', 'boolean'].includes(typeof value);
-  return Object.fromEntries(
-    Object.entries(options).filter(([name, value]) =>
-      plain(value) || (name === 'ssl' && typeof value === 'object' && value !== null && Object.values(value).every(plain))),
-  ) as pg.PoolConfig;
-}
+/** The main pool's settings a thread can receive, as plain data: its threads' pools connect alike. */
+export const threadDatabaseSettings = (db: pg.Pool): PoolSettings => poolSettings(db);
 
 export function createRollups(options: RollupOptions): Rollups {
   const inlineBelow = options.mode === 'inline' ? Infinity : (options.inlineBelowUnitDays ?? INLINE_BELOW_UNIT_DAYS);
-  const inlineRows = async (query: RowsQuery) => (await options.db.query<{ rows: string }>(query.text, query.values)).rows[0]!.rows;
+  const reads = options.reads ?? createReadRouting(options.db, null);
+  const inlineRows = (query: RowsQuery) => reads.run(async (target) => (await target.pool.query<{ rows: string }>(query.text, query.values)).rows[0]!.rows);
   // created on first use: an app that never serves a heavy page (most tests) starts no threads
-  let pool: Piscina<RollupRequest, ThreadAnswer> | null = null;
+  let pool: Piscina<ThreadTask, ThreadAnswer> | null = null;
   // once closing, tasks run inline: a request still in flight at shutdown completes instead of
   // failing on a pool that is being torn down
   let closing = false;
@@ -105,14 +103,17 @@ export function createRollups(options: RollupOptions): Rollups {
       maxThreads: options.threads,
       idleTimeout: 60_000,
       concurrentTasksPerWorker: TASKS_PER_THREAD,
-      workerData: { database: threadDatabaseSettings(options.db) } satisfies ThreadData,
+      workerData: { databases: reads.settings() } satisfies ThreadData,
       // the cluster workers' heap policy (config.ts heapFlags), per thread: a thread is its own heap
       ...(options.heapLimitMb ? { resourceLimits: { maxOldGenerationSizeMb: options.heapLimitMb, maxYoungGenerationSizeMb: 24 } } : {}),
     });
     return pool;
   };
-  const onThread = async (request: RollupRequest): Promise<Uint8Array> => {
-    const pending = workers().run(request);
+  // the thread runs the page on the pool the routing picks; a replica it cannot reach fails the
+  // task with the error's code, and the routing runs it again on the primary
+  const onThread = (request: RollupRequest): Promise<Uint8Array> => reads.run((target) => onThreadWith({ request, onReplica: target.onReplica }));
+  const onThreadWith = async (task: ThreadTask): Promise<Uint8Array> => {
+    const pending = workers().run(task);
     onPool.add(pending);
     void pending.finally(() => onPool.delete(pending)).catch(() => {});
     const answer = await pending;

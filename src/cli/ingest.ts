@@ -84,7 +84,11 @@ const say = (line: string) => (bars ? bars.log(`${line}\n`) : console.error(line
 const tick = setInterval(show, 250);
 
 // three connections: two batches loading at once (src/sensors/ingest.ts) and one preparing the next
-const pool = new pg.Pool({ connectionString: databaseUrl, max: 3, options: '-c TimeZone=UTC', application_name: 'coldtrack-ingest' });
+// TimeZone SET per connection rather than sent as a start-up parameter, which PgBouncer refuses; it
+// tracks a SET TimeZone and restores it on every server connection it lends (DB_POOLER=transaction)
+const pool = new pg.Pool({
+  connectionString: databaseUrl, max: 3, application_name: 'coldtrack-ingest', onConnect: async (client) => void (await client.query("SET TimeZone TO 'UTC'")),
+});
 const counted = async function* (runs: ReturnType<typeof parseReadings>) {
   for await (const run of runs) {
     rowsRead += run.length;

@@ -1,7 +1,9 @@
 // `npm run migrate`: apply pending migrations to DATABASE_URL (or to the running npm start's
-// embedded database when DATABASE_URL is unset), with SENSOR_STORAGE and SENSOR_RETENTION_DAYS
-// checked as start-up checks them (src/config.ts).
-import { ConfigError, loadSensorStorageConfig, type SensorStorageConfig } from '../config.js';
+// embedded database when DATABASE_URL is unset), on DATABASE_SESSION_URL when it is set (the
+// migrations need a session: see src/db/migrate.ts), with SENSOR_STORAGE and SENSOR_RETENTION_DAYS
+// checked as start-up checks them (src/config.ts); waits up to DB_STARTUP_WAIT_SECONDS for another
+// migrator's lock.
+import { ConfigError, loadMigrationConfig, type MigrationConfig } from '../config.js';
 import { commandDatabase } from '../db/embedded-handoff.js';
 import { migrate } from '../db/migrate.js';
 
@@ -10,15 +12,16 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-let sensor: SensorStorageConfig;
+let config: MigrationConfig;
 try {
-  sensor = loadSensorStorageConfig();
+  config = loadMigrationConfig();
 } catch (error) {
   fail(error instanceof ConfigError ? error.message : String(error));
 }
 const database = commandDatabase('npm run migrate');
 if ('problem' in database) fail(database.problem);
-const applied = await migrate(database.url, sensor).catch((error: unknown) => {
+const log = (line: string) => console.error(line);
+const applied = await migrate(config.databaseSessionUrl ?? database.url, config, { log, lockWaitMs: config.lockWaitMs }).catch((error: unknown) => {
   const message = error instanceof Error ? error.message : String(error);
   fail(message.startsWith('Invalid configuration:') ? message : `migrate failed: ${message}`);
 });

@@ -45,7 +45,7 @@ function configuration() {
 async function seed(): Promise<DemoSummary> {
   const config = configuration();
   const started = Date.now();
-  await migrate(config.databaseUrl, config, log);
+  await migrate(config.databaseSessionUrl ?? config.databaseUrl, config, log);
   const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 2 });
   try {
     const summary = await seedDemo(pool, {

@@ -7,7 +7,8 @@ import { loadQueries } from '../db/sql.js';
 import { insufficientScope, notFound } from '../http/errors.js';
 import type { AuthenticatedToken } from '../tokens/authenticator.js';
 import type { Scope } from '../tokens/scopes.js';
-import { lookup } from '../db/pool.js';
+import { CONNECT_TIMEOUT_MS, lookup, poolSettings } from '../db/pool.js';
+import { notificationsArrive } from '../db/session.js';
 
 const sql = loadQueries('company-units', ['liveUnitsOfCompany', 'retiredUnitsOfCompany']);
 
@@ -38,14 +39,23 @@ interface CompanyUnit {
 // commits (sql/migrations/007), and the process drops that company's entry as it hears it. While
 // this process is not listening (starting, or its listening connection lost), nothing is cached:
 // every request reads the directory, so no announcement can be missed. The TTL is a backstop.
+// Listening needs a session (DATABASE_SESSION_URL, else DATABASE_URL): a connection is trusted
+// only once a notification sent through the pool has reached it (src/db/session.ts); through a
+// transaction-mode pooler none does, and the process keeps reading the directory on every request.
 const UNIT_CHANNEL = 'coldtrack_unit_directory';
 const UNIT_DIRECTORY_TTL_MS = 10 * 60_000;
 const RELISTEN_MS = 1000;
+/** After a listener that heard nothing: a configuration problem, not a blip. */
+const RELISTEN_NOT_A_SESSION_MS = 30_000;
 
 export interface AccessControlOptions {
   /** Listen for changes of the unit directory (default); off: no caching at all. */
   listen?: boolean;
+  /** The connection to listen on (a session); default: the pool's own URL. */
+  sessionUrl?: string | null | undefined;
   onListenerError?: (error: Error) => void;
+  /** The listener's connection does not deliver notifications (said once per process). */
+  onNotASession?: () => void;
 }
 
 export function createAccessControl(pool: pg.Pool, options: AccessControlOptions = {}) {
@@ -69,18 +79,24 @@ export function createAccessControl(pool: pg.Pool, options: AccessControlOptions
   let listener: pg.Client | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
+  let saidNotASession = false;
+  // a bare session: no start-up parameters a session-mode pool might refuse, no statement deadline
+  const sessionUrl = options.sessionUrl ?? poolSettings(pool)?.connectionString ?? (pool as pg.Pool & { options: pg.ClientConfig }).options.connectionString;
+  const sessionConfig: pg.ClientConfig = {
+    connectionString: sessionUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, application_name: 'coldtrack-api-listener',
+  };
 
   async function listen() {
     if (closed || options.listen === false) return;
-    const client = new pg.Client({ ...(pool as pg.Pool & { options: pg.ClientConfig }).options, query_timeout: undefined, statement_timeout: undefined });
-    const lost = (error?: Error) => {
+    const client = new pg.Client(sessionConfig);
+    const lost = (error?: Error, retryMs = RELISTEN_MS) => {
       if (listener !== client) return;
       listening = false;
       listener = null;
       forgetAll();
       if (error) options.onListenerError?.(error);
       client.end().catch(() => {});
-      if (!closed) retry = setTimeout(() => void listen(), RELISTEN_MS).unref();
+      if (!closed) retry = setTimeout(() => void listen(), retryMs).unref();
     };
     listener = client;
     client.on('error', lost);
@@ -92,6 +108,12 @@ export function createAccessControl(pool: pg.Pool, options: AccessControlOptions
     });
     try {
       await client.connect();
+      if (!(await notificationsArrive(client, pool))) {
+        if (!saidNotASession) options.onNotASession?.();
+        saidNotASession = true;
+        lost(undefined, RELISTEN_NOT_A_SESSION_MS);
+        return;
+      }
       await client.query(`LISTEN ${UNIT_CHANNEL}`);
       // whatever was cached before this connection listened may be stale
       forgetAll();

@@ -4,10 +4,24 @@
 // - connecting: CONNECT_TIMEOUT_MS, then the request is 503;
 // - a query: the server cancels its own statement a second before the client gives up
 //   (statement_timeout), and the client gives up at the deadline (query_timeout) whether or not
-//   the server answers; the connection that timed out is destroyed, never reused.
+//   the server answers; the connection that timed out gets a cancel request for its statement
+//   (the server stops working, or waiting on a lock, for a request that already failed) and is
+//   then destroyed, never reused.
 // Two deadline classes: the pool's default for data pages (DB_QUERY_TIMEOUT_MS) and a short one for
 // the lookups every request makes first (tokens, units, employees, readiness): `lookup()`.
+//
+// DB_POOLER says what sits between the service and PostgreSQL. `none`: a connection is a session,
+// and carries its settings as start-up parameters. `transaction` (PgBouncer in transaction mode):
+// consecutive transactions of one connection may run on different server connections, and the
+// pooler refuses start-up parameters it does not know, so nothing but the user, database and
+// application name is sent; TimeZone is SET once per connection (PgBouncer tracks it and restores
+// it on every server connection it lends), and each transaction the service opens sets the rest
+// for itself (SET LOCAL, in the BEGIN's round trip). A single statement outside a transaction
+// then runs under the database's own jit and statement_timeout: the cancel request above is what
+// holds its deadline on the server (docs/operations.md, "PgBouncer").
 import pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type CancelTarget, sendCancelRequest } from './cancel.js';
 import { statementName } from './statements.js';
 
 export const CONNECT_TIMEOUT_MS = 3000;
@@ -16,9 +30,15 @@ export const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
 export const LOOKUP_TIMEOUT_MS = 3000;
 /** The client's deadline minus this is the server's statement_timeout: a slow server cancels first. */
 const SERVER_MARGIN_MS = 1000;
+/** How long a connection whose deadline passed keeps asking for its statement to be cancelled. */
+const CANCEL_WAIT_MS = 2000;
+const CANCEL_RETRY_MS = 200;
 
 /** pg's own message when query_timeout passes (it has no code). */
 export const QUERY_DEADLINE_MESSAGE = 'Query read timeout';
+
+/** What sits between the service and PostgreSQL (config DB_POOLER). */
+export type DbPooler = 'none' | 'transaction';
 
 export interface PoolOptions {
   onError?: (error: Error) => void;
@@ -26,38 +46,125 @@ export interface PoolOptions {
   queryTimeoutMs?: number;
   /** the service's own statements prepared on each connection (config DB_PREPARED_STATEMENTS) */
   preparedStatements?: boolean;
+  pooler?: DbPooler;
+}
+
+/** What a pool was created with, for those that open connections like its own (rollup threads). */
+export interface PoolSettings {
+  connectionString: string;
+  queryTimeoutMs: number;
+  pooler: DbPooler;
+}
+
+const settingsOfPool = new WeakMap<pg.Pool, PoolSettings & { begin: string }>();
+
+// Dates in the API are UTC days: date <-> timestamptz conversions must not depend on the server.
+// The API's short queries must not pay for JIT compilation when the planner misjudges a join.
+// Floats print as their shortest round-trip digits, as JavaScript's, whatever the server's default
+// (sensor pages written as JSON by PostgreSQL, sql/queries/sensor-data.sql).
+const SESSION_OPTIONS = '-c TimeZone=UTC -c jit=off -c extra_float_digits=1';
+const SET_TIME_ZONE = "SET TimeZone TO 'UTC'";
+
+const serverTimeoutMs = (queryTimeoutMs: number) => Math.max(queryTimeoutMs - SERVER_MARGIN_MS, 500);
+
+/**
+ * A pool's connection settings under `pooler`, and the statement that opens its transactions.
+ * Also what the start-up check connects with (src/db/connection-checks.ts).
+ */
+export function connectionSettings(connectionString: string, queryTimeoutMs: number, pooler: DbPooler): { config: pg.PoolConfig; begin: string } {
+  const common: pg.PoolConfig = {
+    connectionString,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    query_timeout: queryTimeoutMs,
+    // a dead peer is noticed by TCP too, not only by the deadline of a query in flight
+    keepAlive: true,
+    application_name: 'coldtrack-api',
+  };
+  if (pooler === 'none') {
+    return { config: { ...common, statement_timeout: serverTimeoutMs(queryTimeoutMs), options: SESSION_OPTIONS }, begin: 'BEGIN' };
+  }
+  return {
+    config: { ...common, onConnect: async (client) => void (await client.query(SET_TIME_ZONE)) },
+    begin: `BEGIN; SET LOCAL statement_timeout = ${serverTimeoutMs(queryTimeoutMs)}; SET LOCAL jit = off; SET LOCAL extra_float_digits = 1`,
+  };
 }
 
 // numeric and bigint stay strings (exact money, ids beyond 2^53); int4 arrays are parsed by pg
 export function createPool(
   connectionString: string,
   max: number,
-  { onError = () => {}, queryTimeoutMs = DEFAULT_QUERY_TIMEOUT_MS, preparedStatements = true }: PoolOptions = {},
+  { onError = () => {}, queryTimeoutMs = DEFAULT_QUERY_TIMEOUT_MS, preparedStatements = true, pooler = 'none' }: PoolOptions = {},
 ) {
-  const pool = new pg.Pool({
-    ...(preparedStatements ? { Client: PreparingClient } : {}),
-    connectionString,
-    max,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    idleTimeoutMillis: 30_000,
-    statement_timeout: Math.max(queryTimeoutMs - SERVER_MARGIN_MS, 500),
-    query_timeout: queryTimeoutMs,
-    // a dead peer is noticed by TCP too, not only by the deadline of a query in flight
-    keepAlive: true,
-    application_name: 'coldtrack-api',
-    // dates in the API are UTC days: date <-> timestamptz conversions must not depend on the server
-    // and the API's short queries must not pay for JIT compilation when the planner misjudges a join;
-    // floats print as their shortest round-trip digits, as JavaScript's, whatever the server's
-    // default (sensor pages written as JSON by PostgreSQL, sql/queries/sensor-data.sql)
-    options: '-c TimeZone=UTC -c jit=off -c extra_float_digits=1',
-  });
+  const { config, begin } = connectionSettings(connectionString, queryTimeoutMs, pooler);
+  const pool = new pg.Pool({ ...config, Client: preparedStatements ? PreparingClient : DeadlineClient, max, idleTimeoutMillis: 30_000 });
+  settingsOfPool.set(pool, { connectionString, queryTimeoutMs, pooler, begin });
   pool.on('error', onError);
-  // pg-pool removes a client released with an error by ending it politely, which on a silent
-  // server leaves the socket open (and the stuck query on it) until TCP gives up: destroy it
+  // pg-pool ends a client released with an error right after this event; a deadline's client
+  // first asks the server to cancel its statement (DeadlineClient.end waits for that)
   pool.on('release', (error: Error | undefined, client: pg.PoolClient) => {
-    if (error?.message === QUERY_DEADLINE_MESSAGE) (client as pg.PoolClient & { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    if (error?.message === QUERY_DEADLINE_MESSAGE && client instanceof DeadlineClient) client.cancelStatement();
   });
   return pool;
+}
+
+/** The settings `pool` was created with (one made otherwise than by createPool: read from its options). */
+export function poolSettings(pool: pg.Pool): PoolSettings {
+  const settings = settingsOfPool.get(pool);
+  if (settings) return { connectionString: settings.connectionString, queryTimeoutMs: settings.queryTimeoutMs, pooler: settings.pooler };
+  const options = (pool as pg.Pool & { options: pg.PoolConfig }).options;
+  return { connectionString: options.connectionString!, queryTimeoutMs: options.query_timeout ?? DEFAULT_QUERY_TIMEOUT_MS, pooler: 'none' };
+}
+
+/**
+ * A client whose statement can be cancelled on the server when its deadline passed: the cancel
+ * request goes out before the connection is closed (a pooler forwards it only while the client is
+ * still connected to it), and again every CANCEL_RETRY_MS until the server has answered the
+ * statement, for up to CANCEL_WAIT_MS: a client still queued in PgBouncer for a server connection
+ * has nothing to cancel yet (its request is dropped), and may be handed one, statement and all, the
+ * moment after. Then the connection is closed.
+ */
+class DeadlineClient extends pg.Client {
+  private cancelling: Promise<void> | null = null;
+
+  cancelStatement() {
+    const { host, port, processID, secretKey } = this as unknown as { host: string; port: number; processID: number | null; secretKey: number | null };
+    if (this.cancelling || processID === null || secretKey === null) return;
+    this.cancelling = this.cancelUntilAnswered({ host, port, processID, secretKey });
+  }
+
+  private async cancelUntilAnswered(target: CancelTarget) {
+    const connection = (this as unknown as { connection: NodeJS.EventEmitter }).connection;
+    let answered = false;
+    const answer = new Promise<void>((resolve) => {
+      const done = () => {
+        answered = true;
+        connection.off('readyForQuery', done);
+        connection.off('end', done);
+        resolve();
+      };
+      connection.once('readyForQuery', done);
+      connection.once('end', done);
+    });
+    const deadline = Date.now() + CANCEL_WAIT_MS;
+    while (!answered && Date.now() < deadline) {
+      await sendCancelRequest(target, deadline - Date.now());
+      await Promise.race([answer, sleep(Math.max(0, Math.min(CANCEL_RETRY_MS, deadline - Date.now())))]);
+    }
+  }
+
+  // pg's end() has a promise and a callback form; pg-pool uses the callback one
+  override end(callback?: (error: Error) => void): never {
+    const end = super.end.bind(this) as (callback?: (error: Error) => void) => never;
+    const cancelling = this.cancelling;
+    if (!cancelling) return end(callback);
+    this.cancelling = null;
+    // pg's end() destroys the socket while a statement is still running (the server did not
+    // answer the cancel in time); one the cancel ended leaves politely, its server connection clean
+    const ended = cancelling.then(() => end());
+    if (!callback) return ended as never;
+    ended.then(() => callback(undefined as unknown as Error), callback);
+    return undefined as never;
+  }
 }
 
 /**
@@ -66,7 +173,7 @@ export function createPool(
  * costlier, stops planning it. Every other text runs unnamed as before. Through the pool's
  * Client option, so pool.query and clients checked out for transactions behave alike.
  */
-class PreparingClient extends pg.Client {
+class PreparingClient extends DeadlineClient {
   // pg's query() has many overloads; this only adds a name to the config it is given
   override query(config: unknown, values?: unknown, callback?: unknown): never {
     const run = super.query as unknown as (config: unknown, values?: unknown, callback?: unknown) => never;
@@ -98,7 +205,7 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
   const client = await pool.connect();
   let failure: Error | undefined;
   try {
-    await client.query('BEGIN');
+    await client.query(settingsOfPool.get(pool)?.begin ?? 'BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;

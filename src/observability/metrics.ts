@@ -3,12 +3,15 @@
 // shows the whole cluster. The alerting rules and the dashboard built on them are in ops/
 // (docs/runbooks.md says what each alert means).
 import type pg from 'pg';
+import type { ReplicaState } from '../db/read-routing.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Dependency } from '../http/errors.js';
 
 export interface MetricSources {
   pool: pg.Pool;
   rollupQueueSize: () => number;
+  /** 'lost': the data endpoints read the primary for want of the read replica */
+  replicaState: () => ReplicaState;
 }
 
 export function createMetrics(sources: MetricSources) {
@@ -55,6 +58,19 @@ export function createMetrics(sources: MetricSources) {
       name: 'rate_limit_redis_fallbacks_total',
       help: 'Times Redis stopped answering and rate limits fell back to per-process counting',
       registers: [registry],
+    }),
+    readReplicaFallbacks: new Counter({
+      name: 'db_read_replica_fallbacks_total',
+      help: 'Times the read replica could not be reached and the data endpoints\' reads moved to the primary (once per outage)',
+      registers: [registry],
+    }),
+    readReplicaLost: new Gauge({
+      name: 'db_read_replica_lost',
+      help: 'Processes whose data endpoints read the primary because the read replica cannot be reached',
+      registers: [registry],
+      collect() {
+        this.set(sources.replicaState() === 'lost' ? 1 : 0);
+      },
     }),
     // set when the store falls back and cleared by its first answer from Redis again: the state
     // as of this process's last rate-limited request. Summed: how many workers count alone.

@@ -104,7 +104,7 @@ export const COUNTS_TTL_MS = 15_000;
 const BOUNDARY_TTL_MS = 15 * 60_000;
 const PAGE_SQL: Record<Aggregation, string> = { raw: RAW_PAGE_SQL.rows, hourly: sql.hourlyPage, daily: sql.dailyPage };
 
-export function createSensorHistory(pool: pg.Pool, clock: Clock) {
+export function createSensorHistory(pool: Pick<pg.Pool, 'query'>, clock: Clock) {
   // the injected clock drives expiry, so tests move time instead of sleeping
   const perf = { now: () => clock.now().getTime() };
   const dayCounts = new LRUCache<string, DayCounts>({ max: 2_000, ttl: COUNTS_TTL_MS, perf });

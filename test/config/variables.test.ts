@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { CONFIG_VARIABLES, ConfigError, loadConfig, loadSensorStorageConfig } from '../../src/config.js';
+import { CONFIG_VARIABLES, ConfigError, loadConfig, loadMigrationConfig, loadSensorStorageConfig } from '../../src/config.js';
 
 const base = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', JWT_SECRET: 'x'.repeat(32) };
 const withRedis = { ...base, REDIS_URL: 'redis://127.0.0.1:6379' };
@@ -57,6 +57,10 @@ const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
   ['REDIS_CLUSTER_NODES', '127.0.0.1:70000', /host:port/],
   ['DATABASE_READ_URL', 'mysql://x', /must be a postgres:\/\/ or postgresql:\/\/ URL/],
   ['DATABASE_READ_URL', 'postgres://u@127.0.0.1:99999/db', /is not a valid URL/],
+  ['DATABASE_SESSION_URL', 'mysql://x', /must be a postgres:\/\/ or postgresql:\/\/ URL/],
+  ['DATABASE_SESSION_URL', 'postgres://u@[::1/db', /is not a valid URL/],
+  ['DATABASE_SESSION_URL', 'postgres://u@127.0.0.1:5432/db', /needs DATABASE_URL/, { JWT_SECRET: base.JWT_SECRET }],
+  ['DATABASE_SESSION_URL', '', /is required with DB_POOLER=transaction: .*need a session/, { ...base, DB_POOLER: 'transaction' }],
   ['JWT_SECRET', 'short', /at least 32 characters/],
   ['JWT_SECRET', '', /is required \(or JWT_PUBLIC_KEY\) when DATABASE_URL is set/, noSecret],
   ['JWT_PUBLIC_KEY', 'not a pem', /must be a PEM "PUBLIC KEY"/, noSecret],
@@ -97,6 +101,9 @@ const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
   ['DB_STARTUP_WAIT_SECONDS', '3601', /must be at most 3600/],
   ['DB_PREPARED_STATEMENTS', 'yes', /must be on or off/],
   ['DB_PREPARED_STATEMENTS', 'OFF', /must be on or off/],
+  ['DB_POOLER', 'pgbouncer', /^Invalid configuration: DB_POOLER must be none or transaction, not "pgbouncer"$/],
+  ['DB_POOLER', 'session', /must be none or transaction/],
+  ['DB_POOLER', 'transaction', /is transaction but DATABASE_URL is not set/, { JWT_SECRET: base.JWT_SECRET }],
   ['LAST_USED_FLUSH_SECONDS', '0', /must be at least 1/],
   ['LAST_USED_FLUSH_SECONDS', '0.5', /must be a whole number from 1 to 3600/],
   ['ROLLUP_THREADS', '0', /must be at least 1/],
@@ -164,6 +171,9 @@ t.test('the good values next to them load', async (t) => {
     { ...base, TRUST_PROXY: '10.0.0.0/8, ::1, fd00::/8, 192.168.1.1/32' },
     { ...base, LOG_LEVEL: 'silent' },
     { ...base, DB_PREPARED_STATEMENTS: 'off' },
+    { ...base, DB_POOLER: 'none' },
+    { ...base, DB_POOLER: 'transaction', DATABASE_SESSION_URL: 'postgres://u@10.0.0.20:5432/db' },
+    { ...base, DATABASE_SESSION_URL: 'postgres://u@10.0.0.20:5432/db' },
     { ...base, DB_POOL_MAX: '200', ROLLUP_THREADS: '64', HEAP_LIMIT_MB: '65536' },
     { ...base, PORT: ' 8080 ', WORKERS: '1' },
     { ...base, SENSOR_STORAGE: 'postgres', SENSOR_RETENTION_DAYS: '30' },
@@ -195,6 +205,21 @@ t.test('PUBLIC_BASE_URL: the OpenAPI servers entry, without a trailing slash but
   ] as const) {
     t.equal(loadConfig({ ...base, ...(value === undefined ? {} : { PUBLIC_BASE_URL: value }) }).publicBaseUrl, expected, `${value ?? '(unset)'}: ${expected}`);
   }
+});
+
+t.test('DB_POOLER=transaction turns prepared statements off unless DB_PREPARED_STATEMENTS says otherwise', async (t) => {
+  const pooled = { ...base, DB_POOLER: 'transaction', DATABASE_SESSION_URL: 'postgres://u@10.0.0.20:5432/db' };
+  t.same([loadConfig(base).dbPooler, loadConfig(base).dbPreparedStatements, loadConfig(base).databaseSessionUrl], ['none', true, null], 'the defaults');
+  const config = loadConfig(pooled);
+  t.same([config.dbPooler, config.dbPreparedStatements, config.databaseSessionUrl], ['transaction', false, 'postgres://u@10.0.0.20:5432/db']);
+  t.equal(loadConfig({ ...pooled, DB_PREPARED_STATEMENTS: 'on' }).dbPreparedStatements, true, 'a pooler that keeps them (PgBouncer 1.21+ with max_prepared_statements)');
+});
+
+t.test('npm run migrate reads the session URL and the lock wait, and nothing it does not need', async (t) => {
+  t.same(loadMigrationConfig({}), { sensorStorage: null, sensorRetentionDays: null, databaseSessionUrl: null, lockWaitMs: 60_000 });
+  t.same(loadMigrationConfig({ DATABASE_SESSION_URL: 'postgres://u@10.0.0.20/db', DB_STARTUP_WAIT_SECONDS: '5', PORT: 'abc' }),
+    { sensorStorage: null, sensorRetentionDays: null, databaseSessionUrl: 'postgres://u@10.0.0.20/db', lockWaitMs: 5000 });
+  t.throws(() => loadMigrationConfig({ DATABASE_SESSION_URL: 'mysql://x' }), /^Invalid configuration: DATABASE_SESSION_URL must be a postgres/);
 });
 
 t.test('JWT_PUBLIC_KEY: RSA 2048+ and P-256 SPKI keys load, with \\n escapes too', async (t) => {

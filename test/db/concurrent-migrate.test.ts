@@ -31,8 +31,8 @@ t.test('four migrations of one empty database at once: all succeed, each migrati
 // A migration that meets another session in a deadlock (in the field: one of TimescaleDB's jobs,
 // started the moment an earlier migration committed its policy) is rolled back by PostgreSQL; the
 // run tries again from it rather than failing start-up. Built here with a real deadlock: another
-// session holds SHARE on pgmigrations (the migration's closing INSERT waits for it), then asks for
-// the migrations' advisory lock (which the migration holds).
+// session holds SHARE on pgmigrations (the migration's closing INSERT waits for it), then creates a
+// table the migration has created and not committed (it waits for the migration's transaction).
 t.test('a migration that loses a deadlock is tried again, and the run completes', async (t) => {
   const { name, url } = await createEmptyDatabase(t);
   const other = new pg.Client({ connectionString: url });
@@ -56,10 +56,10 @@ t.test('a migration that loses a deadlock is tried again, and the run completes'
     if (waited > 20_000) throw new Error('the migration never reached its INSERT into pgmigrations');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  // granted once the first try has been rolled back and its session closed
-  await other.query('SELECT pg_advisory_lock($1)', [PG_MIGRATE_LOCK_ID]);
-  await other.query('COMMIT');
-  await other.query('SELECT pg_advisory_unlock($1)', [PG_MIGRATE_LOCK_ID]);
+  // 001 created companies and has not committed: this waits for the migration's transaction,
+  // and goes through once the migration has been picked as the victim and rolled back
+  await other.query('CREATE TABLE companies (id integer)');
+  await other.query('ROLLBACK');
 
   const applied = await run;
   t.equal(applied.length, migrations, 'every migration applied');
@@ -68,4 +68,46 @@ t.test('a migration that loses a deadlock is tried again, and the run completes'
   const { rows } = await other.query<{ runs: number; units: boolean }>(
     "SELECT count(*)::int AS runs, to_regclass('cooling_units') IS NOT NULL AS units FROM pgmigrations");
   t.same(rows[0], { runs: migrations, units: true }, 'pgmigrations holds one row per migration, and the schema is there');
+});
+
+const ADVISORY_LOCKS = "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+
+// The lock is a transaction lock held by a connection of the migrator's own: nothing of it stays
+// once migrate() has returned or failed.
+t.test('migrate leaves no advisory lock behind, after applying and after finding nothing to apply', async (t) => {
+  const { url } = await createEmptyDatabase(t);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  t.teardown(() => client.end());
+  t.equal((await migrate(url, sensor)).length, migrations, 'applied');
+  t.equal((await client.query<{ n: number }>(ADVISORY_LOCKS)).rows[0]!.n, 0, 'no advisory lock after applying');
+  t.same(await migrate(url, sensor), [], 'nothing left to apply');
+  t.equal((await client.query<{ n: number }>(ADVISORY_LOCKS)).rows[0]!.n, 0, 'none after the second run either');
+});
+
+// What a pooled connection that kept an older migrator's session lock looks like to the next
+// migrate: it says who holds the lock, waits a bounded time, and fails with one line naming the
+// holder instead of hanging with nothing printed.
+t.test('a lock held elsewhere: one line naming its holder, then a bounded wait and one line to fail with', async (t) => {
+  const { url } = await createEmptyDatabase(t);
+  const holder = new pg.Client({ connectionString: url, application_name: 'left-behind' });
+  await holder.connect();
+  t.teardown(() => holder.end());
+  const pid = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  await holder.query('SELECT pg_advisory_lock($1)', [PG_MIGRATE_LOCK_ID]);
+
+  const lines: string[] = [];
+  const started = Date.now();
+  const error = await migrate(url, sensor, { log: (line) => lines.push(line), lockWaitMs: 2500 }).then(() => null, (caught: Error) => caught);
+  const waited = Date.now() - started;
+  t.ok(error, 'migrate fails');
+  t.match(error?.message, new RegExp(`^the migrations' lock \\(advisory lock \\d+\\) is still held after \\d+ s by backend pid ${pid} \\(application "left-behind"`), String(error?.message));
+  t.match(error?.message, new RegExp(`pg_terminate_backend\\(${pid}\\)`), 'and how to end it');
+  t.notMatch(error?.message, /\n/, 'one line');
+  t.ok(waited >= 2500 && waited < 10_000, `gave up after ${waited} ms (bound 2.5 s)`);
+  t.equal(lines.filter((line) => line.startsWith("waiting for the migrations' lock, held by backend pid " + pid)).length, 1,
+    `one line while waiting: ${lines.join(' | ')}`);
+
+  await holder.query('SELECT pg_advisory_unlock_all()');
+  t.equal((await migrate(url, sensor)).length, migrations, 'once it is let go, migrate applies everything');
 });

@@ -1,4 +1,5 @@
-// A private PostgreSQL 15 primary and its streaming replica, for tests of DATABASE_READ_URL. The
+// A private PostgreSQL 15 primary and its streaming replica, for tests of DATABASE_READ_URL, or a
+// private server alone (startPgServer: tests behind a pooler, tests that watch pg_stat_activity). The
 // shared server on 5432 is never touched: both are Debian clusters of their own (pg_createcluster)
 // on free loopback ports, named ct_primary_<pid>_<rand> / ct_replica_<pid>_<rand>:
 //   - the primary: pg_createcluster --auth=trust, listen_addresses 127.0.0.1, wal_level replica
@@ -10,7 +11,8 @@
 // left behind (their pid is gone) are dropped on the next start. About 3-5 s to start here.
 //
 // Replica lag on demand: pauseReplay() (pg_wal_replay_pause() on the replica: WAL still arrives,
-// nothing new becomes visible) and resumeReplay().
+// nothing new becomes visible) and resumeReplay(). A lost replica: stopReplica() (a fast shutdown,
+// its port then refuses) and startReplica() (it resumes streaming from where it stopped).
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -43,6 +45,10 @@ export interface PgReplicaPair {
   queryReplica<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[], database?: string): Promise<R[]>;
   /** One query on the primary. */
   queryPrimary<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[], database?: string): Promise<R[]>;
+  /** The replica lost: a fast shutdown (its port refuses until startReplica). */
+  stopReplica(): Promise<void>;
+  /** Starts the replica again; resolves once it streams from the primary. */
+  startReplica(): Promise<void>;
   /** Replica lag on demand: WAL keeps arriving, nothing new is replayed (visible) until resumed. */
   pauseReplay(): Promise<void>;
   resumeReplay(): Promise<void>;
@@ -140,6 +146,11 @@ async function startServer(name: string) {
     '-o', `-c config_file=/etc/postgresql/${VERSION}/${name}/postgresql.conf`]);
 }
 
+async function stopServer(name: string) {
+  await sh('runuser', ['-u', 'postgres', '--', `/usr/lib/postgresql/${VERSION}/bin/pg_ctl`, 'stop', '-w', '-s', '-t', '30', '-m', 'fast',
+    '-D', `/var/lib/postgresql/${VERSION}/${name}`]);
+}
+
 async function createCluster(name: string, port: number, extra: string[] = []) {
   await sh('pg_createcluster', [VERSION, name, '-p', String(port), '--', '--auth=trust', '--no-sync']);
   // pg_createcluster's -o writes 127.0.0.1 unquoted (a syntax error): conf.d is read after the file
@@ -162,6 +173,13 @@ export async function startPgReplicaPair(t: Teardown): Promise<PgReplicaPair> {
   }
   t.teardown(stop);
 
+  const streaming = () => poll('the replica streaming from the primary', async () => {
+    const [row] = await query<{ recovering: boolean; status: string | null }>(replica.url(),
+      'SELECT pg_is_in_recovery() AS recovering, (SELECT status FROM pg_stat_wal_receiver) AS status');
+    const senders = await query<{ state: string }>(primary.url(), 'SELECT state FROM pg_stat_replication');
+    return row!.recovering && row!.status === 'streaming' && senders.some((sender) => sender.state === 'streaming');
+  }, 15_000);
+
   const pair: PgReplicaPair = {
     primary,
     replica,
@@ -173,6 +191,11 @@ export async function startPgReplicaPair(t: Teardown): Promise<PgReplicaPair> {
     },
     queryReplica: (sql, params, database) => query(replica.url(database), sql, params),
     queryPrimary: (sql, params, database) => query(primary.url(database), sql, params),
+    stopReplica: () => stopServer(replica.name),
+    async startReplica() {
+      await startServer(replica.name);
+      await streaming();
+    },
     async pauseReplay() {
       await query(replica.url(), 'SELECT pg_wal_replay_pause()');
       await poll('replay paused', async () =>
@@ -201,15 +224,50 @@ export async function startPgReplicaPair(t: Teardown): Promise<PgReplicaPair> {
     await sh('runuser', ['-u', 'postgres', '--', 'pg_basebackup', '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres',
       '-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
     await startServer(replica.name);
-    await poll('the replica streaming from the primary', async () => {
-      const [row] = await query<{ recovering: boolean; status: string | null }>(replica.url(),
-        'SELECT pg_is_in_recovery() AS recovering, (SELECT status FROM pg_stat_wal_receiver) AS status');
-      const senders = await query<{ state: string }>(primary.url(), 'SELECT state FROM pg_stat_replication');
-      return row!.recovering && row!.status === 'streaming' && senders.some((sender) => sender.state === 'streaming');
-    }, 15_000);
+    await streaming();
   } catch (error) {
     await stop();
     throw error;
   }
   return pair;
+}
+
+export interface PgPrivateServer extends PgServer {
+  /** CREATE DATABASE; its URL as the superuser. */
+  createDatabase(name?: string): Promise<{ name: string; url: string }>;
+  /** One query (the postgres database unless named). */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[], database?: string): Promise<R[]>;
+  /** Stops and drops the cluster (also run by teardown). */
+  stop(): Promise<void>;
+}
+
+/** A private PostgreSQL 15 server alone (no replica), with `settings` added to its configuration. */
+export async function startPgServer(t: Teardown, settings: string[] = []): Promise<PgPrivateServer> {
+  await dropLeftovers();
+  const name = `ct_primary_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const port = await freePort();
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await dropCluster(name);
+  };
+  t.teardown(stop);
+  const self = server(name, port);
+  try {
+    await createCluster(name, port, settings);
+    await startServer(name);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    ...self,
+    async createDatabase(database = `coldtrack_private_${randomBytes(4).toString('hex')}`) {
+      await query(self.url(), `CREATE DATABASE ${database}`);
+      return { name: database, url: self.url(database) };
+    },
+    query: (sql, params, database) => query(self.url(database), sql, params),
+    stop,
+  };
 }

@@ -50,7 +50,7 @@ export function metricNames(expr: string): string[] {
 /** Every series name the service can export: each process's registry and the cluster primary's. */
 export function exportedNames(): Set<string> {
   const pool = new pg.Pool({ max: 1 }); // never connects: nothing is collected here
-  const metrics = [...createMetrics({ pool, rollupQueueSize: () => 0 }).registry.getMetricsAsArray(),
+  const metrics = [...createMetrics({ pool, rollupQueueSize: () => 0, replicaState: () => 'none' }).registry.getMetricsAsArray(),
     ...createPrimaryMetrics().registry.getMetricsAsArray()];
   const names = new Set<string>();
   for (const metric of metrics) {

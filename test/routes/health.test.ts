@@ -1,9 +1,13 @@
-// GET /healthz (the process is alive) and GET /readyz (every dependency answers: the database,
-// a read replica and Redis when configured), outside the rate limits.
+// GET /healthz (the process is alive) and GET /readyz (the database and Redis when configured
+// answer; a read replica that does not makes it "degraded", still 200), outside the rate limits.
+import { pino } from 'pino';
 import t from 'tap';
+import { buildApp } from '../../src/app.js';
 import { createPool } from '../../src/db/pool.js';
 import { freePort } from '../../src/free-port.js';
 import { createTestApp } from '../helpers/app.js';
+import { createCompany } from '../helpers/fixtures.js';
+import { issueToken } from '../helpers/tokens.js';
 
 t.test('healthz and readyz with the database up', async (t) => {
   const ctx = await createTestApp(t, {}, { realRateLimits: true });
@@ -25,13 +29,29 @@ t.test('readyz with Redis configured checks it', async (t) => {
   t.same(ready.json(), { status: 'ready', checks: { database: 'ok', redis: 'ok' } });
 });
 
-t.test('readyz is 503 when a read replica cannot answer, naming it', async (t) => {
+t.test('a read replica that cannot answer: readyz 200 "degraded" naming it, and data reads go to the primary', async (t) => {
   const replica = createPool(`postgres://postgres@127.0.0.1:${await freePort()}/nothing`, 1);
   t.teardown(() => replica.end());
   const ctx = await createTestApp(t, {}, { readPool: replica });
   const ready = await ctx.app.inject({ method: 'GET', url: '/readyz' });
-  t.equal(ready.statusCode, 503);
-  t.same(ready.json(), { status: 'unavailable', checks: { database: 'ok', read_replica: 'unreachable' } });
-  t.ok(Number(ready.headers['retry-after']) > 0, 'Retry-After');
+  t.equal(ready.statusCode, 200, 'still in the load balancer: this instance serves everything');
+  t.same(ready.json(), { status: 'degraded', checks: { database: 'ok', read_replica: 'unreachable' } });
+  t.equal(ctx.app.readRouting.state(), 'lost', 'the probe told the routing');
+  const company = await createCompany(ctx.db.pool, 'Degraded Co');
+  const { headers } = await issueToken(ctx, company.employeeId);
+  const page = await ctx.app.inject({ method: 'GET', url: '/api/v1/analytics/utilization?page_size=5', headers });
+  t.equal(page.statusCode, 200, `a data page from the primary: ${page.statusCode === 200 ? 'answered' : page.body}`);
   t.equal((await ctx.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200, 'the process itself is alive');
+});
+
+t.test('readyz is 503 when the primary cannot answer, a replica or not', async (t) => {
+  const ctx = await createTestApp(t);
+  const unreachable = createPool(`postgres://postgres@127.0.0.1:${await freePort()}/nothing`, 1);
+  t.teardown(() => unreachable.end());
+  const app = await buildApp({ config: ctx.app.config, pool: unreachable, readPool: ctx.db.pool, logger: pino({ level: 'silent' }) });
+  t.teardown(() => app.close());
+  const ready = await app.inject({ method: 'GET', url: '/readyz' });
+  t.equal(ready.statusCode, 503);
+  t.same(ready.json(), { status: 'unavailable', checks: { database: 'unreachable', read_replica: 'ok' } });
+  t.ok(Number(ready.headers['retry-after']) > 0, 'Retry-After');
 });

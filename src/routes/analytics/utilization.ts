@@ -66,7 +66,7 @@ export default async function utilizationRoute(app: App) {
       const rows = new Map<string, UtilizationRow>();
       if (grid.cells.length > 0) {
         const deletedAt = grid.units.map((unit) => (unit.deletedAt === null ? null : new Date(unit.deletedAt).toISOString()));
-        const query = (db: typeof app.db, unitIds: number[], deleted: Array<string | null>) =>
+        const query = (db: typeof app.readDb, unitIds: number[], deleted: Array<string | null>) =>
           db.query<UtilizationRow>(sql.utilization, [unitIds, ...bucketParams(grid.buckets), now, deleted]);
         const known = new Set<number>();
         for (const row of (await query(app.readDb, grid.unitIds, deletedAt)).rows) {
@@ -76,7 +76,7 @@ export default async function utilizationRoute(app: App) {
         // a unit the read replica does not know yet (created a moment ago on the primary, the
         // replica lagging): its cells come from the primary, which the unit directory read
         const missing = grid.unitIds.flatMap((unitId, index) => (known.has(unitId) ? [] : [index]));
-        if (missing.length > 0 && app.readDb !== app.db) {
+        if (missing.length > 0 && app.readRouting.state() !== 'none') {
           const found = await query(app.db, missing.map((index) => grid.unitIds[index]!), missing.map((index) => deletedAt[index]!));
           for (const row of found.rows) rows.set(cellKey(row.period_start, row.cooling_unit_id), row);
         }
