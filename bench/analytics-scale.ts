@@ -91,7 +91,9 @@ async function build(url: string) {
   // as autovacuum leaves tables that are written and read for a while: statistics, and the visibility
   // map set (index-only scans skip the heap)
   await pool.query('VACUUM ANALYZE');
-  const counts = await pool.query("SELECT (SELECT count(*) FROM check_ins) AS check_ins, (SELECT count(*) FROM crates) AS crates, (SELECT count(*) FROM check_outs) AS check_outs");
+  const counts = await pool.query(
+    'SELECT (SELECT count(*) FROM check_ins) AS check_ins, (SELECT count(*) FROM crates) AS crates, (SELECT count(*) FROM check_outs) AS check_outs',
+  );
   console.log(`built ${units} units x ${days} days in ${((Date.now() - started) / 1000).toFixed(1)} s:`, counts.rows[0]);
   await pool.end();
 }
@@ -99,7 +101,12 @@ async function build(url: string) {
 async function measure(url: string) {
   await build(url);
   // DB_PREPARED_STATEMENTS=off in the environment: the same pages with every query unnamed
-  const config = loadConfig({ DATABASE_URL: url, JWT_SECRET: secret, LOG_LEVEL: 'warn', DB_PREPARED_STATEMENTS: process.env.DB_PREPARED_STATEMENTS });
+  const config = loadConfig({
+    DATABASE_URL: url,
+    JWT_SECRET: secret,
+    LOG_LEVEL: 'warn',
+    DB_PREPARED_STATEMENTS: process.env.DB_PREPARED_STATEMENTS,
+  });
   const pool = createPool(url, 10, { preparedStatements: config.dbPreparedStatements });
   // the token's 100 requests a minute are not what is measured
   const rollupMode = values.rollups === 'inline' ? 'inline' : 'pool';

@@ -68,8 +68,13 @@ const apps: App[] = [];
 const pools: { end(): Promise<void> }[] = [];
 const scratch = await mkdtemp(join(tmpdir(), 'coldtrack-p11-'));
 try {
-  const dataset = await buildDataset(database, { heavyUnits: 20, otherUnits: 2, checkInsPerDay: 4, farmersPerCompany: 300, sensorUnits: 0 },
-    { alpha: 3, mixed: 0, managers: 0 }, (line) => console.log(line), { sensorStorage: 'postgres', sensorRetentionDays: null });
+  const dataset = await buildDataset(
+    database,
+    { heavyUnits: 20, otherUnits: 2, checkInsPerDay: 4, farmersPerCompany: 300, sensorUnits: 0 },
+    { alpha: 3, mixed: 0, managers: 0 },
+    (line) => console.log(line),
+    { sensorStorage: 'postgres', sensorRetentionDays: null },
+  );
   const readings = await loadReadings(dataset.pool, EXPORT_UNITS.length, 125, new Date('2026-01-01T00:00:00Z'));
   console.log(`${readings.rows} readings (${EXPORT_UNITS.length} units x 125 days) in ${fixed(readings.seconds)} s`);
   const [pageToken, exportToken, liftedToken] = dataset.credentials.alpha.take(3).map((token) => token.raw) as [string, string, string];
@@ -92,13 +97,20 @@ try {
   // 1. bytes on the wire --------------------------------------------------------------------------
   const fetchRaw = (path: string, encoding: Encoding) =>
     new Promise<{ status: number; encoding: string | undefined; body: Buffer }>((resolve, reject) => {
-      http.get(`${lifted}${path}`, { headers: { authorization: `Bearer ${pageToken}`, 'accept-encoding': encoding } }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode!, encoding: response.headers['content-encoding'], body: Buffer.concat(chunks) }));
-      }).on('error', reject);
+      http
+        .get(`${lifted}${path}`, { headers: { authorization: `Bearer ${pageToken}`, 'accept-encoding': encoding } }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({ status: response.statusCode!, encoding: response.headers['content-encoding'], body: Buffer.concat(chunks) }),
+          );
+        })
+        .on('error', reject);
     });
-  const wire: Record<PageName, Record<Encoding, number>> = { sensor: { identity: 0, gzip: 0, br: 0 }, revenue: { identity: 0, gzip: 0, br: 0 } };
+  const wire: Record<PageName, Record<Encoding, number>> = {
+    sensor: { identity: 0, gzip: 0, br: 0 },
+    revenue: { identity: 0, gzip: 0, br: 0 },
+  };
   const bodies = {} as Record<PageName, Buffer>;
   console.log('\nbytes on the wire (one page each)');
   for (const name of Object.keys(PAGES) as PageName[]) {
@@ -111,10 +123,15 @@ try {
     }
     const records = (JSON.parse(bodies[name].toString()) as { data: unknown[] }).data.length;
     const w = wire[name];
-    console.log(`  ${name.padEnd(8)} ${records} records: identity ${w.identity} B, gzip ${w.gzip} B (${fixed(w.identity / w.gzip)}x), br ${w.br} B (${fixed(w.identity / w.br)}x)`);
+    console.log(
+      `  ${name.padEnd(8)} ${records} records: identity ${w.identity} B, gzip ${w.gzip} B (${fixed(w.identity / w.gzip)}x), br ${w.br} B (${fixed(w.identity / w.br)}x)`,
+    );
   }
-  console.log(`  other levels on the same bodies (bytes, CPU ms a page; the service uses gzip ${GZIP_LEVEL} and brotli ${BROTLI_QUALITY}):`);
-  const brotli = (quality: number) => (body: Buffer) => zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: quality } });
+  console.log(
+    `  other levels on the same bodies (bytes, CPU ms a page; the service uses gzip ${GZIP_LEVEL} and brotli ${BROTLI_QUALITY}):`,
+  );
+  const brotli = (quality: number) => (body: Buffer) =>
+    zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: quality } });
   const levels: Array<[string, (body: Buffer) => Buffer]> = [
     ...[1, 3, 6, 9].map((level): [string, (body: Buffer) => Buffer] => [`gzip ${level}`, (body) => zlib.gzipSync(body, { level })]),
     ...[1, 3, 4, 6, 11].map((quality): [string, (body: Buffer) => Buffer] => [`br ${quality}`, brotli(quality)]),
@@ -137,13 +154,23 @@ try {
   const autocannonPath = createRequire(import.meta.url).resolve('autocannon');
   const LOAD_SCRIPT = `require(${JSON.stringify(autocannonPath)})(JSON.parse(process.env.LOAD_OPTIONS))
     .then((result) => process.stdout.write(JSON.stringify(result)))`;
-  interface LoadResult { requests: { average: number; total: number }; latency: { p50: number; p99: number }; throughput: { average: number }; non2xx: number; errors: number }
+  interface LoadResult {
+    requests: { average: number; total: number };
+    latency: { p50: number; p99: number };
+    throughput: { average: number };
+    non2xx: number;
+    errors: number;
+  }
   const load = (path: string, encoding: Encoding) => {
     const headers = { authorization: `Bearer ${pageToken}`, 'accept-encoding': encoding };
     const options = { url: lifted, connections: CONNECTIONS, duration: SECONDS, requests: [{ method: 'GET', path, headers }] };
     return new Promise<LoadResult>((resolve, reject) => {
-      execFile('nice', ['-n', '10', process.execPath, '-e', LOAD_SCRIPT], { env: { ...process.env, LOAD_OPTIONS: JSON.stringify(options) }, maxBuffer: 64 << 20 },
-        (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as LoadResult)));
+      execFile(
+        'nice',
+        ['-n', '10', process.execPath, '-e', LOAD_SCRIPT],
+        { env: { ...process.env, LOAD_OPTIONS: JSON.stringify(options) }, maxBuffer: 64 << 20 },
+        (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as LoadResult)),
+      );
     });
   };
   const rates: Record<PageName, Record<Encoding, number[]>> = {
@@ -156,7 +183,11 @@ try {
     sensor: { identity: [], gzip: [], br: [] },
     revenue: { identity: [], gzip: [], br: [] },
   };
-  console.log(`\nrequests a second (${CONNECTIONS} connections, ${SECONDS} s a run, ${ROUNDS} rounds, encodings alternated; load average ${loadavg().map((n) => fixed(n, 2)).join(' ')})`);
+  console.log(
+    `\nrequests a second (${CONNECTIONS} connections, ${SECONDS} s a run, ${ROUNDS} rounds, encodings alternated; load average ${loadavg()
+      .map((n) => fixed(n, 2))
+      .join(' ')})`,
+  );
   for (const name of Object.keys(PAGES) as PageName[]) {
     await load(PAGES[name], 'identity'); // warm-up: caches, JIT, rollup threads
     for (let round = 0; round < ROUNDS; round++) {
@@ -168,19 +199,27 @@ try {
         rates[name][encoding].push(result.requests.average);
         const cpuMs = (used.user + used.system) / 1000 / result.requests.total;
         cpu[name][encoding].push(cpuMs);
-        console.log(`  ${name.padEnd(8)} ${encoding.padEnd(8)} ${fixed(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
-          `${fixed(result.throughput.average / 2 ** 20, 2)} MiB/s, server CPU ${fixed(cpuMs, 2)} ms a request`);
+        console.log(
+          `  ${name.padEnd(8)} ${encoding.padEnd(8)} ${fixed(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
+            `${fixed(result.throughput.average / 2 ** 20, 2)} MiB/s, server CPU ${fixed(cpuMs, 2)} ms a request`,
+        );
       }
     }
   }
   for (const name of Object.keys(PAGES) as PageName[]) {
-    console.log(`  ${name.padEnd(8)} medians: ${ENCODINGS.map((encoding) => `${encoding} ${fixed(median(rates[name][encoding]))}`).join(', ')} req/s; ` +
-      `server CPU ${ENCODINGS.map((encoding) => `${encoding} ${fixed(median(cpu[name][encoding]), 2)}`).join(', ')} ms a request`);
+    console.log(
+      `  ${name.padEnd(8)} medians: ${ENCODINGS.map((encoding) => `${encoding} ${fixed(median(rates[name][encoding]))}`).join(', ')} req/s; ` +
+        `server CPU ${ENCODINGS.map((encoding) => `${encoding} ${fixed(median(cpu[name][encoding]), 2)}`).join(', ')} ms a request`,
+    );
   }
 
   // 3. export throughput against the bound --------------------------------------------------------
   const limited = await start('real');
-  interface Sent { at: number; status: number; records: number }
+  interface Sent {
+    at: number;
+    status: number;
+    records: number;
+  }
   const exportRun = async (baseUrl: string, token: string, label: string) => {
     const sent: Sent[] = [];
     const events: ClientEvent[] = [];
@@ -200,15 +239,24 @@ try {
     const client = new ColdtrackClient({ baseUrl, token, fetch: recording, onEvent: (event) => events.push(event) });
     const started = performance.now();
     const summary = await exportSensorHistory(client, {
-      baseUrl, ...EXPORT_WINDOW, aggregation: 'raw', units: EXPORT_UNITS, format: 'ndjson', outDir: join(scratch, label), pageSize: PAGE_SIZE, concurrency: 4,
+      baseUrl,
+      ...EXPORT_WINDOW,
+      aggregation: 'raw',
+      units: EXPORT_UNITS,
+      format: 'ndjson',
+      outDir: join(scratch, label),
+      pageSize: PAGE_SIZE,
+      concurrency: 4,
     });
     return { sent, events, summary, seconds: (performance.now() - started) / 1000 };
   };
   console.log(`\nexport: ${EXPORT_UNITS.length} units x 24 pages of ${PAGE_SIZE} raw readings, 4 units at once`);
   const capacity = await exportRun(lifted, liftedToken, 'lifted');
   const capacityPerMinute = (capacity.summary.records / capacity.seconds) * 60;
-  console.log(`  lifted limit: ${capacity.summary.records} records in ${fixed(capacity.seconds, 2)} s = ${Math.round(capacityPerMinute)} records/min ` +
-    `(${fixed(capacityPerMinute / (LIMIT_PER_MINUTE * PAGE_SIZE))}x the bound: the limit is what binds)`);
+  console.log(
+    `  lifted limit: ${capacity.summary.records} records in ${fixed(capacity.seconds, 2)} s = ${Math.round(capacityPerMinute)} records/min ` +
+      `(${fixed(capacityPerMinute / (LIMIT_PER_MINUTE * PAGE_SIZE))}x the bound: the limit is what binds)`,
+  );
   console.log(`  real limit (${LIMIT_PER_MINUTE}/min): running, about a minute...`);
   const bound = await exportRun(limited, exportToken, 'limited');
   const refused = bound.sent.filter((request) => request.status === 429).length;
@@ -222,31 +270,54 @@ try {
   const cycleSeconds = (nextWindow.at - first) / 1000;
   const fraction = cycleRecords / ((LIMIT_PER_MINUTE * PAGE_SIZE * cycleSeconds) / 60);
   const burstSeconds = (cycle.at(-1)!.at - first) / 1000;
-  console.log(`  first window: ${cycle.length} requests (${cycleRecords} records) sent in ${fixed(burstSeconds, 1)} s, then waited; ` +
-    `next window's first request ${fixed(cycleSeconds, 2)} s after the first: ${Math.round((cycleRecords / cycleSeconds) * 60)} records/min ` +
-    `= ${fixed(fraction, 3)} of the bound (${LIMIT_PER_MINUTE * PAGE_SIZE}/min)`);
-  console.log(`  whole export: ${bound.summary.records} records, ${bound.sent.length} requests, ${fixed(bound.seconds, 1)} s, ` +
-    `${waits.length} rate-limit wait(s), ${refused} answers 429`);
+  console.log(
+    `  first window: ${cycle.length} requests (${cycleRecords} records) sent in ${fixed(burstSeconds, 1)} s, then waited; ` +
+      `next window's first request ${fixed(cycleSeconds, 2)} s after the first: ${Math.round((cycleRecords / cycleSeconds) * 60)} records/min ` +
+      `= ${fixed(fraction, 3)} of the bound (${LIMIT_PER_MINUTE * PAGE_SIZE}/min)`,
+  );
+  console.log(
+    `  whole export: ${bound.summary.records} records, ${bound.sent.length} requests, ${fixed(bound.seconds, 1)} s, ` +
+      `${waits.length} rate-limit wait(s), ${refused} answers 429`,
+  );
 
-  const minBytes = Math.min(...(Object.keys(PAGES) as PageName[]).flatMap((name) => [wire[name].identity / wire[name].gzip, wire[name].identity / wire[name].br]));
-  const rateRatios = (Object.keys(PAGES) as PageName[]).flatMap((name) => (['gzip', 'br'] as const).map((encoding) =>
-    [`${name} ${encoding}`, median(rates[name][encoding]) / median(rates[name].identity)] as const));
+  const minBytes = Math.min(
+    ...(Object.keys(PAGES) as PageName[]).flatMap((name) => [wire[name].identity / wire[name].gzip, wire[name].identity / wire[name].br]),
+  );
+  const rateRatios = (Object.keys(PAGES) as PageName[]).flatMap((name) =>
+    (['gzip', 'br'] as const).map(
+      (encoding) => [`${name} ${encoding}`, median(rates[name][encoding]) / median(rates[name].identity)] as const,
+    ),
+  );
   const minRate = Math.min(...rateRatios.map(([, ratio]) => ratio));
   console.log('');
   const targets: TargetLine[] = [
     {
-      key: 'P11-bytes', name: `1,000-record pages at least ${BYTES_TARGET}x fewer bytes with gzip and brotli`, pass: minBytes >= BYTES_TARGET, ratio: minBytes,
-      measured: (Object.keys(PAGES) as PageName[]).map((name) => `${name} gzip ${fixed(wire[name].identity / wire[name].gzip)}x, br ${fixed(wire[name].identity / wire[name].br)}x`).join('; '),
+      key: 'P11-bytes',
+      name: `1,000-record pages at least ${BYTES_TARGET}x fewer bytes with gzip and brotli`,
+      pass: minBytes >= BYTES_TARGET,
+      ratio: minBytes,
+      measured: (Object.keys(PAGES) as PageName[])
+        .map((name) => `${name} gzip ${fixed(wire[name].identity / wire[name].gzip)}x, br ${fixed(wire[name].identity / wire[name].br)}x`)
+        .join('; '),
       detail: `identity/compressed bytes; sensor ${wire.sensor.identity} B, revenue ${wire.revenue.identity} B uncompressed`,
     },
     {
-      key: 'P11-rate', name: `req/s compressed at least ${RATE_TARGET}x uncompressed (loopback)`, pass: minRate >= RATE_TARGET, ratio: minRate,
-      measured: rateRatios.map(([label, ratio]) => `${label} ${fixed(ratio, 2)}x`).join(', ') +
+      key: 'P11-rate',
+      name: `req/s compressed at least ${RATE_TARGET}x uncompressed (loopback)`,
+      pass: minRate >= RATE_TARGET,
+      ratio: minRate,
+      measured:
+        rateRatios.map(([label, ratio]) => `${label} ${fixed(ratio, 2)}x`).join(', ') +
         ` (server CPU a request: ${(Object.keys(PAGES) as PageName[]).map((name) => `${name} ${ENCODINGS.map((encoding) => fixed(median(cpu[name][encoding]), 2)).join('/')} ms`).join(', ')} identity/gzip/br)`,
-      detail: `${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} runs per variant, medians; identity sensor ${fixed(median(rates.sensor.identity))} req/s, revenue ${fixed(median(rates.revenue.identity))} req/s; load average ${loadavg().map((n) => fixed(n, 2)).join(' ')}`,
+      detail: `${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} runs per variant, medians; identity sensor ${fixed(median(rates.sensor.identity))} req/s, revenue ${fixed(median(rates.revenue.identity))} req/s; load average ${loadavg()
+        .map((n) => fixed(n, 2))
+        .join(' ')}`,
     },
     {
-      key: 'P11-export', name: `export at least ${EXPORT_TARGET} of the rate-limit bound with no 429`, pass: fraction >= EXPORT_TARGET && refused === 0, ratio: fraction,
+      key: 'P11-export',
+      name: `export at least ${EXPORT_TARGET} of the rate-limit bound with no 429`,
+      pass: fraction >= EXPORT_TARGET && refused === 0,
+      ratio: fraction,
       measured: `${fixed(fraction, 3)} of ${LIMIT_PER_MINUTE * PAGE_SIZE} records/min over a full window cycle (${fixed(cycleSeconds, 2)} s), ${refused} 429s`,
       detail: `lifted-limit capacity ${Math.round(capacityPerMinute)} records/min`,
     },

@@ -14,7 +14,13 @@ import { stopAll } from './kit/child-processes.js';
 import { cleanUp, handleInterrupts, onCleanUp, wasInterrupted } from './kit/clean-up.js';
 import { confirm } from './kit/confirm.js';
 import { type Deployment, discoverUnits, NO_SENSOR_HISTORY, probeSensorHistory } from './kit/deployment-discovery.js';
-import { type DeploymentScenario, type LoadtestContext, MANAGEMENT_READS_PER_SECOND, scenarioById, scopesFor } from './kit/deployment-scenarios.js';
+import {
+  type DeploymentScenario,
+  type LoadtestContext,
+  MANAGEMENT_READS_PER_SECOND,
+  scenarioById,
+  scopesFor,
+} from './kit/deployment-scenarios.js';
 import { closeLoadGenerators } from './kit/load.js';
 import { JWT_VARIABLE, type LoadtestOptions, readLoadtestOptions, UsageError, USAGE } from './kit/loadtest-options.js';
 import { writeLoadtestOutput } from './kit/loadtest-output.js';
@@ -62,8 +68,10 @@ handleInterrupts(log, 'stopping the load and revoking the tokens created');
 process.on('exit', () => {
   const left = tokens && tokens.count > 0 && (!revocation || revocation.failed.length > 0);
   if (left) {
-    console.error(`npm run loadtest: tokens named "${namePrefix}..." may still be active: revoke them in the console or with ` +
-      `POST /api/v1/api-tokens/{id}/revoke; they expire at ${tokens!.expiresAt.toISOString()}`);
+    console.error(
+      `npm run loadtest: tokens named "${namePrefix}..." may still be active: revoke them in the console or with ` +
+        `POST /api/v1/api-tokens/{id}/revoke; they expire at ${tokens!.expiresAt.toISOString()}`,
+    );
   }
 });
 
@@ -75,31 +83,45 @@ async function revokeCreated(): Promise<void> {
 async function checkReachable(): Promise<void> {
   const url = new URL(`${options.baseUrl.pathname.replace(/\/$/, '')}/readyz`, options.baseUrl);
   const answer = await fetch(url, { signal: AbortSignal.timeout(10_000) }).catch((error: Error) => {
-    throw new Error(`the deployment at ${options.baseUrl.href} did not answer ${url.pathname}: ${error.cause instanceof Error ? error.cause.message : error.message}`);
+    throw new Error(
+      `the deployment at ${options.baseUrl.href} did not answer ${url.pathname}: ${error.cause instanceof Error ? error.cause.message : error.message}`,
+    );
   });
   await answer.body?.cancel();
-  log(`${options.baseUrl.href}: ${url.pathname} answered ${answer.status}${answer.ok ? '' : ' (not ready: the run goes on, its figures will say what failed)'}`);
+  log(
+    `${options.baseUrl.href}: ${url.pathname} answered ${answer.status}${answer.ok ? '' : ' (not ready: the run goes on, its figures will say what failed)'}`,
+  );
 }
 
 /** What will happen, said before it does; the y/N question on a terminal. */
 async function announceAndConfirm(companyId: number | null): Promise<boolean> {
-  const company = companyId === null ? 'the JWT\'s company' : `company ${companyId}`;
+  const company = companyId === null ? "the JWT's company" : `company ${companyId}`;
   const management = options.jwt !== null && selected.some((scenario) => scenario.id === 'management');
   const lines = [
     `plan: ${selected.map((scenario) => scenario.id).join(', ')} against ${options.baseUrl.href}`,
     `  each at ${options.rate} requests/s for ${options.seconds} s after a ${WARMUP_SECONDS} s warm-up, over ${options.connections} connections`,
   ];
   if (createsTokens) {
-    lines.push(`  creates ${tokenCount} API tokens in ${company} (scopes ${scopes.join(', ')}), named "${namePrefix}1..${tokenCount}", ` +
-      `expiring in a day; ${(options.rate * 60 / tokenCount).toFixed(0)} requests a minute each; all revoked at the end`);
-    if (tokenCount > 100) lines.push(`  creating and revoking them takes about ${Math.ceil((2 * tokenCount) / 120)} minutes (an employee may write 120 times a minute)`);
+    lines.push(
+      `  creates ${tokenCount} API tokens in ${company} (scopes ${scopes.join(', ')}), named "${namePrefix}1..${tokenCount}", ` +
+        `expiring in a day; ${((options.rate * 60) / tokenCount).toFixed(0)} requests a minute each; all revoked at the end`,
+    );
+    if (tokenCount > 100)
+      lines.push(
+        `  creating and revoking them takes about ${Math.ceil((2 * tokenCount) / 120)} minutes (an employee may write 120 times a minute)`,
+      );
   } else if (options.givenTokens) {
     lines.push(`  uses the ${tokenCount} tokens of --tokens-file as given (none created or revoked)`);
     if (rateOfTokens(tokenCount) < options.rate) {
-      lines.push(`  WARNING: ${tokenCount} tokens may send ${rateOfTokens(tokenCount).toFixed(1)} requests/s between them: --rate ${options.rate} will draw 429s`);
+      lines.push(
+        `  WARNING: ${tokenCount} tokens may send ${rateOfTokens(tokenCount).toFixed(1)} requests/s between them: --rate ${options.rate} will draw 429s`,
+      );
     }
   }
-  if (management) lines.push(`  management reads with the employee's JWT at ${Math.min(options.rate, MANAGEMENT_READS_PER_SECOND)} requests/s (its 600 reads a minute)`);
+  if (management)
+    lines.push(
+      `  management reads with the employee's JWT at ${Math.min(options.rate, MANAGEMENT_READS_PER_SECOND)} requests/s (its 600 reads a minute)`,
+    );
   for (const line of lines) log(line);
   if (options.yes) return true;
   return confirm(createsTokens ? `Create ${tokenCount} tokens in ${company} and run?` : 'Run?');
@@ -112,7 +134,9 @@ function checkJwtLifetime() {
   const runMs = selected.length * (options.seconds + WARMUP_SECONDS + 5) * 1000;
   const endsBy = Date.now() + writesMs + runMs + 60_000;
   if (options.jwtExpiresAt.getTime() < endsBy) {
-    refuse(`the JWT expires at ${options.jwtExpiresAt.toISOString()}, before the run would end and revoke its tokens (about ${new Date(endsBy).toISOString()}): sign in again`);
+    refuse(
+      `the JWT expires at ${options.jwtExpiresAt.toISOString()}, before the run would end and revoke its tokens (about ${new Date(endsBy).toISOString()}): sign in again`,
+    );
   }
 }
 
@@ -139,9 +163,11 @@ async function main(): Promise<number> {
   if (selected.some((scenario) => scenario.readsSensor !== 'never') && raw.length > 0) {
     deployment.sensor = await probeSensorHistory(options.baseUrl, raw[0]!, today);
     const { sensor } = deployment;
-    log(sensor.available
-      ? `sensor history: ${sensor.firstDay} to ${sensor.lastDay}, ${sensor.units.length} units on its last full day, ${sensor.deepPages} raw pages of 1,000 in its last year`
-      : `sensor history: ${sensor.reason}`);
+    log(
+      sensor.available
+        ? `sensor history: ${sensor.firstDay} to ${sensor.lastDay}, ${sensor.units.length} units on its last full day, ${sensor.deepPages} raw pages of 1,000 in its last year`
+        : `sensor history: ${sensor.reason}`,
+    );
   }
 
   const context: LoadtestContext = {
@@ -162,7 +188,13 @@ async function main(): Promise<number> {
     baseUrl: options.baseUrl,
     plan: { rate: options.rate, seconds: options.seconds, connections: options.connections, scenarios: options.scenarioIds },
     deployment,
-    tokens: { source: createsTokens ? 'created' : options.givenTokens ? 'file' : 'none', count: tokenCount, scopes, created: tokens, revocation },
+    tokens: {
+      source: createsTokens ? 'created' : options.givenTokens ? 'file' : 'none',
+      count: tokenCount,
+      scopes,
+      created: tokens,
+      revocation,
+    },
     scenarios,
   });
   console.log(formatLoadtestTable(report));

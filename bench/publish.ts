@@ -35,7 +35,9 @@ const from = `${sections.map((section) => `${section.name} from the ${section.ki
 if (values.check) {
   const stale = staleSections(doc, records);
   if (stale.length > 0) {
-    console.error(`${BENCHMARKS_DOC}: ${stale.join(' and ')} differ from what ${history} renders; regenerate with node --import tsx bench/publish.ts`);
+    console.error(
+      `${BENCHMARKS_DOC}: ${stale.join(' and ')} differ from what ${history} renders; regenerate with node --import tsx bench/publish.ts`,
+    );
     process.exit(1);
   }
   console.log(`${BENCHMARKS_DOC} matches ${from}`);

@@ -58,8 +58,10 @@ handleInterrupts(log);
 /** The data set in a database of its own, dropped by the clean-up (and, as a last resort, at exit). */
 async function prepareDataset(run: RunOptions): Promise<Dataset> {
   const needs = planCredentials(run.config, run.scenarios);
-  log(`${run.config.mode} run: ${run.scenarios.length} scenarios, ${run.config.seconds} s runs, order ${run.config.order.join('/')}; ` +
-    `${needs.alpha + needs.mixed} tokens and ${needs.managers} employees planned`);
+  log(
+    `${run.config.mode} run: ${run.scenarios.length} scenarios, ${run.config.seconds} s runs, order ${run.config.order.join('/')}; ` +
+      `${needs.alpha + needs.mixed} tokens and ${needs.managers} employees planned`,
+  );
   // the clean-up, not the helper, drops it on Ctrl-C: the clusters using it are stopped first
   const database = await createThrowawayDatabase({ dropOnSignals: false });
   onCleanUp(() => database.drop());
@@ -71,10 +73,13 @@ async function prepareDataset(run: RunOptions): Promise<Dataset> {
 async function revocationOf(projectUrl: string, dataset: Dataset): Promise<RevocationFigures | { error: string } | null> {
   if (!options.revocation) return null;
   log(`revocation: ${config.revocationRounds} rounds of revoke-while-hammering, then the variants (two instances, Redis restarted empty)`);
-  return measureRevocation(projectUrl, dataset.credentials.alpha.take(config.revocationRounds), dataset.layout.heavy.unitIds[0]!, dataset.credentials.revoker,
-    { databaseUrl: dataset.url, log }).catch(
-    (error: Error) => ({ error: `revocation failed: ${error.message}` }),
-  );
+  return measureRevocation(
+    projectUrl,
+    dataset.credentials.alpha.take(config.revocationRounds),
+    dataset.layout.heavy.unitIds[0]!,
+    dataset.credentials.revoker,
+    { databaseUrl: dataset.url, log },
+  ).catch((error: Error) => ({ error: `revocation failed: ${error.message}` }));
 }
 
 async function main() {
@@ -88,8 +93,21 @@ async function main() {
 
   // sensor-data: measured when the endpoint answers; its readings are loaded only then
   const sensorData = await probeSensorData(clusters.project.url, dataset, log);
-  const context = { layout: dataset.layout, credentials: dataset.credentials, seconds: config.seconds, sensorAvailable: sensorData.sensor.available, rate: atCeiling };
-  const scenarios = await runScenarios(options.scenarios, { config, context, clusters, sensor: sensorData.sensor, interrupted: wasInterrupted, log });
+  const context = {
+    layout: dataset.layout,
+    credentials: dataset.credentials,
+    seconds: config.seconds,
+    sensorAvailable: sensorData.sensor.available,
+    rate: atCeiling,
+  };
+  const scenarios = await runScenarios(options.scenarios, {
+    config,
+    context,
+    clusters,
+    sensor: sensorData.sensor,
+    interrupted: wasInterrupted,
+    log,
+  });
   const revocation = await revocationOf(clusters.project.url, dataset);
 
   // the sensor scripts build their own data: the clusters are stopped first so they do not compete

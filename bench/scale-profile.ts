@@ -15,7 +15,15 @@ import { loadavg } from 'node:os';
 import { type BenchDatabase, createBenchDatabase, createUnits, profile, upkeepAfter } from './sensor-common.js';
 import { type MeasuredStore, measureIngest, measureLatencies } from './kit/scale-measure.js';
 import {
-  DAYS, END, INGEST, ingestReadingsPerRound, type ProfileCurve, READINGS_PER_UNIT, readScaleOptions, type StepFigures, stepsUpTo,
+  DAYS,
+  END,
+  INGEST,
+  ingestReadingsPerRound,
+  type ProfileCurve,
+  READINGS_PER_UNIT,
+  readScaleOptions,
+  type StepFigures,
+  stepsUpTo,
 } from './kit/scale-plan.js';
 import { bytesOnDisk, gb, loadFleet, policiesAsOf, sampleDisk, storeLayout } from './kit/scale-store.js';
 
@@ -51,31 +59,50 @@ async function measureStep(step: (typeof steps)[number], isLast: boolean): Promi
     log(`${step.label}: ${step.units} units x ${DAYS} days = ${readings} readings into ${db.url.replace(/^.*\//, '')}`);
     const company = await createUnits(db.pool, Math.max(step.units, INGEST.units));
     const load = await loadFleet(db.pool, step.units, (line) => log(`${step.label} ${line}; on disk ${gb(disk.latest())}`));
-    log(`${step.label}: loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.perSecond)} readings/s; the last tenth ${Math.round(load.lastTenthPerSecond)}/s)`);
+    log(
+      `${step.label}: loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.perSecond)} readings/s; the last tenth ${Math.round(load.lastTenthPerSecond)}/s)`,
+    );
     const bytesLoaded = await bytesOnDisk(db);
-    if (db.profile === 'timescale') for (const job of await policiesAsOf(db, END)) log(`${step.label}: policy as of ${END.toISOString().slice(0, 10)}: ${job}`);
+    if (db.profile === 'timescale')
+      for (const job of await policiesAsOf(db, END)) log(`${step.label}: policy as of ${END.toISOString().slice(0, 10)}: ${job}`);
     const upkeep = await upkeepAfter(db, END);
     const layout = await storeLayout(db);
     log(`${step.label}: upkeep (${upkeep.steps.join(', ')}; VACUUM ANALYZE) in ${upkeep.seconds.toFixed(0)} s; ${layout}`);
     const bytes = await bytesOnDisk(db);
-    log(`${step.label}: on disk as loaded ${gb(bytesLoaded.database)}, after upkeep ${gb(bytes.database)} ` +
-      `(${((bytes.readings + bytes.aggregates) / readings).toFixed(1)} bytes a reading, aggregates included)`);
+    log(
+      `${step.label}: on disk as loaded ${gb(bytesLoaded.database)}, after upkeep ${gb(bytes.database)} ` +
+        `(${((bytes.readings + bytes.aggregates) / readings).toFixed(1)} bytes a reading, aggregates included)`,
+    );
 
     const store: MeasuredStore = { db, company, liveBatches: 0 };
     const stores = smallest ? [store, smallest] : [store];
     const besideReadings = smallest ? smallest.readings + smallest.liveBatches * ingestReadingsPerRound : 0;
     if (smallest) log(`${step.label}: measuring beside the 1M store (now ${besideReadings} readings), alternating`);
     const [own, beside] = await measureLatencies(stores);
-    const shown = (figures: typeof own) => Object.entries(figures!.latencyMs).map(([key, ms]) => `${key} ${ms.toFixed(1)} ms`).join(', ');
+    const shown = (figures: typeof own) =>
+      Object.entries(figures!.latencyMs)
+        .map(([key, ms]) => `${key} ${ms.toFixed(1)} ms`)
+        .join(', ');
     log(`${step.label}: latency medians ${shown(own)}${beside ? `; the 1M store beside it: ${shown(beside)}` : ''}`);
     const [ownIngest, besideIngest] = await measureIngest(stores, (line) => log(`${step.label}: ${line}`));
     keep = !smallest && !isLast;
     if (keep) kept.smallest = { ...store, readings };
     const peaks = await disk.stop();
     return {
-      label: step.label, units: step.units, readings, load, upkeep, layout, bytesLoaded, bytes, ...own!, ingest: ownIngest!,
+      label: step.label,
+      units: step.units,
+      readings,
+      load,
+      upkeep,
+      layout,
+      bytesLoaded,
+      bytes,
+      ...own!,
+      ingest: ownIngest!,
       beside: beside && besideIngest ? { readings: besideReadings, ...beside, ingest: besideIngest } : null,
-      ...peaks, wallSeconds: seconds(stepStarted), loadAverage: { start: loadAtStart, end: loadavg()[0]! },
+      ...peaks,
+      wallSeconds: seconds(stepStarted),
+      loadAverage: { start: loadAtStart, end: loadavg()[0]! },
     };
   } finally {
     await disk.stop();
@@ -88,8 +115,10 @@ try {
     try {
       const figures = await measureStep(step, index === steps.length - 1);
       curve.steps.push(figures);
-      log(`${step.label}: done in ${figures.wallSeconds.toFixed(0)} s, peak on disk ${gb(figures.peakDatabaseBytes)}` +
-        (index === 0 && index < steps.length - 1 ? '; kept, to be measured beside the larger sizes' : '; its database dropped'));
+      log(
+        `${step.label}: done in ${figures.wallSeconds.toFixed(0)} s, peak on disk ${gb(figures.peakDatabaseBytes)}` +
+          (index === 0 && index < steps.length - 1 ? '; kept, to be measured beside the larger sizes' : '; its database dropped'),
+      );
     } catch (error) {
       curve.error = `${step.label}: ${(error as Error).stack ?? String(error)}`;
       log(`failed at ${curve.error}`);

@@ -25,15 +25,15 @@ const METHOD = [
   `Each size is a fleet of units with the same ${DAYS} days of 15-minute temperature and humidity readings ending ${END.toISOString().slice(0, 10)} ` +
     '(src/sensors/generate.ts, seeded: the same readings every run), built in a database of its own that is dropped before the next is built. ' +
     'The readings go through the real ingest (CSV parsed and validated, binary COPY in batches, two at once) in time order, every unit at one instant then the next, as a fleet in service writes them. ' +
-    'The 1M database is kept to the end and measured again beside each larger size, alternating request by request and batch by batch: the P9 ratios come from those pairs, so the machine\'s noise hits both sides.',
+    "The 1M database is kept to the end and measured again beside each larger size, alternating request by request and batch by batch: the P9 ratios come from those pairs, so the machine's noise hits both sides.",
   `Then the store's upkeep as it stands at ${END.toISOString().slice(0, 10)}: postgres, partitions and the rollups' closed months compacted; ` +
-    'timescale, the real policies run with CALL run_job, their offsets moved back so they act as on that date (aggregates refreshed and in the columnstore, the readings\' chunks compressed up to a week before it); then VACUUM ANALYZE.',
+    "timescale, the real policies run with CALL run_job, their offsets moved back so they act as on that date (aggregates refreshed and in the columnstore, the readings' chunks compressed up to a week before it); then VACUUM ANALYZE.",
   `Latency: unit ${PROBE_UNIT}'s requests through the real app (fastify inject, a sensor_data token), ${WARM_ROUNDS} warm-up rounds then the median of ${ROUNDS}, ` +
-    'each round in another order; the app\'s clock jumps an hour before each request, so no cached counts or page boundaries help (the database\'s pages are warm).',
+    "each round in another order; the app's clock jumps an hour before each request, so no cached counts or page boundaries help (the database's pages are warm).",
   `Ingest: ${INGEST.rounds} live batches, each the next ${INGEST.days} days of a ${INGEST.units}-unit fleet after everything the store holds (the same readings at every size), ` +
     'through the ingest as npm run ingest runs it; the figure is their median rate. The 1M store beside a larger size has taken the live batches of the steps before (about 1.4 M readings a step).',
   'Bytes a reading: the readings (every partition or chunk, compressed ones too) and both aggregates, indexes and TOAST included, after the upkeep, divided by the readings of the size (the live batches come later).',
-  'Peak disk: pg_database_size of the size\'s database and the 1M one beside it, sampled every 5 s; the file system figure is the growth of the used space under the server\'s data directory (WAL and any other writer included).',
+  "Peak disk: pg_database_size of the size's database and the 1M one beside it, sampled every 5 s; the file system figure is the growth of the used space under the server's data directory (WAL and any other writer included).",
 ];
 
 /** One profile's curve from its child process: its stderr passed through, its last stdout line parsed. */
@@ -51,7 +51,11 @@ function runProfile(profile: SensorProfile, options: ScaleOptions): Promise<Prof
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.on('exit', (code, signal) => {
       // the app's own log lines may share stdout: the curve is the last line that is one
-      const line = output.trim().split('\n').reverse().find((text) => text.startsWith('{"profile"'));
+      const line = output
+        .trim()
+        .split('\n')
+        .reverse()
+        .find((text) => text.startsWith('{"profile"'));
       let curve: ProfileCurve | null = null;
       try {
         const parsed = line ? (JSON.parse(line) as Partial<ProfileCurve> & { targets?: Record<string, { detail?: string }> }) : null;
@@ -70,12 +74,18 @@ function runProfile(profile: SensorProfile, options: ScaleOptions): Promise<Prof
   });
 }
 
-export async function runScaleCurve(options: ScaleOptions, run: { publish: boolean; partial: string[] }, log: (line: string) => void): Promise<void> {
+export async function runScaleCurve(
+  options: ScaleOptions,
+  run: { publish: boolean; partial: string[] },
+  log: (line: string) => void,
+): Promise<void> {
   const startedAt = new Date();
   const loadAtStart = loadavg()[0]!;
   onCleanUp(() => stopAll());
   const steps = stepsUpTo(options.max);
-  log(`P9 scale curve: ${steps.map((step) => `${step.label} (${step.units} units)`).join(', ')} on ${options.profiles.join(' and ')}; progress below, the curve at the end`);
+  log(
+    `P9 scale curve: ${steps.map((step) => `${step.label} (${step.units} units)`).join(', ')} on ${options.profiles.join(' and ')}; progress below, the curve at the end`,
+  );
   const profiles: ProfileOutcome[] = [];
   for (const profile of options.profiles) {
     const server = await profileServer(profile);
@@ -100,8 +110,12 @@ export async function runScaleCurve(options: ScaleOptions, run: { publish: boole
     durationS: (finishedAt.getTime() - startedAt.getTime()) / 1000,
     max: options.max,
     machine: {
-      cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGb: totalmem() / 2 ** 30, node: process.version,
-      commit: commitMeasured(), loadAverage: { start: loadAtStart, end: loadavg()[0]! },
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      memoryGb: totalmem() / 2 ** 30,
+      node: process.version,
+      commit: commitMeasured(),
+      loadAverage: { start: loadAtStart, end: loadavg()[0]! },
     },
     method: METHOD,
     profiles,

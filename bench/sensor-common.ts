@@ -96,8 +96,14 @@ export async function createBenchDatabase(label: string, poolSize: number, targe
 
 /** Every target NOT MEASURED with the reason (and the JSON line the kit reads); exits 0. */
 export function notMeasured(targets: TargetName[], reason: string): never {
-  for (const target of targets) console.log(`NOT MEASURED ${target.key ? `${target.key} ` : ''}${target.name}: ${reason} (storage profile ${profile})`);
-  const json = Object.fromEntries(targets.map((target) => [target.key ?? target.name, { status: 'not measured', measured: '', detail: `${reason} (storage profile ${profile})` }]));
+  for (const target of targets)
+    console.log(`NOT MEASURED ${target.key ? `${target.key} ` : ''}${target.name}: ${reason} (storage profile ${profile})`);
+  const json = Object.fromEntries(
+    targets.map((target) => [
+      target.key ?? target.name,
+      { status: 'not measured', measured: '', detail: `${reason} (storage profile ${profile})` },
+    ]),
+  );
   console.log(JSON.stringify({ profile, targets: json }));
   process.exit(0);
 }
@@ -169,7 +175,8 @@ export async function upkeepAfter(db: BenchDatabase, at: Date, only?: UpkeepStep
   try {
     if (db.profile === 'timescale') {
       const { rows: jobs } = await client.query<{ job_id: number; proc_name: string; hypertable_name: string }>(
-        `SELECT job_id, proc_name, hypertable_name FROM timescaledb_information.jobs ORDER BY job_id`);
+        `SELECT job_id, proc_name, hypertable_name FROM timescaledb_information.jobs ORDER BY job_id`,
+      );
       for (const step of TIMESCALE_UPKEEP) {
         if (only && !only.includes(step.what)) continue;
         const job = jobs.find((candidate) => candidate.proc_name === step.proc && candidate.hypertable_name === step.table);
@@ -240,9 +247,17 @@ export function report(targets: TargetLine[]) {
   for (const target of targets) {
     console.log(`${target.pass ? 'PASS' : 'MISS'} ${target.key ? `${target.key} ` : ''}${target.name}: ${target.measured}`);
   }
-  const json = Object.fromEntries(targets.map((target) => [target.key ?? target.name, {
-    pass: target.pass, measured: target.measured, ratio: target.ratio, detail: target.detail,
-  }]));
+  const json = Object.fromEntries(
+    targets.map((target) => [
+      target.key ?? target.name,
+      {
+        pass: target.pass,
+        measured: target.measured,
+        ratio: target.ratio,
+        detail: target.detail,
+      },
+    ]),
+  );
   console.log(JSON.stringify({ profile, targets: json }));
 }
 
@@ -274,7 +289,8 @@ export async function startBenchApp(db: BenchDatabase, company: BenchCompany) {
   await app.ready();
   const jwt = await mintEmployeeJwt({ secret: BENCH_JWT_SECRET, userId: company.employeeId, now: clock.now() });
   const created = await app.inject({
-    method: 'POST', url: '/api/v1/api-tokens',
+    method: 'POST',
+    url: '/api/v1/api-tokens',
     headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
     payload: { name: 'bench', scopes: ['sensor_data'], cooling_unit_ids: [], expires_at: null },
   });

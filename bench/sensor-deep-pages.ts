@@ -8,7 +8,20 @@
 // closed months compacted; the timescale policies run: aggregates materialized and laid out,
 // readings compressed).
 //   node --import tsx bench/sensor-deep-pages.ts [--quick] [--profile postgres|timescale]
-import { aggregateLayout, createBenchDatabase, createUnits, fixed, loadReadings, median, profile, quick, report, startBenchApp, timed, upkeepAfter } from './sensor-common.js';
+import {
+  aggregateLayout,
+  createBenchDatabase,
+  createUnits,
+  fixed,
+  loadReadings,
+  median,
+  profile,
+  quick,
+  report,
+  startBenchApp,
+  timed,
+  upkeepAfter,
+} from './sensor-common.js';
 
 const UNITS = 15;
 const DAYS = 365;
@@ -29,8 +42,10 @@ try {
   const loaded = await loadReadings(db.pool, UNITS, DAYS, END);
   console.log(`loaded ${loaded.rows} readings (${UNITS} units x ${DAYS} days) through the ingest in ${fixed(loaded.seconds)} s`);
   const upkeep = await upkeepAfter(db, new Date(END.getTime() + 4 * 86_400_000));
-  console.log(`upkeep over the loaded year (${upkeep.steps.join(', ')}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s` +
-    (profile === 'timescale' ? `; ${await aggregateLayout(db.pool)}` : ''));
+  console.log(
+    `upkeep over the loaded year (${upkeep.steps.join(', ')}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s` +
+      (profile === 'timescale' ? `; ${await aggregateLayout(db.pool)}` : ''),
+  );
   const { app, clock, headers } = await startBenchApp(db, company);
   try {
     const page = async (n: number) => {
@@ -40,7 +55,9 @@ try {
     };
     const first = await page(1);
     const deep = await page(500);
-    console.log(`total_count ${first.meta.pagination.total_count}; page 500 starts at ${deep.data[0]?.timestamp} (${deep.data.length} records)`);
+    console.log(
+      `total_count ${first.meta.pagination.total_count}; page 500 starts at ${deep.data[0]?.timestamp} (${deep.data.length} records)`,
+    );
 
     const cold = { first: [] as number[], deep: [] as number[], next: [] as number[] };
     for (let round = 0; round < ROUNDS; round++) {
@@ -66,12 +83,18 @@ try {
     console.log(`  page 1:   ${fixed(firstMs, 2)} ms`);
     console.log(`  page 500: ${fixed(deepMs, 2)} ms`);
     console.log(`  page 501 right after 500 (cached boundary and counts): ${fixed(median(cold.next), 2)} ms`);
-    console.log(`  for contrast, LIMIT/OFFSET in SQL alone: page 1 ${fixed(median(offset.first), 1)} ms, page 500 ${fixed(median(offset.deep), 1)} ms`);
-    report([{
-      ...P3, pass: ratio <= TARGET,
-      measured: `${fixed(ratio, 2)}x (${fixed(deepMs, 2)} ms vs ${fixed(firstMs, 2)} ms)`, ratio,
-      detail: `median of ${ROUNDS}, cold; ${first.meta.pagination.total_count} readings; page 501 warm ${fixed(median(cold.next), 2)} ms; ${profile} profile`,
-    }]);
+    console.log(
+      `  for contrast, LIMIT/OFFSET in SQL alone: page 1 ${fixed(median(offset.first), 1)} ms, page 500 ${fixed(median(offset.deep), 1)} ms`,
+    );
+    report([
+      {
+        ...P3,
+        pass: ratio <= TARGET,
+        measured: `${fixed(ratio, 2)}x (${fixed(deepMs, 2)} ms vs ${fixed(firstMs, 2)} ms)`,
+        ratio,
+        detail: `median of ${ROUNDS}, cold; ${first.meta.pagination.total_count} readings; page 501 warm ${fixed(median(cold.next), 2)} ms; ${profile} profile`,
+      },
+    ]);
   } finally {
     await app.close();
   }

@@ -2,10 +2,11 @@
 // aggregate vs bucketed from the raw readings at query time (date_trunc + GROUP BY), in one run,
 // alternating the two queries. Both return the same 17,520 rows (365 days x 24 h x 2 types).
 // Other units' readings share the table, as in production (10,000 units there; 100 here), so one
-// unit's raw year is spread over many pages; the aggregate tables' closed months have been compacted by
-// the store's upkeep, as they would be after a year in service. Timed: the database producing the rows and sending them (COPY ... TO STDOUT, the
-// bytes drained), not node-pg turning them into objects, which costs the same for both and would
-// only blur the comparison; the parsed-rows figure is printed too.
+// unit's raw year is spread over many pages; the aggregate tables' closed months have been
+// compacted by the store's upkeep, as they would be after a year in service. Timed: the database
+// producing the rows and sending them (COPY ... TO STDOUT, the bytes drained), not node-pg
+// turning them into objects, which costs the same for both and would only blur the comparison;
+// the parsed-rows figure is printed too.
 // Target: the aggregate at least 10x faster.
 // Storage profiles: the store as a year in service leaves it. postgres: closed months of the
 // aggregate tables compacted. timescale: the policies run (both aggregates materialized and, with
@@ -17,7 +18,20 @@
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { to as copyTo } from 'pg-copy-streams';
-import { aggregateLayout, type BenchDatabase, createBenchDatabase, createUnits, fixed, loadReadings, median, profile, quick, report, timed, upkeepAfter } from './sensor-common.js';
+import {
+  aggregateLayout,
+  type BenchDatabase,
+  createBenchDatabase,
+  createUnits,
+  fixed,
+  loadReadings,
+  median,
+  profile,
+  quick,
+  report,
+  timed,
+  upkeepAfter,
+} from './sensor-common.js';
 
 const UNITS = quick ? 40 : 100;
 const DAYS = 365;
@@ -65,12 +79,15 @@ async function measure(db: BenchDatabase, unit: number): Promise<Figures> {
     const client = await db.pool.connect();
     let bytes = 0;
     try {
-      await pipeline(client.query(copyTo(`COPY (${sql}) TO STDOUT`)), new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          bytes += chunk.length;
-          done();
-        },
-      }));
+      await pipeline(
+        client.query(copyTo(`COPY (${sql}) TO STDOUT`)),
+        new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            bytes += chunk.length;
+            done();
+          },
+        }),
+      );
     } finally {
       client.release();
     }
@@ -88,8 +105,15 @@ async function measure(db: BenchDatabase, unit: number): Promise<Figures> {
     const { rows: plan } = await db.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, TIMING OFF) ${sql}`);
     return Number(/Execution Time: ([\d.]+) ms/.exec(plan.map((row) => row['QUERY PLAN']).join('\n'))?.[1] ?? NaN);
   };
-  const times = { floor: [] as number[], aggregate: [] as number[], raw: [] as number[], aggregateParsed: [] as number[], rawParsed: [] as number[],
-    aggregateServer: [] as number[], rawServer: [] as number[] };
+  const times = {
+    floor: [] as number[],
+    aggregate: [] as number[],
+    raw: [] as number[],
+    aggregateParsed: [] as number[],
+    rawParsed: [] as number[],
+    aggregateServer: [] as number[],
+    rawServer: [] as number[],
+  };
   let bytes = 0;
   for (let round = 0; round < ROUNDS; round++) {
     const a = await timed(() => copied(aggregate(unit)));
@@ -104,10 +128,17 @@ async function measure(db: BenchDatabase, unit: number): Promise<Figures> {
   }
   const [aggregateMs, rawMs] = [median(times.aggregate), median(times.raw)];
   return {
-    rows, bytes, aggregateMs, rawMs, ratio: rawMs / aggregateMs, floorMs: median(times.floor),
-    aggregateParsedMs: median(times.aggregateParsed), rawParsedMs: median(times.rawParsed),
+    rows,
+    bytes,
+    aggregateMs,
+    rawMs,
+    ratio: rawMs / aggregateMs,
+    floorMs: median(times.floor),
+    aggregateParsedMs: median(times.aggregateParsed),
+    rawParsedMs: median(times.rawParsed),
     parsedRatio: median(times.rawParsed) / median(times.aggregateParsed),
-    aggregateServerMs: median(times.aggregateServer), rawServerMs: median(times.rawServer),
+    aggregateServerMs: median(times.aggregateServer),
+    rawServerMs: median(times.rawServer),
     serverRatio: median(times.rawServer) / median(times.aggregateServer),
     plan: await explained(db, aggregate(unit)),
   };
@@ -120,7 +151,9 @@ async function explained(db: BenchDatabase, sql: string): Promise<Figures['plan'
   try {
     for (let i = 0; i < 5; i++) {
       const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`);
-      const [top] = rows[0]!['QUERY PLAN'] as [{ Plan: Record<string, unknown>; Planning: Record<string, number>; 'Planning Time': number; 'Execution Time': number }];
+      const [top] = rows[0]!['QUERY PLAN'] as [
+        { Plan: Record<string, unknown>; Planning: Record<string, number>; 'Planning Time': number; 'Execution Time': number },
+      ];
       const scans = JSON.stringify(top.Plan).match(/"Relation Name":"_hyper_\d+_\d+_chunk"/g) ?? [];
       runs.push({
         planningMs: top['Planning Time'],
@@ -134,8 +167,13 @@ async function explained(db: BenchDatabase, sql: string): Promise<Figures['plan'
     client.release();
   }
   const middle = (pick: (plan: Figures['plan']) => number) => median(runs.map(pick));
-  return { planningMs: middle((p) => p.planningMs), planningBuffers: middle((p) => p.planningBuffers), executionMs: middle((p) => p.executionMs),
-    buffers: middle((p) => p.buffers), chunks: middle((p) => p.chunks) };
+  return {
+    planningMs: middle((p) => p.planningMs),
+    planningBuffers: middle((p) => p.planningBuffers),
+    executionMs: middle((p) => p.executionMs),
+    buffers: middle((p) => p.buffers),
+    chunks: middle((p) => p.chunks),
+  };
 }
 
 function print(figures: Figures) {
@@ -143,14 +181,22 @@ function print(figures: Figures) {
   console.log(`  from sensor_readings_hourly:             ${fixed(figures.aggregateMs, 2)} ms`);
   console.log(`  date_trunc + GROUP BY over the readings: ${fixed(figures.rawMs, 2)} ms`);
   console.log(`  ratio: ${fixed(figures.ratio)}x`);
-  console.log(`  (the floor, the same rows from a table holding exactly them: ${fixed(figures.floorMs, 2)} ms, so at most ${fixed(figures.rawMs / figures.floorMs)}x here)`);
-  console.log(`  (as node-pg row objects: ${fixed(figures.aggregateParsedMs, 1)} ms vs ${fixed(figures.rawParsedMs, 1)} ms, ` +
-    `${fixed(figures.parsedRatio)}x: client-side parsing of the same ${figures.rows} rows adds the same to both)`);
-  console.log(`  (server execution only, EXPLAIN ANALYZE: ${fixed(figures.aggregateServerMs, 1)} ms vs ` +
-    `${fixed(figures.rawServerMs, 1)} ms, ${fixed(figures.serverRatio)}x: formatting and sending the same rows is the rest)`);
+  console.log(
+    `  (the floor, the same rows from a table holding exactly them: ${fixed(figures.floorMs, 2)} ms, so at most ${fixed(figures.rawMs / figures.floorMs)}x here)`,
+  );
+  console.log(
+    `  (as node-pg row objects: ${fixed(figures.aggregateParsedMs, 1)} ms vs ${fixed(figures.rawParsedMs, 1)} ms, ` +
+      `${fixed(figures.parsedRatio)}x: client-side parsing of the same ${figures.rows} rows adds the same to both)`,
+  );
+  console.log(
+    `  (server execution only, EXPLAIN ANALYZE: ${fixed(figures.aggregateServerMs, 1)} ms vs ` +
+      `${fixed(figures.rawServerMs, 1)} ms, ${fixed(figures.serverRatio)}x: formatting and sending the same rows is the rest)`,
+  );
   const plan = figures.plan;
-  console.log(`  the aggregate query, EXPLAIN (ANALYZE, BUFFERS) warm: planning ${fixed(plan.planningMs, 2)} ms (${plan.planningBuffers} buffers), ` +
-    `execution ${fixed(plan.executionMs, 2)} ms (${plan.buffers} buffers)${plan.chunks ? `, ${plan.chunks} chunks read` : ''}`);
+  console.log(
+    `  the aggregate query, EXPLAIN (ANALYZE, BUFFERS) warm: planning ${fixed(plan.planningMs, 2)} ms (${plan.planningBuffers} buffers), ` +
+      `execution ${fixed(plan.executionMs, 2)} ms (${plan.buffers} buffers)${plan.chunks ? `, ${plan.chunks} chunks read` : ''}`,
+  );
 }
 
 console.log(`sensor benchmark (a): hourly history of one unit over ${DAYS} days, aggregate vs raw${quick ? ' (quick)' : ''}`);
@@ -167,28 +213,39 @@ try {
   let rowStore: Figures | null = null;
   if (profile === 'timescale') {
     const aggregates = await upkeepAfter(db, upkeepAt, ['refresh hourly', 'refresh daily', 'columnstore hourly', 'columnstore daily']);
-    console.log(`policies run (${aggregates.steps.join(', ')}) and VACUUM ANALYZE: ${fixed(aggregates.seconds)} s; ${await aggregateLayout(db.pool)}`);
-    console.log('before the readings\' compression (the week after a chunk ends, or a store without that policy):');
+    console.log(
+      `policies run (${aggregates.steps.join(', ')}) and VACUUM ANALYZE: ${fixed(aggregates.seconds)} s; ${await aggregateLayout(db.pool)}`,
+    );
+    console.log("before the readings' compression (the week after a chunk ends, or a store without that policy):");
     rowStore = await measure(db, unit);
     print(rowStore);
   }
   // what the store's upkeep has done after a year in service (postgres: the aggregate tables' closed months
   // compacted; timescale: the readings' chunks compressed too)
   const upkeep = await upkeepAfter(db, upkeepAt);
-  console.log(`upkeep over the loaded year (${upkeep.steps.join(', ') || 'nothing left to run'}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s`);
+  console.log(
+    `upkeep over the loaded year (${upkeep.steps.join(', ') || 'nothing left to run'}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s`,
+  );
   if (profile === 'timescale') console.log(`after a year in service, the readings' chunks compressed too:`);
   const figures = await measure(db, unit);
   print(figures);
-  const extra = rowStore ? `; with the readings' chunks not yet compressed ${fixed(rowStore.ratio)}x (${fixed(rowStore.aggregateMs, 2)} vs ${fixed(rowStore.rawMs, 2)} ms)` : '';
+  const extra = rowStore
+    ? `; with the readings' chunks not yet compressed ${fixed(rowStore.ratio)}x (${fixed(rowStore.aggregateMs, 2)} vs ${fixed(rowStore.rawMs, 2)} ms)`
+    : '';
   const plan = figures.plan;
-  report([{
-    ...P4, pass: figures.ratio >= TARGET,
-    measured: `${fixed(figures.ratio)}x (${fixed(figures.aggregateMs, 2)} ms vs ${fixed(figures.rawMs, 2)} ms)`, ratio: figures.ratio,
-    detail: `median of ${ROUNDS}; ${figures.rows} rows via COPY TO STDOUT; as node-pg rows ${fixed(figures.parsedRatio)}x; server execution ${fixed(figures.serverRatio)}x; ` +
-      `floor (the same rows from a plain table) ${fixed(figures.floorMs, 1)} ms, at most ${fixed(figures.rawMs / figures.floorMs)}x; ` +
-      `aggregate query planning ${fixed(plan.planningMs, 1)} ms + execution ${fixed(plan.executionMs, 1)} ms, ${plan.buffers} buffers${plan.chunks ? ` in ${plan.chunks} chunks` : ''}; ` +
-      `${loaded.rows} readings of ${UNITS} units in the table; ${profile} profile${extra}`,
-  }]);
+  report([
+    {
+      ...P4,
+      pass: figures.ratio >= TARGET,
+      measured: `${fixed(figures.ratio)}x (${fixed(figures.aggregateMs, 2)} ms vs ${fixed(figures.rawMs, 2)} ms)`,
+      ratio: figures.ratio,
+      detail:
+        `median of ${ROUNDS}; ${figures.rows} rows via COPY TO STDOUT; as node-pg rows ${fixed(figures.parsedRatio)}x; server execution ${fixed(figures.serverRatio)}x; ` +
+        `floor (the same rows from a plain table) ${fixed(figures.floorMs, 1)} ms, at most ${fixed(figures.rawMs / figures.floorMs)}x; ` +
+        `aggregate query planning ${fixed(plan.planningMs, 1)} ms + execution ${fixed(plan.executionMs, 1)} ms, ${plan.buffers} buffers${plan.chunks ? ` in ${plan.chunks} chunks` : ''}; ` +
+        `${loaded.rows} readings of ${UNITS} units in the table; ${profile} profile${extra}`,
+    },
+  ]);
 } finally {
   await db.drop();
 }

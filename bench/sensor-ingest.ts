@@ -18,7 +18,18 @@ import type { Reading } from '../src/sensors/formats.js';
 import { encodeReadings } from '../src/sensors/copy-binary.js';
 import { readingChunks } from '../src/sensors/generate.js';
 import { DEFAULT_BATCH_SIZE, ingestReadings } from '../src/sensors/ingest.js';
-import { createBenchDatabase, createUnits, csvReadingRuns, fixed, median, profile, quick, report, timed, untimedClient } from './sensor-common.js';
+import {
+  createBenchDatabase,
+  createUnits,
+  csvReadingRuns,
+  fixed,
+  median,
+  profile,
+  quick,
+  report,
+  timed,
+  untimedClient,
+} from './sensor-common.js';
 
 const UNITS = quick ? 100 : 200;
 const DAYS = quick ? 8 : 14; // 100 x 8 x 192 = 153,600; 200 x 14 x 192 = 537,600 readings a round
@@ -51,15 +62,18 @@ try {
       CREATE TABLE plain_readings (LIKE sensor_readings INCLUDING DEFAULTS INCLUDING CONSTRAINTS) PARTITION BY RANGE (recorded_at);
       ALTER TABLE plain_readings ADD PRIMARY KEY (cooling_unit_id, specification_type, recorded_at);`);
     ({ rows: weeks } = await db.pool.query<{ target: string; range_start: string; range_end: string }>(
-      'SELECT target, range_start::text, range_end::text FROM sensor_prepare_range($1, $2)', [from, END.toISOString()]));
+      'SELECT target, range_start::text, range_end::text FROM sensor_prepare_range($1, $2)',
+      [from, END.toISOString()],
+    ));
     for (const week of weeks) {
-      await db.pool.query(`CREATE TABLE plain_${week.target} PARTITION OF plain_readings FOR VALUES FROM ('${week.range_start}') TO ('${week.range_end}')`);
+      await db.pool.query(
+        `CREATE TABLE plain_${week.target} PARTITION OF plain_readings FOR VALUES FROM ('${week.range_start}') TO ('${week.range_end}')`,
+      );
     }
   }
 
   const ours = async (loadsInFlight?: number) => {
-    const stats = await ingestReadings(db.pool,
-      csvReadingRuns(csv, END), { batchSize: 50_000, loadsInFlight });
+    const stats = await ingestReadings(db.pool, csvReadingRuns(csv, END), { batchSize: 50_000, loadsInFlight });
     if (stats.inserted !== readings) throw new Error(`ingest loaded ${stats.inserted} of ${readings}`);
   };
   // the same, one batch at a time: what the parallel loads add (plain COPY has one connection)
@@ -89,8 +103,14 @@ try {
   const plain = async () => {
     const client = await db.pool.connect();
     try {
-      await pipeline(Readable.from(csv), client.query(copyFrom(
-        'COPY plain_readings (cooling_unit_id, specification_type, recorded_at, value) FROM STDIN WITH (FORMAT csv, HEADER true)')));
+      await pipeline(
+        Readable.from(csv),
+        client.query(
+          copyFrom(
+            'COPY plain_readings (cooling_unit_id, specification_type, recorded_at, value) FROM STDIN WITH (FORMAT csv, HEADER true)',
+          ),
+        ),
+      );
     } finally {
       client.release();
     }
@@ -114,10 +134,18 @@ try {
     await db.pool.query('CHECKPOINT');
   };
 
-  const times = { ours: [] as number[], plain: [] as number[], oursWithout: [] as number[], oursSerial: [] as number[], nodeSide: [] as number[] };
+  const times = {
+    ours: [] as number[],
+    plain: [] as number[],
+    oursWithout: [] as number[],
+    oursSerial: [] as number[],
+    nodeSide: [] as number[],
+  };
   const runs = { ours: () => ours(), plain, oursWithout, oursSerial, nodeSide };
   // timescale: no aggregate triggers to switch off
-  const variants = (['ours', 'plain', 'oursWithout', 'oursSerial', 'nodeSide'] as const).filter((which) => !timescale || which !== 'oursWithout');
+  const variants = (['ours', 'plain', 'oursWithout', 'oursSerial', 'nodeSide'] as const).filter(
+    (which) => !timescale || which !== 'oursWithout',
+  );
   for (let round = 0; round < ROUNDS; round++) {
     // rotate who goes first, so drift on a shared machine hits all of them
     const order = variants.map((_, i, all) => all[(i + round) % all.length]!);
@@ -139,11 +167,17 @@ try {
     await ours();
     const client = await untimedClient(db);
     try {
-      refreshSeconds = (await timed(async () => {
-        for (const view of ['sensor_readings_hourly', 'sensor_readings_daily']) {
-          await client.query(`CALL refresh_continuous_aggregate('${view}', $1::timestamptz, $2::timestamptz)`, [from, END.toISOString()]);
-        }
-      })).ms / 1000;
+      refreshSeconds =
+        (
+          await timed(async () => {
+            for (const view of ['sensor_readings_hourly', 'sensor_readings_daily']) {
+              await client.query(`CALL refresh_continuous_aggregate('${view}', $1::timestamptz, $2::timestamptz)`, [
+                from,
+                END.toISOString(),
+              ]);
+            }
+          })
+        ).ms / 1000;
     } finally {
       await client.end();
     }
@@ -151,27 +185,43 @@ try {
   const nodeRate = readings / (median(times.nodeSide) / 1000);
   const serialRate = readings / (median(times.oursSerial) / 1000);
   console.log(`${readings} readings a round (${UNITS} units x ${DAYS} days), median of ${ROUNDS} rounds:`);
-  console.log(`  ingest (parse, validate, COPY, aggregates): ${fixed(median(times.ours) / 1000, 2)} s = ${Math.round(oursRate)} readings/s`);
+  console.log(
+    `  ingest (parse, validate, COPY, aggregates): ${fixed(median(times.ours) / 1000, 2)} s = ${Math.round(oursRate)} readings/s`,
+  );
   console.log(`  plain COPY, no aggregates:               ${fixed(median(times.plain) / 1000, 2)} s = ${Math.round(plainRate)} readings/s`);
   if (timescale) {
-    console.log(`  (then the refresh policies' work, materializing both aggregates over these readings: ${fixed(refreshSeconds!, 2)} s = ` +
-      `${Math.round(readings / refreshSeconds!)} readings/s, in the background)`);
+    console.log(
+      `  (then the refresh policies' work, materializing both aggregates over these readings: ${fixed(refreshSeconds!, 2)} s = ` +
+        `${Math.round(readings / refreshSeconds!)} readings/s, in the background)`,
+    );
   } else {
-    console.log(`  the ingest with the aggregate triggers switched off: ${fixed(median(times.oursWithout) / 1000, 2)} s = ${Math.round(withoutRate)} readings/s ` +
-      `(keeping the aggregates costs ${fixed((1 - oursRate / withoutRate) * 100, 0)}% of the ingest's rate: ${fixed(oursRate / withoutRate, 2)}x)`);
+    console.log(
+      `  the ingest with the aggregate triggers switched off: ${fixed(median(times.oursWithout) / 1000, 2)} s = ${Math.round(withoutRate)} readings/s ` +
+        `(keeping the aggregates costs ${fixed((1 - oursRate / withoutRate) * 100, 0)}% of the ingest's rate: ${fixed(oursRate / withoutRate, 2)}x)`,
+    );
   }
-  console.log(`  the ingest loading one batch at a time:  ${fixed(median(times.oursSerial) / 1000, 2)} s = ${Math.round(serialRate)} readings/s ` +
-    `(${fixed(serialRate / plainRate, 2)}x plain COPY)`);
-  console.log(`  the Node side alone (parse, validate, binary-encode; no database): ${fixed(median(times.nodeSide) / 1000, 2)} s = ${Math.round(nodeRate)} readings/s`);
+  console.log(
+    `  the ingest loading one batch at a time:  ${fixed(median(times.oursSerial) / 1000, 2)} s = ${Math.round(serialRate)} readings/s ` +
+      `(${fixed(serialRate / plainRate, 2)}x plain COPY)`,
+  );
+  console.log(
+    `  the Node side alone (parse, validate, binary-encode; no database): ${fixed(median(times.nodeSide) / 1000, 2)} s = ${Math.round(nodeRate)} readings/s`,
+  );
   console.log('  after each ingest round: readings = sum of hourly sample_count = sum of daily sample_count');
   report([
-    { ...P6, pass: ratio >= RATIO_TARGET,
-      measured: `${fixed(ratio, 2)}x (${Math.round(oursRate)} vs ${Math.round(plainRate)} readings/s)`, ratio,
-      detail: `median of ${ROUNDS}; ${readings} readings a round; batches of 50,000, binary COPY, two loading at once; ` +
-        (timescale ? `the aggregates' later refresh of a round ${fixed(refreshSeconds!, 2)} s` : `the same ingest without the aggregate triggers ${fixed(oursRate / withoutRate, 2)}x`) +
-        `; one batch at a time ${fixed(serialRate / plainRate, 2)}x plain COPY; Node side alone ${Math.round(nodeRate)} readings/s; ${profile} profile` },
-    { ...RATE, pass: oursRate >= RATE_TARGET,
-      measured: `${Math.round(oursRate)} readings/s`, detail: `median of ${ROUNDS}` },
+    {
+      ...P6,
+      pass: ratio >= RATIO_TARGET,
+      measured: `${fixed(ratio, 2)}x (${Math.round(oursRate)} vs ${Math.round(plainRate)} readings/s)`,
+      ratio,
+      detail:
+        `median of ${ROUNDS}; ${readings} readings a round; batches of 50,000, binary COPY, two loading at once; ` +
+        (timescale
+          ? `the aggregates' later refresh of a round ${fixed(refreshSeconds!, 2)} s`
+          : `the same ingest without the aggregate triggers ${fixed(oursRate / withoutRate, 2)}x`) +
+        `; one batch at a time ${fixed(serialRate / plainRate, 2)}x plain COPY; Node side alone ${Math.round(nodeRate)} readings/s; ${profile} profile`,
+    },
+    { ...RATE, pass: oursRate >= RATE_TARGET, measured: `${Math.round(oursRate)} readings/s`, detail: `median of ${ROUNDS}` },
   ]);
 } finally {
   await db.drop();

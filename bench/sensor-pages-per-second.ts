@@ -11,7 +11,17 @@
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import Fastify from 'fastify';
-import { createBenchDatabase, createUnits, fixed, loadReadings, profile, quick, report, startBenchApp, upkeepAfter } from './sensor-common.js';
+import {
+  createBenchDatabase,
+  createUnits,
+  fixed,
+  loadReadings,
+  profile,
+  quick,
+  report,
+  startBenchApp,
+  upkeepAfter,
+} from './sensor-common.js';
 
 const UNITS = 20;
 const DAYS = 60;
@@ -38,7 +48,8 @@ function autocannon(url: string, paths: string[], headers: Record<string, string
   const env = { ...process.env, LOAD_OPTIONS: JSON.stringify(options) };
   return new Promise((resolve, reject) => {
     execFile('nice', ['-n', '10', process.execPath, '-e', LOAD_SCRIPT], { env, maxBuffer: 64 << 20 }, (error, stdout) =>
-      error ? reject(error) : resolve(JSON.parse(stdout) as LoadResult));
+      error ? reject(error) : resolve(JSON.parse(stdout) as LoadResult),
+    );
   });
 }
 
@@ -59,20 +70,41 @@ try {
     const query = request.query as Record<string, string>;
     const page = Number(query.page ?? 1);
     const size = Number(query.page_size ?? 100);
-    const params = [Number(query.cooling_unit_id), `${query.start_date}T00:00:00Z`, new Date(Date.parse(`${query.end_date}T00:00:00Z`) + 86_400_000)];
+    const params = [
+      Number(query.cooling_unit_id),
+      `${query.start_date}T00:00:00Z`,
+      new Date(Date.parse(`${query.end_date}T00:00:00Z`) + 86_400_000),
+    ];
     const filter = 'cooling_unit_id = $1 AND recorded_at >= $2 AND recorded_at < $3';
     const [rows, count] = await Promise.all([
       db.pool.query<{ recorded_at: Date; cooling_unit_id: number; specification_type: string; value: number }>(
         `SELECT recorded_at, cooling_unit_id, specification_type, value FROM sensor_readings WHERE ${filter}
-         ORDER BY recorded_at, cooling_unit_id, specification_type LIMIT $4 OFFSET $5`, [...params, size, (page - 1) * size]),
+         ORDER BY recorded_at, cooling_unit_id, specification_type LIMIT $4 OFFSET $5`,
+        [...params, size, (page - 1) * size],
+      ),
       db.pool.query<{ total: number }>(`SELECT count(*)::int AS total FROM sensor_readings WHERE ${filter}`, params),
     ]);
     const total = count.rows[0]!.total;
     return {
-      data: rows.rows.map((row) => ({ timestamp: row.recorded_at.toISOString(), cooling_unit_id: row.cooling_unit_id,
-        specification_type: row.specification_type, value: row.value, sample_count: 1 })),
-      meta: { company_id: company.companyId, filters: query,
-        pagination: { page, page_size: size, total_count: total, total_pages: Math.ceil(total / size), has_next: page * size < total, has_previous: page > 1 } },
+      data: rows.rows.map((row) => ({
+        timestamp: row.recorded_at.toISOString(),
+        cooling_unit_id: row.cooling_unit_id,
+        specification_type: row.specification_type,
+        value: row.value,
+        sample_count: 1,
+      })),
+      meta: {
+        company_id: company.companyId,
+        filters: query,
+        pagination: {
+          page,
+          page_size: size,
+          total_count: total,
+          total_pages: Math.ceil(total / size),
+          has_next: page * size < total,
+          has_previous: page > 1,
+        },
+      },
     };
   });
   const ours = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -99,11 +131,15 @@ try {
     console.log(`${CONNECTIONS} connections, ${SECONDS} s per run, 2 runs each, pages 1..5 of 1,000 in turn:`);
     console.log(`  GET /api/v1/sensor-data: ${fixed(oursRate)} pages/s (p50 ${runs.ours[0]!.latency.p50} ms)`);
     console.log(`  naive pg + JSON.stringify: ${fixed(naiveRate)} pages/s (p50 ${runs.naive[0]!.latency.p50} ms)`);
-    report([{
-      ...P2, pass: ratio >= TARGET,
-      measured: `${fixed(ratio, 2)}x (${fixed(oursRate)} vs ${fixed(naiveRate)} pages/s)`, ratio,
-      detail: `${CONNECTIONS} connections x ${SECONDS} s x 2 runs each; p50 ${runs.ours[0]!.latency.p50} vs ${runs.naive[0]!.latency.p50} ms; ${profile} profile`,
-    }]);
+    report([
+      {
+        ...P2,
+        pass: ratio >= TARGET,
+        measured: `${fixed(ratio, 2)}x (${fixed(oursRate)} vs ${fixed(naiveRate)} pages/s)`,
+        ratio,
+        detail: `${CONNECTIONS} connections x ${SECONDS} s x 2 runs each; p50 ${runs.ours[0]!.latency.p50} vs ${runs.naive[0]!.latency.p50} ms; ${profile} profile`,
+      },
+    ]);
   } finally {
     await app.close();
     await naive.close();

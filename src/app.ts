@@ -107,7 +107,11 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(configPoolsClock, { config, pool: deps.pool, readPool: deps.readPool, clock: deps.clock });
   await app.register(metrics);
   await app.register(errorHandler);
-  await app.register(rateLimits, { redis: deps.redis?.client ?? null, overrides: deps.rateLimitOverrides, windowMs: deps.rateLimitWindowMs });
+  await app.register(rateLimits, {
+    redis: deps.redis?.client ?? null,
+    overrides: deps.rateLimitOverrides,
+    windowMs: deps.rateLimitWindowMs,
+  });
   await app.register(employeeAuth, { jwtVerifier: deps.jwtVerifier });
   await app.register(tokens, { redis: deps.redis ?? null });
   await app.register(audit);

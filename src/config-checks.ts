@@ -6,7 +6,10 @@ import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, problem: string) {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
     super(`Invalid configuration: ${variable} ${problem}`);
   }
 }
@@ -59,8 +62,7 @@ export const proxyEntry = (entry: string) => {
  * starts no escape (pg-connection-string), ioredis does not.
  */
 export function connectionUrlProblem(value: string, client: 'pg' | 'ioredis'): string | null {
-  const text =
-    client === 'pg' && / |%[^a-f0-9]|%[a-f0-9][^a-f0-9]/i.test(value) ? encodeURI(value).replace(/%25(\d\d)/g, '%$1') : value;
+  const text = client === 'pg' && / |%[^a-f0-9]|%[a-f0-9][^a-f0-9]/i.test(value) ? encodeURI(value).replace(/%25(\d\d)/g, '%$1') : value;
   let url: URL;
   try {
     url = new URL(text);
@@ -110,7 +112,9 @@ const SUPPORTED_KEYS = 'RSA of 2048 bits or more (RS256) or EC P-256 (ES256)';
 export function jwtPublicKey(pem: string): { key: KeyObject; algorithm: 'RS256' | 'ES256'; pem: string } {
   const problem = (text: string) => new ConfigError('JWT_PUBLIC_KEY', text);
   if (/PRIVATE KEY-----/.test(pem)) {
-    throw problem('holds a private key: a public key is expected ("-----BEGIN PUBLIC KEY-----"); keep the private key with the token issuer');
+    throw problem(
+      'holds a private key: a public key is expected ("-----BEGIN PUBLIC KEY-----"); keep the private key with the token issuer',
+    );
   }
   const blocks = pem.match(PUBLIC_KEY_BLOCK) ?? [];
   if (blocks.length !== 1) {
@@ -140,4 +144,3 @@ export function jwtPublicKey(pem: string): { key: KeyObject; algorithm: 'RS256' 
   }
   throw problem(`is an ${type ?? 'unknown'} key: expected ${SUPPORTED_KEYS}`);
 }
-

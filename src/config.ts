@@ -5,14 +5,20 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import {
-  ConfigError, connectionUrlProblem, HOST_NAME, jwtPublicKey, LOG_LEVELS, pathKind, proxyEntry, publicBaseUrl, stringOrUri,
+  ConfigError,
+  connectionUrlProblem,
+  HOST_NAME,
+  jwtPublicKey,
+  LOG_LEVELS,
+  pathKind,
+  proxyEntry,
+  publicBaseUrl,
+  stringOrUri,
 } from './config-checks.js';
 import { DEFAULT_QUERY_TIMEOUT_MS, type DbPooler } from './db/pool.js';
 import type { StorageProfile } from './sensors/store.js';
 
-export type JwtConfig =
-  | { kind: 'secret'; secret: string }
-  | { kind: 'public-key'; pem: string };
+export type JwtConfig = { kind: 'secret'; secret: string } | { kind: 'public-key'; pem: string };
 
 export interface Config {
   /** null: no DATABASE_URL, so `npm start` runs an embedded PostgreSQL in dataDir */
@@ -48,7 +54,10 @@ export interface Config {
   dbQueryTimeoutMs: number;
   /** how long start-up retries a database it cannot reach before it gives up */
   dbStartupWaitMs: number;
-  /** the service's queries as named (prepared) statements; off behind poolers that cannot keep them (the default with DB_POOLER=transaction) */
+  /**
+   * the service's queries as named (prepared) statements; off behind poolers that cannot keep them (the default with
+   * DB_POOLER=transaction)
+   */
   dbPreparedStatements: boolean;
   /** how often a worker writes the last_used_at of the tokens it served (src/tokens/last-used.ts) */
   lastUsedFlushMs: number;
@@ -142,32 +151,41 @@ const envSchema = z.object({
           const match = /^(.+):(\d{1,5})$/.exec(node);
           const host = match?.[1]?.replace(/^\[(.*)\]$/, '$1') ?? '';
           if (!match || (isIP(host) === 0 && !HOST_NAME.test(host)) || Number(match[2]) < 1 || Number(match[2]) > 65535) {
-            ctx.addIssue({ code: 'custom', message: `must be a comma-separated list of host:port (e.g. 10.0.0.1:7000,10.0.0.2:7000), not "${node.slice(0, 100)}"` });
+            ctx.addIssue({
+              code: 'custom',
+              message: `must be a comma-separated list of host:port (e.g. 10.0.0.1:7000,10.0.0.2:7000), not "${node.slice(0, 100)}"`,
+            });
             return;
           }
         }
       })
-      .transform((nodes) => nodes.map((node) => {
-        const at = node.lastIndexOf(':');
-        return { host: node.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(node.slice(at + 1)) };
-      }))
+      .transform((nodes) =>
+        nodes.map((node) => {
+          const at = node.lastIndexOf(':');
+          return { host: node.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(node.slice(at + 1)) };
+        }),
+      )
       .optional(),
   ),
   REDIS_KEY_PREFIX: optionalText.pipe(
-    z.string().regex(/^[\w:.-]{1,64}$/, 'must be 1..64 letters, digits, ":", ".", "_" or "-"').optional(),
+    z
+      .string()
+      .regex(/^[\w:.-]{1,64}$/, 'must be 1..64 letters, digits, ":", ".", "_" or "-"')
+      .optional(),
   ),
   DATA_DIR: optionalText,
   HOST: optionalText.pipe(
     z
       .string()
-      .refine((host) => isIP(host) !== 0 || HOST_NAME.test(host), 'must be an IP address or a host name (e.g. 0.0.0.0, ::, localhost), without brackets or port')
+      .refine(
+        (host) => isIP(host) !== 0 || HOST_NAME.test(host),
+        'must be an IP address or a host name (e.g. 0.0.0.0, ::, localhost), without brackets or port',
+      )
       .optional(),
   ),
   PORT: optionalText.pipe(integerText(0, 65535).optional()),
   WORKERS: optionalText.pipe(integerText(1, 64).optional()),
-  JWT_SECRET: optionalText.pipe(
-    z.string().min(32, 'must be at least 32 characters (256 bits for HS256)').optional(),
-  ),
+  JWT_SECRET: optionalText.pipe(z.string().min(32, 'must be at least 32 characters (256 bits for HS256)').optional()),
   // checked further by jwtPublicKey() below: the text is only the first gate
   JWT_PUBLIC_KEY: optionalText.pipe(
     z
@@ -184,7 +202,12 @@ const envSchema = z.object({
   TRUST_PROXY: optionalText.pipe(
     z
       .string()
-      .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
+      .transform((list) =>
+        list
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter(Boolean),
+      )
       .pipe(
         z
           .array(z.string().refine(proxyEntry, 'must be a comma-separated list of IPs or CIDRs (prefix length 1 or more)'))
@@ -198,7 +221,11 @@ const envSchema = z.object({
       .transform((value, ctx) => {
         const normalised = publicBaseUrl(value);
         if (normalised === null) {
-          ctx.addIssue({ code: 'custom', message: 'must be an http:// or https:// URL without credentials, query or fragment, or a path starting with / (e.g. https://api.coldtrack.example)' });
+          ctx.addIssue({
+            code: 'custom',
+            message:
+              'must be an http:// or https:// URL without credentials, query or fragment, or a path starting with / (e.g. https://api.coldtrack.example)',
+          });
           return z.NEVER;
         }
         return normalised;
@@ -211,13 +238,17 @@ const envSchema = z.object({
   DB_STARTUP_WAIT_SECONDS: optionalText.pipe(integerText(0, 3600).optional()),
   DB_PREPARED_STATEMENTS: optionalText.pipe(z.enum(['on', 'off'], { error: 'must be on or off' }).optional()),
   DB_POOLER: optionalText.pipe(
-    z.enum(['none', 'transaction'], { error: (issue) => `must be none or transaction, not "${String(issue.input).slice(0, 100)}"` }).optional(),
+    z
+      .enum(['none', 'transaction'], { error: (issue) => `must be none or transaction, not "${String(issue.input).slice(0, 100)}"` })
+      .optional(),
   ),
   LAST_USED_FLUSH_SECONDS: optionalText.pipe(integerText(1, 3600).optional()),
   ROLLUP_THREADS: optionalText.pipe(integerText(1, 64).optional()),
   HEAP_LIMIT_MB: optionalText.pipe(integerText(128, 65_536).optional()),
   SENSOR_STORAGE: optionalText.pipe(
-    z.enum(['timescale', 'postgres'], { error: (issue) => `must be timescale or postgres, not "${String(issue.input).slice(0, 100)}"` }).optional(),
+    z
+      .enum(['timescale', 'postgres'], { error: (issue) => `must be timescale or postgres, not "${String(issue.input).slice(0, 100)}"` })
+      .optional(),
   ),
   SENSOR_RETENTION_DAYS: optionalText.pipe(
     z
@@ -231,7 +262,8 @@ const envSchema = z.object({
 
 type Environment = z.infer<typeof envSchema>;
 
-const SESSION_REQUIRED = 'is required with DB_POOLER=transaction: the unit directory\'s notifications and the migrations\' lock need a session, ' +
+const SESSION_REQUIRED =
+  "is required with DB_POOLER=transaction: the unit directory's notifications and the migrations' lock need a session, " +
   'which a transaction-mode pooler does not keep (name PostgreSQL itself or a session-mode pool)';
 
 /** Every variable loadConfig reads (tests hold a bad value for each). */
@@ -269,8 +301,15 @@ export interface MigrationConfig extends SensorStorageConfig {
 }
 
 export function loadMigrationConfig(env: NodeJS.ProcessEnv = process.env): MigrationConfig {
-  const e = parse(envSchema.pick({ SENSOR_STORAGE: true, SENSOR_RETENTION_DAYS: true, DATABASE_SESSION_URL: true, DB_STARTUP_WAIT_SECONDS: true }), env);
-  return { ...sensorStorageOf(e), databaseSessionUrl: e.DATABASE_SESSION_URL ?? null, lockWaitMs: (e.DB_STARTUP_WAIT_SECONDS ?? 60) * 1000 };
+  const e = parse(
+    envSchema.pick({ SENSOR_STORAGE: true, SENSOR_RETENTION_DAYS: true, DATABASE_SESSION_URL: true, DB_STARTUP_WAIT_SECONDS: true }),
+    env,
+  );
+  return {
+    ...sensorStorageOf(e),
+    databaseSessionUrl: e.DATABASE_SESSION_URL ?? null,
+    lockWaitMs: (e.DB_STARTUP_WAIT_SECONDS ?? 60) * 1000,
+  };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -292,7 +331,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!e.DATABASE_URL) {
     // only the embedded mode uses it: a file in its place would fail deep in PostgreSQL's start
     const kind = pathKind(dataDir);
-    if (kind === 'unreadable') throw new ConfigError('DATA_DIR', `is ${dataDir}, which cannot be reached (permissions, or a file on its path)`);
+    if (kind === 'unreadable')
+      throw new ConfigError('DATA_DIR', `is ${dataDir}, which cannot be reached (permissions, or a file on its path)`);
     if (kind !== 'missing' && kind !== 'directory') throw new ConfigError('DATA_DIR', `is ${dataDir}, which exists and is not a directory`);
   }
 

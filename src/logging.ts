@@ -9,10 +9,7 @@ const JWT_LIKE = /eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*/g;
 const SECRET_QUERY = /([?&](?:token|api_token|access_token|apikey|api_key)=)[^&]*/gi;
 
 export function redactSecrets(text: string): string {
-  return text
-    .replace(SECRET_QUERY, '$1[REDACTED]')
-    .replace(TOKEN_LIKE, 'ctk_[REDACTED]')
-    .replace(JWT_LIKE, '[REDACTED_JWT]');
+  return text.replace(SECRET_QUERY, '$1[REDACTED]').replace(TOKEN_LIKE, 'ctk_[REDACTED]').replace(JWT_LIKE, '[REDACTED_JWT]');
 }
 
 export function loggerOptions(level: LoggerOptions['level']): LoggerOptions {

@@ -45,7 +45,9 @@ function migrationFailure(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   if (message.startsWith('Invalid configuration:')) return message;
   // a connection that cannot serve as configured: the line names the setting to change
-  return ['ConnectionCheckError', 'SessionError'].includes((error as Error).name) ? `Invalid configuration: ${message}` : `Could not migrate the database: ${message}`;
+  return ['ConnectionCheckError', 'SessionError'].includes((error as Error).name)
+    ? `Invalid configuration: ${message}`
+    : `Could not migrate the database: ${message}`;
 }
 
 const SEED_QUERY_TIMEOUT_MS = 10 * 60_000;
@@ -66,11 +68,15 @@ if (cluster.isWorker) {
     config = { ...config, databaseUrl: embedded.url, jwt: config.jwt ?? { kind: 'secret', secret: embedded.jwtSecret } };
   }
   const databaseUrl = config.databaseUrl!;
-  const [{ migrateWhenReachable }, { checkConnections }] = await Promise.all([import('./db/migrate.js'), import('./db/connection-checks.js')]);
+  const [{ migrateWhenReachable }, { checkConnections }] = await Promise.all([
+    import('./db/migrate.js'),
+    import('./db/connection-checks.js'),
+  ]);
   const log = (line: string) => console.error(line);
   const prepared = config;
-  await migrateWhenReachable(config.databaseSessionUrl ?? databaseUrl, config, config.dbStartupWaitMs, log, () => checkConnections(prepared, log))
-    .catch((error: unknown) => fail(migrationFailure(error)));
+  await migrateWhenReachable(config.databaseSessionUrl ?? databaseUrl, config, config.dbStartupWaitMs, log, () =>
+    checkConnections(prepared, log),
+  ).catch((error: unknown) => fail(migrationFailure(error)));
 
   let banner: ((address: string) => string) | null = null;
   if (embedded) {
@@ -78,7 +84,10 @@ if (cluster.isWorker) {
     const jwtSecret = config.jwt!.kind === 'secret' ? config.jwt!.secret : embedded.jwtSecret;
     // the demo's bulk inserts are not requests: no request deadline
     const [{ createPool }, { seedDemo }, { demoBanner }] = await Promise.all([
-      import('./db/pool.js'), import('./seed/demo.js'), import('./seed/demo-banner.js')]);
+      import('./db/pool.js'),
+      import('./seed/demo.js'),
+      import('./seed/demo-banner.js'),
+    ]);
     const seedPool = createPool(databaseUrl, 1, { queryTimeoutMs: SEED_QUERY_TIMEOUT_MS });
     const summary = await seedDemo(seedPool, { jwtSecret, jwtIssuer: config.jwtIssuer, jwtAudience: config.jwtAudience });
     await seedPool.end();

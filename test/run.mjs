@@ -7,7 +7,8 @@
 // reporter redraws its progress lines with cursor codes (~990 lines of them for the suite in a
 // file), so there tap writes raw TAP, read here with tap's own parser: one line per finished file,
 // no escape codes, then the same closing lines.
-// The type check (npm run typecheck) runs beside the tests and fails the run like a test would.
+// The static checks (npm run typecheck, then npm run lint: ESLint and Prettier's check) run beside
+// the tests and fail the run like a test would.
 // It runs on the Node the project pins (the `node` devDependency: node_modules/.bin/node), whichever
 // node started it: `npm test` puts that one first on PATH already; started on another (the
 // machine's own, `node test/run.mjs`), it starts itself again on the pinned one, with
@@ -41,11 +42,11 @@ rmSync(new URL('../.tap/coverage', import.meta.url), { recursive: true, force: t
 rmSync(new URL('../.tap/test-results', import.meta.url), { recursive: true, force: true });
 
 const started = Date.now();
-// The type check runs beside the tests rather than before them: tsc uses one core, and the
-// suite's first ~20 s (templates, the first files starting) leave the other one idle. A type
-// error still fails the run, and stops it as soon as tsc reports it. (Run at the lowest CPU
-// priority instead, it made no difference: 219-235 s against 219-224 s, alternating.)
-const typecheck = spawn('npm', ['run', '--silent', 'typecheck'], { stdio: ['ignore', 'pipe', 'pipe'] });
+// The static checks run beside the tests rather than before them, one after the other: each uses
+// one core, and the suite's first ~20 s (templates, the first files starting) leave the other one
+// idle. A failure still fails the run, and stops it as soon as it is reported. (Run at the lowest
+// CPU priority instead, the type check made no difference: 219-235 s against 219-224 s.)
+const typecheck = spawn('sh', ['-c', 'npm run --silent typecheck && npm run --silent lint'], { stdio: ['ignore', 'pipe', 'pipe'] });
 let typecheckOutput = '';
 typecheck.stdout.on('data', (chunk) => (typecheckOutput += chunk));
 typecheck.stderr.on('data', (chunk) => (typecheckOutput += chunk));
@@ -53,17 +54,18 @@ const typechecked = new Promise((resolve) => typecheck.on('exit', (code, signal)
 let child = null;
 void typechecked.then((code) => {
   if (code === 0) return;
-  console.error(`\nThe type check (npm run typecheck) failed:\n${typecheckOutput.trim()}`);
+  console.error(`\nThe type check or the lint (npm run typecheck, npm run lint) failed:\n${typecheckOutput.trim()}`);
   child?.kill('SIGTERM');
   process.exit(code);
 });
 
 /** A command's exit code; its output goes where `stdio` says. */
-const run = (command, args, stdio) => new Promise((resolve) => {
-  const spawned = spawn(command, args, { stdio });
-  spawned.on('error', () => resolve(1));
-  spawned.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-});
+const run = (command, args, stdio) =>
+  new Promise((resolve) => {
+    const spawned = spawn(command, args, { stdio });
+    spawned.on('error', () => resolve(1));
+    spawned.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
 
 // tap's test class is generated with the plugins .taprc names (`tap build`, ~4 s of CPU and wall);
 // a fresh install has the default set, whose TypeScript loader the test processes must not get:
@@ -71,12 +73,14 @@ const run = (command, args, stdio) => new Promise((resolve) => {
 // loaded the set it passes on to the test processes. Beside it, the migrated templates every test
 // file clones, built outside tap (see templates-ready.mjs), with the test processes' module hooks
 // (tsx's cost ~0.8 s more CPU).
-const builtPlugins = readFileSync(new URL('../node_modules/@tapjs/test/test-built/dist/esm/index.js', import.meta.url), 'utf8')
-  .match(/^export const signature = `([^`]*)`/m)?.[1];
+const builtPlugins = readFileSync(new URL('../node_modules/@tapjs/test/test-built/dist/esm/index.js', import.meta.url), 'utf8').match(
+  /^export const signature = `([^`]*)`/m,
+)?.[1];
 const { TapConfig } = await import('@tapjs/config');
-const pluginsBuilt = builtPlugins === (await TapConfig.load()).pluginSignature
-  ? Promise.resolve(0)
-  : run('npx', ['tap', 'build'], ['ignore', 'ignore', 'inherit']);
+const pluginsBuilt =
+  builtPlugins === (await TapConfig.load()).pluginSignature
+    ? Promise.resolve(0)
+    : run('npx', ['tap', 'build'], ['ignore', 'ignore', 'inherit']);
 const templatesBuilt = run(process.execPath, ['--import', './test/setup/prebuilt.mjs', 'test/setup/template-db.ts'], 'inherit');
 for (const status of await Promise.all([pluginsBuilt, templatesBuilt])) {
   if (status !== 0) {
@@ -158,10 +162,12 @@ if (plainOutput) {
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (chunk) => parser.write(chunk));
   // the exit handler waits for the last of tap's output (test processes may hold stderr longer)
-  stdoutEnded = new Promise((resolve) => child.stdout.on('end', () => {
-    parser.end();
-    resolve();
-  }));
+  stdoutEnded = new Promise((resolve) =>
+    child.stdout.on('end', () => {
+      parser.end();
+      resolve();
+    }),
+  );
 } else {
   child.stdout.on('data', (chunk) => {
     process.stdout.write(chunk);
@@ -208,6 +214,6 @@ child.on('exit', async (code, signal) => {
   console.log(`Node: ${process.version} (${process.execPath})`);
   if (suites) console.log(`Test files: ${suites.pass} passed, ${suites.fail} failed (${seconds} s)`);
   if (asserts) console.log(`Assertions: ${asserts.pass} passed, ${asserts.fail} failed`);
-  if (typecheckCode === 0) console.log('Type check: passed');
+  if (typecheckCode === 0) console.log('Type check and lint: passed');
   process.exit(code ?? (signal ? 1 : 0));
 });

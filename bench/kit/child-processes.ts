@@ -31,7 +31,12 @@ export function killAllNow() {
 export async function stopAll(graceMs = 10_000) {
   stopping = true;
   const children = [...running];
-  const exits = children.map((child) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()))));
+  const exits = children.map(
+    (child) =>
+      new Promise<void>((resolve) =>
+        child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+      ),
+  );
   for (const child of children) {
     try {
       if (child.pid) process.kill(-child.pid, 'SIGINT');

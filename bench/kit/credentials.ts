@@ -101,13 +101,19 @@ async function insertTokens(pool: pg.Pool, tokens: BenchToken[], ownerOf: (compa
       `INSERT INTO api_tokens (id, company_id, name, scopes, token_hash, created_by)
        SELECT id, company_id, 'bench ' || left(id::text, 8), $5::text[], token_hash, created_by
        FROM unnest($1::uuid[], $2::int[], $3::bytea[], $4::int[]) AS t (id, company_id, token_hash, created_by)`,
-      [batch.map((t) => t.id), batch.map((t) => t.companyId), batch.map((t) => hashToken(t.raw)), batch.map((t) => ownerOf(t.companyId)), ALL_SCOPES],
+      [
+        batch.map((t) => t.id),
+        batch.map((t) => t.companyId),
+        batch.map((t) => hashToken(t.raw)),
+        batch.map((t) => ownerOf(t.companyId)),
+        ALL_SCOPES,
+      ],
     );
     const restricted = batch.filter((t) => t.unitIds.length > 0);
-    await pool.query(
-      `INSERT INTO api_token_cooling_units (api_token_id, cooling_unit_id) SELECT * FROM unnest($1::uuid[], $2::int[])`,
-      [restricted.flatMap((t) => t.unitIds.map(() => t.id)), restricted.flatMap((t) => t.unitIds)],
-    );
+    await pool.query(`INSERT INTO api_token_cooling_units (api_token_id, cooling_unit_id) SELECT * FROM unnest($1::uuid[], $2::int[])`, [
+      restricted.flatMap((t) => t.unitIds.map(() => t.id)),
+      restricted.flatMap((t) => t.unitIds),
+    ]);
   }
 }
 

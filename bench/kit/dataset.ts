@@ -24,13 +24,23 @@ async function loadOperationalRows(pool: pg.Pool, layout: Layout) {
   const { size } = layout;
   const farmers = size.farmersPerCompany;
   const units = layout.companies.flatMap((company) => [
-    ...company.unitIds.map((id, i) => ({ id, company: company.id, location: company.locationIds[i % LOCATIONS_PER_COMPANY]!, deleted: false })),
+    ...company.unitIds.map((id, i) => ({
+      id,
+      company: company.id,
+      location: company.locationIds[i % LOCATIONS_PER_COMPANY]!,
+      deleted: false,
+    })),
     { id: company.deletedUnitId, company: company.id, location: company.locationIds[0]!, deleted: true },
   ]);
   await pool.query('SELECT setseed(0.42)');
   await pool.query(
     `INSERT INTO companies (id, name, country, currency) SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[])`,
-    [layout.companies.map((c) => c.id), layout.companies.map((c) => c.name), layout.companies.map((c) => c.country), layout.companies.map((c) => c.currency)],
+    [
+      layout.companies.map((c) => c.id),
+      layout.companies.map((c) => c.name),
+      layout.companies.map((c) => c.country),
+      layout.companies.map((c) => c.currency),
+    ],
   );
   await pool.query(
     `INSERT INTO locations (id, company_id, name) SELECT id, company_id, 'Site ' || id FROM unnest($1::int[], $2::int[]) AS l (id, company_id)`,
@@ -125,7 +135,11 @@ export async function buildDataset(
              (SELECT count(*) FROM users WHERE role = 'REGISTERED_EMPLOYEE') AS employees`);
     const counts = Object.fromEntries(Object.entries(rows[0]!).map(([key, value]) => [key, Number(value)]));
     const buildSeconds = (performance.now() - started) / 1000;
-    log(`data set ${name}: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')} in ${buildSeconds.toFixed(1)} s`);
+    log(
+      `data set ${name}: ${Object.entries(counts)
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ')} in ${buildSeconds.toFixed(1)} s`,
+    );
     return { name, url, layout, counts, buildSeconds, pool, credentials };
   } catch (error) {
     await pool.end();

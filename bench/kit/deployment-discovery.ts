@@ -7,7 +7,6 @@ import { ColdtrackApiError, ColdtrackClient, RateBudget } from '@coldtrack/clien
 import { formatDay, MAX_SENSOR_WINDOW_DAYS, parseDay } from '../../src/data-surface/window.js';
 import { DAY_MS } from '../../src/time.js';
 
-
 /** `day` moved by `days` (negative: earlier), both YYYY-MM-DD, UTC. */
 export const shiftDay = (day: string, days: number) => formatDay(parseDay(day) + days * DAY_MS);
 export const daysBetween = (first: string, last: string) => (parseDay(last) - parseDay(first)) / DAY_MS + 1;
@@ -35,7 +34,14 @@ export interface Deployment {
   sensor: SensorHistory;
 }
 
-export const NO_SENSOR_HISTORY: SensorHistory = { available: false, reason: 'not probed', firstDay: '', lastDay: '', units: [], deepPages: 0 };
+export const NO_SENSOR_HISTORY: SensorHistory = {
+  available: false,
+  reason: 'not probed',
+  firstDay: '',
+  lastDay: '',
+  units: [],
+  deepPages: 0,
+};
 
 /** Fresh budgets: the loadtest's own calls never wait for a budget another client in the process spent. */
 const clientFor = (baseUrl: URL, token: string) =>
@@ -71,8 +77,14 @@ export async function probeSensorHistory(baseUrl: URL, token: string, today: str
     const firstDay = oldest.data[0].timestamp.slice(0, 10);
     const lastDay = newest.data[0]?.timestamp.slice(0, 10) ?? firstDay;
     // the last day may still be filling: the one before it is whole, when it has readings
-    let day = await client.sensorData({ aggregation: 'daily', start_date: shiftDay(lastDay, -1), end_date: shiftDay(lastDay, -1), page_size: 1000 });
-    if (day.data.length === 0) day = await client.sensorData({ aggregation: 'daily', start_date: lastDay, end_date: lastDay, page_size: 1000 });
+    let day = await client.sensorData({
+      aggregation: 'daily',
+      start_date: shiftDay(lastDay, -1),
+      end_date: shiftDay(lastDay, -1),
+      page_size: 1000,
+    });
+    if (day.data.length === 0)
+      day = await client.sensorData({ aggregation: 'daily', start_date: lastDay, end_date: lastDay, page_size: 1000 });
     const perUnit = new Map<number, { id: number; readingsPerDay: number; kinds: number }>();
     for (const record of day.data) {
       const unit = perUnit.get(record.cooling_unit_id) ?? { id: record.cooling_unit_id, readingsPerDay: 0, kinds: 0 };

@@ -65,11 +65,22 @@ const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` 
 function overTokens(context: LoadtestContext, paths: string[]): RequestSpec[] {
   const count = context.tokens.length;
   const length = count * Math.ceil(Math.max(paths.length, count) / count);
-  return Array.from({ length }, (_, i) => ({ method: 'GET', path: context.pathPrefix + paths[i % paths.length]!, headers: bearer(context.tokens[i % count]!) }));
+  return Array.from({ length }, (_, i) => ({
+    method: 'GET',
+    path: context.pathPrefix + paths[i % paths.length]!,
+    headers: bearer(context.tokens[i % count]!),
+  }));
 }
 
 function tokenLoad(context: LoadtestContext, label: string, paths: string[], seconds = context.seconds): LoadtestLoad {
-  return { label, rate: context.rate, connections: context.connections, seconds, requests: overTokens(context, paths), credentials: 'tokens' };
+  return {
+    label,
+    rate: context.rate,
+    connections: context.connections,
+    seconds,
+    requests: overTokens(context, paths),
+    credentials: 'tokens',
+  };
 }
 
 const noSensor = ({ deployment }: LoadtestContext) => (deployment.sensor.available ? null : `not measured: ${deployment.sensor.reason}`);
@@ -84,15 +95,23 @@ const sensorPaths = {
   rawPages(sensor: Deployment['sensor']): string[] {
     const first = [sensor.firstDay, shiftDay(sensor.lastDay, -29)].sort().at(-1)!;
     return sensor.units.flatMap((unit) =>
-      Array.from({ length: pagesOf(unit.readingsPerDay * daysBetween(first, sensor.lastDay), 1000, 5) }, (_, page) =>
-        `/api/v1/sensor-data?cooling_unit_id=${unit.id}&${window(first, sensor.lastDay)}&${KINDS}&page_size=1000&page=${page + 1}`));
+      Array.from(
+        { length: pagesOf(unit.readingsPerDay * daysBetween(first, sensor.lastDay), 1000, 5) },
+        (_, page) =>
+          `/api/v1/sensor-data?cooling_unit_id=${unit.id}&${window(first, sensor.lastDay)}&${KINDS}&page_size=1000&page=${page + 1}`,
+      ),
+    );
   },
   /** the last 365 days of one unit, hourly, 1,000 a page */
   hourlyPages(sensor: Deployment['sensor']): string[] {
     const first = [sensor.firstDay, shiftDay(sensor.lastDay, -364)].sort().at(-1)!;
     return sensor.units.flatMap((unit) =>
-      Array.from({ length: pagesOf(24 * unit.kinds * daysBetween(first, sensor.lastDay), 1000, 17) }, (_, page) =>
-        `/api/v1/sensor-data?cooling_unit_id=${unit.id}&${window(first, sensor.lastDay)}&aggregation=hourly&${KINDS}&page_size=1000&page=${page + 1}`));
+      Array.from(
+        { length: pagesOf(24 * unit.kinds * daysBetween(first, sensor.lastDay), 1000, 17) },
+        (_, page) =>
+          `/api/v1/sensor-data?cooling_unit_id=${unit.id}&${window(first, sensor.lastDay)}&aggregation=hourly&${KINDS}&page_size=1000&page=${page + 1}`,
+      ),
+    );
   },
   /** every unit over the last year of the history, raw */
   deepPage(sensor: Deployment['sensor'], page: number): string {
@@ -134,7 +153,10 @@ export const DEPLOYMENT_SCENARIOS: readonly DeploymentScenario[] = [
     build: (context) => {
       const { today } = context.deployment;
       const pages = Math.min(120, Math.max(1, 3 * knownUnits(context).length));
-      const paths = Array.from({ length: pages }, (_, i) => `/api/v1/analytics/revenue?${window(shiftDay(today, -29), today)}&page_size=10&page=${i + 1}`);
+      const paths = Array.from(
+        { length: pages },
+        (_, i) => `/api/v1/analytics/revenue?${window(shiftDay(today, -29), today)}&page_size=10&page=${i + 1}`,
+      );
       return [tokenLoad(context, 'revenue page_size 10', paths)];
     },
   },
@@ -166,7 +188,9 @@ export const DEPLOYMENT_SCENARIOS: readonly DeploymentScenario[] = [
     build: (context) => {
       const { sensor } = context.deployment;
       const half = Math.max(1, Math.round(context.seconds / 2));
-      return [1, Math.max(1, Math.ceil(sensor.deepPages / 2))].map((page) => tokenLoad(context, `page ${page}`, [sensorPaths.deepPage(sensor, page)], half));
+      return [1, Math.max(1, Math.ceil(sensor.deepPages / 2))].map((page) =>
+        tokenLoad(context, `page ${page}`, [sensorPaths.deepPage(sensor, page)], half),
+      );
     },
   },
   {
@@ -178,13 +202,18 @@ export const DEPLOYMENT_SCENARIOS: readonly DeploymentScenario[] = [
     scopes: ALL_DATA,
     readsSensor: 'when-available',
     unavailable: () => null,
-    build: (context) => [tokenLoad(context, 'mixed', Array.from({ length: 200 }, (_, i) => mixedPath(i, context)))],
+    build: (context) => [
+      tokenLoad(
+        context,
+        'mixed',
+        Array.from({ length: 200 }, (_, i) => mixedPath(i, context)),
+      ),
+    ],
   },
   {
     id: 'large-pages',
     title: benchTitle('large-pages'),
-    what:
-      'page_size 1000 on every endpoint over the last 366 days: users, utilization, revenue, impact (and raw sensor-data when there is a history), pages spread over the units.',
+    what: 'page_size 1000 on every endpoint over the last 366 days: users, utilization, revenue, impact (and raw sensor-data when there is a history), pages spread over the units.',
     scopes: ALL_DATA,
     readsSensor: 'when-available',
     unavailable: () => null,
@@ -194,7 +223,9 @@ export const DEPLOYMENT_SCENARIOS: readonly DeploymentScenario[] = [
       const year = yearTo(today);
       const paths = Array.from({ length: 6 }, (_, lap) => [
         `/api/v1/analytics/users?${year}&period=day&page_size=1000`,
-        ...['utilization', 'revenue', 'impact'].map((endpoint) => `/api/v1/analytics/${endpoint}?${year}&period=day&page_size=1000&page=${1 + ((lap * 7) % pages)}`),
+        ...['utilization', 'revenue', 'impact'].map(
+          (endpoint) => `/api/v1/analytics/${endpoint}?${year}&period=day&page_size=1000&page=${1 + ((lap * 7) % pages)}`,
+        ),
         ...(sensor.available ? [sensorPaths.deepPage(sensor, 1 + ((lap * 7) % sensor.deepPages))] : []),
       ]).flat();
       return [tokenLoad(context, 'page_size 1000', paths)];
@@ -209,8 +240,21 @@ export const DEPLOYMENT_SCENARIOS: readonly DeploymentScenario[] = [
     unavailable: ({ jwt }) => (jwt ? null : 'not measured: it needs an employee JWT (--jwt-file or COLDTRACK_EMPLOYEE_JWT)'),
     build: (context) => {
       const rate = Math.min(context.rate, MANAGEMENT_READS_PER_SECOND);
-      const request: RequestSpec = { method: 'GET', path: `${context.pathPrefix}/api/v1/api-tokens?page_size=20`, headers: bearer(context.jwt!) };
-      return [{ label: 'list page_size 20', rate, connections: Math.min(context.connections, rate), seconds: context.seconds, requests: [request], credentials: 'jwt' }];
+      const request: RequestSpec = {
+        method: 'GET',
+        path: `${context.pathPrefix}/api/v1/api-tokens?page_size=20`,
+        headers: bearer(context.jwt!),
+      };
+      return [
+        {
+          label: 'list page_size 20',
+          rate,
+          connections: Math.min(context.connections, rate),
+          seconds: context.seconds,
+          requests: [request],
+          credentials: 'jwt',
+        },
+      ];
     },
   },
 ];

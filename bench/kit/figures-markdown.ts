@@ -11,23 +11,33 @@ import { SENSOR_SCRIPTS, type ScriptOutcome, type ScriptTarget } from './sensor-
 const VERDICT: Record<Verdict, string> = { pass: 'PASS', miss: 'MISSED', 'not measured': 'NOT MEASURED' };
 
 /** The scripts in the order and with the letters docs/benchmarks.md describes them by. */
-const SCRIPT_ROWS: [string, ScriptTarget][] = [['(a)', 'P4'], ['(b)', 'P3'], ['(c)', 'P6'], ['(d)', 'P2']];
+const SCRIPT_ROWS: [string, ScriptTarget][] = [
+  ['(a)', 'P4'],
+  ['(b)', 'P3'],
+  ['(c)', 'P6'],
+  ['(d)', 'P2'],
+];
 
 /** A table cell on one line, its pipes escaped; an empty one as `| |`. */
 const cell = (text: string) => ` ${text.replace(/\s+/g, ' ').replace(/\|/g, '\\|').trim()} `.replace(/^ {2}$/, ' ');
 
 function table(head: string[], rows: string[][]): string {
-  return [head, head.map(() => '---'), ...rows].map((row, i) => `|${row.map((text) => (i === 1 ? text : cell(text))).join('|')}|`).join('\n');
+  return [head, head.map(() => '---'), ...rows]
+    .map((row, i) => `|${row.map((text) => (i === 1 ? text : cell(text))).join('|')}|`)
+    .join('\n');
 }
 
 /** A paragraph wrapped at the doc's width, a number kept on the line of the word after it. */
 function paragraph(sentences: string[], width = 100): string {
-  const words = sentences.join(' ').split(' ').reduce<string[]>((kept, word) => {
-    const previous = kept.at(-1);
-    if (previous !== undefined && /^[\d.,]+$/.test(previous)) kept[kept.length - 1] = `${previous} ${word}`;
-    else kept.push(word);
-    return kept;
-  }, []);
+  const words = sentences
+    .join(' ')
+    .split(' ')
+    .reduce<string[]>((kept, word) => {
+      const previous = kept.at(-1);
+      if (previous !== undefined && /^[\d.,]+$/.test(previous)) kept[kept.length - 1] = `${previous} ${word}`;
+      else kept.push(word);
+      return kept;
+    }, []);
   const lines: string[] = [];
   let line = '';
   for (const word of words) {
@@ -56,8 +66,10 @@ function machineWords(machine: MachineFacts, sharedBy: string): string[] {
   if (machine.cores !== null) sentences.push(`${machine.cores} cores${machine.cpuModel ? ` (${machine.cpuModel.trim()})` : ''}${sharedBy}`);
   if (machine.loadAverage) {
     const busy = machine.cores !== null && Math.max(machine.loadAverage.start, machine.loadAverage.end) > machine.cores * 0.75;
-    sentences.push(`load average ${machine.loadAverage.start.toFixed(1)} at the start and ${machine.loadAverage.end.toFixed(1)} at the end` +
-      (busy ? ' (the machine was busy besides: noisier figures)' : ''));
+    sentences.push(
+      `load average ${machine.loadAverage.start.toFixed(1)} at the start and ${machine.loadAverage.end.toFixed(1)} at the end` +
+        (busy ? ' (the machine was busy besides: noisier figures)' : ''),
+    );
   }
   const versions = [machine.node && `Node ${machine.node}`, machine.postgres, machine.redis && `Redis ${machine.redis}`].filter(Boolean);
   if (versions.length > 0) sentences.push(versions.join(', '));
@@ -88,26 +100,39 @@ export function loadFiguresMarkdown(record: LoadRecord): string {
     ...machineWords(record.machine, ' shared by both clusters, PostgreSQL, Redis and the load generator'),
     ...provenance(record),
   ]);
-  const targets = table(['target', 'verdict', 'figure'], record.targets.map((target) => [target.id, VERDICT[target.verdict], target.figure]));
+  const targets = table(
+    ['target', 'verdict', 'figure'],
+    record.targets.map((target) => [target.id, VERDICT[target.verdict], target.figure]),
+  );
   const parts = [caption, targets];
   if (record.sensorScripts) {
     const scripts = record.sensorScripts;
-    parts.push('The sensor scripts, on each storage profile:', table(
-      ['script', 'target', ...SENSOR_PROFILES],
-      SCRIPT_ROWS.map(([letter, key]) => {
-        const script = SENSOR_SCRIPTS.find((candidate) => candidate.key === key)!;
-        return [`${letter} \`${script.file.replace(/\.ts$/, '')}\``, `${key} ${script.goal}`, ...SENSOR_PROFILES.map((profile) => scriptCell(scripts.outcomes[key]?.[profile]))];
-      }),
-    ));
+    parts.push(
+      'The sensor scripts, on each storage profile:',
+      table(
+        ['script', 'target', ...SENSOR_PROFILES],
+        SCRIPT_ROWS.map(([letter, key]) => {
+          const script = SENSOR_SCRIPTS.find((candidate) => candidate.key === key)!;
+          return [
+            `${letter} \`${script.file.replace(/\.ts$/, '')}\``,
+            `${key} ${script.goal}`,
+            ...SENSOR_PROFILES.map((profile) => scriptCell(scripts.outcomes[key]?.[profile])),
+          ];
+        }),
+      ),
+    );
   }
   parts.push(
     'Throughput per scenario, the first load of each (what [the capacity model](operations.md#capacity-model) reads):',
-    table(['scenario', 'project 2xx/s', 'reference 2xx/s'], record.scenarios.map((scenario) => {
-      if (scenario.notMeasured !== null) return [scenario.id, `not measured: ${scenario.notMeasured.replace(/^not measured: /, '')}`, ''];
-      const project = scenario.servers.project?.loads[0];
-      const reference = scenario.servers.reference?.loads[0];
-      return [scenario.id, project ? rate(project.okPerS) : '', reference ? rate(reference.okPerS) : ''];
-    })),
+    table(
+      ['scenario', 'project 2xx/s', 'reference 2xx/s'],
+      record.scenarios.map((scenario) => {
+        if (scenario.notMeasured !== null) return [scenario.id, `not measured: ${scenario.notMeasured.replace(/^not measured: /, '')}`, ''];
+        const project = scenario.servers.project?.loads[0];
+        const reference = scenario.servers.reference?.loads[0];
+        return [scenario.id, project ? rate(project.okPerS) : '', reference ? rate(reference.okPerS) : ''];
+      }),
+    ),
   );
   return parts.join('\n\n');
 }
@@ -122,8 +147,13 @@ function scaleVerdicts(record: ScaleRecord): string {
   const unmeasured = [...new Set(record.targets.filter((target) => target.verdict === 'not measured').map((target) => target.profile))];
   if (missed.length === 0 && unmeasured.length === 0) return 'Every P9 target passed on both profiles.';
   return [
-    missed.length > 0 ? `P9 missed: ${missed.map((target) => `${target.profile} ${measureTitle(target.measure)} (${target.value?.toFixed(2)}x)`).join(', ')}.` : 'P9 passed where measured.',
-    ...unmeasured.map((profile) => `Not judged on ${profile}: ${record.targets.find((target) => target.profile === profile && target.verdict === 'not measured')!.figure}.`),
+    missed.length > 0
+      ? `P9 missed: ${missed.map((target) => `${target.profile} ${measureTitle(target.measure)} (${target.value?.toFixed(2)}x)`).join(', ')}.`
+      : 'P9 passed where measured.',
+    ...unmeasured.map(
+      (profile) =>
+        `Not judged on ${profile}: ${record.targets.find((target) => target.profile === profile && target.verdict === 'not measured')!.figure}.`,
+    ),
   ].join(' ');
 }
 
@@ -146,8 +176,11 @@ export function scaleFiguresMarkdown(record: ScaleRecord): string {
     }
     profile.steps.forEach((step, i) => {
       rows.push([
-        i === 0 ? profile.profile : '', size(step.label), ...LATENCIES.map(({ key }) => ms(step.latencyMs[key])),
-        `${Math.round(step.ingestPerS / 1000)}k/s`, `${step.bytesPerReading.toFixed(1)} B`,
+        i === 0 ? profile.profile : '',
+        size(step.label),
+        ...LATENCIES.map(({ key }) => ms(step.latencyMs[key])),
+        `${Math.round(step.ingestPerS / 1000)}k/s`,
+        `${step.bytesPerReading.toFixed(1)} B`,
       ]);
     });
     const ratios = profile.ratios;
@@ -157,8 +190,11 @@ export function scaleFiguresMarkdown(record: ScaleRecord): string {
         return `${ratio.toFixed(2)}x${verdict === 'miss' ? ', missed' : ''}`;
       };
       rows.push([
-        '', `${size(ratios.of)} / 1 M${ratios.against === 'beside' ? ' beside it' : ''}`,
-        ...LATENCIES.map(({ key }) => judged(key, ratios.latency[key])), judged('ingest', ratios.ingest), '',
+        '',
+        `${size(ratios.of)} / 1 M${ratios.against === 'beside' ? ' beside it' : ''}`,
+        ...LATENCIES.map(({ key }) => judged(key, ratios.latency[key])),
+        judged('ingest', ratios.ingest),
+        '',
       ]);
     }
     if (profile.status === 'failed') rows.push(['', `failed: ${profile.reason ?? ''}`, ...blanks(LATENCIES.length + 2)]);

@@ -42,14 +42,20 @@ export interface CommitFacts {
 }
 
 export function commitOfRun(start: TreeState = STATE_AT_START, end: TreeState = treeState()): CommitFacts {
-  return { hash: start.head, dirty: start.changed.length > 0 || end.changed.length > 0, movedTo: end.head === start.head ? null : end.head };
+  return {
+    hash: start.head,
+    dirty: start.changed.length > 0 || end.changed.length > 0,
+    movedTo: end.head === start.head ? null : end.head,
+  };
 }
 
 export const shortHash = (hash: string | null) => (hash ? hash.slice(0, 7) : 'unknown');
 
 /** The commit measured, in words, for the reports: HEAD at the start, marked when dirty or moved. */
 export function commitMeasured(facts: CommitFacts = commitOfRun()): string {
-  return shortHash(facts.hash) +
+  return (
+    shortHash(facts.hash) +
     (facts.dirty ? ' (with uncommitted changes)' : '') +
-    (facts.movedTo ? ` (HEAD moved to ${shortHash(facts.movedTo)} during the run)` : '');
+    (facts.movedTo ? ` (HEAD moved to ${shortHash(facts.movedTo)} during the run)` : '')
+  );
 }

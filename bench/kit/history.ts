@@ -15,23 +15,33 @@ export function appendRecord(path: string, record: RunRecord | LoadtestRecord): 
 /** Every line of a log, in order; a line that is not a run record stops it, naming the line. */
 export function readRecords(path: string): RunRecord[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8').split('\n').flatMap((line, index) => {
-    if (line.trim() === '') return [];
-    let parsed: Partial<RunRecord>;
-    try {
-      parsed = JSON.parse(line) as Partial<RunRecord>;
-    } catch (error) {
-      throw new Error(`${path}:${index + 1}: not JSON (${(error as Error).message})`, { cause: error });
-    }
-    if (parsed.record !== 1 || (parsed.kind !== 'load' && parsed.kind !== 'scale') || typeof parsed.date !== 'string' || !Array.isArray(parsed.targets)) {
-      throw new Error(`${path}:${index + 1}: not a run record of this kit (record 1, kind load or scale, a date and targets)`);
-    }
-    return [parsed as RunRecord];
-  });
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .flatMap((line, index) => {
+      if (line.trim() === '') return [];
+      let parsed: Partial<RunRecord>;
+      try {
+        parsed = JSON.parse(line) as Partial<RunRecord>;
+      } catch (error) {
+        throw new Error(`${path}:${index + 1}: not JSON (${(error as Error).message})`, { cause: error });
+      }
+      if (
+        parsed.record !== 1 ||
+        (parsed.kind !== 'load' && parsed.kind !== 'scale') ||
+        typeof parsed.date !== 'string' ||
+        !Array.isArray(parsed.targets)
+      ) {
+        throw new Error(`${path}:${index + 1}: not a run record of this kit (record 1, kind load or scale, a date and targets)`);
+      }
+      return [parsed as RunRecord];
+    });
 }
 
 /** The last complete (not partial) line of a kind: what the docs show. */
-export function newestComplete<Kind extends RunRecord['kind']>(records: RunRecord[], kind: Kind): Extract<RunRecord, { kind: Kind }> | null {
+export function newestComplete<Kind extends RunRecord['kind']>(
+  records: RunRecord[],
+  kind: Kind,
+): Extract<RunRecord, { kind: Kind }> | null {
   const found = records.findLast((record) => record.kind === kind && record.partial.length === 0);
   return (found as Extract<RunRecord, { kind: Kind }> | undefined) ?? null;
 }

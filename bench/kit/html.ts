@@ -13,7 +13,8 @@ export const STATUS_COLOR = { pass: '#15803d', miss: '#b91c1c', 'not measured': 
 export const FONT = 'DejaVu Sans, Helvetica, Arial, sans-serif';
 
 export const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-export const num = (value: number, digits = 0) => (Number.isFinite(value) ? value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '-');
+export const num = (value: number, digits = 0) =>
+  Number.isFinite(value) ? value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '-';
 const fmtRate = (value: number) => (value >= 100 ? num(value) : num(value, 1));
 const fmtMs = (value: number) => (value >= 100 ? num(value) : num(value, 1));
 
@@ -54,8 +55,22 @@ export function mainChartSvg(report: Report): string {
   const out: string[] = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`);
   out.push(`<rect width="100%" height="100%" fill="#ffffff"/>`);
-  out.push(text(20, 32, `coldtrack-api benchmark: project vs minimal Fastify reference (${report.mode}, ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC)`, 'font-size="19" font-weight="bold" fill="#111827"'));
-  out.push(text(20, 54, `${report.machine.cpus} cores shared by both 2-worker clusters, PostgreSQL, Redis and the load generator; ${report.seconds} s runs, ${report.runsPerServer} per server, alternated`, 'font-size="13" fill="#4b5563"'));
+  out.push(
+    text(
+      20,
+      32,
+      `coldtrack-api benchmark: project vs minimal Fastify reference (${report.mode}, ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC)`,
+      'font-size="19" font-weight="bold" fill="#111827"',
+    ),
+  );
+  out.push(
+    text(
+      20,
+      54,
+      `${report.machine.cpus} cores shared by both 2-worker clusters, PostgreSQL, Redis and the load generator; ${report.seconds} s runs, ${report.runsPerServer} per server, alternated`,
+      'font-size="13" fill="#4b5563"',
+    ),
+  );
   const x1 = labelWidth;
   const x2 = labelWidth + panel + 40;
   out.push(text(x1, top - 12, 'throughput, 2xx responses/s (longer is better)', 'font-size="13" font-weight="bold" fill="#111827"'));
@@ -67,7 +82,9 @@ export function mainChartSvg(report: Report): string {
     out.push(text(20, y + 33, row.label + (row.scenario.target ? `  (${row.scenario.target})` : ''), 'font-size="11" fill="#6b7280"'));
     const bars = (x: number, value: (load: LoadSummary) => number, format: (v: number) => string) => {
       // a load with no answer within the run has neither a rate nor a latency to draw
-      const values = (['project', 'reference'] as const).map((server) => (row[server] && row[server]!.reqPerS > 0 ? value(row[server]!) : NaN));
+      const values = (['project', 'reference'] as const).map((server) =>
+        row[server] && row[server]!.reqPerS > 0 ? value(row[server]!) : NaN,
+      );
       const max = Math.max(1e-9, ...values.filter(Number.isFinite));
       (['project', 'reference'] as const).forEach((server, k) => {
         const v = values[k]!;
@@ -110,7 +127,14 @@ function latencySvg(report: Report): string {
   const rowHeight = 44;
   const height = 40 + rows.length * rowHeight + 30;
   const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`];
-  out.push(text(20, 22, 'Latency per scenario: bar from p50 to p99, tick at p97.5 (ms; each row on its own scale)', 'font-size="13" font-weight="bold" fill="#111827"'));
+  out.push(
+    text(
+      20,
+      22,
+      'Latency per scenario: bar from p50 to p99, tick at p97.5 (ms; each row on its own scale)',
+      'font-size="13" font-weight="bold" fill="#111827"',
+    ),
+  );
   rows.forEach((row, i) => {
     const y = 40 + i * rowHeight;
     if (i % 2 === 0) out.push(`<rect x="10" y="${y - 4}" width="${width - 20}" height="${rowHeight}" fill="#f3f4f6"/>`);
@@ -123,7 +147,9 @@ function latencySvg(report: Report): string {
       if (!load || load.reqPerS === 0) return;
       const by = y + 4 + k * 18;
       const { p50, p97_5, p99 } = load.latencyMs;
-      out.push(`<rect x="${scale(p50).toFixed(1)}" y="${by}" width="${Math.max(2, scale(p99) - scale(p50)).toFixed(1)}" height="12" fill="${COLOR[server]}"/>`);
+      out.push(
+        `<rect x="${scale(p50).toFixed(1)}" y="${by}" width="${Math.max(2, scale(p99) - scale(p50)).toFixed(1)}" height="12" fill="${COLOR[server]}"/>`,
+      );
       out.push(`<rect x="${scale(p97_5).toFixed(1)}" y="${by - 2}" width="2" height="16" fill="#111827"/>`);
       out.push(text(scale(p99) + 6, by + 11, `${fmtMs(p50)} / ${fmtMs(p97_5)} / ${fmtMs(p99)}`, 'font-size="11" fill="#111827"'));
     });
@@ -140,10 +166,20 @@ function memorySvg(report: Report): string {
   const rowHeight = 44;
   const height = 40 + rows.length * rowHeight + 20;
   const limitMb = 256;
-  const maxMb = Math.max(limitMb * 1.1, ...rows.flatMap((s) => [...(s.summary.project?.rssMb ?? []), ...(s.summary.reference?.rssMb ?? [])]));
+  const maxMb = Math.max(
+    limitMb * 1.1,
+    ...rows.flatMap((s) => [...(s.summary.project?.rssMb ?? []), ...(s.summary.reference?.rssMb ?? [])]),
+  );
   const scale = (mb: number) => labelWidth + (span * mb) / maxMb;
   const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`];
-  out.push(text(20, 22, 'Highest RSS per worker during each scenario (MB; red line: the 256 MB target, P8)', 'font-size="13" font-weight="bold" fill="#111827"'));
+  out.push(
+    text(
+      20,
+      22,
+      'Highest RSS per worker during each scenario (MB; red line: the 256 MB target, P8)',
+      'font-size="13" font-weight="bold" fill="#111827"',
+    ),
+  );
   rows.forEach((scenario, i) => {
     const y = 40 + i * rowHeight;
     if (i % 2 === 0) out.push(`<rect x="10" y="${y - 4}" width="${width - 20}" height="${rowHeight}" fill="#f3f4f6"/>`);
@@ -152,9 +188,14 @@ function memorySvg(report: Report): string {
       const workers = scenario.summary[server]?.rssMb ?? [];
       workers.forEach((mb, w) => {
         const by = y + k * 18 + w * (16 / Math.max(1, workers.length));
-        out.push(`<rect x="${labelWidth}" y="${by.toFixed(1)}" width="${(scale(mb) - labelWidth).toFixed(1)}" height="${(14 / Math.max(1, workers.length)).toFixed(1)}" fill="${COLOR[server]}"/>`);
+        out.push(
+          `<rect x="${labelWidth}" y="${by.toFixed(1)}" width="${(scale(mb) - labelWidth).toFixed(1)}" height="${(14 / Math.max(1, workers.length)).toFixed(1)}" fill="${COLOR[server]}"/>`,
+        );
       });
-      if (workers.length) out.push(text(scale(Math.max(...workers)) + 6, y + k * 18 + 12, workers.map((mb) => num(mb)).join(' / '), 'font-size="11" fill="#111827"'));
+      if (workers.length)
+        out.push(
+          text(scale(Math.max(...workers)) + 6, y + k * 18 + 12, workers.map((mb) => num(mb)).join(' / '), 'font-size="11" fill="#111827"'),
+        );
     });
   });
   out.push(`<rect x="${scale(limitMb).toFixed(1)}" y="34" width="2" height="${rows.length * rowHeight + 6}" fill="#b91c1c"/>`);
@@ -163,11 +204,29 @@ function memorySvg(report: Report): string {
 }
 
 function figureTable(report: Report): string {
-  const head = ['scenario', 'load', 'server', 'runs', '2xx/s', 'all/s', 'p50 ms', 'p97.5 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'MB/s', 'RSS/worker MB', 'loop p99 ms'];
+  const head = [
+    'scenario',
+    'load',
+    'server',
+    'runs',
+    '2xx/s',
+    'all/s',
+    'p50 ms',
+    'p97.5 ms',
+    'p99 ms',
+    'max ms',
+    'non-2xx',
+    'errors',
+    'MB/s',
+    'RSS/worker MB',
+    'loop p99 ms',
+  ];
   const body: string[] = [];
   for (const scenario of report.scenarios) {
     if (scenario.status !== 'measured') {
-      body.push(`<tr><td>${esc(scenario.title)}</td><td colspan="${head.length - 1}" class="muted">${esc(scenario.reason ?? 'not measured')}</td></tr>`);
+      body.push(
+        `<tr><td>${esc(scenario.title)}</td><td colspan="${head.length - 1}" class="muted">${esc(scenario.reason ?? 'not measured')}</td></tr>`,
+      );
       continue;
     }
     for (const server of ['project', 'reference'] as const) {
@@ -222,7 +281,9 @@ export function renderHtml(report: Report): string {
         `<td>${esc(t.title)}</td><td>${esc(t.goal)}</td><td>${esc(t.measured || t.detail)}</td><td class="muted">${esc(t.measured ? t.detail : '')}</td></tr>`,
     )
     .join('\n');
-  const scenarioList = report.scenarios.map((s) => `<li><b>${esc(s.title)}</b> (${esc(s.id)}${s.target ? `, ${s.target}` : ''}): ${esc(s.what)}</li>`).join('\n');
+  const scenarioList = report.scenarios
+    .map((s) => `<li><b>${esc(s.title)}</b> (${esc(s.id)}${s.target ? `, ${s.target}` : ''}): ${esc(s.what)}</li>`)
+    .join('\n');
   const revocation = report.revocation && 'rounds' in report.revocation ? report.revocation : null;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>coldtrack-api benchmark ${esc(report.startedAt)}</title>
@@ -253,7 +314,11 @@ ${revocation ? `<h2>Revocation (P7)</h2><p>${revocation.rounds} rounds, each: on
 ${runsTable(report)}
 <h2>Data set</h2>
 <p>Database <code>${esc(report.dataset.database)}</code> (dropped after the run), window ${esc(report.dataset.window)}, built in ${num(report.dataset.buildSeconds, 1)} s:
-${esc(Object.entries(report.dataset.counts).map(([k, v]) => `${num(v)} ${k}`).join(', '))}${report.dataset.sensorReadings ? `; ${num(report.dataset.sensorReadings.rows)} sensor readings in ${num(report.dataset.sensorReadings.seconds, 1)} s` : ''}.
+${esc(
+  Object.entries(report.dataset.counts)
+    .map(([k, v]) => `${num(v)} ${k}`)
+    .join(', '),
+)}${report.dataset.sensorReadings ? `; ${num(report.dataset.sensorReadings.rows)} sensor readings in ${num(report.dataset.sensorReadings.seconds, 1)} s` : ''}.
 Sensor-data: ${esc(report.sensor.available ? 'available' : report.sensor.reason)}.</p>
 <h2>Notes</h2><ul>${report.notes.map((n) => `<li>${esc(n)}</li>`).join('\n')}</ul>
 </body></html>

@@ -16,7 +16,9 @@ function chartSvg(report: LoadtestReport): string {
   const rowHeight = 40;
   const top = 50;
   const height = top + rows.length * rowHeight + 20;
-  const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="${FONT}">`];
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="${FONT}">`,
+  ];
   const x1 = labelWidth;
   const x2 = labelWidth + panel + 40;
   out.push(text(x1, 30, '2xx responses/s (grey: the rate asked)', 'font-size="13" font-weight="bold" fill="#111827"'));
@@ -32,14 +34,23 @@ function chartSvg(report: LoadtestReport): string {
     out.push(`<rect x="${x1}" y="${y + 4}" width="${((span * load.rate) / maxRate).toFixed(1)}" height="22" fill="#e5e7eb"/>`);
     const okWidth = Math.max(1, (span * load.figures.okPerS) / maxRate);
     out.push(`<rect x="${x1}" y="${y + 8}" width="${okWidth.toFixed(1)}" height="14" fill="${DEPLOYMENT_COLOR}"/>`);
-    out.push(text(x1 + Math.max(okWidth, (span * load.rate) / maxRate) + 6, y + 20, `${fmt(load.figures.okPerS)} of ${load.rate}`, 'font-size="12" fill="#111827"'));
+    out.push(
+      text(
+        x1 + Math.max(okWidth, (span * load.rate) / maxRate) + 6,
+        y + 20,
+        `${fmt(load.figures.okPerS)} of ${load.rate}`,
+        'font-size="12" fill="#111827"',
+      ),
+    );
     if (load.figures.reqPerS === 0) {
       out.push(text(x2, y + 20, 'no answer within the run', 'font-size="11" fill="#6b7280"'));
       return;
     }
     const scale = (ms: number) => x2 + (span * ms) / maxMs;
     const { p50, p97_5, p99 } = load.figures.latencyMs;
-    out.push(`<rect x="${scale(p50).toFixed(1)}" y="${y + 8}" width="${Math.max(2, scale(p99) - scale(p50)).toFixed(1)}" height="14" fill="${DEPLOYMENT_COLOR}"/>`);
+    out.push(
+      `<rect x="${scale(p50).toFixed(1)}" y="${y + 8}" width="${Math.max(2, scale(p99) - scale(p50)).toFixed(1)}" height="14" fill="${DEPLOYMENT_COLOR}"/>`,
+    );
     out.push(`<rect x="${scale(p97_5).toFixed(1)}" y="${y + 5}" width="2" height="20" fill="#111827"/>`);
     out.push(text(scale(p99) + 6, y + 20, `${fmt(p50)} / ${fmt(p97_5)} / ${fmt(p99)}`, 'font-size="12" fill="#111827"'));
   });
@@ -48,9 +59,30 @@ function chartSvg(report: LoadtestReport): string {
 }
 
 function figureTable(report: LoadtestReport): string {
-  const head = ['scenario', 'load', 'asked/s', 'connections', 's', 'distinct requests', '2xx/s', 'all/s', 'p50 ms', 'p97.5 ms', 'p99 ms', 'max ms', '429', 'statuses', 'errors', 'timeouts', 'MB/s'];
+  const head = [
+    'scenario',
+    'load',
+    'asked/s',
+    'connections',
+    's',
+    'distinct requests',
+    '2xx/s',
+    'all/s',
+    'p50 ms',
+    'p97.5 ms',
+    'p99 ms',
+    'max ms',
+    '429',
+    'statuses',
+    'errors',
+    'timeouts',
+    'MB/s',
+  ];
   const body = report.scenarios.flatMap((scenario) => {
-    if (scenario.status !== 'measured') return [`<tr><td>${esc(scenario.title)}</td><td colspan="${head.length - 1}" class="muted">${esc(scenario.reason ?? 'not measured')}</td></tr>`];
+    if (scenario.status !== 'measured')
+      return [
+        `<tr><td>${esc(scenario.title)}</td><td colspan="${head.length - 1}" class="muted">${esc(scenario.reason ?? 'not measured')}</td></tr>`,
+      ];
     return scenario.loads.map((load) => {
       const f = load.figures;
       return (
@@ -71,7 +103,9 @@ export function renderLoadtestHtml(report: LoadtestReport): string {
   const credentials =
     tokens.source === 'created'
       ? `${tokens.count} tokens named <code>${esc(tokens.namePrefix ?? '')}1..${tokens.count}</code> (scopes ${esc(tokens.scopes.join(', '))}) created with the employee's JWT, expiring ${esc(tokens.expiresAt ?? '')}; ${tokens.revoked ?? 0} revoked at the end${tokens.leftActive.length ? `, <b>${tokens.leftActive.length} left active</b>` : ''}`
-      : tokens.source === 'file' ? `${tokens.count} tokens from --tokens-file, used as given` : "the employee's JWT only";
+      : tokens.source === 'file'
+        ? `${tokens.count} tokens from --tokens-file, used as given`
+        : "the employee's JWT only";
   const warnings = warningsOf(report);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>coldtrack-api loadtest ${esc(report.startedAt)}</title>

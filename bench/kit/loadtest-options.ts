@@ -54,7 +54,8 @@ const looksSecret = (text: string) => /eyJ[\w-]{8,}\.[\w-]+/.test(text) || /ctk_
 
 function wholeNumber(name: string, text: string | undefined, fallback: number, max: number): number {
   if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) throw new UsageError(`--${name} must be a whole number from 1 to ${max}`);
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max)
+    throw new UsageError(`--${name} must be a whole number from 1 to ${max}`);
   return Number(text);
 }
 
@@ -98,7 +99,14 @@ function tokensFrom(path: string): string[] {
 function scenarioIdsOf(text: string | undefined): string[] {
   const known = DEPLOYMENT_SCENARIOS.map((scenario) => scenario.id);
   if (text === undefined) return known;
-  const ids = [...new Set(text.split(',').map((id) => id.trim()).filter(Boolean))];
+  const ids = [
+    ...new Set(
+      text
+        .split(',')
+        .map((id) => id.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (ids.length === 0) throw new UsageError(`--scenarios names none of: ${known.join(', ')}`);
   for (const id of ids) {
     const why = NOT_AGAINST_A_DEPLOYMENT[id];
@@ -112,10 +120,14 @@ function scenarioIdsOf(text: string | undefined): string[] {
 /** The arguments and the environment, checked; 'help' for --help. */
 export function readLoadtestOptions(argv: string[], env: NodeJS.ProcessEnv, now = new Date()): LoadtestOptions | 'help' {
   if (argv.some((argument) => /^--?(jwt|token|tokens|api-token|employee-jwt)(=|$)/.test(argument))) {
-    throw new UsageError(`the JWT and tokens are never taken as arguments (they would stay in ps and the shell history): use --jwt-file PATH, ${JWT_VARIABLE} or --tokens-file PATH`);
+    throw new UsageError(
+      `the JWT and tokens are never taken as arguments (they would stay in ps and the shell history): use --jwt-file PATH, ${JWT_VARIABLE} or --tokens-file PATH`,
+    );
   }
   if (argv.some(looksSecret)) {
-    throw new UsageError(`an argument looks like a JWT or an API token: pass it in a file (--jwt-file, --tokens-file) or ${JWT_VARIABLE}, never on the command line`);
+    throw new UsageError(
+      `an argument looks like a JWT or an API token: pass it in a file (--jwt-file, --tokens-file) or ${JWT_VARIABLE}, never on the command line`,
+    );
   }
   let values;
   let positionals: string[];
@@ -125,9 +137,16 @@ export function readLoadtestOptions(argv: string[], env: NodeJS.ProcessEnv, now 
       strict: true,
       allowPositionals: true,
       options: {
-        'base-url': { type: 'string' }, 'jwt-file': { type: 'string' }, 'tokens-file': { type: 'string' }, rate: { type: 'string' },
-        duration: { type: 'string' }, scenarios: { type: 'string' }, connections: { type: 'string' }, out: { type: 'string' },
-        yes: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' },
+        'base-url': { type: 'string' },
+        'jwt-file': { type: 'string' },
+        'tokens-file': { type: 'string' },
+        rate: { type: 'string' },
+        duration: { type: 'string' },
+        scenarios: { type: 'string' },
+        connections: { type: 'string' },
+        out: { type: 'string' },
+        yes: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h' },
       },
     }));
   } catch (error) {
@@ -136,7 +155,8 @@ export function readLoadtestOptions(argv: string[], env: NodeJS.ProcessEnv, now 
   if (values.help) return 'help';
   // not repeated: it may be a secret in the wrong place
   if (positionals.length > 0) throw new UsageError(`${positionals.length} unexpected argument(s) without an option name (see --help)`);
-  if (!values['base-url']) throw new UsageError('--base-url URL is required: the deployment to load-test, e.g. https://staging.coldtrack.example');
+  if (!values['base-url'])
+    throw new UsageError('--base-url URL is required: the deployment to load-test, e.g. https://staging.coldtrack.example');
   let baseUrl: URL;
   try {
     baseUrl = new URL(values['base-url']);
@@ -148,14 +168,17 @@ export function readLoadtestOptions(argv: string[], env: NodeJS.ProcessEnv, now 
   if (baseUrl.search || baseUrl.hash) throw new UsageError('--base-url must not carry a query or a fragment');
 
   const jwtFile = values['jwt-file'];
-  const employee = jwtFile !== undefined
-    ? checkedJwt(readSecretFile('--jwt-file', jwtFile).trim(), 'the --jwt-file', now)
-    : env[JWT_VARIABLE]
-      ? checkedJwt(env[JWT_VARIABLE].trim(), JWT_VARIABLE, now)
-      : null;
+  const employee =
+    jwtFile !== undefined
+      ? checkedJwt(readSecretFile('--jwt-file', jwtFile).trim(), 'the --jwt-file', now)
+      : env[JWT_VARIABLE]
+        ? checkedJwt(env[JWT_VARIABLE].trim(), JWT_VARIABLE, now)
+        : null;
   const givenTokens = values['tokens-file'] !== undefined ? tokensFrom(values['tokens-file']) : null;
   if (!employee && !givenTokens) {
-    throw new UsageError(`an employee JWT is needed to create the tokens: --jwt-file PATH or ${JWT_VARIABLE} (or --tokens-file PATH with API tokens to use as given)`);
+    throw new UsageError(
+      `an employee JWT is needed to create the tokens: --jwt-file PATH or ${JWT_VARIABLE} (or --tokens-file PATH with API tokens to use as given)`,
+    );
   }
   const rate = wholeNumber('rate', values.rate, 50, 10_000);
   return {

@@ -13,7 +13,11 @@ export function writeLoadtestOutput(report: LoadtestReport, outDir: string): { j
   const stamp = report.startedAt.replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z');
   const json = `${JSON.stringify(report, null, 2)}\n`;
   const html = renderLoadtestHtml(report);
-  const paths = { json: join(outDir, `loadtest-${stamp}.json`), html: join(outDir, `loadtest-${stamp}.html`), runs: join(outDir, 'runs.jsonl') };
+  const paths = {
+    json: join(outDir, `loadtest-${stamp}.json`),
+    html: join(outDir, `loadtest-${stamp}.html`),
+    runs: join(outDir, 'runs.jsonl'),
+  };
   writeFileSync(paths.json, json);
   writeFileSync(join(outDir, 'loadtest-latest.json'), json);
   writeFileSync(paths.html, html);

@@ -49,7 +49,13 @@ export interface LoadtestOutcome {
   baseUrl: URL;
   plan: { rate: number; seconds: number; connections: number; scenarios: string[] };
   deployment: Deployment;
-  tokens: { source: LoadtestReport['tokens']['source']; count: number; scopes: string[]; created: LoadtestTokens | null; revocation: RevocationOutcome | null };
+  tokens: {
+    source: LoadtestReport['tokens']['source'];
+    count: number;
+    scopes: string[];
+    created: LoadtestTokens | null;
+    revocation: RevocationOutcome | null;
+  };
   scenarios: LoadtestScenarioResult[];
 }
 
@@ -104,17 +110,24 @@ export function warningsOf(report: LoadtestReport): string[] {
     for (const load of scenario.loads) {
       const name = `${scenario.id} (${load.label})`;
       if (load.rateLimited > 0) {
-        warnings.push(`${name}: ${load.rateLimited} answers were 429: the rate was above what the credentials may send (100 a minute a token; 600 reads a minute an employee)`);
+        warnings.push(
+          `${name}: ${load.rateLimited} answers were 429: the rate was above what the credentials may send (100 a minute a token; 600 reads a minute an employee)`,
+        );
       }
       if (load.figures.okPerS < 0.9 * load.rate) {
-        warnings.push(`${name}: ${n(load.figures.okPerS)} of the ${load.rate} 2xx/s asked: the deployment was saturated, or ${load.connections} connections were too few for its latency (--connections)`);
+        warnings.push(
+          `${name}: ${n(load.figures.okPerS)} of the ${load.rate} 2xx/s asked: the deployment was saturated, or ${load.connections} connections were too few for its latency (--connections)`,
+        );
       }
-      if (load.figures.errors > 0) warnings.push(`${name}: ${load.figures.errors} requests failed without an answer (connection errors or 30 s timeouts)`);
+      if (load.figures.errors > 0)
+        warnings.push(`${name}: ${load.figures.errors} requests failed without an answer (connection errors or 30 s timeouts)`);
     }
   }
   const { loadAverage, cpus: cores } = report.loadGenerator;
   if (Math.max(loadAverage.start, loadAverage.end) > cores) {
-    warnings.push(`the load generator's machine was busy (1-minute load average ${n(loadAverage.start)} at the start, ${n(loadAverage.end)} at the end, on ${cores} cores): latencies include its own delays`);
+    warnings.push(
+      `the load generator's machine was busy (1-minute load average ${n(loadAverage.start)} at the start, ${n(loadAverage.end)} at the end, on ${cores} cores): latencies include its own delays`,
+    );
   }
   const { leftActive } = report.tokens;
   if (leftActive.length > 0) {
@@ -139,11 +152,14 @@ export function formatLoadtestTable(report: LoadtestReport): string {
     ['other non-2xx', 16],
     ['errors', 7],
   ];
-  const row = (values: string[]) => columns.map(([, width], i) => (i < 2 ? pad(values[i] ?? '', width) : left(values[i] ?? '', width))).join(' ');
+  const row = (values: string[]) =>
+    columns.map(([, width], i) => (i < 2 ? pad(values[i] ?? '', width) : left(values[i] ?? '', width))).join(' ');
   const { tokens, plan } = report;
   const credentials =
-    tokens.source === 'created' ? `${tokens.count} tokens created and revoked (${n(tokens.perTokenPerMinute ?? 0, 0)} requests a minute each)`
-      : tokens.source === 'file' ? `${tokens.count} tokens from --tokens-file (${n(tokens.perTokenPerMinute ?? 0, 0)} requests a minute each)`
+    tokens.source === 'created'
+      ? `${tokens.count} tokens created and revoked (${n(tokens.perTokenPerMinute ?? 0, 0)} requests a minute each)`
+      : tokens.source === 'file'
+        ? `${tokens.count} tokens from --tokens-file (${n(tokens.perTokenPerMinute ?? 0, 0)} requests a minute each)`
         : "the employee's JWT only";
   const lines = [
     `coldtrack-api loadtest of the deployment at ${report.deployment.url}: ${plan.rate} requests/s a scenario, ${plan.seconds} s runs after a ${plan.warmupSeconds} s warm-up; ${credentials}`,
@@ -160,8 +176,24 @@ export function formatLoadtestTable(report: LoadtestReport): string {
       const f = load.figures;
       // no answer completed within the run: there is no latency to show
       const latency = (value: number) => (f.reqPerS > 0 ? n(value) : '-');
-      const other = Object.entries(load.otherNon2xx).map(([code, count]) => `${code}: ${count}`).join(', ') || '0';
-      lines.push(row([index === 0 ? scenario.id : '', load.label, String(load.rate), n(f.okPerS), latency(f.latencyMs.p50), latency(f.latencyMs.p97_5), latency(f.latencyMs.p99), String(load.rateLimited), other, String(f.errors)]));
+      const other =
+        Object.entries(load.otherNon2xx)
+          .map(([code, count]) => `${code}: ${count}`)
+          .join(', ') || '0';
+      lines.push(
+        row([
+          index === 0 ? scenario.id : '',
+          load.label,
+          String(load.rate),
+          n(f.okPerS),
+          latency(f.latencyMs.p50),
+          latency(f.latencyMs.p97_5),
+          latency(f.latencyMs.p99),
+          String(load.rateLimited),
+          other,
+          String(f.errors),
+        ]),
+      );
     });
   }
   const warnings = warningsOf(report);

@@ -89,7 +89,9 @@ export async function runDeploymentScenarios(
     const loads: LoadtestLoadResult[] = [];
     for (const load of scenario.build(context)) {
       if (interrupted()) throw new Error('interrupted');
-      log(`${scenario.id}: ${load.label}, ${load.rate}/s over ${load.connections} connections, ${WARMUP_SECONDS} s warm-up then ${load.seconds} s`);
+      log(
+        `${scenario.id}: ${load.label}, ${load.rate}/s over ${load.connections} connections, ${WARMUP_SECONDS} s warm-up then ${load.seconds} s`,
+      );
       await run(load, WARMUP_SECONDS);
       const result = resultOf(load, await run(load, load.seconds));
       const { figures } = result;

@@ -48,9 +48,15 @@ export class LoadtestTokens {
     now = new Date(),
   ) {
     // writes have a budget of their own (120 a minute): the client waits for it rather than be refused
-    this.client = new ColdtrackClient({ baseUrl: baseUrl.href, token: jwt, budget: new RateBudget(), onEvent: (event) => {
-      if (event.type === 'rate-limit-wait') log(`  waiting ${(event.ms / 1000).toFixed(0)} s for the employee's write budget (120 a minute)`);
-    } });
+    this.client = new ColdtrackClient({
+      baseUrl: baseUrl.href,
+      token: jwt,
+      budget: new RateBudget(),
+      onEvent: (event) => {
+        if (event.type === 'rate-limit-wait')
+          log(`  waiting ${(event.ms / 1000).toFixed(0)} s for the employee's write budget (120 a minute)`);
+      },
+    });
     this.expiresAt = new Date(now.getTime() + EXPIRY_MS);
   }
 
@@ -66,7 +72,11 @@ export class LoadtestTokens {
       if (this.closed) throw new Error('interrupted while creating tokens');
       this.attempted = true;
       const creation = (async () => {
-        const { token, ...record } = await this.client.tokens.create({ name: `${this.namePrefix}${i}`, scopes, expires_at: this.expiresAt.toISOString() });
+        const { token, ...record } = await this.client.tokens.create({
+          name: `${this.namePrefix}${i}`,
+          scopes,
+          expires_at: this.expiresAt.toISOString(),
+        });
         this.created.push(record); // before the revocation, waiting for this creation, reads the list
         return token;
       })();

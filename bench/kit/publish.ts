@@ -39,7 +39,8 @@ export function treeRefusal(state: TreeState): string | null {
 /** Why this run's record cannot be published, or null. */
 export function publishRefusal(record: RunRecord, now: TreeState): string | null {
   if (record.partial.length > 0) return `a partial run (${record.partial.join('; ')}) is not published`;
-  if (record.commit.movedTo !== null) return `HEAD moved from ${shortHash(record.commit.hash)} to ${shortHash(record.commit.movedTo)} during the run`;
+  if (record.commit.movedTo !== null)
+    return `HEAD moved from ${shortHash(record.commit.hash)} to ${shortHash(record.commit.movedTo)} during the run`;
   return treeRefusal(now) ?? (record.commit.dirty ? 'tracked files had uncommitted changes when the run started' : null);
 }
 
@@ -73,7 +74,9 @@ export function renderSections(records: RunRecord[]): { kind: RunRecord['kind'];
 
 /** The sections whose text between the markers is not what the history renders (hand-edited, or never regenerated). */
 export function staleSections(docText: string, records: RunRecord[]): string[] {
-  return renderSections(records).filter((section) => betweenMarkers(docText, section.name) !== section.body).map((section) => section.name);
+  return renderSections(records)
+    .filter((section) => betweenMarkers(docText, section.name) !== section.body)
+    .map((section) => section.name);
 }
 
 /** The doc with its tables rendered from the history (bench/publish.ts, and every --publish). */
@@ -101,7 +104,8 @@ export function recordRun(record: RunRecord, run: { publish: boolean; chart: str
   appendRecord(join(repoRoot, RUNS_LOG), record);
   console.log(`        ${RUNS_LOG} (this run's line appended)`);
   if (!run.publish) return;
-  const refusal = publishRefusal(record, run.now()) ??
+  const refusal =
+    publishRefusal(record, run.now()) ??
     (run.chart === null || !existsSync(run.chart) ? 'the run wrote no chart to publish (see the report lines above)' : null);
   if (refusal) {
     console.error(`npm run bench: not published: ${refusal}`);

@@ -51,7 +51,8 @@ export interface Report {
 }
 
 /** Table cells (also the loadtest's table, loadtest-report.ts): left-aligned and cut, right-aligned, a figure. */
-export const pad = (value: string, width: number) => (value.length >= width ? value.slice(0, width) : value + ' '.repeat(width - value.length));
+export const pad = (value: string, width: number) =>
+  value.length >= width ? value.slice(0, width) : value + ' '.repeat(width - value.length);
 export const left = (value: string, width: number) => (value.length >= width ? value : ' '.repeat(width - value.length) + value);
 export const n = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 
@@ -86,7 +87,12 @@ export function formatTable(report: Report): string {
     );
   }
   lines.push('');
-  lines.push(row(columns, columns.map(([name]) => name)));
+  lines.push(
+    row(
+      columns,
+      columns.map(([name]) => name),
+    ),
+  );
   lines.push('-'.repeat(columns.reduce((sum, [, width]) => sum + width + 1, 0)));
   for (const scenario of report.scenarios) {
     if (scenario.status !== 'measured') {
@@ -123,7 +129,15 @@ export function formatTable(report: Report): string {
         const p = figures.project;
         const r = figures.reference;
         lines.push(
-          row(columns, ['', '', 'ratio', `${n(p.okPerS / r.okPerS, 2)}x`, `${n(p.latencyMs.p50 / r.latencyMs.p50, 2)}x`, `${n(p.latencyMs.p97_5 / r.latencyMs.p97_5, 2)}x`, `${n(p.latencyMs.p99 / r.latencyMs.p99, 2)}x`]),
+          row(columns, [
+            '',
+            '',
+            'ratio',
+            `${n(p.okPerS / r.okPerS, 2)}x`,
+            `${n(p.latencyMs.p50 / r.latencyMs.p50, 2)}x`,
+            `${n(p.latencyMs.p97_5 / r.latencyMs.p97_5, 2)}x`,
+            `${n(p.latencyMs.p99 / r.latencyMs.p99, 2)}x`,
+          ]),
         );
       }
     });

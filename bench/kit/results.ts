@@ -62,7 +62,8 @@ export function summarize(runs: ServerRun[], server: Server): ServerSummary | un
   for (const label of labels) {
     const figures = mine.flatMap((run) => run.loads.filter((load) => load.label === label).map((load) => load.figures));
     const statusCodes: Record<string, number> = {};
-    for (const f of figures) for (const [code, count] of Object.entries(f.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
+    for (const f of figures)
+      for (const [code, count] of Object.entries(f.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
     loads[label] = {
       runs: figures.length,
       reqPerS: mean(figures.map((f) => f.reqPerS)),

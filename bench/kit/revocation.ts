@@ -231,10 +231,13 @@ export async function measureRevocation(
 ): Promise<RevocationFigures> {
   const results: RoundResult[] = [];
   for (const token of tokens) {
-    results.push(await round({ dataUrls: [url], revokeUrl: url, token, unitId, revoker, tailMs: TAIL_MS, tailGapMs: GAP_MS, retryUnavailableMs: 0 }));
+    results.push(
+      await round({ dataUrls: [url], revokeUrl: url, token, unitId, revoker, tailMs: TAIL_MS, tailGapMs: GAP_MS, retryUnavailableMs: 0 }),
+    );
   }
   const figures: RevocationFigures = tally(results);
-  if (variants) figures.variants = await measureVariants(variants, unitId, revoker, variants.rounds ?? Math.max(3, Math.ceil(tokens.length / 3)));
+  if (variants)
+    figures.variants = await measureVariants(variants, unitId, revoker, variants.rounds ?? Math.max(3, Math.ceil(tokens.length / 3)));
   return figures;
 }
 
@@ -255,13 +258,19 @@ async function startPrivateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
   let child: ChildProcess | null = null;
   const exited = (process: ChildProcess) =>
-    process.exitCode !== null || process.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => process.once('exit', () => resolve()));
+    process.exitCode !== null || process.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => process.once('exit', () => resolve()));
 
   async function start() {
-    const started = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
-      detached: true, // its own process group, like every child the kit tracks
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const started = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+      {
+        detached: true, // its own process group, like every child the kit tracks
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     track(started);
     child = started;
     let output = '';
@@ -296,7 +305,12 @@ async function startPrivateRedis(): Promise<PrivateRedis> {
 
 /** Fresh Bench Alpha tokens (the revoker's company, every scope), inserted as the kit's others are. */
 async function insertTokens(databaseUrl: string, revoker: Employee, count: number): Promise<BenchToken[]> {
-  const tokens: BenchToken[] = Array.from({ length: count }, () => ({ id: randomUUID(), raw: generateToken(), companyId: revoker.companyId, unitIds: [] }));
+  const tokens: BenchToken[] = Array.from({ length: count }, () => ({
+    id: randomUUID(),
+    raw: generateToken(),
+    companyId: revoker.companyId,
+    unitIds: [],
+  }));
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -331,11 +345,22 @@ async function measureVariants(setting: VariantSetting, unitId: number, revoker:
     redis = await startPrivateRedis();
     const env = { DATABASE_URL: setting.databaseUrl, REDIS_URL: redis.url, JWT_SECRET: BENCH_JWT_SECRET, LOG_LEVEL: 'warn' };
     const count = selected.includes('two-instances') ? 2 : 1;
-    setting.log(`revocation variants: ${count} project cluster(s) of ${WORKERS} workers on a private redis-server (${redis.url}), ${rounds} rounds each`);
+    setting.log(
+      `revocation variants: ${count} project cluster(s) of ${WORKERS} workers on a private redis-server (${redis.url}), ${rounds} rounds each`,
+    );
     const ports = [await freePort(), await freePort()];
-    const started = await Promise.allSettled(Array.from({ length: count }, (_, i) =>
-      startService({ name: `revocation ${'AB'[i]}`, entry: PROJECT_ENTRY, port: ports[i]!, workers: WORKERS, env, readyPath: '/readyz' })
-        .then((service) => (services.push(service), service))));
+    const started = await Promise.allSettled(
+      Array.from({ length: count }, (_, i) =>
+        startService({
+          name: `revocation ${'AB'[i]}`,
+          entry: PROJECT_ENTRY,
+          port: ports[i]!,
+          workers: WORKERS,
+          env,
+          readyPath: '/readyz',
+        }).then((service) => (services.push(service), service)),
+      ),
+    );
     for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
     const [a, b] = [services[0]!, services[1]];
     const privateRedis = redis;
@@ -349,7 +374,16 @@ async function measureVariants(setting: VariantSetting, unitId: number, revoker:
           const base = { token, unitId, revoker };
           if (id === 'two-instances') {
             const through = i % 2 === 0 ? a : b!;
-            results.push(await round({ ...base, dataUrls: [a.url, b!.url], revokeUrl: through.url, tailMs: TAIL_MS, tailGapMs: GAP_MS, retryUnavailableMs: 0 }));
+            results.push(
+              await round({
+                ...base,
+                dataUrls: [a.url, b!.url],
+                revokeUrl: through.url,
+                tailMs: TAIL_MS,
+                tailGapMs: GAP_MS,
+                retryUnavailableMs: 0,
+              }),
+            );
           } else {
             // even rounds: the markers are lost right after the revoke; odd rounds: Redis comes
             // back empty right before it. The lanes slow down after the revoke, so the rest of the
@@ -359,24 +393,28 @@ async function measureVariants(setting: VariantSetting, unitId: number, revoker:
               await privateRedis.restart();
               if (!after) await ready(a.url, 10_000);
             };
-            results.push(await round({
-              ...base,
-              dataUrls: [a.url],
-              revokeUrl: a.url,
-              ...(after ? { afterRevoke: restart } : { beforeRevoke: restart }),
-              tailMs: 1500,
-              tailGapMs: 150,
-              retryUnavailableMs: 10_000,
-            }));
+            results.push(
+              await round({
+                ...base,
+                dataUrls: [a.url],
+                revokeUrl: a.url,
+                ...(after ? { afterRevoke: restart } : { beforeRevoke: restart }),
+                tailMs: 1500,
+                tailGapMs: 150,
+                retryUnavailableMs: 10_000,
+              }),
+            );
             // the next round starts on a reachable Redis
             await ready(a.url, 10_000);
           }
         }
         const figures = tally(results);
         variants.push({ id, title: VARIANT_TITLES[id], figures, error: null });
-        setting.log(`  ${id}: ${figures.acceptedAfterRevoke} accepted of ${figures.requestsAfterRevoke} after ${figures.rounds} revokes returned ` +
-          `(${JSON.stringify(figures.statusesAfterRevoke)}); ${figures.acceptedBeforeRevoke} accepted before` +
-          (figures.requestsAfterRestart === undefined ? '' : `; ${figures.requestsAfterRestart} sent once Redis was back empty`));
+        setting.log(
+          `  ${id}: ${figures.acceptedAfterRevoke} accepted of ${figures.requestsAfterRevoke} after ${figures.rounds} revokes returned ` +
+            `(${JSON.stringify(figures.statusesAfterRevoke)}); ${figures.acceptedBeforeRevoke} accepted before` +
+            (figures.requestsAfterRestart === undefined ? '' : `; ${figures.requestsAfterRestart} sent once Redis was back empty`),
+        );
       } catch (error) {
         variants.push({ id, title: VARIANT_TITLES[id], figures: null, error: (error as Error).message });
       }

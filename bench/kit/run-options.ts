@@ -40,7 +40,9 @@ export function readRunOptions(args = process.argv.slice(2)): RunOptions {
     },
   });
   if (!values.scale && (values['scale-max'] !== undefined || values.profile !== undefined)) {
-    throw new Error('--scale-max and --profile belong to --scale (the scale curve); the load benchmark runs every sensor script on both profiles');
+    throw new Error(
+      '--scale-max and --profile belong to --scale (the scale curve); the load benchmark runs every sensor script on both profiles',
+    );
   }
   if (values.scale && (values.quick || values.seconds !== undefined || values.only !== undefined)) {
     throw new Error('--scale is a run of its own: it takes --scale-max and --profile, not --quick, --seconds or --only');

@@ -118,7 +118,13 @@ export interface ScaleRecord extends RecordBase {
 
 export type RunRecord = LoadRecord | ScaleRecord;
 
-const machineOf = (machine: { cpuModel: string; cpus: number; memoryGb: number; node: string; loadAverage: { start: number; end: number } }) => ({
+const machineOf = (machine: {
+  cpuModel: string;
+  cpus: number;
+  memoryGb: number;
+  node: string;
+  loadAverage: { start: number; end: number };
+}) => ({
   cpuModel: machine.cpuModel,
   cores: machine.cpus,
   memoryGb: Math.round(machine.memoryGb * 10) / 10,
@@ -171,26 +177,37 @@ export function loadRunRecord(report: Report, partial: string[], commit: CommitF
       return { id: scenario.id, notMeasured: scenario.status === 'measured' ? null : (scenario.reason ?? 'not measured'), servers };
     }),
     sensorScripts: scripts && {
-      profiles: Object.fromEntries(Object.entries(scripts.profiles).map(([profile, where]) => [profile, { host: hostOf(where.server), reason: where.reason }])) as SensorScriptRows['profiles'],
+      profiles: Object.fromEntries(
+        Object.entries(scripts.profiles).map(([profile, where]) => [profile, { host: hostOf(where.server), reason: where.reason }]),
+      ) as SensorScriptRows['profiles'],
       outcomes: scripts.outcomes,
     },
   };
 }
 
-function scaleProfileRow(profile: SensorProfile, status: ScaleProfileRow['status'], reason: string | null, curve: ProfileCurve | null): ScaleProfileRow {
+function scaleProfileRow(
+  profile: SensorProfile,
+  status: ScaleProfileRow['status'],
+  reason: string | null,
+  curve: ProfileCurve | null,
+): ScaleProfileRow {
   const steps = curve?.steps ?? [];
   const first = steps.find((step) => step.label === '1M');
   const last = steps.at(-1);
   // the same pair judgeTargets (scale-report.ts) takes the P9 ratios from
   const base = last?.beside ?? first;
-  const ratios = first && last && base && last !== first
-    ? {
-        of: last.label,
-        against: last.beside ? ('beside' as const) : ('step' as const),
-        latency: Object.fromEntries(LATENCIES.map(({ key }) => [key, last.latencyMs[key] / base.latencyMs[key]])) as Record<LatencyKey, number>,
-        ingest: last.ingest.median / base.ingest.median,
-      }
-    : null;
+  const ratios =
+    first && last && base && last !== first
+      ? {
+          of: last.label,
+          against: last.beside ? ('beside' as const) : ('step' as const),
+          latency: Object.fromEntries(LATENCIES.map(({ key }) => [key, last.latencyMs[key] / base.latencyMs[key]])) as Record<
+            LatencyKey,
+            number
+          >,
+          ingest: last.ingest.median / base.ingest.median,
+        }
+      : null;
   return {
     profile,
     status,

@@ -16,7 +16,10 @@ async function redisVersionAt(redisUrl: string): Promise<string> {
   return redis
     .connect()
     .then(() => redis.info('server'))
-    .then((info) => /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown', () => 'unknown')
+    .then(
+      (info) => /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown',
+      () => 'unknown',
+    )
     .finally(() => redis.disconnect());
 }
 
@@ -59,7 +62,7 @@ export async function assembleReport(outcome: RunOutcome): Promise<Report> {
       loadAverage: { start: outcome.loadAtStart, end: loadavg()[0]! },
       note:
         `The load generator (autocannon, one process per load) runs on the same ${cpus().length} cores as both clusters, PostgreSQL and Redis: ` +
-        'absolute figures are this machine\'s; the project/reference ratios are what carries over.',
+        "absolute figures are this machine's; the project/reference ratios are what carries over.",
     },
     services: {
       project: { command: 'node --import tsx src/main.ts (WORKERS=2, REDIS_URL, LOG_LEVEL=warn)', workers: WORKERS },
@@ -79,10 +82,10 @@ export async function assembleReport(outcome: RunOutcome): Promise<Report> {
     sensorScripts: outcome.sensorScripts,
     targets,
     notes: [
-      'req/s is 2xx responses per second over the run; latency percentiles are autocannon\'s, averaged over the runs of each server; max is the worst run\'s.',
+      "req/s is 2xx responses per second over the run; latency percentiles are autocannon's, averaged over the runs of each server; max is the worst run's.",
       'Each run uses tokens (and employees) that no other run used, spread so no token exceeds the 100/min limit: a non-2xx count above 0 is a finding, not the limit.',
-      'P5 reads the project\'s event-loop delay from GET /metrics (cluster aggregate: the mean of the workers\' p99, the max of their max), the worst project run; the reference reports per worker.',
-      'P8 is each worker\'s peak RSS while serving the largest pages: VmHWM from /proc/<worker>/status, reset at the start of each run (clear_refs 5); VmRSS sampled every 100 ms is shown beside it.',
+      "P5 reads the project's event-loop delay from GET /metrics (cluster aggregate: the mean of the workers' p99, the max of their max), the worst project run; the reference reports per worker.",
+      "P8 is each worker's peak RSS while serving the largest pages: VmHWM from /proc/<worker>/status, reset at the start of each run (clear_refs 5); VmRSS sampled every 100 ms is shown beside it.",
     ],
   };
 }

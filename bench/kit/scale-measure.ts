@@ -6,7 +6,18 @@ import { ingestReadings } from '../../src/sensors/ingest.js';
 import { HOUR_MS } from '../../src/time.js';
 import { type BenchCompany, type BenchDatabase, csvReadingRuns, median, startBenchApp, timed } from '../sensor-common.js';
 import {
-  DEEP_PAGE, INGEST, ingestEnd, ingestReadingsPerRound, LATENCIES, type LatencyKey, NEWEST_DAY, PROBE_UNIT, RAW_PAGE_SIZE, ROUNDS, WARM_ROUNDS, YEAR,
+  DEEP_PAGE,
+  INGEST,
+  ingestEnd,
+  ingestReadingsPerRound,
+  LATENCIES,
+  type LatencyKey,
+  NEWEST_DAY,
+  PROBE_UNIT,
+  RAW_PAGE_SIZE,
+  ROUNDS,
+  WARM_ROUNDS,
+  YEAR,
 } from './scale-plan.js';
 
 interface Probe {
@@ -26,7 +37,10 @@ const PROBES: Record<LatencyKey, Probe> = {
   },
   dailyYear: { urls: [`${year}&aggregation=daily&page_size=1000`], records: 365 * 2 },
   page500: { urls: [`${year}&page_size=${RAW_PAGE_SIZE}&page=${DEEP_PAGE}`], records: RAW_PAGE_SIZE },
-  newestDay: { urls: [`cooling_unit_id=${PROBE_UNIT}&start_date=${NEWEST_DAY}&end_date=${NEWEST_DAY}&page_size=${RAW_PAGE_SIZE}`], records: RAW_PAGE_SIZE },
+  newestDay: {
+    urls: [`cooling_unit_id=${PROBE_UNIT}&start_date=${NEWEST_DAY}&end_date=${NEWEST_DAY}&page_size=${RAW_PAGE_SIZE}`],
+    records: RAW_PAGE_SIZE,
+  },
 };
 
 /** A store of one size, as the measurements see it; `liveBatches` counts the live batches it took. */
@@ -108,11 +122,14 @@ export async function measureIngest(stores: MeasuredStore[], progress: (line: st
       const end = ingestEnd(store.liveBatches);
       const csv = [...readingChunks({ units: INGEST.units, days: INGEST.days, end, seed: 100 + store.liveBatches })];
       const { ms, result } = await timed(() => ingestReadings(store.db.pool, csvReadingRuns(csv, end)));
-      if (result.inserted !== ingestReadingsPerRound) throw new Error(`live batch: ${result.inserted} of ${ingestReadingsPerRound} readings loaded`);
+      if (result.inserted !== ingestReadingsPerRound)
+        throw new Error(`live batch: ${result.inserted} of ${ingestReadingsPerRound} readings loaded`);
       store.liveBatches += 1;
       perSecond[index]!.push(ingestReadingsPerRound / (ms / 1000));
-      progress(`live batch ${round + 1} of ${INGEST.rounds}${stores.length > 1 ? ` into store ${index + 1} of ${stores.length}` : ''}: ` +
-        `${ingestReadingsPerRound} readings in ${(ms / 1000).toFixed(2)} s = ${Math.round(perSecond[index]!.at(-1)!)} readings/s`);
+      progress(
+        `live batch ${round + 1} of ${INGEST.rounds}${stores.length > 1 ? ` into store ${index + 1} of ${stores.length}` : ''}: ` +
+          `${ingestReadingsPerRound} readings in ${(ms / 1000).toFixed(2)} s = ${Math.round(perSecond[index]!.at(-1)!)} readings/s`,
+      );
     }
   }
   return perSecond.map((rates) => ({ readingsPerRound: ingestReadingsPerRound, perSecond: rates, median: median(rates) }));

@@ -47,9 +47,17 @@ export const P9_LATENCY_LIMIT = 1.5;
 export const P9_INGEST_FLOOR = 0.8;
 
 export const LATENCIES = [
-  { key: 'hourlyYear', title: 'hourly year', what: `one unit, ${YEAR.start}..${YEAR.end}, aggregation=hourly: the 18 pages of 1,000 a partner walks (17,520 records)` },
+  {
+    key: 'hourlyYear',
+    title: 'hourly year',
+    what: `one unit, ${YEAR.start}..${YEAR.end}, aggregation=hourly: the 18 pages of 1,000 a partner walks (17,520 records)`,
+  },
   { key: 'dailyYear', title: 'daily year', what: `one unit, the same year, aggregation=daily: one page of 730 records` },
-  { key: 'page500', title: 'raw page 500', what: `one unit, the same year, raw, page_size ${RAW_PAGE_SIZE}: page ${DEEP_PAGE}, cold (no cached counts or page boundary)` },
+  {
+    key: 'page500',
+    title: 'raw page 500',
+    what: `one unit, the same year, raw, page_size ${RAW_PAGE_SIZE}: page ${DEEP_PAGE}, cold (no cached counts or page boundary)`,
+  },
   { key: 'newestDay', title: 'newest-day raw page', what: `one unit, ${NEWEST_DAY} raw, page_size ${RAW_PAGE_SIZE}: page 1, cold` },
 ] as const;
 export type LatencyKey = (typeof LATENCIES)[number]['key'];
@@ -92,7 +100,10 @@ export interface StepFigures {
    * taken from this pair, so the machine's noise hits both sides. Null on the 1M step itself.
    */
   beside: { readings: number; latencyMs: Record<LatencyKey, number>; rounds: Record<LatencyKey, number[]>; ingest: IngestFigures } | null;
-  /** highest pg_database_size sampled while this size existed (with the 1M store beside it), and the file system's growth under the server's data directory */
+  /**
+   * highest pg_database_size sampled while this size existed (with the 1M store beside it), and the file system's
+   * growth under the server's data directory
+   */
   peakDatabaseBytes: number;
   peakFileSystemGrowthBytes: number | null;
   wallSeconds: number;

@@ -6,7 +6,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { Resvg } from '@resvg/resvg-js';
 import { scaleChartSvg, scaleHtml } from './scale-html.js';
 import {
-  LATENCIES, type LatencyKey, P9_INGEST_FLOOR, P9_LATENCY_LIMIT, type ProfileCurve, SCALE_STEPS, type StepFigures, type StepLabel,
+  LATENCIES,
+  type LatencyKey,
+  P9_INGEST_FLOOR,
+  P9_LATENCY_LIMIT,
+  type ProfileCurve,
+  SCALE_STEPS,
+  type StepFigures,
+  type StepLabel,
 } from './scale-plan.js';
 import type { SensorProfile } from './sensor-profiles.js';
 
@@ -67,7 +74,14 @@ export function judgeTargets(profiles: ProfileOutcome[], max: StepLabel): ScaleT
     const steps = outcome.curve?.steps ?? [];
     const first = steps.find((step) => step.label === '1M');
     const last = steps.at(-1);
-    const judge = (key: ScaleTarget['key'], title: string, goal: string, value: (step: Pick<StepFigures, 'latencyMs' | 'ingest'>) => number, pass: (ratio: number) => boolean, unit: string) => {
+    const judge = (
+      key: ScaleTarget['key'],
+      title: string,
+      goal: string,
+      value: (step: Pick<StepFigures, 'latencyMs' | 'ingest'>) => number,
+      pass: (ratio: number) => boolean,
+      unit: string,
+    ) => {
       const base = { profile: outcome.profile, key, title, goal };
       if (!first || !last || last === first) {
         const why = outcome.reason ?? (first ? `only 1M was measured (--scale-max ${max})` : 'no size was measured');
@@ -77,18 +91,38 @@ export function judgeTargets(profiles: ProfileOutcome[], max: StepLabel): ScaleT
       const shown = (figure: number) => (unit === 'ms' ? ms(figure) : thousands(figure));
       const baseline = value(baselineOf(last, first));
       const ratio = value(last) / baseline;
-      const figure = `${last.label}/1M ${ratio.toFixed(2)}x (${shown(value(last))} vs ${shown(baseline)} ${unit}, ` +
+      const figure =
+        `${last.label}/1M ${ratio.toFixed(2)}x (${shown(value(last))} vs ${shown(baseline)} ${unit}, ` +
         `${last.beside ? 'the 1M store measured beside it' : 'the 1M step'}; the 1M step alone: ${shown(value(first))})`;
       if (last.label !== top) {
-        targets.push({ ...base, status: 'not measured', ratio, measured: `${figure}; judged at ${top}, the curve stops at ${last.label}${outcome.reason ? ` (${outcome.reason})` : ''}` });
+        targets.push({
+          ...base,
+          status: 'not measured',
+          ratio,
+          measured: `${figure}; judged at ${top}, the curve stops at ${last.label}${outcome.reason ? ` (${outcome.reason})` : ''}`,
+        });
         return;
       }
       targets.push({ ...base, status: pass(ratio) ? 'pass' : 'miss', ratio, measured: figure });
     };
     for (const latency of LATENCIES) {
-      judge(latency.key, `${latency.title} latency`, `${top} <= ${P9_LATENCY_LIMIT}x 1M`, (step) => step.latencyMs[latency.key], (ratio) => ratio <= P9_LATENCY_LIMIT, 'ms');
+      judge(
+        latency.key,
+        `${latency.title} latency`,
+        `${top} <= ${P9_LATENCY_LIMIT}x 1M`,
+        (step) => step.latencyMs[latency.key],
+        (ratio) => ratio <= P9_LATENCY_LIMIT,
+        'ms',
+      );
     }
-    judge('ingest', 'ingest rate', `${top} >= ${P9_INGEST_FLOOR}x 1M`, (step) => step.ingest.median, (ratio) => ratio >= P9_INGEST_FLOOR, 'readings/s');
+    judge(
+      'ingest',
+      'ingest rate',
+      `${top} >= ${P9_INGEST_FLOOR}x 1M`,
+      (step) => step.ingest.median,
+      (ratio) => ratio >= P9_INGEST_FLOOR,
+      'readings/s',
+    );
   }
   return targets;
 }
@@ -100,9 +134,23 @@ function pad(cells: string[], widths: number[]) {
 /** The curve of each profile as a table, the targets, and disk and time. */
 export function formatScaleReport(report: ScaleReport): string {
   const lines: string[] = [];
-  lines.push(`P9 scale curve (--scale-max ${report.max}), ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC, commit ${report.machine.commit}, ` +
-    `${report.machine.cpus} cores, load average ${report.machine.loadAverage.start.toFixed(1)} at the start and ${report.machine.loadAverage.end.toFixed(1)} at the end`);
-  const head = ['size', 'readings', 'load/s', 'upkeep s', ...LATENCIES.map((latency) => `${latency.title} ms`), 'ingest/s', 'B/reading', 'B/reading db', 'peak db', 'wall s', 'load avg'];
+  lines.push(
+    `P9 scale curve (--scale-max ${report.max}), ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC, commit ${report.machine.commit}, ` +
+      `${report.machine.cpus} cores, load average ${report.machine.loadAverage.start.toFixed(1)} at the start and ${report.machine.loadAverage.end.toFixed(1)} at the end`,
+  );
+  const head = [
+    'size',
+    'readings',
+    'load/s',
+    'upkeep s',
+    ...LATENCIES.map((latency) => `${latency.title} ms`),
+    'ingest/s',
+    'B/reading',
+    'B/reading db',
+    'peak db',
+    'wall s',
+    'load avg',
+  ];
   const widths = head.map((cell, i) => Math.max(cell.length, i === 0 ? 11 : 9));
   for (const outcome of report.profiles) {
     lines.push('', `${outcome.profile} profile: ${outcome.curve?.note || outcome.reason || ''}`);
@@ -112,32 +160,63 @@ export function formatScaleReport(report: ScaleReport): string {
     }
     lines.push(`  ${pad(head, widths)}`);
     for (const step of outcome.curve.steps) {
-      lines.push(`  ${pad([
-        step.label, thousands(step.readings), thousands(step.load.perSecond), step.upkeep.seconds.toFixed(0),
-        ...LATENCIES.map((latency) => ms(step.latencyMs[latency.key])), thousands(step.ingest.median),
-        perReading(step.bytes.readings + step.bytes.aggregates, step).toFixed(1), perReading(step.bytes.database, step).toFixed(1),
-        gigabytes(step.peakDatabaseBytes), step.wallSeconds.toFixed(0), `${step.loadAverage.start.toFixed(1)}-${step.loadAverage.end.toFixed(1)}`,
-      ], widths)}`);
+      lines.push(
+        `  ${pad(
+          [
+            step.label,
+            thousands(step.readings),
+            thousands(step.load.perSecond),
+            step.upkeep.seconds.toFixed(0),
+            ...LATENCIES.map((latency) => ms(step.latencyMs[latency.key])),
+            thousands(step.ingest.median),
+            perReading(step.bytes.readings + step.bytes.aggregates, step).toFixed(1),
+            perReading(step.bytes.database, step).toFixed(1),
+            gigabytes(step.peakDatabaseBytes),
+            step.wallSeconds.toFixed(0),
+            `${step.loadAverage.start.toFixed(1)}-${step.loadAverage.end.toFixed(1)}`,
+          ],
+          widths,
+        )}`,
+      );
       if (step.beside) {
-        lines.push(`  ${pad([
-          '  1M beside', thousands(step.beside.readings), '', '', ...LATENCIES.map((latency) => ms(step.beside!.latencyMs[latency.key])), thousands(step.beside.ingest.median),
-        ], widths)}`);
+        lines.push(
+          `  ${pad(
+            [
+              '  1M beside',
+              thousands(step.beside.readings),
+              '',
+              '',
+              ...LATENCIES.map((latency) => ms(step.beside!.latencyMs[latency.key])),
+              thousands(step.beside.ingest.median),
+            ],
+            widths,
+          )}`,
+        );
       }
     }
     if (outcome.status === 'failed') lines.push(`  FAILED: ${outcome.reason}`);
-    lines.push('  (B/reading: readings and both aggregates with their indexes, after the upkeep; "db": the whole database. "1M beside": the 1M store,',
-      `  kept with the live batches it took so far, measured alternating with the size above it: the ratios below come from that pair. Wall: ${outcome.curve.wallSeconds.toFixed(0)} s)`);
+    lines.push(
+      '  (B/reading: readings and both aggregates with their indexes, after the upkeep; "db": the whole database. "1M beside": the 1M store,',
+      `  kept with the live batches it took so far, measured alternating with the size above it: the ratios below come from that pair. Wall: ${outcome.curve.wallSeconds.toFixed(0)} s)`,
+    );
   }
   lines.push('');
   for (const target of report.targets) {
     const verdict = target.status === 'not measured' ? 'NOT MEASURED' : target.status.toUpperCase();
     lines.push(`${verdict} P9 ${target.profile} ${target.title} (${target.goal}): ${target.measured}`);
   }
-  lines.push('', `peak disk: ${gigabytes(report.peakDatabaseBytes)} of databases (the largest size, and the 1M store kept beside it)` +
-    (report.peakFileSystemGrowthBytes === null ? '' : `; the data directory's file system grew by at most ${gigabytes(report.peakFileSystemGrowthBytes)} (WAL and other writers included)`));
+  lines.push(
+    '',
+    `peak disk: ${gigabytes(report.peakDatabaseBytes)} of databases (the largest size, and the 1M store kept beside it)` +
+      (report.peakFileSystemGrowthBytes === null
+        ? ''
+        : `; the data directory's file system grew by at most ${gigabytes(report.peakFileSystemGrowthBytes)} (WAL and other writers included)`),
+  );
   lines.push(`wall time: ${report.durationS.toFixed(0)} s (${(report.durationS / 60).toFixed(1)} min)`);
   if (report.machine.loadAverage.start > report.machine.cpus * 0.75) {
-    lines.push(`WARNING: the machine was busy before the run began (load average ${report.machine.loadAverage.start.toFixed(1)} on ${report.machine.cpus} cores): absolute figures are slower than on a quiet machine, and ratios noisier`);
+    lines.push(
+      `WARNING: the machine was busy before the run began (load average ${report.machine.loadAverage.start.toFixed(1)} on ${report.machine.cpus} cores): absolute figures are slower than on a quiet machine, and ratios noisier`,
+    );
   }
   return lines.join('\n');
 }
@@ -155,7 +234,11 @@ export function writeScaleReport(report: ScaleReport, directory: URL): string[] 
   writeFileSync(path(written[2]!), html);
   writeFileSync(path(written[3]!), html);
   try {
-    const png = new Resvg(scaleChartSvg(report), { fitTo: { mode: 'width', value: 1800 }, font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' }, background: '#ffffff' }).render();
+    const png = new Resvg(scaleChartSvg(report), {
+      fitTo: { mode: 'width', value: 1800 },
+      font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' },
+      background: '#ffffff',
+    }).render();
     writeFileSync(path('scale-latest.png'), png.asPng());
     written.push('scale-latest.png');
   } catch (error) {

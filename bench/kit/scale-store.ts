@@ -36,8 +36,10 @@ export async function loadFleet(pool: pg.Pool, units: number, progress: (line: s
       if (now - lastProgress < PROGRESS_EVERY_MS) return;
       lastProgress = now;
       const rate = inserted / ((now - started) / 1000);
-      progress(`loading: ${(inserted / 1e6).toFixed(1)} M of ${(total / 1e6).toFixed(1)} M readings, ${Math.round(rate / 1000)}k/s, ` +
-        `about ${Math.round((total - inserted) / rate)} s left`);
+      progress(
+        `loading: ${(inserted / 1e6).toFixed(1)} M of ${(total / 1e6).toFixed(1)} M readings, ${Math.round(rate / 1000)}k/s, ` +
+          `about ${Math.round((total - inserted) / rate)} s left`,
+      );
     },
   });
   if (stats.inserted !== total) throw new Error(`the ingest loaded ${stats.inserted} of ${total} readings`);
@@ -57,7 +59,8 @@ export async function loadFleet(pool: pg.Pool, units: number, progress: (line: s
  * on a fixed date. The refresh's start_offset is NULL (every invalidated range) either way.
  */
 export async function policiesAsOf(db: BenchDatabase, at: Date): Promise<string[]> {
-  const { rows } = await db.pool.query<{ job: string }>(`
+  const { rows } = await db.pool.query<{ job: string }>(
+    `
     WITH chosen AS MATERIALIZED (
       SELECT j.job_id, j.proc_name, j.hypertable_name, j.config, k.key,
              ((j.config->>k.key)::interval + (now() - $1::timestamptz))::text AS shifted
@@ -66,19 +69,22 @@ export async function policiesAsOf(db: BenchDatabase, at: Date): Promise<string[
         AND k.key IN ('end_offset', 'compress_after'))
     SELECT format('%s on %s: %s %s', proc_name, hypertable_name, key, shifted) AS job,
            alter_job(job_id, config => config || jsonb_build_object(key, shifted)) IS NOT NULL AS altered
-    FROM chosen ORDER BY job_id`, [at.toISOString()]);
+    FROM chosen ORDER BY job_id`,
+    [at.toISOString()],
+  );
   return rows.map((row) => row.job);
 }
 
 /** The store's bytes on disk: readings, both aggregates, the whole database. */
 export async function bytesOnDisk(db: BenchDatabase): Promise<Bytes> {
-  const sql = db.profile === 'timescale'
-    ? `SELECT hypertable_size('sensor_readings')::float8 AS readings,
+  const sql =
+    db.profile === 'timescale'
+      ? `SELECT hypertable_size('sensor_readings')::float8 AS readings,
               (SELECT coalesce(sum(hypertable_size(format('%I.%I', materialization_hypertable_schema, materialization_hypertable_name)::regclass)), 0)
                FROM timescaledb_information.continuous_aggregates
                WHERE view_name IN ('sensor_readings_hourly', 'sensor_readings_daily'))::float8 AS aggregates,
               pg_database_size(current_database())::float8 AS database`
-    : `SELECT (SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0) FROM pg_inherits
+      : `SELECT (SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0) FROM pg_inherits
                WHERE inhparent = 'sensor_readings'::regclass)::float8 AS readings,
               (pg_total_relation_size('sensor_rollup_hourly') + pg_total_relation_size('sensor_rollup_daily'))::float8 AS aggregates,
               pg_database_size(current_database())::float8 AS database`;
@@ -104,7 +110,10 @@ export async function storeLayout(db: BenchDatabase): Promise<string> {
 export interface DiskSampler {
   /** the last size sampled (the databases together) */
   latest(): number;
-  /** stops sampling (once; later calls share it): the highest size, and how much the data directory's file system grew at most (null: not on this machine) */
+  /**
+   * stops sampling (once; later calls share it): the highest size, and how much the data directory's file system grew at
+   * most (null: not on this machine)
+   */
   stop(): Promise<{ peakDatabaseBytes: number; peakFileSystemGrowthBytes: number | null }>;
 }
 
@@ -118,7 +127,9 @@ export async function sampleDisk(db: BenchDatabase, besides: BenchDatabase[] = [
   const client = await untimedClient(db);
   const names = [db, ...besides].map((database) => decodeURIComponent(new URL(database.url).pathname.slice(1)));
   const directory = await client.query<{ data_directory: string }>('SHOW data_directory').then(
-    ({ rows }) => (rows[0] && existsSync(rows[0].data_directory) ? rows[0].data_directory : null), () => null);
+    ({ rows }) => (rows[0] && existsSync(rows[0].data_directory) ? rows[0].data_directory : null),
+    () => null,
+  );
   const used = async () => {
     if (!directory) return null;
     const fs = await statfs(directory);
@@ -130,27 +141,36 @@ export async function sampleDisk(db: BenchDatabase, besides: BenchDatabase[] = [
   let peakUsed = usedAtStart;
   // one sample at a time: a slow one (the server busy compressing) is not queued behind
   let current: Promise<void> | null = null;
-  const sample = () => (current ??= (async () => {
-    const { rows } = await client.query<{ size: number }>(
-      'SELECT sum(pg_database_size(datname))::float8 AS size FROM pg_database WHERE datname = ANY($1)', [names]);
-    latest = rows[0]!.size;
-    peakDatabase = Math.max(peakDatabase, latest);
-    const now = await used();
-    if (now !== null && peakUsed !== null) peakUsed = Math.max(peakUsed, now);
-  })().catch(() => {}).finally(() => {
-    current = null;
-  }));
+  const sample = () =>
+    (current ??= (async () => {
+      const { rows } = await client.query<{ size: number }>(
+        'SELECT sum(pg_database_size(datname))::float8 AS size FROM pg_database WHERE datname = ANY($1)',
+        [names],
+      );
+      latest = rows[0]!.size;
+      peakDatabase = Math.max(peakDatabase, latest);
+      const now = await used();
+      if (now !== null && peakUsed !== null) peakUsed = Math.max(peakUsed, now);
+    })()
+      .catch(() => {})
+      .finally(() => {
+        current = null;
+      }));
   await sample();
   const timer = setInterval(() => void sample(), everyMs);
   let stopped: ReturnType<DiskSampler['stop']> | null = null;
   return {
     latest: () => latest,
-    stop: () => (stopped ??= (async () => {
-      clearInterval(timer);
-      await current;
-      await sample();
-      await client.end().catch(() => {});
-      return { peakDatabaseBytes: peakDatabase, peakFileSystemGrowthBytes: usedAtStart === null || peakUsed === null ? null : peakUsed - usedAtStart };
-    })()),
+    stop: () =>
+      (stopped ??= (async () => {
+        clearInterval(timer);
+        await current;
+        await sample();
+        await client.end().catch(() => {});
+        return {
+          peakDatabaseBytes: peakDatabase,
+          peakFileSystemGrowthBytes: usedAtStart === null || peakUsed === null ? null : peakUsed - usedAtStart,
+        };
+      })()),
   };
 }

@@ -23,7 +23,13 @@ export const atCeiling = (_label: string, ceiling: number) => ceiling;
  */
 export function planCredentials(config: KitConfig, selected: Scenario[]): CredentialNeeds {
   const counting = countingCredentials();
-  const context: BuildContext = { layout: layoutOf(config.dataset), credentials: counting, seconds: config.seconds, sensorAvailable: true, rate: atCeiling };
+  const context: BuildContext = {
+    layout: layoutOf(config.dataset),
+    credentials: counting,
+    seconds: config.seconds,
+    sensorAvailable: true,
+    rate: atCeiling,
+  };
   for (const scenario of selected) {
     for (let i = 0; i < 2; i++) scenario.build({ ...context, seconds: PILOT_SECONDS });
     // every run, and one retry per server
@@ -42,7 +48,14 @@ async function pilot(service: Service, phases: Load[][]): Promise<Map<string, nu
   for (const phase of phases) {
     const results = await Promise.all(
       phase.map((load) =>
-        runLoad({ url: service.url, connections: load.connections, duration: PILOT_SECONDS, overallRate: load.overallRate, requests: load.requests, spread: true }),
+        runLoad({
+          url: service.url,
+          connections: load.connections,
+          duration: PILOT_SECONDS,
+          overallRate: load.overallRate,
+          requests: load.requests,
+          spread: true,
+        }),
       ),
     );
     phase.forEach((load, i) => rates.set(load.label, results[i]!.peakPerS));
@@ -56,7 +69,14 @@ async function warm(service: Service, load: Load) {
 }
 
 /** One measured run: warm-up, then every phase's loads at once, with memory (and the event loop) sampled. */
-async function runScenarioOn(service: Service, server: Server, position: number, phases: Load[][], eventLoop: boolean, seconds: number): Promise<ServerRun> {
+async function runScenarioOn(
+  service: Service,
+  server: Server,
+  position: number,
+  phases: Load[][],
+  eventLoop: boolean,
+  seconds: number,
+): Promise<ServerRun> {
   for (const phase of phases) for (const load of phase) await warm(service, load);
   await sleep(200); // let the warm-up's last answers settle
   const memory = sampleMemory(service.workerPids);
@@ -90,7 +110,8 @@ async function runScenarioOn(service: Service, server: Server, position: number,
       }),
     );
   }
-  const loop = loopWindow && 'read' in loopWindow ? await loopWindow.read().catch((error: Error) => ({ error: error.message })) : loopWindow;
+  const loop =
+    loopWindow && 'read' in loopWindow ? await loopWindow.read().catch((error: Error) => ({ error: error.message })) : loopWindow;
   return { server, position, loads, memory: memory.stop(), loop };
 }
 
@@ -116,7 +137,13 @@ export async function runScenarios(selected: Scenario[], setting: ScenarioSettin
       continue;
     }
     const runs = await runBothServers(scenario, index, setting);
-    results.push({ ...base, status: 'measured', reason: null, runs, summary: { project: summarize(runs, 'project'), reference: summarize(runs, 'reference') } });
+    results.push({
+      ...base,
+      status: 'measured',
+      reason: null,
+      runs,
+      summary: { project: summarize(runs, 'project'), reference: summarize(runs, 'reference') },
+    });
   }
   return results;
 }
@@ -129,7 +156,9 @@ async function runBothServers(scenario: Scenario, index: number, setting: Scenar
   for (const server of order.slice(0, 2)) {
     estimates.set(server, await pilot(clusters[server], scenario.build({ ...context, seconds: PILOT_SECONDS })));
   }
-  log(`${scenario.id}: pilot ${[...estimates].map(([server, rates]) => `${server} ${[...rates.values()].map((r) => r.toFixed(0)).join('+')}/s`).join(', ')}`);
+  log(
+    `${scenario.id}: pilot ${[...estimates].map(([server, rates]) => `${server} ${[...rates.values()].map((r) => r.toFixed(0)).join('+')}/s`).join(', ')}`,
+  );
   const runs: ServerRun[] = [];
   const retried = new Set<Server>();
   for (const [position, server] of order.entries()) {
@@ -138,7 +167,14 @@ async function runBothServers(scenario: Scenario, index: number, setting: Scenar
     for (;;) {
       if (setting.interrupted()) throw new Error('interrupted');
       log(`${scenario.id}: ${server} (run ${position + 1} of ${order.length})`);
-      const run = await runScenarioOn(clusters[server], server, position, scenario.build({ ...context, rate }), scenario.eventLoop ?? false, config.seconds);
+      const run = await runScenarioOn(
+        clusters[server],
+        server,
+        position,
+        scenario.build({ ...context, rate }),
+        scenario.eventLoop ?? false,
+        config.seconds,
+      );
       const headline = run.loads[0]!.figures;
       log(`  ${headline.okPerS.toFixed(1)} 2xx/s, p99 ${headline.latencyMs.p99} ms, non-2xx ${headline.non2xx}, errors ${headline.errors}`);
       // 429s: the token plan ran short of this server's real rate; once per server, plan for more

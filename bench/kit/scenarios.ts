@@ -56,7 +56,9 @@ const RUN_BUDGET = TOKEN_LIMIT_PER_MINUTE - WARM_CONNECTIONS - ENTRIES_PER_TOKEN
 /** each token's warm-up request: cheap, and readable by every bench token (all scopes) */
 const WARM_PATH = `/api/v1/analytics/revenue?start_date=2025-06-01&end_date=2025-06-01&page_size=1`;
 
-const bearer = (credential: BenchToken | Employee) => ({ authorization: `Bearer ${'raw' in credential ? credential.raw : credential.jwt}` });
+const bearer = (credential: BenchToken | Employee) => ({
+  authorization: `Bearer ${'raw' in credential ? credential.raw : credential.jwt}`,
+});
 
 /**
  * `entries` requests (more when the rate needs more tokens), entry i sent with token i mod T;
@@ -76,7 +78,12 @@ function tokenLoad(
     return { method: 'GET', path: pathOf(token, i), headers: bearer(token) };
   });
   const warm = tokens.map((token): RequestSpec => ({ method: 'GET', path: WARM_PATH, headers: bearer(token) }));
-  return { label, connections, requests, warmup: { connections: WARM_CONNECTIONS, amount: WARM_CONNECTIONS * warm.length, requests: warm } };
+  return {
+    label,
+    connections,
+    requests,
+    warmup: { connections: WARM_CONNECTIONS, amount: WARM_CONNECTIONS * warm.length, requests: warm },
+  };
 }
 
 const window = (first: string, last: string) => `start_date=${first}&end_date=${last}`;
@@ -100,7 +107,17 @@ export const scenarios: Scenario[] = [
     build: ({ credentials, seconds, rate }) => {
       const label = 'revenue page_size 10';
       const plan = { rate: rate(label, CEILING.small), seconds, entries: 120 };
-      return [[tokenLoad(label, 24, credentials.alpha, plan, (_, i) => `/api/v1/analytics/revenue?${window('2025-06-01', '2025-06-30')}&page_size=10&page=${1 + (i % 120)}`)]];
+      return [
+        [
+          tokenLoad(
+            label,
+            24,
+            credentials.alpha,
+            plan,
+            (_, i) => `/api/v1/analytics/revenue?${window('2025-06-01', '2025-06-30')}&page_size=10&page=${1 + (i % 120)}`,
+          ),
+        ],
+      ];
     },
   },
   {
@@ -113,7 +130,13 @@ export const scenarios: Scenario[] = [
       const label = 'raw page_size 1000';
       const units = layout.sensorUnitIds;
       const plan = { rate: rate(label, CEILING.sensorRaw), seconds, entries: units.length * 5 };
-      return [[tokenLoad(label, 8, credentials.alpha, plan, (_, i) => sensorPaths.rawPage(units[Math.floor(i / 5) % units.length]!, 1 + (i % 5)))]];
+      return [
+        [
+          tokenLoad(label, 8, credentials.alpha, plan, (_, i) =>
+            sensorPaths.rawPage(units[Math.floor(i / 5) % units.length]!, 1 + (i % 5)),
+          ),
+        ],
+      ];
     },
   },
   {
@@ -125,7 +148,13 @@ export const scenarios: Scenario[] = [
       const label = 'hourly page_size 1000';
       const units = layout.sensorUnitIds;
       const plan = { rate: rate(label, CEILING.sensorHourly), seconds, entries: units.length * 17 };
-      return [[tokenLoad(label, 8, credentials.alpha, plan, (_, i) => sensorPaths.hourlyPage(units[Math.floor(i / 17) % units.length]!, 1 + (i % 17)))]];
+      return [
+        [
+          tokenLoad(label, 8, credentials.alpha, plan, (_, i) =>
+            sensorPaths.hourlyPage(units[Math.floor(i / 17) % units.length]!, 1 + (i % 17)),
+          ),
+        ],
+      ];
     },
   },
   {
@@ -167,7 +196,11 @@ export const scenarios: Scenario[] = [
       const warmers = credentials.managers.take(WARM_CONNECTIONS);
       const requestsOf = (list: Employee[]) =>
         list.flatMap((manager, i): RequestSpec[] => [
-          ...Array.from({ length: 4 }, (): RequestSpec => ({ method: 'GET', path: '/api/v1/api-tokens?page_size=20', headers: bearer(manager) })),
+          ...Array.from({ length: 4 }, (): RequestSpec => ({
+            method: 'GET',
+            path: '/api/v1/api-tokens?page_size=20',
+            headers: bearer(manager),
+          })),
           {
             method: 'POST',
             path: '/api/v1/api-tokens',
@@ -176,7 +209,16 @@ export const scenarios: Scenario[] = [
           },
         ]);
       const warm = requestsOf(warmers);
-      return [[{ label: 'list + create', connections: 16, requests: requestsOf(managers), warmup: { connections: WARM_CONNECTIONS, amount: WARM_CONNECTIONS * warm.length, requests: warm } }]];
+      return [
+        [
+          {
+            label: 'list + create',
+            connections: 16,
+            requests: requestsOf(managers),
+            warmup: { connections: WARM_CONNECTIONS, amount: WARM_CONNECTIONS * warm.length, requests: warm },
+          },
+        ],
+      ];
     },
   },
   {
@@ -196,7 +238,17 @@ export const scenarios: Scenario[] = [
         ...(sensorAvailable ? [sensorPaths.deepPage(1).replace('&page=1', '')] : []),
       ];
       const plan = { rate: rate('page_size 1000', CEILING.large), seconds, entries: paths.length * 6 };
-      return [[tokenLoad('page_size 1000', 8, credentials.alpha, plan, (_, i) => `${paths[i % paths.length]!}&page=${paths[i % paths.length]!.includes('/users') ? 1 : 1 + ((i * 7) % pages)}`)]];
+      return [
+        [
+          tokenLoad(
+            'page_size 1000',
+            8,
+            credentials.alpha,
+            plan,
+            (_, i) => `${paths[i % paths.length]!}&page=${paths[i % paths.length]!.includes('/users') ? 1 : 1 + ((i * 7) % pages)}`,
+          ),
+        ],
+      ];
     },
   },
   {
@@ -210,13 +262,27 @@ export const scenarios: Scenario[] = [
     build: ({ credentials, layout, seconds, rate }) => {
       const pages = Math.ceil((layout.heavy.unitIds.length * WINDOW.days) / 1000);
       const heavyLabel = 'heavy page_size 1000';
-      const heavy = tokenLoad(heavyLabel, 6, credentials.alpha, { rate: rate(heavyLabel, CEILING.heavy), seconds, entries: 24 }, (_, i) =>
-        `/api/v1/analytics/${i % 2 ? 'impact' : 'revenue'}?${YEAR}&period=day&page_size=1000&page=${1 + ((i * 7) % pages)}`,
+      const heavy = tokenLoad(
+        heavyLabel,
+        6,
+        credentials.alpha,
+        { rate: rate(heavyLabel, CEILING.heavy), seconds, entries: 24 },
+        (_, i) => `/api/v1/analytics/${i % 2 ? 'impact' : 'revenue'}?${YEAR}&period=day&page_size=1000&page=${1 + ((i * 7) % pages)}`,
       );
-      const small = tokenLoad('small page_size 10 at 20/s', 2, credentials.alpha, { rate: 40, seconds, entries: 10 }, (_, i) =>
-        `/api/v1/analytics/${i % 2 ? 'impact' : 'revenue'}?${window('2025-06-01', '2025-06-30')}&page_size=10&page=${1 + (i % 5)}`,
+      const small = tokenLoad(
+        'small page_size 10 at 20/s',
+        2,
+        credentials.alpha,
+        { rate: 40, seconds, entries: 10 },
+        (_, i) =>
+          `/api/v1/analytics/${i % 2 ? 'impact' : 'revenue'}?${window('2025-06-01', '2025-06-30')}&page_size=10&page=${1 + (i % 5)}`,
       );
-      return [[{ ...heavy, nice: true }, { ...small, overallRate: 20, nice: true }]];
+      return [
+        [
+          { ...heavy, nice: true },
+          { ...small, overallRate: 20, nice: true },
+        ],
+      ];
     },
   },
 ];

@@ -18,7 +18,8 @@ export const isSensorProfile = (value: unknown): value is SensorProfile => SENSO
 /** The machine's TimescaleDB script (../shared/timescaledb/README.md), beside the checkout. */
 export const timescaleStartScript = fileURLToPath(new URL('../../../shared/timescaledb/start.sh', import.meta.url));
 
-export type ProfileServer = { profile: SensorProfile; adminUrl: string; reason: null } | { profile: SensorProfile; adminUrl: null; reason: string };
+export type ProfileServer =
+  { profile: SensorProfile; adminUrl: string; reason: null } | { profile: SensorProfile; adminUrl: null; reason: string };
 
 /** A server URL with the maintenance database (postgres) as its path when it names none. */
 function maintenanceUrl(url: string): string {
@@ -77,7 +78,11 @@ export function timescaleServer(): Promise<ProfileServer> {
     let how = 'BENCH_TIMESCALE_URL';
     if (!url) {
       if (!existsSync(timescaleStartScript)) {
-        return { profile: 'timescale', adminUrl: null, reason: `no TimescaleDB server: BENCH_TIMESCALE_URL is unset and there is no ${timescaleStartScript}` };
+        return {
+          profile: 'timescale',
+          adminUrl: null,
+          reason: `no TimescaleDB server: BENCH_TIMESCALE_URL is unset and there is no ${timescaleStartScript}`,
+        };
       }
       try {
         url = await runStartScript();

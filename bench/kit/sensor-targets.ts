@@ -28,7 +28,11 @@ import { adminUrl } from './throwaway-db.js';
  * version line, which says nothing, so the last line naming an error is taken (else the last).
  */
 export function failureLine(stderr: string): string {
-  const lines = stderr.trim().split('\n').map((line) => line.trim()).filter(Boolean);
+  const lines = stderr
+    .trim()
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
   return lines.findLast((line) => /error|exception|refused|terminat|ECONN|timeout/i.test(line) && !/^at /.test(line)) ?? lines.at(-1) ?? '';
 }
 
@@ -59,7 +63,9 @@ export interface SensorData {
 /** Probes the project's sensor-data endpoint (one fresh token) and, when it answers, loads the readings. */
 export async function probeSensorData(projectUrl: string, dataset: Dataset, log: (line: string) => void): Promise<SensorData> {
   const probeToken = dataset.credentials.alpha.take(1)[0]!;
-  const probe = await request(projectUrl + SENSOR_PROBE_PATH, { headers: { authorization: `Bearer ${probeToken.raw}` } }).catch((error: Error) => error);
+  const probe = await request(projectUrl + SENSOR_PROBE_PATH, { headers: { authorization: `Bearer ${probeToken.raw}` } }).catch(
+    (error: Error) => error,
+  );
   const sensor = sensorDataAvailable(probe);
   if (!sensor.available) {
     log(sensor.reason);
@@ -169,7 +175,9 @@ export function parseScriptOutput(output: string, key: ScriptTarget, source: str
       const json = JSON.parse(last) as Record<string, unknown> & { targets?: Record<string, ParsedTarget> };
       const entry = (json.targets?.[key] ?? json[key]) as ParsedTarget | undefined;
       if (entry && typeof entry === 'object') {
-        const passed = entry.pass ?? (typeof entry.status === 'string' && !/^not measured/i.test(entry.status) ? /^pass/i.test(entry.status) : undefined);
+        const passed =
+          entry.pass ??
+          (typeof entry.status === 'string' && !/^not measured/i.test(entry.status) ? /^pass/i.test(entry.status) : undefined);
         return {
           status: passed === undefined ? 'not measured' : passed ? 'pass' : 'miss',
           measured: String(entry.measured ?? entry.ratio ?? ''),
@@ -194,7 +202,12 @@ export function parseScriptOutput(output: string, key: ScriptTarget, source: str
   };
 }
 
-function runScript(file: string, profile: SensorProfile, quick: boolean, timeoutMs: number): Promise<{ output: string; error: string | null }> {
+function runScript(
+  file: string,
+  profile: SensorProfile,
+  quick: boolean,
+  timeoutMs: number,
+): Promise<{ output: string; error: string | null }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', `bench/${file}`, '--profile', profile], {
       cwd: repoRoot,
@@ -260,12 +273,14 @@ export async function sensorScriptTargets(options: {
       let outcome: ScriptOutcome;
       if (reason) outcome = notRun(`not measured: ${reason}`, source + profile);
       else if (isStopping()) outcome = notRun('not measured: the run was interrupted', source + profile);
-      else if (timeoutMs < 10_000) outcome = notRun(`not measured: the quick run's time budget is spent (run \`npm run bench\` for ${script.key})`, source + profile);
+      else if (timeoutMs < 10_000)
+        outcome = notRun(`not measured: the quick run's time budget is spent (run \`npm run bench\` for ${script.key})`, source + profile);
       else {
         options.log(`running bench/${script.file} --profile ${profile} for ${script.key} (limit ${Math.round(timeoutMs / 1000)} s)`);
         const { output, error } = await runScript(script.file, profile, options.quick, timeoutMs);
-        outcome = parseScriptOutput(output, script.key, source + profile)
-          ?? notRun(`not measured: bench/${script.file} --profile ${profile} ${error ?? `printed no ${script.key} line`}`, source + profile);
+        outcome =
+          parseScriptOutput(output, script.key, source + profile) ??
+          notRun(`not measured: bench/${script.file} --profile ${profile} ${error ?? `printed no ${script.key} line`}`, source + profile);
         options.log(`  ${script.key} ${profile}: ${outcome.status}${outcome.measured ? ` ${outcome.measured}` : ` (${outcome.detail})`}`);
       }
       outcomes[script.key][profile] = outcome;
@@ -296,7 +311,9 @@ export function combinedOutcome(results: SensorScriptResults, key: ScriptTarget)
     measured: SENSOR_PROFILES.map(figure).join('; '),
     ratio: ratios.length === 0 ? null : higherIsBetter ? Math.min(...ratios) : Math.max(...ratios),
     detail: SENSOR_PROFILES.map((profile) => `${profile}: ${byProfile[profile].detail}`).join(' | '),
-    source: SENSOR_PROFILES.map((profile) => byProfile[profile].source).filter(Boolean).join(', '),
+    source: SENSOR_PROFILES.map((profile) => byProfile[profile].source)
+      .filter(Boolean)
+      .join(', '),
   };
 }
 
@@ -310,10 +327,12 @@ export function formatSensorScripts(results: SensorScriptResults): string[] {
     return text.length > width ? `${text.slice(0, width - 1)}…` : text.padEnd(width);
   };
   const lines = ['', 'Sensor scripts by storage profile (bench/sensor-*.ts)'];
-  lines.push(`${'target'.padEnd(8)}${SENSOR_PROFILES.map((profile) => {
-    const where = results.profiles[profile];
-    return `${profile} ${where.server ? `(${new URL(where.server).host})` : ''}`.padEnd(width);
-  }).join(' ')}`);
+  lines.push(
+    `${'target'.padEnd(8)}${SENSOR_PROFILES.map((profile) => {
+      const where = results.profiles[profile];
+      return `${profile} ${where.server ? `(${new URL(where.server).host})` : ''}`.padEnd(width);
+    }).join(' ')}`,
+  );
   for (const script of SENSOR_SCRIPTS) {
     lines.push(`${script.key.padEnd(8)}${SENSOR_PROFILES.map((profile) => cell(results.outcomes[script.key][profile])).join(' ')}`);
   }
@@ -341,8 +360,10 @@ export function sensorScriptsHtml(results: SensorScriptResults, colors: Record<S
   const rows = SENSOR_SCRIPTS.map((script) => {
     const cells = SENSOR_PROFILES.map((profile) => {
       const outcome = results.outcomes[script.key][profile];
-      return `<td><span class="badge" style="background:${colors[outcome.status]}">${VERDICT[outcome.status]}</span> ${escapeHtml(outcome.measured)}` +
-        `<br><span class="muted">${escapeHtml(outcome.detail)}</span></td>`;
+      return (
+        `<td><span class="badge" style="background:${colors[outcome.status]}">${VERDICT[outcome.status]}</span> ${escapeHtml(outcome.measured)}` +
+        `<br><span class="muted">${escapeHtml(outcome.detail)}</span></td>`
+      );
     }).join('');
     return `<tr><td><b>${script.key}</b><br><code>${script.file}</code><br><span class="muted">${escapeHtml(`${script.what} (${script.goal})`)}</span></td>${cells}</tr>`;
   }).join('\n');

@@ -23,7 +23,16 @@ export interface Service {
 }
 
 // variables of the developer's shell that would change what the cluster does
-const SCRUBBED = ['JWT_PUBLIC_KEY', 'JWT_ISSUER', 'JWT_AUDIENCE', 'TRUST_PROXY', 'DB_POOL_MAX', 'ROLLUP_THREADS', 'DATA_DIR', 'NODE_OPTIONS'];
+const SCRUBBED = [
+  'JWT_PUBLIC_KEY',
+  'JWT_ISSUER',
+  'JWT_AUDIENCE',
+  'TRUST_PROXY',
+  'DB_POOL_MAX',
+  'ROLLUP_THREADS',
+  'DATA_DIR',
+  'NODE_OPTIONS',
+];
 
 export async function startService(options: {
   name: string;
@@ -118,7 +127,6 @@ export async function buildServers(log: (line: string) => void): Promise<{ proje
   return { project: 'dist/src/main.js', reference: 'dist/bench/reference/server.js' };
 }
 
-
 /**
  * Compiles and starts both clusters side by side on the data set's database. Each is put in
  * `running` as soon as it is up, so the clean-up also stops one whose partner failed to start.
@@ -133,8 +141,17 @@ export async function startClusters(
   const env = { DATABASE_URL: options.databaseUrl, REDIS_URL: options.redisUrl, JWT_SECRET: BENCH_JWT_SECRET };
   log(`starting the project cluster (${entries.project}, ${WORKERS} workers) on ${projectPort} and the reference on ${referencePort}`);
   const started = await Promise.allSettled([
-    startService({ name: 'project', entry: entries.project, port: projectPort, workers: WORKERS, env: { ...env, LOG_LEVEL: 'warn' }, readyPath: '/readyz' }).then((s) => (running.project = s)),
-    startService({ name: 'reference', entry: entries.reference, port: referencePort, workers: WORKERS, env, readyPath: '/readyz' }).then((s) => (running.reference = s)),
+    startService({
+      name: 'project',
+      entry: entries.project,
+      port: projectPort,
+      workers: WORKERS,
+      env: { ...env, LOG_LEVEL: 'warn' },
+      readyPath: '/readyz',
+    }).then((s) => (running.project = s)),
+    startService({ name: 'reference', entry: entries.reference, port: referencePort, workers: WORKERS, env, readyPath: '/readyz' }).then(
+      (s) => (running.reference = s),
+    ),
   ]);
   for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
   const clusters = { project: running.project!, reference: running.reference! };

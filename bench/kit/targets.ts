@@ -27,11 +27,27 @@ const P2_RATIO = 2;
 const P3_RATIO = 1.1;
 
 export const TARGET_GOALS: Record<TargetKey, { title: string; goal: string; limit: number }> = {
-  P1: { title: 'Warm-token analytics page (page_size 10)', goal: `>= ${P1_RPS}x the reference req/s and p99 <= ${P1_P99}x the reference`, limit: P1_RPS },
-  P2: { title: 'Sensor-data 1,000-row page', goal: `>= ${P2_RATIO}x the naive reference req/s (pg rows + JSON.stringify), over HTTP and in bench/sensor-pages-per-second.ts on both profiles`, limit: P2_RATIO },
-  P3: { title: 'Deep pagination', goal: `page 500 latency <= ${P3_RATIO}x page 1 (page_size 1000, ~1 M raw rows; p50), over HTTP and in bench/sensor-deep-pages.ts on both profiles`, limit: P3_RATIO },
+  P1: {
+    title: 'Warm-token analytics page (page_size 10)',
+    goal: `>= ${P1_RPS}x the reference req/s and p99 <= ${P1_P99}x the reference`,
+    limit: P1_RPS,
+  },
+  P2: {
+    title: 'Sensor-data 1,000-row page',
+    goal: `>= ${P2_RATIO}x the naive reference req/s (pg rows + JSON.stringify), over HTTP and in bench/sensor-pages-per-second.ts on both profiles`,
+    limit: P2_RATIO,
+  },
+  P3: {
+    title: 'Deep pagination',
+    goal: `page 500 latency <= ${P3_RATIO}x page 1 (page_size 1000, ~1 M raw rows; p50), over HTTP and in bench/sensor-deep-pages.ts on both profiles`,
+    limit: P3_RATIO,
+  },
   P4: { title: 'Hourly over 365 days, one unit', goal: 'aggregates >= 10x faster than bucketing raw rows, both profiles', limit: 10 },
-  P5: { title: 'Event loop under heavy rollups', goal: 'event-loop delay p99 < 20 ms while revenue/impact rollups saturate the pool', limit: 20 },
+  P5: {
+    title: 'Event loop under heavy rollups',
+    goal: 'event-loop delay p99 < 20 ms while revenue/impact rollups saturate the pool',
+    limit: 20,
+  },
   P6: { title: 'Ingest with aggregates maintained', goal: '>= 100k readings/s and >= 0.6x plain COPY', limit: 0.6 },
   P7: { title: 'Revocation', goal: '0 requests accepted on any worker after the revoke call returns', limit: 0 },
   P8: { title: 'Memory under the largest responses', goal: 'RSS per worker < 256 MB (highest peak of any scenario)', limit: 256 },
@@ -59,7 +75,13 @@ function failedAnswers(key: TargetKey, load: LoadSummary, what: string): TargetR
   if (limited > 0) return notMeasured(key, `${what}: ${limited} of ${total} answers were 429 (the kit's token plan ran short)`);
   const failed = load.non2xx + load.errors + load.timeouts;
   if (failed > total * 0.01) {
-    return result(key, 'miss', `${failed} of ${total} requests failed`, null, `${what}: ${JSON.stringify(load.statusCodes)}, ${load.errors} errors, ${load.timeouts} timeouts`);
+    return result(
+      key,
+      'miss',
+      `${failed} of ${total} requests failed`,
+      null,
+      `${what}: ${JSON.stringify(load.statusCodes)}, ${load.errors} errors, ${load.timeouts} timeouts`,
+    );
   }
   return null;
 }
@@ -73,7 +95,12 @@ function withScripts(scripts: SensorScriptResults | null, http: TargetResult): T
   const outcome = scripts && combinedOutcome(scripts, http.key as 'P2' | 'P3');
   if (!outcome) return { ...http, detail: [http.detail, 'scripts not run (--only)'].filter(Boolean).join('; ') };
   const status = outcome.status === 'not measured' ? http.status : http.status === 'pass' && outcome.status === 'pass' ? 'pass' : 'miss';
-  return { ...http, status, measured: `${http.measured}; ${outcome.measured}`, detail: [http.detail, `scripts: ${outcome.detail}`].filter(Boolean).join('; ') };
+  return {
+    ...http,
+    status,
+    measured: `${http.measured}; ${outcome.measured}`,
+    detail: [http.detail, `scripts: ${outcome.detail}`].filter(Boolean).join('; '),
+  };
 }
 
 function pair(scenarios: ScenarioResult[], id: string, key: TargetKey): { project: LoadSummary; reference: LoadSummary } | TargetResult {
@@ -84,7 +111,8 @@ function pair(scenarios: ScenarioResult[], id: string, key: TargetKey): { projec
   const reference = headline(scenario, 'reference');
   if (!project || !reference) return notMeasured(key, `scenario ${id} has no project/reference pair`);
   const reference429 = reference.statusCodes['429'] ?? 0;
-  if (reference.okPerS === 0 || reference429 > 0) return notMeasured(key, `the reference answered ${JSON.stringify(reference.statusCodes)} in ${id}`);
+  if (reference.okPerS === 0 || reference429 > 0)
+    return notMeasured(key, `the reference answered ${JSON.stringify(reference.statusCodes)} in ${id}`);
   return failedAnswers(key, project, `project in ${id}`) ?? { project, reference };
 }
 
@@ -116,7 +144,17 @@ export function evaluateTargets(input: {
   if ('key' in p2) targets.push(p2);
   else {
     const rps = p2.project.okPerS / p2.reference.okPerS;
-    targets.push(withScripts(input.sensorScripts, result('P2', rps >= P2_RATIO ? 'pass' : 'miss', `HTTP ${fixed(rps)}x req/s (${fixed(p2.project.okPerS, 0)} vs ${fixed(p2.reference.okPerS, 0)})`, rps)));
+    targets.push(
+      withScripts(
+        input.sensorScripts,
+        result(
+          'P2',
+          rps >= P2_RATIO ? 'pass' : 'miss',
+          `HTTP ${fixed(rps)}x req/s (${fixed(p2.project.okPerS, 0)} vs ${fixed(p2.reference.okPerS, 0)})`,
+          rps,
+        ),
+      ),
+    );
   }
 
   const deep = scenarios.find((s) => s.id === 'deep-walk');
@@ -131,8 +169,16 @@ export function evaluateTargets(input: {
     else {
       const ratio = deepest.latencyMs.p50 / first.latencyMs.p50;
       targets.push(
-        withScripts(input.sensorScripts, result('P3', ratio <= P3_RATIO ? 'pass' : 'miss', `HTTP ${fixed(ratio)}x (p50 ${fixed(deepest.latencyMs.p50, 1)} vs ${fixed(first.latencyMs.p50, 1)} ms)`, ratio,
-          `p99 page 500 ${fixed(deepest.latencyMs.p99, 1)} ms, page 1 ${fixed(first.latencyMs.p99, 1)} ms`)),
+        withScripts(
+          input.sensorScripts,
+          result(
+            'P3',
+            ratio <= P3_RATIO ? 'pass' : 'miss',
+            `HTTP ${fixed(ratio)}x (p50 ${fixed(deepest.latencyMs.p50, 1)} vs ${fixed(first.latencyMs.p50, 1)} ms)`,
+            ratio,
+            `p99 page 500 ${fixed(deepest.latencyMs.p99, 1)} ms, page 1 ${fixed(first.latencyMs.p99, 1)} ms`,
+          ),
+        ),
       );
     }
   }
@@ -147,45 +193,64 @@ export function evaluateTargets(input: {
 
   const heavy = scenarios.find((s) => s.id === 'heavy-rollups');
   const loop = heavy?.summary.project?.loop;
-  if (!heavy || heavy.status !== 'measured') targets.push(notMeasured('P5', heavy?.reason ?? 'scenario heavy-rollups was not run (--only)'));
+  if (!heavy || heavy.status !== 'measured')
+    targets.push(notMeasured('P5', heavy?.reason ?? 'scenario heavy-rollups was not run (--only)'));
   else if (!loop) targets.push(notMeasured('P5', heavy.summary.project?.loopError ?? 'no event-loop figures'));
   else if (headline(heavy, 'project') && failedAnswers('P5', headline(heavy, 'project')!, 'heavy pages')) {
     targets.push(failedAnswers('P5', headline(heavy, 'project')!, 'heavy pages')!);
   } else {
     const heavyLoad = headline(heavy, 'project');
     targets.push(
-      result('P5', loop.p99Ms < 20 ? 'pass' : 'miss', `${fixed(loop.p99Ms, 1)} ms p99 (max ${fixed(loop.maxMs, 1)} ms)`, loop.p99Ms,
-        `worst project run; ${loop.source}; heavy pages ${fixed(heavyLoad?.okPerS ?? 0, 1)}/s`),
+      result(
+        'P5',
+        loop.p99Ms < 20 ? 'pass' : 'miss',
+        `${fixed(loop.p99Ms, 1)} ms p99 (max ${fixed(loop.maxMs, 1)} ms)`,
+        loop.p99Ms,
+        `worst project run; ${loop.source}; heavy pages ${fixed(heavyLoad?.okPerS ?? 0, 1)}/s`,
+      ),
     );
   }
 
   const revocation = input.revocation;
   if (!revocation) targets.push(notMeasured('P7', 'revocation was not run (--only)'));
   else if ('error' in revocation) targets.push(notMeasured('P7', revocation.error));
-  else if (revocation.failures.length > 0) targets.push(notMeasured('P7', `${revocation.failures.length} revoke calls failed: ${revocation.failures[0]}`));
+  else if (revocation.failures.length > 0)
+    targets.push(notMeasured('P7', `${revocation.failures.length} revoke calls failed: ${revocation.failures[0]}`));
   else if (revocation.acceptedBeforeRevoke === 0 || revocation.requestsAfterRevoke === 0) {
-    targets.push(notMeasured('P7', `nothing to judge: ${revocation.acceptedBeforeRevoke} accepted before, ${revocation.requestsAfterRevoke} sent after the revokes`));
+    targets.push(
+      notMeasured(
+        'P7',
+        `nothing to judge: ${revocation.acceptedBeforeRevoke} accepted before, ${revocation.requestsAfterRevoke} sent after the revokes`,
+      ),
+    );
   } else {
     // the variants (two instances, Redis restarted empty) are held to the same 0; one that could
     // not run is named in the detail, and does not hide the main figure
     const variants = revocation.variants ?? [];
-    const measured = variants.filter((variant) => variant.figures && variant.figures.failures.length === 0 && variant.figures.requestsAfterRevoke > 0);
+    const measured = variants.filter(
+      (variant) => variant.figures && variant.figures.failures.length === 0 && variant.figures.requestsAfterRevoke > 0,
+    );
     const accepted = revocation.acceptedAfterRevoke + measured.reduce((sum, variant) => sum + variant.figures!.acceptedAfterRevoke, 0);
     const variantText = variants.map((variant) => {
       const figures = variant.figures;
       if (!figures) return `${variant.id}: not measured (${variant.error})`;
-      if (figures.failures.length > 0) return `${variant.id}: not measured (${figures.failures.length} revoke calls failed: ${figures.failures[0]})`;
+      if (figures.failures.length > 0)
+        return `${variant.id}: not measured (${figures.failures.length} revoke calls failed: ${figures.failures[0]})`;
       if (figures.requestsAfterRevoke === 0) return `${variant.id}: not measured (nothing sent after the revokes)`;
       return `${variant.id}: ${figures.acceptedAfterRevoke} accepted of ${figures.requestsAfterRevoke} after ${figures.rounds} revokes ${JSON.stringify(figures.statusesAfterRevoke)}`;
     });
     const sent = revocation.requestsAfterRevoke + measured.reduce((sum, variant) => sum + variant.figures!.requestsAfterRevoke, 0);
     const rounds = revocation.rounds + measured.reduce((sum, variant) => sum + variant.figures!.rounds, 0);
     targets.push(
-      result('P7', accepted === 0 ? 'pass' : 'miss',
-        `${accepted} accepted of ${sent} sent after ${rounds} revokes returned` + (measured.length > 0 ? ` (${measured.length} variant${measured.length > 1 ? 's' : ''} included)` : ''),
+      result(
+        'P7',
+        accepted === 0 ? 'pass' : 'miss',
+        `${accepted} accepted of ${sent} sent after ${rounds} revokes returned` +
+          (measured.length > 0 ? ` (${measured.length} variant${measured.length > 1 ? 's' : ''} included)` : ''),
         accepted,
         `answers after the revoke: ${JSON.stringify(revocation.statusesAfterRevoke)}; ${revocation.acceptedBeforeRevoke} accepted before; revoke p50 ${fixed(revocation.revokeMs.p50, 1)} ms` +
-          (variantText.length > 0 ? `; variants: ${variantText.join('; ')}` : '')),
+          (variantText.length > 0 ? `; variants: ${variantText.join('; ')}` : ''),
+      ),
     );
   }
 
@@ -209,11 +274,18 @@ export function evaluateTargets(input: {
       });
     const worst = peaks.reduce((a, b) => (b.worst > a.worst ? b : a));
     const largest = peaks.find((p) => p.id === 'large-pages')!;
-    const how = worst.exact ? 'peak RSS (VmHWM, reset at the start of each run)' : 'highest VmRSS sampled every 100 ms (VmHWM could not be reset)';
+    const how = worst.exact
+      ? 'peak RSS (VmHWM, reset at the start of each run)'
+      : 'highest VmRSS sampled every 100 ms (VmHWM could not be reset)';
     targets.push(
-      result('P8', worst.worst < 256 ? 'pass' : 'miss', `${fixed(worst.worst, 0)} MB in ${worst.id} (workers ${worst.perWorker.map((mb) => fixed(mb, 0)).join(', ')} MB)`, worst.worst,
+      result(
+        'P8',
+        worst.worst < 256 ? 'pass' : 'miss',
+        `${fixed(worst.worst, 0)} MB in ${worst.id} (workers ${worst.perWorker.map((mb) => fixed(mb, 0)).join(', ')} MB)`,
+        worst.worst,
         `${how}; largest-pages scenario ${largest.perWorker.map((mb) => fixed(mb, 0)).join(', ')} MB; per scenario: ` +
-          peaks.map((p) => `${p.id} ${fixed(p.worst, 0)}`).join(', ')),
+          peaks.map((p) => `${p.id} ${fixed(p.worst, 0)}`).join(', '),
+      ),
     );
   }
 

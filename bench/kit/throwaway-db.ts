@@ -68,16 +68,18 @@ const dropSql = (name: string) => `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`
 function drop(name: string): Promise<void> {
   const entry = live.get(name);
   if (!entry) return Promise.resolve();
-  entry.dropping ??= entry.prepared.then(() => adminQuery(entry.adminUrl, dropSql(name))).then(
-    () => {
-      live.delete(name);
-      releaseSignalsWhenIdle();
-    },
-    (error: unknown) => {
-      entry.dropping = null; // still live: a later drop() or the exit hook tries again
-      throw error;
-    },
-  );
+  entry.dropping ??= entry.prepared
+    .then(() => adminQuery(entry.adminUrl, dropSql(name)))
+    .then(
+      () => {
+        live.delete(name);
+        releaseSignalsWhenIdle();
+      },
+      (error: unknown) => {
+        entry.dropping = null; // still live: a later drop() or the exit hook tries again
+        throw error;
+      },
+    );
   return entry.dropping;
 }
 
@@ -149,7 +151,13 @@ function hookExit() {
     for (const server of new Set([...live.values()].map((entry) => entry.adminUrl))) {
       const left = [...live].filter(([, entry]) => entry.adminUrl === server);
       const creating = left.filter(([, entry]) => entry.creating).map(([name]) => name);
-      const env = { ...process.env, THROWAWAY_PG: pgPath, THROWAWAY_ADMIN_URL: server, THROWAWAY_NAMES: JSON.stringify(left.map(([name]) => name)), THROWAWAY_CREATING: JSON.stringify(creating) };
+      const env = {
+        ...process.env,
+        THROWAWAY_PG: pgPath,
+        THROWAWAY_ADMIN_URL: server,
+        THROWAWAY_NAMES: JSON.stringify(left.map(([name]) => name)),
+        THROWAWAY_CREATING: JSON.stringify(creating),
+      };
       spawnSync(process.execPath, ['-e', DROP_SCRIPT], { env, stdio: ['ignore', 'ignore', 'inherit'], timeout: 20_000 });
     }
   });
@@ -163,7 +171,13 @@ export async function createThrowawayDatabase(options: ThrowawayOptions = {}): P
   const server = options.adminUrl ?? adminUrl();
   const url = new URL(server);
   url.pathname = `/${name}`;
-  const entry: Live = { adminUrl: server, dropOnSignals: options.dropOnSignals ?? true, creating: true, prepared: Promise.resolve(), dropping: null };
+  const entry: Live = {
+    adminUrl: server,
+    dropOnSignals: options.dropOnSignals ?? true,
+    creating: true,
+    prepared: Promise.resolve(),
+    dropping: null,
+  };
   // registered before CREATE DATABASE is sent: a signal or exit while it runs still drops it
   live.set(name, entry);
   hookExit();
@@ -178,7 +192,10 @@ export async function createThrowawayDatabase(options: ThrowawayOptions = {}): P
     // after a signal the database is only waiting to be dropped: no migration starts on it
     if (options.migrate && !signalled) await migrate(database.url, options.migrate);
   })();
-  entry.prepared = preparation.then(() => {}, () => {});
+  entry.prepared = preparation.then(
+    () => {},
+    () => {},
+  );
   try {
     await preparation;
   } catch (error) {

@@ -7,7 +7,14 @@ import { bucketsOf, grid, iso, pagination, windowOf } from './paging.js';
 import type { ProjectSql } from './project-sql.js';
 
 // the project's revenue record, field for field (same response bytes), summed naively in floats
-interface CurrencyEntry { fees: number; discounts: number; paid: number; pending: number; paidCount: number; pendingCount: number }
+interface CurrencyEntry {
+  fees: number;
+  discounts: number;
+  paid: number;
+  pending: number;
+  paidCount: number;
+  pendingCount: number;
+}
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
 export function registerAnalyticsRoutes(app: FastifyInstance, pool: pg.Pool, sql: ProjectSql, access: Access) {
@@ -34,7 +41,13 @@ export function registerAnalyticsRoutes(app: FastifyInstance, pool: pg.Pool, sql
     const token = await access.apiToken(request, 'revenue');
     const page = grid(query, await access.unitScope(token, query));
     const status = query.payment_status ?? 'all';
-    const totals = new Map<string, { currencies: Map<string, CurrencyEntry>; methods: Map<string, { method: string | null; currency: string; total: number; count: number }> }>();
+    const totals = new Map<
+      string,
+      {
+        currencies: Map<string, CurrencyEntry>;
+        methods: Map<string, { method: string | null; currency: string; total: number; count: number }>;
+      }
+    >();
     if (page.cells.length > 0) {
       const { rows } = await pool.query<{ rows: string }>(sql.revenue, [page.unitIds, page.days, page.starts, status]);
       const checkOuts = JSON.parse(rows[0]!.rows) as [string, number, string, string, string, boolean, string | null][];
@@ -65,7 +78,11 @@ export function registerAnalyticsRoutes(app: FastifyInstance, pool: pg.Pool, sql
     const data = page.cells.map(({ bucket, unitId }) => {
       const sums = totals.get(`${iso(bucket.start)}/${unitId}`);
       const currencies = sums ? [...sums.currencies].sort(([a], [b]) => (a < b ? -1 : 1)) : [];
-      const methods = sums ? [...sums.methods.values()].sort((a, b) => (a.method ?? '~').localeCompare(b.method ?? '~') || a.currency.localeCompare(b.currency)) : [];
+      const methods = sums
+        ? [...sums.methods.values()].sort(
+            (a, b) => (a.method ?? '~').localeCompare(b.method ?? '~') || a.currency.localeCompare(b.currency),
+          )
+        : [];
       return {
         cooling_unit_id: unitId,
         period_start: iso(bucket.start),
@@ -82,7 +99,12 @@ export function registerAnalyticsRoutes(app: FastifyInstance, pool: pg.Pool, sql
           paid_check_outs: entry.paidCount,
           pending_check_outs: entry.pendingCount,
         })),
-        payment_methods: methods.map((m) => ({ payment_method: m.method, currency: m.currency, total_revenue: round2(m.total), check_outs: m.count })),
+        payment_methods: methods.map((m) => ({
+          payment_method: m.method,
+          currency: m.currency,
+          total_revenue: round2(m.total),
+          check_outs: m.count,
+        })),
       };
     });
     const meta = page.meta(token.company_id);
@@ -142,7 +164,13 @@ export function registerAnalyticsRoutes(app: FastifyInstance, pool: pg.Pool, sql
       data,
       meta: {
         company_id: token.company_id,
-        filters: { start_date: iso(w.start), end_date: iso(w.end), period: w.period, cooling_unit_id: query.cooling_unit_id ? Number(query.cooling_unit_id) : null, location_id: query.location_id ? Number(query.location_id) : null },
+        filters: {
+          start_date: iso(w.start),
+          end_date: iso(w.end),
+          period: w.period,
+          cooling_unit_id: query.cooling_unit_id ? Number(query.cooling_unit_id) : null,
+          location_id: query.location_id ? Number(query.location_id) : null,
+        },
         pagination: pagination(w.page, w.pageSize, all.length),
       },
     };

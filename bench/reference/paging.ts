@@ -15,7 +15,7 @@ export const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 export function bucketsOf(start: number, end: number, period: string): Bucket[] {
   const buckets: Bucket[] = [];
-  for (let first = start; first <= end; ) {
+  for (let first = start; first <= end;) {
     const date = new Date(first);
     const next =
       period === 'week'
@@ -71,7 +71,13 @@ export function grid(query: Query, unitIds: number[]) {
     ends,
     meta: (companyId: number) => ({
       company_id: companyId,
-      filters: { start_date: iso(w.start), end_date: iso(w.end), period: w.period, cooling_unit_id: query.cooling_unit_id ? Number(query.cooling_unit_id) : null, location_id: query.location_id ? Number(query.location_id) : null },
+      filters: {
+        start_date: iso(w.start),
+        end_date: iso(w.end),
+        period: w.period,
+        cooling_unit_id: query.cooling_unit_id ? Number(query.cooling_unit_id) : null,
+        location_id: query.location_id ? Number(query.location_id) : null,
+      },
       pagination: pagination(w.page, w.pageSize, total),
     }),
   };

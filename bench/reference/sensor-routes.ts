@@ -22,14 +22,24 @@ export function registerSensorRoutes(app: FastifyInstance, pool: pg.Pool, access
       pool.query(page.rows, [...filters, w.pageSize, (w.page - 1) * w.pageSize]),
       pool.query<{ total: number }>(page.count, filters),
     ]);
-    const data = rows.rows.map((row: { timestamp: Date; cooling_unit_id: number; specification_type: string; value: number; sample_count: number; min?: number; max?: number }) => ({
-      timestamp: row.timestamp.toISOString(),
-      cooling_unit_id: row.cooling_unit_id,
-      specification_type: row.specification_type,
-      value: row.value,
-      sample_count: row.sample_count,
-      ...(aggregation ? { min: row.min, max: row.max } : {}),
-    }));
+    const data = rows.rows.map(
+      (row: {
+        timestamp: Date;
+        cooling_unit_id: number;
+        specification_type: string;
+        value: number;
+        sample_count: number;
+        min?: number;
+        max?: number;
+      }) => ({
+        timestamp: row.timestamp.toISOString(),
+        cooling_unit_id: row.cooling_unit_id,
+        specification_type: row.specification_type,
+        value: row.value,
+        sample_count: row.sample_count,
+        ...(aggregation ? { min: row.min, max: row.max } : {}),
+      }),
+    );
     return {
       data,
       meta: {

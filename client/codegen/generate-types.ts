@@ -41,7 +41,11 @@ export async function servedOpenApiDocument(): Promise<Record<string, unknown>> 
   }
 }
 
-interface OperationParameter { name?: string; in?: string; schema?: Record<string, unknown> }
+interface OperationParameter {
+  name?: string;
+  in?: string;
+  schema?: Record<string, unknown>;
+}
 
 /**
  * Values the client needs besides types, read from the document's `x-` extensions: the sensor
@@ -49,9 +53,12 @@ interface OperationParameter { name?: string; in?: string; schema?: Record<strin
  */
 function generatedConstants(document: Record<string, unknown>): string {
   const paths = document.paths as Record<string, { get?: { parameters?: OperationParameter[] } }>;
-  const aggregation = paths['/api/v1/sensor-data']?.get?.parameters?.find((parameter) => parameter.in === 'query' && parameter.name === 'aggregation');
+  const aggregation = paths['/api/v1/sensor-data']?.get?.parameters?.find(
+    (parameter) => parameter.in === 'query' && parameter.name === 'aggregation',
+  );
   const maxWindowDays = aggregation?.schema?.['x-max-window-days'];
-  if (!maxWindowDays || typeof maxWindowDays !== 'object') throw new Error('GET /api/v1/sensor-data has no aggregation parameter with x-max-window-days');
+  if (!maxWindowDays || typeof maxWindowDays !== 'object')
+    throw new Error('GET /api/v1/sensor-data has no aggregation parameter with x-max-window-days');
   return `
 /** The longest window of one sensor history request, in days, by aggregation (x-max-window-days). */
 export const SENSOR_MAX_WINDOW_DAYS = ${JSON.stringify(maxWindowDays)} as const;

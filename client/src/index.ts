@@ -103,7 +103,11 @@ export class ColdtrackClient {
    * Every page of a query, from `query.page` (default 1) until `has_next` is false. page_size
    * defaults to the maximum (1,000): the fewest requests out of the token's budget.
    */
-  async *pages<E extends PagedEndpoint>(endpoint: E, query: PagedQuery<E> = {} as PagedQuery<E>, options: CallOptions = {}): AsyncGenerator<PagedPage<E>> {
+  async *pages<E extends PagedEndpoint>(
+    endpoint: E,
+    query: PagedQuery<E> = {} as PagedQuery<E>,
+    options: CallOptions = {},
+  ): AsyncGenerator<PagedPage<E>> {
     const path = endpoint in PAGED_PATHS ? PAGED_PATHS[endpoint as keyof typeof PAGED_PATHS] : DATA_PATHS[endpoint as DataEndpoint];
     const base: Record<string, unknown> = { page_size: MAX_PAGE_SIZE, ...query };
     for (let page = Number(base.page ?? 1); ; page++) {

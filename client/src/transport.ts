@@ -16,7 +16,15 @@ export type ClientEvent =
   /** requests wait for the token's rate-limit window to end (once per window) */
   | { type: 'rate-limit-wait'; ms: number; until: Date }
   /** a failed attempt is repeated after `ms` */
-  | { type: 'retry'; method: string; path: string; reason: 'rate_limited' | 'unavailable' | 'bad_gateway' | 'timeout' | 'network'; status: number | null; attempt: number; ms: number };
+  | {
+      type: 'retry';
+      method: string;
+      path: string;
+      reason: 'rate_limited' | 'unavailable' | 'bad_gateway' | 'timeout' | 'network';
+      status: number | null;
+      attempt: number;
+      ms: number;
+    };
 
 export interface TransportOptions {
   baseUrl: string;
@@ -64,10 +72,13 @@ const sleep = (ms: number, signal?: AbortSignal) =>
       clearTimeout(timer);
       reject(signal!.reason);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', aborted);
-      resolve();
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', aborted);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
     signal?.addEventListener('abort', aborted, { once: true });
   });
 
@@ -183,7 +194,10 @@ export class Transport {
         const timedOut = controller.signal.reason instanceof ColdtrackTimeoutError;
         const failure = timedOut ? (controller.signal.reason as ColdtrackTimeoutError) : new ColdtrackNetworkError(request, error);
         if (!idempotent || ++failures > retries) throw failure;
-        await this.retryAfter({ method, path, reason: timedOut ? 'timeout' : 'network', status: null, attempt, ms: this.backoff(failures, 0) }, signal);
+        await this.retryAfter(
+          { method, path, reason: timedOut ? 'timeout' : 'network', status: null, attempt, ms: this.backoff(failures, 0) },
+          signal,
+        );
         continue;
       } finally {
         clearTimeout(timer);

@@ -75,6 +75,10 @@ export type CoolingUnit = CoolingUnitPage['data'][number];
 
 /** Everything `pages()` and `paginate()` walk: the data endpoints, the token list and the audit trail. */
 export type PagedEndpoint = DataEndpoint | 'tokens' | 'auditEvents';
-export type PagedQuery<E extends PagedEndpoint> = E extends DataEndpoint ? DataQuery<E> : E extends 'tokens' ? TokenListQuery : AuditEventQuery;
+export type PagedQuery<E extends PagedEndpoint> = E extends DataEndpoint
+  ? DataQuery<E>
+  : E extends 'tokens'
+    ? TokenListQuery
+    : AuditEventQuery;
 export type PagedPage<E extends PagedEndpoint> = E extends DataEndpoint ? DataPage<E> : E extends 'tokens' ? TokenPage : AuditEventPage;
 export type PagedRecord<E extends PagedEndpoint> = PagedPage<E>['data'][number];

@@ -19,7 +19,8 @@ export interface TokenRequest {
 }
 
 const form = () => byId<HTMLFormElement>('create-form');
-const checked = (name: string) => [...form().querySelectorAll<HTMLInputElement>(`input[name="${name}"]:checked`)].map((input) => input.value);
+const checked = (name: string) =>
+  [...form().querySelectorAll<HTMLInputElement>(`input[name="${name}"]:checked`)].map((input) => input.value);
 const DAY_MS = 86_400_000;
 
 /** Builds the scope boxes once, and keeps the dependent fields in step with the radios. */
@@ -58,7 +59,9 @@ export function showUnits(units: CoolingUnit[]) {
       el('label', { for: `unit-${unit.id}` }, `${unit.name} (${unit.location.name})`),
     ),
   );
-  byId('unit-options').replaceChildren(...(boxes.length > 0 ? boxes : [el('p', { class: 'muted' }, 'Your company has no live cooling units.')]));
+  byId('unit-options').replaceChildren(
+    ...(boxes.length > 0 ? boxes : [el('p', { class: 'muted' }, 'Your company has no live cooling units.')]),
+  );
   syncDependentFields();
 }
 
@@ -86,7 +89,10 @@ export function readCreateForm(now = Date.now()): TokenRequest | null {
   if (scopes.length === 0) return refuse('Choose at least one scope.', form().querySelector('input[name="scope"]'));
   const units = checked('units')[0] === 'some' ? checked('unit').map(Number) : [];
   if (checked('units')[0] === 'some' && units.length === 0) {
-    return refuse('Choose at least one unit, or allow all units.', form().querySelector('input[name="unit"]') ?? form().querySelector('input[name="units"]'));
+    return refuse(
+      'Choose at least one unit, or allow all units.',
+      form().querySelector('input[name="unit"]') ?? form().querySelector('input[name="units"]'),
+    );
   }
   const expiry = checked('expiry')[0];
   let expiresAt: string | null = null;

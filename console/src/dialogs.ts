@@ -1,6 +1,7 @@
 // The three dialogs of the token actions: the new secret (shown once, forgotten on close), the
-// revoke confirmation and the rotation with its grace period (a token's history is history.ts). Each is a modal <dialog> (the page behind is inert while it
-// is open); focus goes into it and back to what opened it.
+// revoke confirmation and the rotation with its grace period (a token's history is history.ts).
+// Each is a modal <dialog> (the page behind is inert while it is open); focus goes into it and
+// back to what opened it.
 import { ConsoleError, type ApiToken, type NewToken, type Scope } from './api.js';
 import { absoluteTime, byId, relativeTime, say } from './format.js';
 

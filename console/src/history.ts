@@ -26,7 +26,10 @@ function what(event: AuditEvent, tokenId: string): string {
     case 'token.rotated': {
       if (event.token_id !== tokenId) return `Created by rotating ${shortId(event.token_id)}`;
       const ends = event.details.old_token_expires_at;
-      return `Rotated: replaced by ${shortId(event.related_token_id ?? '')}` + (typeof ends === 'string' ? `; this token ends ${absoluteTime(ends)}` : '');
+      return (
+        `Rotated: replaced by ${shortId(event.related_token_id ?? '')}` +
+        (typeof ends === 'string' ? `; this token ends ${absoluteTime(ends)}` : '')
+      );
     }
     case 'token.revoked':
       return 'Revoked';
@@ -52,7 +55,13 @@ function row(event: AuditEvent, tokenId: string) {
     el('td', {}, timeCell(event.occurred_at, '', true)),
     el('th', { scope: 'row' }, what(event, tokenId)),
     el('td', {}, who(event)),
-    el('td', {}, el('span', {}, event.client_ip ?? 'Unknown address'), agent && el('br'), agent && el('small', { class: 'agent', title: agent }, agent.length > 60 ? `${agent.slice(0, 59)}…` : agent)),
+    el(
+      'td',
+      {},
+      el('span', {}, event.client_ip ?? 'Unknown address'),
+      agent && el('br'),
+      agent && el('small', { class: 'agent', title: agent }, agent.length > 60 ? `${agent.slice(0, 59)}…` : agent),
+    ),
   );
 }
 
@@ -70,7 +79,11 @@ export async function showHistory(token: ApiToken, from: HTMLElement) {
     byId('history-rows').replaceChildren(...page.data.map((event) => row(event, token.id)));
     const total = page.meta.pagination.total_count;
     byId('history-summary').textContent =
-      total === 0 ? 'No events recorded for this token.' : total > page.data.length ? `The latest ${page.data.length} of ${total} events, newest first` : `${total} ${total === 1 ? 'event' : 'events'}, newest first`;
+      total === 0
+        ? 'No events recorded for this token.'
+        : total > page.data.length
+          ? `The latest ${page.data.length} of ${total} events, newest first`
+          : `${total} ${total === 1 ? 'event' : 'events'}, newest first`;
   } catch (error) {
     if (showing !== token.id) return;
     if (error instanceof ConsoleError && error.signedOut) return; // the session has ended: the dialog is closed

@@ -19,7 +19,12 @@ export function stateOf(token: ApiToken, now = Date.now()): TokenState {
 }
 
 const STATE_LABEL: Record<TokenState, string> = { active: 'Active', expired: 'Expired', revoked: 'Revoked' };
-const FILTER_LABEL: Record<string, string> = { '': 'tokens', active: 'active tokens', expired: 'expired tokens', revoked: 'revoked tokens' };
+const FILTER_LABEL: Record<string, string> = {
+  '': 'tokens',
+  active: 'active tokens',
+  expired: 'expired tokens',
+  revoked: 'revoked tokens',
+};
 export const shortId = (id: string) => id.slice(0, 8);
 
 function unitsCell(token: ApiToken, units: Map<number, CoolingUnit>) {
@@ -59,8 +64,20 @@ function row(token: ApiToken, units: Map<number, CoolingUnit>, me: number | null
   return el(
     'tr',
     { 'data-token-id': token.id },
-    el('th', { scope: 'row' }, el('span', { class: 'name' }, token.name), el('br'), el('small', { title: token.id }, `ID ${shortId(token.id)}`)),
-    el('td', {}, el('span', { class: `state ${state}` }, STATE_LABEL[state]), token.revoked_at && el('br'), token.revoked_at && timeCell(token.revoked_at, '', true)),
+    el(
+      'th',
+      { scope: 'row' },
+      el('span', { class: 'name' }, token.name),
+      el('br'),
+      el('small', { title: token.id }, `ID ${shortId(token.id)}`),
+    ),
+    el(
+      'td',
+      {},
+      el('span', { class: `state ${state}` }, STATE_LABEL[state]),
+      token.revoked_at && el('br'),
+      token.revoked_at && timeCell(token.revoked_at, '', true),
+    ),
     el('td', {}, el('ul', { class: 'plain' }, ...token.scopes.map((scope) => el('li', {}, scope)))),
     el('td', {}, unitsCell(token, units)),
     el('td', {}, timeCell(token.created_at, '', true), el('br'), el('small', {}, creator)),
@@ -71,7 +88,13 @@ function row(token: ApiToken, units: Map<number, CoolingUnit>, me: number | null
   );
 }
 
-export function renderTokens(page: Page<ApiToken>, filter: string, units: Map<number, CoolingUnit>, me: number | null, actions: RowActions) {
+export function renderTokens(
+  page: Page<ApiToken>,
+  filter: string,
+  units: Map<number, CoolingUnit>,
+  me: number | null,
+  actions: RowActions,
+) {
   const { pagination } = page.meta;
   const rows = page.data.map((token) => row(token, units, me, actions));
   if (rows.length === 0) {

@@ -7,7 +7,11 @@ import { type Bucket, type Period, type Window, bucketsOf, dateParam, formatDay,
 
 export const analyticsQuery = {
   start_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days'),
-  end_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date; the window (start_date..end_date) is at most 366 days'),
+  end_date: dateParam
+    .optional()
+    .describe(
+      'YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date; the window (start_date..end_date) is at most 366 days',
+    ),
   period: periodParam.default('day').describe('Bucket size; weeks start on Monday'),
   ...paginationQuery,
   cooling_unit_id: idQuery().optional().describe('Only this unit (404 when the token may not read it)'),

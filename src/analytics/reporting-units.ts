@@ -50,16 +50,19 @@ export function reportingScope(request: ReportingRequest, retired: readonly Reti
   const { unitScope, apiToken, query } = request;
   // the common case (no unit ever deleted, or a single unit asked for): the live units as they
   // are, built once per (shared, cached) id list rather than per request
-  if (retired.length === 0 || query.cooling_unit_id !== undefined) return { companyId: unitScope.companyId, units: liveUnits(unitScope.unitIds) };
+  if (retired.length === 0 || query.cooling_unit_id !== undefined)
+    return { companyId: unitScope.companyId, units: liveUnits(unitScope.unitIds) };
   const companyWide = apiToken.coolingUnitIds.length === 0 && query.location_id === undefined;
   const built = companyWide ? companyWideUnits.get(unitScope.unitIds) : undefined;
   if (built?.retired === retired) return { companyId: unitScope.companyId, units: built.units };
   const live = new Set(unitScope.unitIds);
   const granted = apiToken.coolingUnitIds.length > 0 ? new Set(apiToken.coolingUnitIds) : null;
-  const history = retired.filter((unit) =>
-    !live.has(unit.id)
-    && (granted === null || granted.has(unit.id))
-    && (query.location_id === undefined || unit.location_id === query.location_id));
+  const history = retired.filter(
+    (unit) =>
+      !live.has(unit.id) &&
+      (granted === null || granted.has(unit.id)) &&
+      (query.location_id === undefined || unit.location_id === query.location_id),
+  );
   const units: ReportingUnit[] = [
     ...liveUnits(unitScope.unitIds),
     ...history.map((unit) => ({ id: unit.id, deletedAt: unit.deleted_at.getTime() })),
@@ -75,7 +78,10 @@ export function reportingScope(request: ReportingRequest, retired: readonly Reti
  * moment a change is announced (LISTEN/NOTIFY), so a deleted unit's history shows at once without
  * a query per request.
  */
-export async function resolveReportingScope(access: Pick<AccessControl, 'retiredUnits'>, request: ReportingRequest): Promise<ReportingScope> {
+export async function resolveReportingScope(
+  access: Pick<AccessControl, 'retiredUnits'>,
+  request: ReportingRequest,
+): Promise<ReportingScope> {
   if (request.query.cooling_unit_id !== undefined) return reportingScope(request, []);
   return reportingScope(request, await access.retiredUnits(request.unitScope.companyId));
 }

@@ -88,7 +88,8 @@ export const threadDatabaseSettings = (db: pg.Pool): PoolSettings => poolSetting
 export function createRollups(options: RollupOptions): Rollups {
   const inlineBelow = options.mode === 'inline' ? Infinity : (options.inlineBelowUnitDays ?? INLINE_BELOW_UNIT_DAYS);
   const reads = options.reads ?? createReadRouting(options.db, null);
-  const inlineRows = (query: RowsQuery) => reads.run(async (target) => (await target.pool.query<{ rows: string }>(query.text, query.values)).rows[0]!.rows);
+  const inlineRows = (query: RowsQuery) =>
+    reads.run(async (target) => (await target.pool.query<{ rows: string }>(query.text, query.values)).rows[0]!.rows);
   // created on first use: an app that never serves a heavy page (most tests) starts no threads
   let pool: Piscina<ThreadTask, ThreadAnswer> | null = null;
   // once closing, tasks run inline: a request still in flight at shutdown completes instead of
@@ -111,7 +112,8 @@ export function createRollups(options: RollupOptions): Rollups {
   };
   // the thread runs the page on the pool the routing picks; a replica it cannot reach fails the
   // task with the error's code, and the routing runs it again on the primary
-  const onThread = (request: RollupRequest): Promise<Uint8Array> => reads.run((target) => onThreadWith({ request, onReplica: target.onReplica }));
+  const onThread = (request: RollupRequest): Promise<Uint8Array> =>
+    reads.run((target) => onThreadWith({ request, onReplica: target.onReplica }));
   const onThreadWith = async (task: ThreadTask): Promise<Uint8Array> => {
     const pending = workers().run(task);
     onPool.add(pending);
@@ -124,8 +126,7 @@ export function createRollups(options: RollupOptions): Rollups {
 
   return {
     mode: options.mode,
-    rollUp: (request, unitDays) =>
-      closing || unitDays < inlineBelow ? rollUpFrom(request, inlineRows) : onThread(request),
+    rollUp: (request, unitDays) => (closing || unitDays < inlineBelow ? rollUpFrom(request, inlineRows) : onThread(request)),
     queueSize: () => pool?.queueSize ?? 0,
     async warm() {
       if (options.mode === 'inline') return;
@@ -165,10 +166,11 @@ export type RecordMatches<Rollup extends Schema, Schema> = Rollup;
 
 /** The page's cells as the rollups take them: in record order, with their dates. */
 export function pageCells(grid: GridPage): Cell[] {
-  const dates = new Map(grid.buckets.map((bucket) => [bucket, { period_start: formatDay(bucket.start), period_end: formatDay(bucket.end) }]));
+  const dates = new Map(
+    grid.buckets.map((bucket) => [bucket, { period_start: formatDay(bucket.start), period_end: formatDay(bucket.end) }]),
+  );
   return grid.cells.map(({ bucket, unitId }) => ({ cooling_unit_id: unitId, ...dates.get(bucket)! }));
 }
-
 
 /**
  * The page's days, each with its bucket: SQL parameters for finding a row's bucket by an equality

@@ -7,7 +7,8 @@ import { parseArgs } from 'node:util';
 import type { Writable } from 'node:stream';
 import { defaultEnd, readingChunks, readingCount } from '../sensors/generate.js';
 
-const usage = 'usage: npm run generate-readings -- --units N --days D [--format csv|ndjson] [--seed S]\n' +
+const usage =
+  'usage: npm run generate-readings -- --units N --days D [--format csv|ndjson] [--seed S]\n' +
   '         [--end YYYY-MM-DD (exclusive; default today)] [--first-unit-id K (default 1)] [--out FILE]';
 
 function fail(message: string): never {
@@ -20,8 +21,12 @@ let values;
 try {
   ({ values } = parseArgs({
     options: {
-      units: { type: 'string' }, days: { type: 'string' }, format: { type: 'string', default: 'csv' },
-      seed: { type: 'string', default: '1' }, end: { type: 'string' }, 'first-unit-id': { type: 'string', default: '1' },
+      units: { type: 'string' },
+      days: { type: 'string' },
+      format: { type: 'string', default: 'csv' },
+      seed: { type: 'string', default: '1' },
+      end: { type: 'string' },
+      'first-unit-id': { type: 'string', default: '1' },
       out: { type: 'string' },
     },
   }));

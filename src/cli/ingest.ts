@@ -11,7 +11,8 @@ import { HeaderError, lineRuns, parseReadings, ReadingValidator, type ReadingFor
 import { DEFAULT_BATCH_SIZE, IngestAborted, ingestReadings, type IngestStats } from '../sensors/ingest.js';
 import { commandDatabase } from '../db/embedded-handoff.js';
 
-const usage = 'usage: npm run ingest -- FILE|- [--format csv|ndjson] [--on-error skip|abort] [--batch-size N]\n' +
+const usage =
+  'usage: npm run ingest -- FILE|- [--format csv|ndjson] [--on-error skip|abort] [--batch-size N]\n' +
   '  FILE        CSV (header: cooling_unit_id,specification_type,recorded_at,value) or NDJSON; - reads stdin\n' +
   '  --format    default: from the file name (.csv, .ndjson/.jsonl), else from the first line\n' +
   `  --on-error  abort (default): stop at the first bad row, its batch not loaded; skip: report it and go on\n` +
@@ -44,8 +45,8 @@ const database = commandDatabase('npm run ingest');
 if ('problem' in database) fail(database.problem, 1);
 const databaseUrl = database.url;
 
-const format: ReadingFormat | 'auto' = (values.format as ReadingFormat | undefined)
-  ?? (/\.csv$/i.test(source) ? 'csv' : /\.(nd)?jsonl?$/i.test(source) ? 'ndjson' : 'auto');
+const format: ReadingFormat | 'auto' =
+  (values.format as ReadingFormat | undefined) ?? (/\.csv$/i.test(source) ? 'csv' : /\.(nd)?jsonl?$/i.test(source) ? 'ndjson' : 'auto');
 let totalBytes: number | null = null;
 if (source !== '-') {
   try {
@@ -56,12 +57,14 @@ if (source !== '-') {
 }
 let bytesRead = 0;
 // counts bytes on their way to the line reader (for the bar's percentage and ETA)
-const input = (source === '-' ? process.stdin : createReadStream(source)).pipe(new Transform({
-  transform(chunk: Buffer, _encoding, done) {
-    bytesRead += chunk.length;
-    done(null, chunk);
-  },
-}));
+const input = (source === '-' ? process.stdin : createReadStream(source)).pipe(
+  new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      bytesRead += chunk.length;
+      done(null, chunk);
+    },
+  }),
+);
 
 const started = Date.now();
 let latest: IngestStats = { rows: 0, inserted: 0, duplicates: 0, bad: 0, batches: 0, abortedAt: null };
@@ -70,13 +73,17 @@ const rate = () => Math.round(latest.inserted / Math.max(0.001, (Date.now() - st
 
 // the bar draws on a terminal only; a log or CI gets the bad rows and the summary line
 const bars = process.stderr.isTTY
-  ? new cliProgress.MultiBar({
-    format: totalBytes === null
-      ? '{rows} rows read | {loaded} loaded | {rate} readings/s'
-      : '{bar} {percentage}% | {rows} rows read | {loaded} loaded | {rate} readings/s | ETA {eta_formatted}',
-    hideCursor: true,
-    etaBuffer: 50,
-  }, cliProgress.Presets.shades_classic)
+  ? new cliProgress.MultiBar(
+      {
+        format:
+          totalBytes === null
+            ? '{rows} rows read | {loaded} loaded | {rate} readings/s'
+            : '{bar} {percentage}% | {rows} rows read | {loaded} loaded | {rate} readings/s | ETA {eta_formatted}',
+        hideCursor: true,
+        etaBuffer: 50,
+      },
+      cliProgress.Presets.shades_classic,
+    )
   : null;
 const bar = bars?.create(totalBytes ?? 1, 0, { rows: 0, loaded: 0, rate: 0 });
 const show = () => bar?.update(totalBytes === null ? 0 : bytesRead, { rows: rowsRead, loaded: latest.inserted, rate: rate() });
@@ -87,7 +94,10 @@ const tick = setInterval(show, 250);
 // TimeZone SET per connection rather than sent as a start-up parameter, which PgBouncer refuses; it
 // tracks a SET TimeZone and restores it on every server connection it lends (DB_POOLER=transaction)
 const pool = new pg.Pool({
-  connectionString: databaseUrl, max: 3, application_name: 'coldtrack-ingest', onConnect: async (client) => void (await client.query("SET TimeZone TO 'UTC'")),
+  connectionString: databaseUrl,
+  max: 3,
+  application_name: 'coldtrack-ingest',
+  onConnect: async (client) => void (await client.query("SET TimeZone TO 'UTC'")),
 });
 const counted = async function* (runs: ReturnType<typeof parseReadings>) {
   for await (const run of runs) {
@@ -106,7 +116,9 @@ try {
       if (/^cooling unit \d+ does not exist$/.test(bad.reason)) unknownUnits++;
       say(`line ${bad.line}: ${bad.reason}`);
     },
-    onBatch: (stats) => { latest = stats; },
+    onBatch: (stats) => {
+      latest = stats;
+    },
   });
 } catch (error) {
   status = 1;
@@ -121,12 +133,14 @@ try {
   // readings name units the database must already hold: an empty platform needs its units first
   if (unknownUnits > 0) {
     const { rows } = await pool.query<{ units: number }>('SELECT count(*)::int AS units FROM cooling_units').catch(() => ({ rows: [] }));
-    if (rows[0]?.units === 0) say('this database has no cooling units yet: load them first (npm run seed -- --demo loads the demo\'s)');
+    if (rows[0]?.units === 0) say("this database has no cooling units yet: load them first (npm run seed -- --demo loads the demo's)");
   }
   await pool.end();
 }
 const seconds = (Date.now() - started) / 1000;
-console.error(`${latest.abortedAt !== null ? `aborted at line ${latest.abortedAt}. ` : ''}` +
-  `readings loaded: ${latest.inserted}, duplicates ignored: ${latest.duplicates}, bad rows` +
-  `${onError === 'skip' ? ' skipped' : ''}: ${latest.bad}, in ${seconds.toFixed(1)} s (${rate()} readings/s)`);
+console.error(
+  `${latest.abortedAt !== null ? `aborted at line ${latest.abortedAt}. ` : ''}` +
+    `readings loaded: ${latest.inserted}, duplicates ignored: ${latest.duplicates}, bad rows` +
+    `${onError === 'skip' ? ' skipped' : ''}: ${latest.bad}, in ${seconds.toFixed(1)} s (${rate()} readings/s)`,
+);
 process.exit(status);

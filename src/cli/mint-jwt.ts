@@ -8,13 +8,13 @@ const { positionals, values } = parseArgs({ allowPositionals: true, options: { t
 const userId = Number(positionals[0]);
 const ttlSeconds = Number(values.ttl);
 // the running (or last) embedded demo's secret when JWT_SECRET is unset: its JWTs then work there
-const secret = process.env.JWT_SECRET || (process.env.DATABASE_URL ? '' : embeddedJwtSecret(dataDirOf()) ?? '');
+const secret = process.env.JWT_SECRET || (process.env.DATABASE_URL ? '' : (embeddedJwtSecret(dataDirOf()) ?? ''));
 if (!Number.isInteger(userId) || userId < 1) {
   console.error('usage: npm run mint-jwt -- <user_id> [--ttl SECONDS]');
   process.exit(2);
 }
 if (secret.length < 32) {
-  console.error('Invalid configuration: JWT_SECRET must be set (at least 32 characters), or run npm start once for the embedded demo\'s');
+  console.error("Invalid configuration: JWT_SECRET must be set (at least 32 characters), or run npm start once for the embedded demo's");
   process.exit(1);
 }
 if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) {

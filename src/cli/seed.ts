@@ -6,7 +6,8 @@ import { migrate } from '../db/migrate.js';
 import { seedDemo, type DemoSummary } from '../seed/demo.js';
 import { commandDatabase, dataDirOf, embeddedJwtSecret } from '../db/embedded-handoff.js';
 
-const usage = 'usage: npm run seed -- --demo [--json]\n' +
+const usage =
+  'usage: npm run seed -- --demo [--json]\n' +
   '  --demo  load the demo companies, units, farmers, movements and sensor readings\n' +
   '  --json  print one JSON object (ids and JWTs) on stdout, diagnostics on stderr';
 
@@ -25,7 +26,11 @@ function configuration() {
     // seeds the running npm start's embedded database, with that demo's secret
     if (!process.env.DATABASE_URL?.trim()) {
       const database = commandDatabase('npm run seed', () => {});
-      if ('problem' in database) throw new ConfigError('DATABASE_URL', 'is required for npm run seed (a postgres:// URL), or start the embedded demo with npm start first');
+      if ('problem' in database)
+        throw new ConfigError(
+          'DATABASE_URL',
+          'is required for npm run seed (a postgres:// URL), or start the embedded demo with npm start first',
+        );
       process.env.DATABASE_URL = database.url;
       process.env.JWT_SECRET ||= embeddedJwtSecret(dataDirOf()) ?? '';
     }
@@ -49,7 +54,10 @@ async function seed(): Promise<DemoSummary> {
   const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 2 });
   try {
     const summary = await seedDemo(pool, {
-      jwtSecret: config.jwtSecret, jwtIssuer: config.jwtIssuer, jwtAudience: config.jwtAudience, log,
+      jwtSecret: config.jwtSecret,
+      jwtIssuer: config.jwtIssuer,
+      jwtAudience: config.jwtAudience,
+      log,
     });
     log(`demo data ready in ${Date.now() - started} ms`);
     return summary;
@@ -70,8 +78,10 @@ if (json) {
   for (const company of summary.companies) {
     console.log(`${company.name} (company ${company.id})`);
     console.log(`  locations: ${company.location_ids.join(', ')}`);
-    console.log(`  cooling units: ${company.cooling_unit_ids.join(', ')}` +
-      ` (soft-deleted: ${company.deleted_cooling_unit_ids.join(', ') || 'none'})`);
+    console.log(
+      `  cooling units: ${company.cooling_unit_ids.join(', ')}` +
+        ` (soft-deleted: ${company.deleted_cooling_unit_ids.join(', ') || 'none'})`,
+    );
     console.log(`  employee JWT (12 h): ${company.employee_jwt}`);
     console.log(`  operator JWT, not an employee (12 h): ${company.non_employee_jwt}`);
   }

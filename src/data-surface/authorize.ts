@@ -81,9 +81,13 @@ export function createAccessControl(pool: pg.Pool, options: AccessControlOptions
   let retry: NodeJS.Timeout | undefined;
   let saidNotASession = false;
   // a bare session: no start-up parameters a session-mode pool might refuse, no statement deadline
-  const sessionUrl = options.sessionUrl ?? poolSettings(pool)?.connectionString ?? (pool as pg.Pool & { options: pg.ClientConfig }).options.connectionString;
+  const sessionUrl =
+    options.sessionUrl ?? poolSettings(pool)?.connectionString ?? (pool as pg.Pool & { options: pg.ClientConfig }).options.connectionString;
   const sessionConfig: pg.ClientConfig = {
-    connectionString: sessionUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, application_name: 'coldtrack-api-listener',
+    connectionString: sessionUrl,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    application_name: 'coldtrack-api-listener',
   };
 
   async function listen() {
@@ -129,7 +133,11 @@ export function createAccessControl(pool: pg.Pool, options: AccessControlOptions
    * while the cache is fetching deletes the entry, and lru-cache rejects that fetch: the request
    * then reads the database itself (the fetch's answer may predate the change) instead of a 500.
    */
-  async function cachedOrDirect<T extends object>(cache: LRUCache<number, T[]>, companyId: number, direct: () => Promise<T[]>): Promise<T[]> {
+  async function cachedOrDirect<T extends object>(
+    cache: LRUCache<number, T[]>,
+    companyId: number,
+    direct: () => Promise<T[]>,
+  ): Promise<T[]> {
     if (!listening) return direct();
     try {
       return (await cache.fetch(companyId)) ?? (await direct());
@@ -155,7 +163,11 @@ export function createAccessControl(pool: pg.Pool, options: AccessControlOptions
   return {
     /** The company's soft-deleted units, with when each was deleted (cached like the live ones). */
     async retiredUnits(companyId: number): Promise<RetiredUnit[]> {
-      return cachedOrDirect(retiredByCompany, companyId, async () => (await lookup<RetiredUnit>(pool, sql.retiredUnitsOfCompany, [companyId])).rows);
+      return cachedOrDirect(
+        retiredByCompany,
+        companyId,
+        async () => (await lookup<RetiredUnit>(pool, sql.retiredUnitsOfCompany, [companyId])).rows,
+      );
     },
     /** Whether changes of the unit directory reach this process (else it caches nothing). */
     listening: () => listening,

@@ -17,7 +17,6 @@ export const MAX_WINDOW_DAYS = 366;
 export const MAX_SENSOR_WINDOW_DAYS = { raw: MAX_WINDOW_DAYS, hourly: MAX_WINDOW_DAYS, daily: 3660 } as const;
 export const DEFAULT_WINDOW_DAYS = 30;
 
-
 export const dateParam = z
   .string({ error: 'must be given once, as YYYY-MM-DD' })
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date as YYYY-MM-DD')
@@ -85,7 +84,7 @@ function nextBucketStart(day: Day, period: Period): Day {
 /** Period buckets covering the window, the first and last clipped to it. */
 export function bucketsOf(window: Window, period: Period): Bucket[] {
   const buckets: Bucket[] = [];
-  for (let start = window.start; start <= window.end; ) {
+  for (let start = window.start; start <= window.end;) {
     const next = nextBucketStart(start, period);
     buckets.push({ start, end: Math.min(next - DAY_MS, window.end) });
     start = next;

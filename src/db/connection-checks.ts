@@ -8,7 +8,8 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import { connectionSettings, type DbPooler } from './pool.js';
 
-const POOLER_HINT = 'behind a transaction-mode pooler such as PgBouncer set DB_POOLER=transaction and DATABASE_SESSION_URL (docs/operations.md, "PgBouncer")';
+const POOLER_HINT =
+  'behind a transaction-mode pooler such as PgBouncer set DB_POOLER=transaction and DATABASE_SESSION_URL (docs/operations.md, "PgBouncer")';
 
 export class ConnectionCheckError extends Error {
   override name = 'ConnectionCheckError';
@@ -46,13 +47,15 @@ async function checkOne(variable: string, url: string, queryTimeoutMs: number, p
       // statements outside a transaction run under the database's own settings there
       return observed.jit === 'on'
         ? `${variable}: jit is on for the service's statements outside a transaction (DB_POOLER=transaction turns it off per transaction only); ` +
-          `ALTER DATABASE ${observed.database} SET jit = off turns it off for them (docs/operations.md, "PgBouncer")`
+            `ALTER DATABASE ${observed.database} SET jit = off turns it off for them (docs/operations.md, "PgBouncer")`
         : null;
     }
     const expected = (config as { statement_timeout: number }).statement_timeout;
     if (observed.statement_timeout_ms !== expected || observed.time_zone !== 'UTC') {
-      throw new ConnectionCheckError(`${variable}'s connections lost their start-up parameters (statement_timeout ${observed.statement_timeout_ms} ms, not ${expected}; ` +
-        `TimeZone ${observed.time_zone}, not UTC): a pooler drops them (PgBouncer's ignore_startup_parameters); ${POOLER_HINT}`);
+      throw new ConnectionCheckError(
+        `${variable}'s connections lost their start-up parameters (statement_timeout ${observed.statement_timeout_ms} ms, not ${expected}; ` +
+          `TimeZone ${observed.time_zone}, not UTC): a pooler drops them (PgBouncer's ignore_startup_parameters); ${POOLER_HINT}`,
+      );
     }
     return null;
   } finally {

@@ -57,8 +57,10 @@ export const dataDirOf = (env: NodeJS.ProcessEnv = process.env) => env.DATA_DIR?
  * DATABASE_URL for a CLI command: the environment's, else the running `npm start`'s embedded
  * database (one line on stderr says so), else null with the line to print.
  */
-export function commandDatabase(command: string, log: (line: string) => void = (line) => console.error(line)):
-  { url: string } | { problem: string } {
+export function commandDatabase(
+  command: string,
+  log: (line: string) => void = (line) => console.error(line),
+): { url: string } | { problem: string } {
   const given = process.env.DATABASE_URL?.trim();
   if (given) return { url: given };
   const dataDir = dataDirOf();
@@ -67,5 +69,7 @@ export function commandDatabase(command: string, log: (line: string) => void = (
     log(`DATABASE_URL is not set: using the embedded database of the running npm start (${dataDir})`);
     return { url };
   }
-  return { problem: `Invalid configuration: DATABASE_URL is required for ${command} (or start the embedded demo with npm start first: ${command} then finds its database)` };
+  return {
+    problem: `Invalid configuration: DATABASE_URL is required for ${command} (or start the embedded demo with npm start first: ${command} then finds its database)`,
+  };
 }

@@ -61,7 +61,7 @@ class RecentOutput {
 function reasonText(reason: unknown): string | null {
   if (reason instanceof Error) return reason.message || reason.name;
   if (reason === undefined || reason === null || reason === '') return null;
-  return typeof reason === 'string' ? reason : JSON.stringify(reason) ?? String(reason);
+  return typeof reason === 'string' ? reason : (JSON.stringify(reason) ?? String(reason));
 }
 
 function startFailure(what: string, reason: unknown, fallback: string, output: RecentOutput): Error {
@@ -187,7 +187,9 @@ async function clearLeftovers(databaseDir: string, log: (line: string) => void):
     signal('SIGQUIT'); // immediate shutdown: crash recovery on the next start
     how = 'immediate shutdown, after the fast one hung';
     if (!(await waitForExit(pid, databaseDir, IMMEDIATE_STOP_MS))) {
-      throw new Error(`the embedded PostgreSQL left running by an earlier run (pid ${pid}) did not stop within ${(FAST_STOP_MS + IMMEDIATE_STOP_MS) / 1000} s`);
+      throw new Error(
+        `the embedded PostgreSQL left running by an earlier run (pid ${pid}) did not stop within ${(FAST_STOP_MS + IMMEDIATE_STOP_MS) / 1000} s`,
+      );
     }
   }
   log(

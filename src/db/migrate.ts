@@ -54,7 +54,11 @@ export interface MigrateOptions {
  * returns the names of the migrations this call applied. `sessionUrl`: a connection that keeps a
  * session (PostgreSQL itself, or a session-mode pool).
  */
-export async function migrate(sessionUrl: string, sensor: SensorStorageConfig, options: MigrateOptions | ((line: string) => void) = {}): Promise<string[]> {
+export async function migrate(
+  sessionUrl: string,
+  sensor: SensorStorageConfig,
+  options: MigrateOptions | ((line: string) => void) = {},
+): Promise<string[]> {
   const { log = () => {}, verbose = false, lockWaitMs = DEFAULT_LOCK_WAIT_MS } = typeof options === 'function' ? { log: options } : options;
   const lockHolder = await connect(sessionUrl);
   try {
@@ -64,19 +68,22 @@ export async function migrate(sessionUrl: string, sensor: SensorStorageConfig, o
       await checkSession(first, lockHolder, 'the migrations');
       await takeLock(lockHolder, lockWaitMs, log);
       const applied: string[] = [];
-      await retryTransient(async () => {
-        migrator ??= await connect(sessionUrl);
-        try {
-          applied.push(...await runMigrations(migrator, sensor, log, verbose));
-        } finally {
-          await migrator.end().catch(() => {});
-          migrator = null;
-        }
-      }, {
-        attempts: MIGRATE_ATTEMPTS,
-        backoffMs: MIGRATE_BACKOFF_MS,
-        onRetry: (error, attempt) => log(`migration try ${attempt} was rolled back (${error.message}); trying again`),
-      });
+      await retryTransient(
+        async () => {
+          migrator ??= await connect(sessionUrl);
+          try {
+            applied.push(...(await runMigrations(migrator, sensor, log, verbose)));
+          } finally {
+            await migrator.end().catch(() => {});
+            migrator = null;
+          }
+        },
+        {
+          attempts: MIGRATE_ATTEMPTS,
+          backoffMs: MIGRATE_BACKOFF_MS,
+          onRetry: (error, attempt) => log(`migration try ${attempt} was rolled back (${error.message}); trying again`),
+        },
+      );
       await releaseLock(lockHolder, log);
       return applied;
     } finally {
@@ -91,7 +98,11 @@ export async function migrate(sessionUrl: string, sensor: SensorStorageConfig, o
 async function connect(url: string) {
   // without a connect timeout a black-holed server holds start-up silently for minutes;
   // migrations themselves (index builds) get no query deadline
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'coldtrack-migrate' });
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: 'coldtrack-migrate',
+  });
   // a connection lost mid-run fails the query in flight, which is the error reported
   client.on('error', () => {});
   await client.connect();
@@ -113,10 +124,11 @@ interface Holder {
   state_change: Date | null;
 }
 
-const describe = (holder: Holder | undefined) => holder
-  ? `backend pid ${holder.pid} (application "${holder.application_name}", client ${holder.client ?? 'local'}, ${holder.state ?? 'unknown state'}` +
-    `${holder.state_change ? ` since ${holder.state_change.toISOString()}` : ''})`
-  : 'a backend that has just let it go';
+const describe = (holder: Holder | undefined) =>
+  holder
+    ? `backend pid ${holder.pid} (application "${holder.application_name}", client ${holder.client ?? 'local'}, ${holder.state ?? 'unknown state'}` +
+      `${holder.state_change ? ` since ${holder.state_change.toISOString()}` : ''})`
+    : 'a backend that has just let it go';
 
 async function takeLock(client: pg.Client, waitMs: number, log: (line: string) => void) {
   // a server-wide idle_in_transaction_session_timeout would end this transaction, and the lock,
@@ -131,8 +143,10 @@ async function takeLock(client: pg.Client, waitMs: number, log: (line: string) =
     if (waited >= waitMs || (!noticed && waited >= LOCK_WAIT_NOTICE_MS)) {
       const holder = (await client.query<Holder>(LOCK_HOLDER, [PG_MIGRATE_LOCK_ID])).rows[0];
       if (waited >= waitMs) {
-        throw new Error(`the migrations' lock (advisory lock ${PG_MIGRATE_LOCK_ID}) is still held after ${Math.round(waited / 1000)} s by ${describe(holder)}: ` +
-          `another migration is running, or a connection left it behind (SELECT pg_terminate_backend(${holder?.pid ?? 'pid'}) ends it)`);
+        throw new Error(
+          `the migrations' lock (advisory lock ${PG_MIGRATE_LOCK_ID}) is still held after ${Math.round(waited / 1000)} s by ${describe(holder)}: ` +
+            `another migration is running, or a connection left it behind (SELECT pg_terminate_backend(${holder?.pid ?? 'pid'}) ends it)`,
+        );
       }
       log(`waiting for the migrations' lock, held by ${describe(holder)}; giving up after ${Math.round(waitMs / 1000)} s`);
       noticed = true;
@@ -154,7 +168,8 @@ async function releaseLock(client: pg.Client, log: (line: string) => void) {
 // with current_setting(): a migration file imports nothing from src/ (code that keeps changing,
 // while a landed migration never does) and needs no process.env of its own. Set on the session
 // rather than as a startup parameter (a connection string's `options`), which poolers refuse.
-const SENSOR_SETTINGS = "SELECT set_config('coldtrack.sensor_storage', $1, false), set_config('coldtrack.sensor_retention_days', $2, false)";
+const SENSOR_SETTINGS =
+  "SELECT set_config('coldtrack.sensor_storage', $1, false), set_config('coldtrack.sensor_retention_days', $2, false)";
 
 async function runMigrations(client: pg.Client, sensor: SensorStorageConfig, log: (line: string) => void, verbose: boolean) {
   await client.query(SENSOR_SETTINGS, [sensor.sensorStorage ?? '', sensor.sensorRetentionDays?.toString() ?? '']);
@@ -181,8 +196,13 @@ async function runMigrations(client: pg.Client, sensor: SensorStorageConfig, log
  * then, or at once for any other failure, throw. The lock is waited for up to `waitMs` too.
  * `check` runs first in each attempt (start-up's check of the connections).
  */
-export async function migrateWhenReachable(sessionUrl: string, sensor: SensorStorageConfig, waitMs: number, log: (line: string) => void,
-  check: () => Promise<void> = async () => {}) {
+export async function migrateWhenReachable(
+  sessionUrl: string,
+  sensor: SensorStorageConfig,
+  waitMs: number,
+  log: (line: string) => void,
+  check: () => Promise<void> = async () => {},
+) {
   const deadline = Date.now() + waitMs;
   for (let attempt = 1; ; attempt += 1) {
     try {

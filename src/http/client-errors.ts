@@ -32,8 +32,10 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   // 431 every time (on Node 20 the answer happened to arrive first).
   socket.removeAllListeners('data'); // the HTTP parser's: it has nothing more to say
   socket.on('data', () => {});
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
   const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
   socket.once('close', () => clearTimeout(linger));
 }

@@ -37,8 +37,7 @@ export class ApiError extends Error {
   }
 }
 
-export const invalidRequest = (field: string, message: string) =>
-  new ApiError(400, 'invalid_request', message, { field });
+export const invalidRequest = (field: string, message: string) => new ApiError(400, 'invalid_request', message, { field });
 
 /** RFC 6750: no error attribute when no credentials were sent at all. */
 export const unauthorized = (message: string, credentialsSent = true) =>
@@ -57,15 +56,17 @@ export const insufficientScope = (requiredScope: string, message?: string) =>
 
 export const notFound = (message = 'Not found') => new ApiError(404, 'not_found', message);
 
-export const unsupportedMediaType = () =>
-  new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json');
+export const unsupportedMediaType = () => new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json');
 
 /** What a 503 `unavailable` waited on: the unavailable_responses_total label, never sent. */
 export type Dependency = 'database' | 'redis';
 
 /** A 503: a dependency cannot answer now. The client sees only `unavailable`; the metrics see which. */
 export class DependencyUnavailable extends ApiError {
-  constructor(readonly dependency: Dependency, retryAfterSeconds = 5) {
+  constructor(
+    readonly dependency: Dependency,
+    retryAfterSeconds = 5,
+  ) {
     super(503, 'unavailable', 'A dependency is unavailable; retry shortly', undefined, { 'retry-after': String(retryAfterSeconds) });
   }
 }

@@ -13,7 +13,7 @@ const DESCRIPTIONS: Record<string, string> = {
   403: 'Authenticated but not allowed (details.required_scope)',
   404: 'No such resource for this company, or one this token may not read',
   408: 'The request did not arrive in time (refused by the HTTP parser; the connection is closed)',
-  409: 'The resource\'s state forbids the change (details.reason)',
+  409: "The resource's state forbids the change (details.reason)",
   413: 'The body is over 64 KiB',
   415: 'Content-Type must be application/json',
   429: 'Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets)',
@@ -30,7 +30,9 @@ const RATE_LIMIT = {
   'X-RateLimit-Reset': header('When the window resets, as a Unix timestamp in seconds', { type: 'integer' }),
 };
 const RETRY_AFTER = { 'Retry-After': header('Seconds to wait before retrying', { type: 'integer', minimum: 1 }) };
-const WWW_AUTHENTICATE = { 'WWW-Authenticate': header('RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token"', { type: 'string' }) };
+const WWW_AUTHENTICATE = {
+  'WWW-Authenticate': header('RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token"', { type: 'string' }),
+};
 
 interface RouteSchema {
   response?: Record<string, Record<string, unknown>>;
@@ -57,7 +59,11 @@ export function documentResponses(url: string, schema: RouteSchema): RouteSchema
     if (status === '429' || status === '503') Object.assign(headers, RETRY_AFTER);
     if (authenticated && (status === '401' || status === '403')) Object.assign(headers, WWW_AUTHENTICATE);
     if (parserRefusal) delete headers['X-Request-Id'];
-    response[status] = { ...answer, description: DESCRIPTIONS[status] ?? (answer.description as string | undefined) ?? 'Response', headers };
+    response[status] = {
+      ...answer,
+      description: DESCRIPTIONS[status] ?? (answer.description as string | undefined) ?? 'Response',
+      headers,
+    };
   }
   return { ...schema, response, querystring: integerQuery(schema.querystring) };
 }
@@ -68,11 +74,13 @@ export function documentResponses(url: string, schema: RouteSchema): RouteSchema
  */
 function integerQuery(querystring: RouteSchema['querystring']) {
   if (!querystring?.properties) return querystring;
-  const properties = Object.fromEntries(Object.entries(querystring.properties).map(([name, property]) => {
-    const bounds = property['x-integer'] as { minimum: number; maximum: number } | undefined;
-    if (!bounds) return [name, property];
-    const { pattern: _pattern, type: _type, 'x-integer': _bounds, ...rest } = property;
-    return [name, { ...rest, type: 'integer', minimum: bounds.minimum, maximum: bounds.maximum }];
-  }));
+  const properties = Object.fromEntries(
+    Object.entries(querystring.properties).map(([name, property]) => {
+      const bounds = property['x-integer'] as { minimum: number; maximum: number } | undefined;
+      if (!bounds) return [name, property];
+      const { pattern: _pattern, type: _type, 'x-integer': _bounds, ...rest } = property;
+      return [name, { ...rest, type: 'integer', minimum: bounds.minimum, maximum: bounds.maximum }];
+    }),
+  );
   return { ...querystring, properties };
 }

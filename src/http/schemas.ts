@@ -45,9 +45,7 @@ export const DEFAULT_PAGE_SIZE = 100;
 
 export const paginationQuery = {
   page: queryInteger(1, MAX_PAGE).default(1).describe(`Page number, 1..${MAX_PAGE}; past the last page, data is empty`),
-  page_size: queryInteger(1, MAX_PAGE_SIZE)
-    .default(DEFAULT_PAGE_SIZE)
-    .describe(`Records per page, 1..${MAX_PAGE_SIZE}`),
+  page_size: queryInteger(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE).describe(`Records per page, 1..${MAX_PAGE_SIZE}`),
 };
 
 export const paginationMeta = z.object({
@@ -59,10 +57,7 @@ export const paginationMeta = z.object({
   has_previous: z.boolean(),
 });
 
-export function envelopeSchema<Record extends z.ZodType, Filters extends z.ZodType>(
-  record: Record,
-  filters: Filters,
-) {
+export function envelopeSchema<Record extends z.ZodType, Filters extends z.ZodType>(record: Record, filters: Filters) {
   return z.object({
     data: z.array(record),
     meta: z.object({
@@ -98,9 +93,10 @@ type ErrorStatus = keyof typeof errorDescriptions;
 
 /** The documented error responses of a route, all with the one error body. */
 export function errorResponses<S extends ErrorStatus>(...statuses: S[]) {
-  return Object.fromEntries(
-    statuses.map((status) => [status, errorBody.describe(errorDescriptions[status])]),
-  ) as Record<S, typeof errorBody>;
+  return Object.fromEntries(statuses.map((status) => [status, errorBody.describe(errorDescriptions[status])])) as Record<
+    S,
+    typeof errorBody
+  >;
 }
 
 /**

@@ -37,7 +37,7 @@ export function duplicateKey(text: string): string | null {
       i = end;
     } else if (char === '{' || char === '[') {
       const parent = stack.at(-1);
-      const path = parent ? (parent.keys ? (parent.path ? `${parent.path}.${parent.key}` : parent.key ?? '') : parent.path) : '';
+      const path = parent ? (parent.keys ? (parent.path ? `${parent.path}.${parent.key}` : (parent.key ?? '')) : parent.path) : '';
       stack.push({ keys: char === '{' ? new Set() : null, path, key: null });
       expectKey = char === '{';
     } else if (char === '}' || char === ']') {

@@ -61,7 +61,7 @@ export function createMetrics(sources: MetricSources) {
     }),
     readReplicaFallbacks: new Counter({
       name: 'db_read_replica_fallbacks_total',
-      help: 'Times the read replica could not be reached and the data endpoints\' reads moved to the primary (once per outage)',
+      help: "Times the read replica could not be reached and the data endpoints' reads moved to the primary (once per outage)",
       registers: [registry],
     }),
     readReplicaLost: new Gauge({
@@ -81,7 +81,7 @@ export function createMetrics(sources: MetricSources) {
     }),
     lastUsedFlushFailures: new Counter({
       name: 'last_used_flush_failures_total',
-      help: 'Failed writes of API tokens\' last_used_at (src/tokens/last-used.ts); the entries are kept for the next flush',
+      help: "Failed writes of API tokens' last_used_at (src/tokens/last-used.ts); the entries are kept for the next flush",
       registers: [registry],
     }),
     tokenCacheLookups,
@@ -136,14 +136,14 @@ export function createMetrics(sources: MetricSources) {
     }),
     sensorPolicyScheduled: new Gauge({
       name: 'sensor_policy_scheduled',
-      help: 'Sensor policy: 1 if TimescaleDB\'s scheduler runs it, 0 if it is paused (it will never run)',
+      help: "Sensor policy: 1 if TimescaleDB's scheduler runs it, 0 if it is paused (it will never run)",
       labelNames: ['policy'] as const,
       aggregator: 'min',
       registers: [registry],
     }),
     sensorPolicyScheduleInterval: new Gauge({
       name: 'sensor_policy_schedule_interval_seconds',
-      help: 'Sensor policy: how often TimescaleDB\'s scheduler runs it (its staleness is measured against this)',
+      help: "Sensor policy: how often TimescaleDB's scheduler runs it (its staleness is measured against this)",
       labelNames: ['policy'] as const,
       aggregator: 'max',
       registers: [registry],

@@ -6,12 +6,18 @@ import { notASessionMessage } from '../db/session.js';
 import type { App } from '../types.js';
 
 async function accessControl(app: App) {
-  app.decorate('accessControl', createAccessControl(app.db, {
-    sessionUrl: app.config.databaseSessionUrl,
-    onListenerError: (error) => app.log.warn({ err: error }, 'unit directory changes not heard; reading units from the database until listening again'),
-    onNotASession: () => app.log.error(notASessionMessage('the unit directory\'s notifications') +
-      '; until then every request reads its units from the database'),
-  }));
+  app.decorate(
+    'accessControl',
+    createAccessControl(app.db, {
+      sessionUrl: app.config.databaseSessionUrl,
+      onListenerError: (error) =>
+        app.log.warn({ err: error }, 'unit directory changes not heard; reading units from the database until listening again'),
+      onNotASession: () =>
+        app.log.error(
+          notASessionMessage("the unit directory's notifications") + '; until then every request reads its units from the database',
+        ),
+    }),
+  );
   app.addHook('onClose', async () => app.accessControl.close());
   app.decorateRequest('unitScope', null as never);
 }

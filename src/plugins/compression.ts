@@ -71,11 +71,12 @@ async function compression(app: App) {
     if (request.routeOptions.config.carriesSecret) return done(null, payload);
     const type = String(reply.getHeader('content-type') ?? '');
     if (!COMPRESSIBLE.test(type) && !/javascript/.test(type)) return done(null, payload);
-    const big = typeof payload === 'string'
-      ? payload.length >= COMPRESSION_THRESHOLD || Buffer.byteLength(payload) >= COMPRESSION_THRESHOLD
-      : Buffer.isBuffer(payload)
-        ? payload.length >= COMPRESSION_THRESHOLD
-        : payload !== null && payload !== undefined; // a stream: its size is not known up front
+    const big =
+      typeof payload === 'string'
+        ? payload.length >= COMPRESSION_THRESHOLD || Buffer.byteLength(payload) >= COMPRESSION_THRESHOLD
+        : Buffer.isBuffer(payload)
+          ? payload.length >= COMPRESSION_THRESHOLD
+          : payload !== null && payload !== undefined; // a stream: its size is not known up front
     if (big) reply.header('vary', addVary(reply.getHeader('vary')));
     done(null, payload);
   });

@@ -42,11 +42,9 @@ export function employeeAuthHook(app: App) {
       throw error;
     }
     await app.rateLimits.checkUser(userId, request, reply);
-    const { rows } = await lookup<{ id: number; company_id: number | null; role: string; is_active: boolean }>(
-      app.db,
-      sql.userForAuth,
-      [userId],
-    );
+    const { rows } = await lookup<{ id: number; company_id: number | null; role: string; is_active: boolean }>(app.db, sql.userForAuth, [
+      userId,
+    ]);
     const user = rows[0];
     if (!user || !user.is_active) throw unauthorized('Unknown or inactive user');
     if (user.role !== 'REGISTERED_EMPLOYEE' || user.company_id === null) {

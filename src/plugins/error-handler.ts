@@ -97,8 +97,12 @@ async function errorHandler(app: App) {
     const path = request.url.split('?')[0]!;
     const allowed = allowedMethods(path);
     if (allowed.length > 0 && !allowed.includes(request.method)) {
-      const error = new ApiError(405, 'method_not_allowed', `${request.method} is not allowed on ${path.slice(0, 200)}; use ${allowed.join(', ')}`,
-        { allowed_methods: allowed });
+      const error = new ApiError(
+        405,
+        'method_not_allowed',
+        `${request.method} is not allowed on ${path.slice(0, 200)}; use ${allowed.join(', ')}`,
+        { allowed_methods: allowed },
+      );
       return reply.code(405).header('allow', allowed.join(', ')).send(error.toBody());
     }
     const error = notFound(`No route for ${request.method} ${path.slice(0, 200)}`);

@@ -6,7 +6,10 @@ import type { App } from '../types.js';
 
 async function metrics(app: App) {
   // the rollup pool registers after this plugin: its queue is read at scrape time
-  app.decorate('metrics', createMetrics({ pool: app.db, rollupQueueSize: () => app.rollups.queueSize(), replicaState: () => app.readRouting.state() }));
+  app.decorate(
+    'metrics',
+    createMetrics({ pool: app.db, rollupQueueSize: () => app.rollups.queueSize(), replicaState: () => app.readRouting.state() }),
+  );
   // callback style: synchronous work needs no promise per request (src/plugins/http.ts)
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';

@@ -37,7 +37,7 @@ export function withoutUnusedInputSchemas(document: OpenApiDocument): OpenApiDoc
   const referenced = JSON.stringify(rest) + JSON.stringify({ ...components, schemas: undefined });
   let kept = Object.entries(schemas);
   // a kept schema may itself reference an Input copy: repeat until nothing more goes
-  for (let dropped = true; dropped; ) {
+  for (let dropped = true; dropped;) {
     const text = referenced + JSON.stringify(kept);
     const next = kept.filter(([name]) => !name.endsWith('Input') || text.includes(`"#/components/schemas/${name}"`));
     dropped = next.length < kept.length;
@@ -56,8 +56,7 @@ async function openApi(app: App) {
       info: {
         title: 'ColdTrack partner API',
         version: '1.0.0',
-        description:
-          'API-token management for Registered Employees and read-only analytics and sensor history for partner servers.',
+        description: 'API-token management for Registered Employees and read-only analytics and sensor history for partner servers.',
         // the API is not open source: used under the partner agreement, which SPDX has no identifier
         // for (a LicenseRef- is SPDX's form for such a licence); docs/partners.md, "The OpenAPI document"
         license: { name: 'Proprietary: ColdTrack partner agreement', identifier: 'LicenseRef-ColdTrack-Partner-Agreement' },
@@ -85,12 +84,23 @@ async function openApi(app: App) {
     // the document names it as the spec does (/api/v1/api-tokens). The validate endpoint keeps
     // its slash: the spec lists it with one.
     transform: (input) => {
-      const transformed = jsonSchemaTransform({ ...input, url: input.url.startsWith('/api/') && input.url.endsWith('/') ? input.url.slice(0, -1) : input.url });
+      const transformed = jsonSchemaTransform({
+        ...input,
+        url: input.url.startsWith('/api/') && input.url.endsWith('/') ? input.url.slice(0, -1) : input.url,
+      });
       if (!transformed.schema || (transformed.schema as { hide?: boolean }).hide) return transformed;
-      return { ...transformed, schema: documentResponses(transformed.url, transformed.schema as Parameters<typeof documentResponses>[1]) as typeof transformed.schema };
+      return {
+        ...transformed,
+        schema: documentResponses(
+          transformed.url,
+          transformed.schema as Parameters<typeof documentResponses>[1],
+        ) as typeof transformed.schema,
+      };
     },
     transformObject: (input) =>
-      optionalBodiesOptional(withoutUnusedInputSchemas(jsonSchemaTransformObject(input) as OpenApiDocument)) as ReturnType<typeof jsonSchemaTransformObject>,
+      optionalBodiesOptional(withoutUnusedInputSchemas(jsonSchemaTransformObject(input) as OpenApiDocument)) as ReturnType<
+        typeof jsonSchemaTransformObject
+      >,
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
@@ -99,9 +109,17 @@ async function openApi(app: App) {
     // no third-party origin and no inline code; the one inline style swagger-ui applies as it
     // renders is allowed by its hash (a browser test fails when a new swagger-ui changes it)
     staticCSP: [
-      "default-src 'self'", "base-uri 'self'", "font-src 'self' data:", "frame-ancestors 'none'", "img-src 'self' data:",
-      "object-src 'none'", "script-src 'self'", "script-src-attr 'none'", `style-src 'self' '${SWAGGER_UI_INLINE_STYLE}'`,
-      "connect-src 'self'", "form-action 'self'",
+      "default-src 'self'",
+      "base-uri 'self'",
+      "font-src 'self' data:",
+      "frame-ancestors 'none'",
+      "img-src 'self' data:",
+      "object-src 'none'",
+      "script-src 'self'",
+      "script-src-attr 'none'",
+      `style-src 'self' '${SWAGGER_UI_INLINE_STYLE}'`,
+      "connect-src 'self'",
+      "form-action 'self'",
     ].join('; '),
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -42,7 +42,11 @@ async function rateLimits(app: App, options: RateLimitPluginOptions) {
   // through without a promise (src/plugins/http.ts)
   app.addHook('onRequest', (request, reply, done) => {
     const scope = request.routeOptions.config.ipRateLimit;
-    const check = scope ? app.rateLimits.check(scope, request.ip, request, reply) : request.is404 ? app.rateLimits.checkPublic(request, reply) : null;
+    const check = scope
+      ? app.rateLimits.check(scope, request.ip, request, reply)
+      : request.is404
+        ? app.rateLimits.checkPublic(request, reply)
+        : null;
     if (!check) return done();
     check.then(() => done(), done);
   });

@@ -12,9 +12,16 @@ export interface RollupPluginOptions {
 async function rollups(app: App, options: RollupPluginOptions) {
   const { config } = app;
   // the rollups' queries read pages: on the read replica when there is one (and it answers)
-  app.decorate('rollups', createRollups({
-    mode: options.mode ?? 'pool', threads: config.rollupThreads, db: app.db, reads: app.readRouting, heapLimitMb: config.heapLimitMb,
-  }));
+  app.decorate(
+    'rollups',
+    createRollups({
+      mode: options.mode ?? 'pool',
+      threads: config.rollupThreads,
+      db: app.db,
+      reads: app.readRouting,
+      heapLimitMb: config.heapLimitMb,
+    }),
+  );
   // not awaited: a shutdown right after start would otherwise log the interrupted warm-up
   // (inject-only tests start the threads on first use)
   app.addHook('onListen', async () => void app.rollups.warm().catch(() => {}));

@@ -17,10 +17,13 @@ async function tokens(app: App, options: TokenPluginOptions) {
   const { db, clock, config } = app;
   app.decorate('tokenRepository', createTokenRepository(db));
   app.decorate('revocations', createRevocationBus(options.redis?.client ?? null, options.redis?.subscriber ?? null, config.redisKeyPrefix));
-  app.decorate('lastUsed', createLastUsedRecorder(db, config.lastUsedFlushMs, (error) => {
-    app.metrics.lastUsedFlushFailures.inc();
-    app.log.warn({ err: error }, 'last_used_at flush failed; will retry');
-  }));
+  app.decorate(
+    'lastUsed',
+    createLastUsedRecorder(db, config.lastUsedFlushMs, (error) => {
+      app.metrics.lastUsedFlushFailures.inc();
+      app.log.warn({ err: error }, 'last_used_at flush failed; will retry');
+    }),
+  );
   app.decorate(
     'tokenAuthenticator',
     createTokenAuthenticator({

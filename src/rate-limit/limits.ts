@@ -60,7 +60,11 @@ export async function registerRateLimits(app: App, options: RateLimitOptions): P
   const limiters = Object.fromEntries(
     Object.entries(RATE_LIMITS).map(([scope, { max }]) => [
       scope,
-      app.createRateLimit({ max: options.maxOverrides?.[scope as RateLimitScope] ?? max, timeWindow: windowMs, keyGenerator: (request) => request.rateLimitKey! }),
+      app.createRateLimit({
+        max: options.maxOverrides?.[scope as RateLimitScope] ?? max,
+        timeWindow: windowMs,
+        keyGenerator: (request) => request.rateLimitKey!,
+      }),
     ]),
   ) as Record<RateLimitScope, ReturnType<App['createRateLimit']>>;
 
@@ -88,8 +92,7 @@ export async function registerRateLimits(app: App, options: RateLimitOptions): P
 
   return {
     check,
-    checkPublic: (request, reply) =>
-      check(SAFE_METHODS.has(request.method) ? 'public_read' : 'public_write', request.ip, request, reply),
+    checkPublic: (request, reply) => check(SAFE_METHODS.has(request.method) ? 'public_read' : 'public_write', request.ip, request, reply),
     checkUser: (userId, request, reply) =>
       check(SAFE_METHODS.has(request.method) ? 'authenticated_read' : 'authenticated_write', userId, request, reply),
   };

@@ -101,7 +101,8 @@ export function createRateLimitStore(
 }
 
 declare module 'ioredis' {
-  interface RedisCommander<Context> { // eslint-disable-line @typescript-eslint/no-unused-vars -- the augmented interface's own type parameter
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the augmented interface's own type parameter
+  interface RedisCommander<Context> {
     ratelimitWindow?(key: string, windowMs: number): Promise<[number, number]>;
   }
 }

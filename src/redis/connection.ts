@@ -26,24 +26,25 @@ export function createRedis(target: RedisTarget, name: string): RedisClient {
     retryStrategy,
     lazyConnect: false,
   };
-  const redis = typeof target === 'string'
-    ? new Redis(target, {
-      ...options,
-      // commands issued in the same tick share one write: the revocation check and the
-      // rate-limit script of a data request cost one network round trip together
-      enableAutoPipelining: true,
-    })
-    : new Cluster(target, {
-      redisOptions: options,
-      enableOfflineQueue: false,
-      enableAutoPipelining: true,
-      clusterRetryStrategy: retryStrategy,
-      // a node that fails over or restarts: follow the new slot owner, briefly
-      retryDelayOnFailover: 100,
-      retryDelayOnClusterDown: 100,
-      maxRedirections: 4,
-      slotsRefreshTimeout: 1000,
-    });
+  const redis =
+    typeof target === 'string'
+      ? new Redis(target, {
+          ...options,
+          // commands issued in the same tick share one write: the revocation check and the
+          // rate-limit script of a data request cost one network round trip together
+          enableAutoPipelining: true,
+        })
+      : new Cluster(target, {
+          redisOptions: options,
+          enableOfflineQueue: false,
+          enableAutoPipelining: true,
+          clusterRetryStrategy: retryStrategy,
+          // a node that fails over or restarts: follow the new slot owner, briefly
+          retryDelayOnFailover: 100,
+          retryDelayOnClusterDown: 100,
+          maxRedirections: 4,
+          slotsRefreshTimeout: 1000,
+        });
   // errors surface on the commands that fail; the client keeps reconnecting on its own
   redis.on('error', () => {});
   return redis;

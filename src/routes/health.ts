@@ -14,7 +14,9 @@ export default async function healthRoutes(app: App) {
   // public, for load balancers and orchestrators: `security: []` says so to the document's readers
   app.get(
     '/healthz',
-    { schema: { operationId: 'checkLiveness', summary: 'Process is alive', tags: ['Operations'], security: [], response: { 200: status } } },
+    {
+      schema: { operationId: 'checkLiveness', summary: 'Process is alive', tags: ['Operations'], security: [], response: { 200: status } },
+    },
     async () => ({ status: 'ok' }),
   );
 
@@ -41,7 +43,10 @@ export default async function healthRoutes(app: App) {
     async (_request, reply) => {
       const hasReplica = app.readRouting.state() !== 'none';
       const [databaseCheck, replicaCheck, redisCheck] = await Promise.all([
-        database(), hasReplica ? replica() : null, redisTarget(app.config) ? redis() : null]);
+        database(),
+        hasReplica ? replica() : null,
+        redisTarget(app.config) ? redis() : null,
+      ]);
       const checks: Record<string, string> = { database: databaseCheck };
       if (replicaCheck) checks.read_replica = replicaCheck;
       if (redisCheck) checks.redis = redisCheck;

@@ -1,7 +1,8 @@
 // What `npm start` prints in the zero-configuration mode: where the service is, the token console
 // signed in as the demo employee, that employee's JWT, the embedded database's URL for the CLI
-// commands, and commands to paste. Every indented line runs verbatim in bash, in order (test/seed/demo-banner.test.ts runs them): values a later
-// line needs (the new token and its id) are kept in shell variables by an earlier one.
+// commands, and commands to paste. Every indented line runs verbatim in bash, in order
+// (test/seed/demo-banner.test.ts runs them): values a later line needs (the new token and its id)
+// are kept in shell variables by an earlier one.
 export interface DemoCompany {
   id: number;
   name: string;

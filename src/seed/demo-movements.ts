@@ -46,8 +46,7 @@ export function planUnitActivity(planner: Planner, unitIndex: number, farmers: P
 function planVisit(planner: Planner, room: Room, farmers: PlannedFarmer[], day: number): void {
   const { random, plan } = planner;
   const { unit, unitIndex, operator } = room;
-  const candidates = farmers.filter((f) => f.joinedDaysAgo > day &&
-    (f.home === unit.locationIndex || random.chance(0.1)));
+  const candidates = farmers.filter((f) => f.joinedDaysAgo > day && (f.home === unit.locationIndex || random.chance(0.1)));
   if (candidates.length === 0) return;
   const farmer = random.weighted(candidates.map((f) => [f, f.weight] as const));
   let stay = random.int(2, 11);
@@ -56,12 +55,18 @@ function planVisit(planner: Planner, room: Room, farmers: PlannedFarmer[], day: 
   if (count <= 0) return;
 
   const crop = random.pick(farmer.crops);
-  const checkIn = plan.checkIns.push({ unit: unitIndex, farmer: farmer.user, operator,
-    at: planner.during(day, 0, 0.4) }) - 1;
-  const crates = Array.from({ length: count }, () => plan.crates.push({
-    checkIn, unit: unitIndex, crop, fullyCheckedOutAt: null,
-    initialWeightKg: round2(unit.crateWeightKg * random.float(0.85, 1.05)),
-  }) - 1);
+  const checkIn = plan.checkIns.push({ unit: unitIndex, farmer: farmer.user, operator, at: planner.during(day, 0, 0.4) }) - 1;
+  const crates = Array.from(
+    { length: count },
+    () =>
+      plan.crates.push({
+        checkIn,
+        unit: unitIndex,
+        crop,
+        fullyCheckedOutAt: null,
+        initialWeightKg: round2(unit.crateWeightKg * random.float(0.85, 1.05)),
+      }) - 1,
+  );
 
   const visit: Visit = { farmer, crop, day, parts: planDepartures(random, unit, crates, day, stay) };
   const outDays = [...new Set(visit.parts.map(([d]) => d))].filter((d) => d >= 0).sort((x, y) => y - x);
@@ -73,8 +78,20 @@ function reserveCrates(random: Random, { unit, occupancy }: Room, day: number, s
   let peak = 0;
   for (let d = day; d > day - stay && d >= 0; d -= 1) peak = Math.max(peak, occupancy[d]!);
   const count = Math.min(
-    random.weighted([[1, 1], [2, 2], [3, 3], [4, 3], [5, 3], [6, 2], [7, 2], [8, 1], [9, 1], [10, 1]]),
-    unit.capacityCrates - peak);
+    random.weighted([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+      [4, 3],
+      [5, 3],
+      [6, 2],
+      [7, 2],
+      [8, 1],
+      [9, 1],
+      [10, 1],
+    ]),
+    unit.capacityCrates - peak,
+  );
   if (count <= 0) return count;
   for (let d = day; d > day - stay && d >= 0; d -= 1) occupancy[d]! += count;
   return count;
@@ -128,9 +145,16 @@ function planCheckOut(planner: Planner, room: Room, visit: Visit, outDay: number
   if (paidAt.getTime() > nowMs) paid = false;
   const method = random.weighted(inUsd ? usdPaymentMethods : company.paymentMethods);
   plan.checkOuts.push({
-    unit: room.unitIndex, farmer: visit.farmer.user, operator: room.operator, at,
-    currency: inUsd ? 'USD' : company.currency, coolingFees, discount, paid,
-    paymentMethod: paid ? method : null, paidAt: paid ? paidAt : null,
+    unit: room.unitIndex,
+    farmer: visit.farmer.user,
+    operator: room.operator,
+    at,
+    currency: inUsd ? 'USD' : company.currency,
+    coolingFees,
+    discount,
+    paid,
+    paymentMethod: paid ? method : null,
+    paidAt: paid ? paidAt : null,
   });
   if (random.chance(0.8)) planMarketSurvey(planner, room.unit, visit.crop, checkOut, at, kgOut);
 }
@@ -143,7 +167,7 @@ function checkOutCrates(planner: Planner, unit: PlannedUnit, visit: Visit, outDa
   for (const [d, crate, percentage] of visit.parts) {
     if (d !== outDay) continue;
     const initial = plan.crates[crate]!.initialWeightKg;
-    const weightKg = round2((initial * percentage) / 100 * random.float(0.97, 1));
+    const weightKg = round2(((initial * percentage) / 100) * random.float(0.97, 1));
     const daysStored = visit.day - outDay;
     const quantity = unit.metric === 'KILOGRAMS' ? weightKg : percentage / 100;
     fees += unit.price * quantity * (unit.pricing === 'DAILY' ? daysStored : 1);
@@ -156,12 +180,23 @@ function checkOutCrates(planner: Planner, unit: PlannedUnit, visit: Visit, outDa
 }
 
 /** What the farmer sold the produce for, and lost on the way (impact's figures after cold storage). */
-function planMarketSurvey({ company, random, plan, nowMs }: Planner, unit: PlannedUnit, crop: string, checkOut: number, at: Date, kgOut: number): void {
+function planMarketSurvey(
+  { company, random, plan, nowMs }: Planner,
+  unit: PlannedUnit,
+  crop: string,
+  checkOut: number,
+  at: Date,
+  kgOut: number,
+): void {
   const kgLost = round2(kgOut * random.float(0.01, 0.09));
   plan.marketSurveys.push({
-    checkOut, crop, currency: company.currency,
+    checkOut,
+    crop,
+    currency: company.currency,
     sellingPricePerUnit: round2(cropPrice(company, crop) * unit.crateWeightKg * random.float(1.05, 1.35)),
-    kgPerUnit: unit.crateWeightKg, kgSold: round2(kgOut - kgLost), kgLost,
+    kgPerUnit: unit.crateWeightKg,
+    kgSold: round2(kgOut - kgLost),
+    kgLost,
     lossReason: kgLost > 0 ? random.pick(['Spoilage', 'Bruising in transport', 'Unsold at market', 'Pests']) : null,
     surveyedAt: new Date(Math.min(nowMs, at.getTime() + random.int(1, 48) * HOUR)),
   });

@@ -3,7 +3,16 @@
 // The plan's shape and the shared draws: demo-planner.ts; a room's movements: demo-movements.ts.
 import type { DemoCompany } from './demo-catalogue.js';
 import { planUnitActivity } from './demo-movements.js';
-import { ACTIVITY_DAYS, type CompanyPlan, cropPrice, type PlannedFarmer, type PlannedUser, type Planner, plannerFor, round2 } from './demo-planner.js';
+import {
+  ACTIVITY_DAYS,
+  type CompanyPlan,
+  cropPrice,
+  type PlannedFarmer,
+  type PlannedUser,
+  type Planner,
+  plannerFor,
+  round2,
+} from './demo-planner.js';
 import type { Random } from './random.js';
 
 export type { CompanyPlan, PlannedUnit, PlannedUser } from './demo-planner.js';
@@ -22,8 +31,8 @@ export function planCompany(company: DemoCompany, random: Random, now: Date): Co
 }
 
 const person = ({ company, random }: Planner) => ({ firstName: random.pick(company.firstNames), lastName: random.pick(company.lastNames) });
-const phone = ({ company, random }: Planner) => company.phonePrefix +
-  String(random.int(0, 10 ** company.phoneDigits - 1)).padStart(company.phoneDigits, '0');
+const phone = ({ company, random }: Planner) =>
+  company.phonePrefix + String(random.int(0, 10 ** company.phoneDigits - 1)).padStart(company.phoneDigits, '0');
 
 /** The catalogue's rooms, each with when it was installed (and retired) and its sensor's traits. */
 function planUnits({ company, random, plan, during }: Planner): void {
@@ -31,7 +40,8 @@ function planUnits({ company, random, plan, during }: Planner): void {
     for (const unit of location.units) {
       const deletedDaysAgo = unit.deletedDaysAgo;
       plan.units.push({
-        ...unit, locationIndex,
+        ...unit,
+        locationIndex,
         createdAt: during(random.int(130, 180)),
         deletedAt: deletedDaysAgo === undefined ? null : during(deletedDaysAgo),
         sensorSeed: random.int(1, 1_000_000),
@@ -51,10 +61,17 @@ function planStaff(planner: Planner): number[] {
 function staffMember(planner: Planner, role: PlannedUser['role'], isActive: boolean): PlannedUser {
   const { company, random, during } = planner;
   const name = person(planner);
-  const email = `${name.firstName}.${name.lastName}`.toLowerCase().replace(/\s+/g, '') +
-    `@${company.emailDomain}`;
-  return { role, ...name, phone: phone(planner), email, userCode: null, registeredBy: null, isActive,
-    dateJoined: during(random.int(190, 215)) };
+  const email = `${name.firstName}.${name.lastName}`.toLowerCase().replace(/\s+/g, '') + `@${company.emailDomain}`;
+  return {
+    role,
+    ...name,
+    phone: phone(planner),
+    email,
+    userCode: null,
+    registeredBy: null,
+    isActive,
+    dateJoined: during(random.int(190, 215)),
+  };
 }
 
 /** Each room is run by its site's operator. */
@@ -71,11 +88,17 @@ function planFarmers(planner: Planner, operatorOf: number[]): PlannedFarmer[] {
     const joinedDaysAgo = random.chance(0.7) ? random.int(ACTIVITY_DAYS + 1, 125) : random.int(0, ACTIVITY_DAYS);
     const home = random.int(0, company.locations.length - 1);
     const crops = [...new Set([random.pick(company.crops), random.pick(company.crops)])];
-    const user = plan.users.push({
-      role: 'FARMER', ...person(planner), phone: phone(planner), email: null,
-      userCode: `${company.codePrefix}-F${String(n + 1).padStart(4, '0')}`,
-      registeredBy: operatorOf[home]!, isActive: true, dateJoined: during(joinedDaysAgo, 0, 0.5),
-    }) - 1;
+    const user =
+      plan.users.push({
+        role: 'FARMER',
+        ...person(planner),
+        phone: phone(planner),
+        email: null,
+        userCode: `${company.codePrefix}-F${String(n + 1).padStart(4, '0')}`,
+        registeredBy: operatorOf[home]!,
+        isActive: true,
+        dateJoined: during(joinedDaysAgo, 0, 0.5),
+      }) - 1;
     return { user, joinedDaysAgo, home, crops, weight: random.float(0.3, 3) };
   });
 }
@@ -86,7 +109,8 @@ function planBaselineSurveys({ company, random, plan }: Planner, farmers: Planne
     if (!random.chance(0.85)) continue;
     const crop = farmer.crops[0]!;
     plan.baselineSurveys.push({
-      farmer: farmer.user, crop,
+      farmer: farmer.user,
+      crop,
       lossShare: Math.round(random.float(0.2, 0.45) * 10_000) / 10_000,
       belowMarketShare: Math.round(random.float(0.1, 0.4) * 10_000) / 10_000,
       averagePricePerKg: round2(cropPrice(company, crop) * random.float(0.7, 0.95)),
@@ -94,4 +118,3 @@ function planBaselineSurveys({ company, random, plan }: Planner, farmers: Planne
     });
   }
 }
-

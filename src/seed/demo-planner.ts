@@ -37,19 +37,40 @@ export interface CompanyPlan {
   units: PlannedUnit[];
   users: PlannedUser[];
   assignments: { user: number; unit: number }[];
-  baselineSurveys: { farmer: number; crop: string; lossShare: number; belowMarketShare: number;
-    averagePricePerKg: number; surveyedAt: Date }[];
+  baselineSurveys: {
+    farmer: number;
+    crop: string;
+    lossShare: number;
+    belowMarketShare: number;
+    averagePricePerKg: number;
+    surveyedAt: Date;
+  }[];
   checkIns: { unit: number; farmer: number; operator: number; at: Date }[];
-  crates: { checkIn: number; unit: number; crop: string; initialWeightKg: number;
-    fullyCheckedOutAt: Date | null }[];
-  checkOuts: { unit: number; farmer: number; operator: number; at: Date; currency: string;
-    coolingFees: number; discount: number; paid: boolean; paymentMethod: PaymentMethod | null;
-    paidAt: Date | null }[];
-  crateCheckOuts: { checkOut: number; crate: number; percentage: number; weightKg: number;
-    daysStored: number }[];
-  marketSurveys: { checkOut: number; crop: string; currency: string; sellingPricePerUnit: number;
-    kgPerUnit: number; kgSold: number; kgLost: number; lossReason: string | null;
-    surveyedAt: Date }[];
+  crates: { checkIn: number; unit: number; crop: string; initialWeightKg: number; fullyCheckedOutAt: Date | null }[];
+  checkOuts: {
+    unit: number;
+    farmer: number;
+    operator: number;
+    at: Date;
+    currency: string;
+    coolingFees: number;
+    discount: number;
+    paid: boolean;
+    paymentMethod: PaymentMethod | null;
+    paidAt: Date | null;
+  }[];
+  crateCheckOuts: { checkOut: number; crate: number; percentage: number; weightKg: number; daysStored: number }[];
+  marketSurveys: {
+    checkOut: number;
+    crop: string;
+    currency: string;
+    sellingPricePerUnit: number;
+    kgPerUnit: number;
+    kgSold: number;
+    kgLost: number;
+    lossReason: string | null;
+    surveyedAt: Date;
+  }[];
 }
 
 export const round2 = (value: number) => Math.round(value * 100) / 100;
@@ -83,13 +104,20 @@ export function plannerFor(company: DemoCompany, random: Random, now: Date): Pla
   // into [midnight, now) so nothing lies in the future and same-day order is kept
   const during = (days: number, from = 0, to = 1) => {
     const utcHour = 8 + 9 * random.float(from, to) - company.utcOffsetHours;
-    return days > 0
-      ? new Date(todayMs - days * DAY + utcHour * HOUR)
-      : new Date(todayMs + (utcHour / 24) * (nowMs - todayMs));
+    return days > 0 ? new Date(todayMs - days * DAY + utcHour * HOUR) : new Date(todayMs + (utcHour / 24) * (nowMs - todayMs));
   };
   const plan: CompanyPlan = {
-    company, createdAt: daysAgo(220), units: [], users: [], assignments: [], baselineSurveys: [],
-    checkIns: [], crates: [], checkOuts: [], crateCheckOuts: [], marketSurveys: [],
+    company,
+    createdAt: daysAgo(220),
+    units: [],
+    users: [],
+    assignments: [],
+    baselineSurveys: [],
+    checkIns: [],
+    crates: [],
+    checkOuts: [],
+    crateCheckOuts: [],
+    marketSurveys: [],
   };
   return { company, random, plan, nowMs, daysAgo, during };
 }
@@ -97,4 +125,3 @@ export function plannerFor(company: DemoCompany, random: Random, now: Date): Pla
 /** A crop's price per kg at the company. */
 export const cropPrice = (company: DemoCompany, crop: string) =>
   company.pricePerKg * (demoCrops.find((c) => c.name === crop)?.priceFactor ?? 1);
-

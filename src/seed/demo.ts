@@ -38,8 +38,7 @@ const DEMO_JWT_TTL_SECONDS = 12 * 3600;
 const SEED_LOCK_KEY = 7_310_042_611;
 const READING_INTERVAL_MS = 15 * 60_000;
 
-const sensorReadingsSql = readFileSync(
-  new URL('../../sql/seed/demo-sensor-readings.sql', import.meta.url), 'utf8');
+const sensorReadingsSql = readFileSync(new URL('../../sql/seed/demo-sensor-readings.sql', import.meta.url), 'utf8');
 
 export async function seedDemo(pool: pg.Pool, options: SeedDemoOptions): Promise<DemoSummary> {
   const now = options.now ?? new Date();
@@ -47,8 +46,7 @@ export async function seedDemo(pool: pg.Pool, options: SeedDemoOptions): Promise
   const names = demoCompanies.map((company) => company.name);
   const missing = await inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [SEED_LOCK_KEY]);
-    const { rows } = await client.query<{ name: string }>(
-      'SELECT name FROM companies WHERE name = ANY($1::text[])', [names]);
+    const { rows } = await client.query<{ name: string }>('SELECT name FROM companies WHERE name = ANY($1::text[])', [names]);
     const present = new Set(rows.map((row) => row.name));
     const absent = demoCompanies.filter((company) => !present.has(company.name));
     if (absent.length > 0) {
@@ -59,8 +57,10 @@ export async function seedDemo(pool: pg.Pool, options: SeedDemoOptions): Promise
         // one stream per company, so a company's data does not depend on which others exist
         const plan = planCompany(company, createRandom(seedFromText(company.name, DEMO_SEED)), now);
         await insertCompany(client, plan, cropIds, lastReading);
-        log(`seeded ${company.name}: ${plan.checkIns.length} check-ins, ${plan.checkOuts.length} ` +
-          `check-outs in ${Date.now() - started} ms`);
+        log(
+          `seeded ${company.name}: ${plan.checkIns.length} check-ins, ${plan.checkOuts.length} ` +
+            `check-outs in ${Date.now() - started} ms`,
+        );
       }
     }
     for (const name of present) log(`already present: ${name}`);
@@ -75,9 +75,15 @@ export async function seedDemo(pool: pg.Pool, options: SeedDemoOptions): Promise
 
 async function describeDemo(pool: pg.Pool, options: SeedDemoOptions, now: Date): Promise<DemoSummary> {
   const { rows } = await pool.query<{
-    id: number; name: string; location_ids: number[]; cooling_unit_ids: number[];
-    deleted_cooling_unit_ids: number[]; employee_id: number | null; operator_id: number | null;
-  }>(`
+    id: number;
+    name: string;
+    location_ids: number[];
+    cooling_unit_ids: number[];
+    deleted_cooling_unit_ids: number[];
+    employee_id: number | null;
+    operator_id: number | null;
+  }>(
+    `
     SELECT c.id, c.name,
       ARRAY(SELECT id FROM locations WHERE company_id = c.id AND NOT deleted ORDER BY id) AS location_ids,
       ARRAY(SELECT id FROM cooling_units WHERE company_id = c.id AND NOT deleted ORDER BY id) AS cooling_unit_ids,
@@ -86,12 +92,19 @@ async function describeDemo(pool: pg.Pool, options: SeedDemoOptions, now: Date):
       (SELECT min(id) FROM users WHERE company_id = c.id AND role = 'OPERATOR' AND is_active) AS operator_id
     FROM companies c
     WHERE c.name = ANY($1::text[])
-    ORDER BY array_position($1::text[], c.name)`, [demoCompanies.map((company) => company.name)]);
+    ORDER BY array_position($1::text[], c.name)`,
+    [demoCompanies.map((company) => company.name)],
+  );
 
-  const mint = (userId: number) => mintEmployeeJwt({
-    secret: options.jwtSecret, userId, issuer: options.jwtIssuer ?? null,
-    audience: options.jwtAudience ?? null, ttlSeconds: DEMO_JWT_TTL_SECONDS, now,
-  });
+  const mint = (userId: number) =>
+    mintEmployeeJwt({
+      secret: options.jwtSecret,
+      userId,
+      issuer: options.jwtIssuer ?? null,
+      audience: options.jwtAudience ?? null,
+      ttlSeconds: DEMO_JWT_TTL_SECONDS,
+      now,
+    });
   const companies: DemoCompanySummary[] = [];
   for (const row of rows) {
     if (row.employee_id === null || row.operator_id === null) {
@@ -111,23 +124,28 @@ async function describeDemo(pool: pg.Pool, options: SeedDemoOptions, now: Date):
 }
 
 async function upsertCrops(client: pg.PoolClient): Promise<Map<string, number>> {
-  await insertRows(client, 'crops', {
-    name: ['text', demoCrops.map((crop) => crop.name)],
-    emission_factor_without_cooling: ['numeric', demoCrops.map((crop) => crop.emissionWithoutCooling)],
-    emission_factor_with_cooling: ['numeric', demoCrops.map((crop) => crop.emissionWithCooling)],
-  }, 'ON CONFLICT (name) DO NOTHING');
-  const { rows } = await client.query<{ id: number; name: string }>(
-    'SELECT id, name FROM crops WHERE name = ANY($1::text[])', [demoCrops.map((crop) => crop.name)]);
+  await insertRows(
+    client,
+    'crops',
+    {
+      name: ['text', demoCrops.map((crop) => crop.name)],
+      emission_factor_without_cooling: ['numeric', demoCrops.map((crop) => crop.emissionWithoutCooling)],
+      emission_factor_with_cooling: ['numeric', demoCrops.map((crop) => crop.emissionWithCooling)],
+    },
+    'ON CONFLICT (name) DO NOTHING',
+  );
+  const { rows } = await client.query<{ id: number; name: string }>('SELECT id, name FROM crops WHERE name = ANY($1::text[])', [
+    demoCrops.map((crop) => crop.name),
+  ]);
   return new Map(rows.map((row) => [row.name, row.id]));
 }
 
-async function insertCompany(
-  client: pg.PoolClient, plan: CompanyPlan, cropIds: Map<string, number>, lastReading: Date,
-): Promise<void> {
+async function insertCompany(client: pg.PoolClient, plan: CompanyPlan, cropIds: Map<string, number>, lastReading: Date): Promise<void> {
   const { company } = plan;
   const { rows } = await client.query<{ id: number }>(
     'INSERT INTO companies (name, country, currency, created_at) VALUES ($1, $2, $3, $4) RETURNING id',
-    [company.name, company.country, company.currency, plan.createdAt.toISOString()]);
+    [company.name, company.country, company.currency, plan.createdAt.toISOString()],
+  );
   const companyId = rows[0]!.id;
   const cropId = (name: string) => cropIds.get(name) ?? missing('crop', name);
   const constant = <T>(items: readonly unknown[], value: T) => items.map(() => value);
@@ -249,11 +267,17 @@ async function insertCompany(
 
   const live = units.flatMap((u, index) => (u.deletedAt === null ? [{ ...u, id: unitIds.of(index) }] : []));
   // the weeks' partitions of the postgres storage profile (a no-op for TimescaleDB)
-  await client.query(`SELECT count(*) FROM sensor_prepare_range($1::timestamptz - interval '30 days',
-    $1::timestamptz + interval '1 microsecond')`, [iso(lastReading)]);
+  await client.query(
+    `SELECT count(*) FROM sensor_prepare_range($1::timestamptz - interval '30 days',
+    $1::timestamptz + interval '1 microsecond')`,
+    [iso(lastReading)],
+  );
   await client.query(sensorReadingsSql, [
-    live.map((u) => u.id), live.map((u) => u.sensorSeed), live.map((u) => u.baseTemperature),
-    live.map(() => company.utcOffsetHours), iso(lastReading),
+    live.map((u) => u.id),
+    live.map((u) => u.sensorSeed),
+    live.map((u) => u.baseTemperature),
+    live.map(() => company.utcOffsetHours),
+    iso(lastReading),
   ]);
 }
 
@@ -265,14 +289,16 @@ async function insertRows(client: pg.PoolClient, table: string, columns: Columns
   const casts = names.map((name, i) => `$${i + 1}::${columns[name]![0]}[]`);
   await client.query(
     `INSERT INTO ${table} (${names.join(', ')}) SELECT * FROM unnest(${casts.join(', ')}) ${suffix}`,
-    names.map((name) => columns[name]![1]));
+    names.map((name) => columns[name]![1]),
+  );
 }
 
 /** Ids drawn up front from the table's identity, so rows can refer to each other in bulk. */
 async function allocateIds(client: pg.PoolClient, table: string, count: number) {
   const { rows } = await client.query<{ id: string }>(
     `SELECT nextval(pg_get_serial_sequence($1, 'id'))::text AS id FROM generate_series(1, $2)`,
-    [table, count]);
+    [table, count],
+  );
   const all = rows.map((row) => Number(row.id));
   return { all, of: (index: number) => all[index] ?? missing(table, String(index)) };
 }

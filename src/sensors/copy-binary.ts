@@ -49,7 +49,9 @@ export function encodeReadings(rows: readonly Reading[]): Buffer {
     // anything else is a caller's bug, refused rather than sent as a wrong instant
     const micros = row.recordedAtUs;
     if (!(micros >= 0 && micros <= Number.MAX_SAFE_INTEGER && Number.isInteger(micros))) {
-      throw new RangeError(`line ${row.line}: ${row.recordedAt} is outside what the binary COPY encoder takes (2000 onwards, whole microseconds)`);
+      throw new RangeError(
+        `line ${row.line}: ${row.recordedAt} is outside what the binary COPY encoder takes (2000 onwards, whole microseconds)`,
+      );
     }
     const high = Math.floor(micros / TWO_TO_32);
     view.setInt32(at, 8);

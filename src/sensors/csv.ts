@@ -16,10 +16,17 @@ export class HeaderError extends Error {}
 export function csvHeader(line: number, text: string): CsvColumns {
   const names = splitCsv(text).map((name) => name.trim().toLowerCase());
   const find = (...candidates: string[]) => names.findIndex((name) => candidates.includes(name));
-  const columns = { count: names.length, unit: find('cooling_unit_id'), type: find('specification_type'),
-    at: find('recorded_at', 'timestamp'), value: find('value') };
+  const columns = {
+    count: names.length,
+    unit: find('cooling_unit_id'),
+    type: find('specification_type'),
+    at: find('recorded_at', 'timestamp'),
+    value: find('value'),
+  };
   if (columns.unit < 0 || columns.type < 0 || columns.at < 0 || columns.value < 0) {
-    throw new HeaderError(`line ${line}: the CSV header must name cooling_unit_id, specification_type, recorded_at (or timestamp) and value`);
+    throw new HeaderError(
+      `line ${line}: the CSV header must name cooling_unit_id, specification_type, recorded_at (or timestamp) and value`,
+    );
   }
   return columns;
 }

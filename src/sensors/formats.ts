@@ -68,7 +68,15 @@ export class ReadingValidator {
     if (typeof number !== 'number' || !Number.isFinite(number)) {
       return bad(line, `value must be a finite number, not ${show(value)}`);
     }
-    return { line, unitId, type, recordedAt: instant.recordedAt, recordedAtMs: instant.recordedAtMs, recordedAtUs: instant.recordedAtUs, value: number };
+    return {
+      line,
+      unitId,
+      type,
+      recordedAt: instant.recordedAt,
+      recordedAtMs: instant.recordedAtMs,
+      recordedAtUs: instant.recordedAtUs,
+      value: number,
+    };
   }
 
   /**
@@ -94,8 +102,12 @@ export class ReadingValidator {
       unitId = unitId * 10 + digit;
     }
     if (unitId < 1 || unitId > MAX_INT4) return this.validateSliced(line, text, spans, columns);
-    const type = typeLength === 11 && text.startsWith('TEMPERATURE', typeStart) ? 'TEMPERATURE'
-      : typeLength === 8 && text.startsWith('HUMIDITY', typeStart) ? 'HUMIDITY' : null;
+    const type =
+      typeLength === 11 && text.startsWith('TEMPERATURE', typeStart)
+        ? 'TEMPERATURE'
+        : typeLength === 8 && text.startsWith('HUMIDITY', typeStart)
+          ? 'HUMIDITY'
+          : null;
     if (type === null) return this.validateSliced(line, text, spans, columns);
     // the same instant as the row before: compared in place, no string made
     const last = this.lastInstant;
@@ -111,7 +123,15 @@ export class ReadingValidator {
       value = Number(text.slice(valueStart, valueEnd));
       if (!Number.isFinite(value)) return this.validateSliced(line, text, spans, columns);
     }
-    return { line, unitId, type, recordedAt: instant.recordedAt, recordedAtMs: instant.recordedAtMs, recordedAtUs: instant.recordedAtUs, value };
+    return {
+      line,
+      unitId,
+      type,
+      recordedAt: instant.recordedAt,
+      recordedAtMs: instant.recordedAtMs,
+      recordedAtUs: instant.recordedAtUs,
+      value,
+    };
   }
 
   private validateSliced(line: number, text: string, spans: Int32Array, columns: CsvColumns): ParsedLine {
@@ -193,9 +213,11 @@ export async function* parseReadings(
         // the common line, cells found in place; anything else takes the general path below
         const count = cells.find(text, start, end, plainRun);
         if (count > 0) {
-          parsed.push(count !== csvColumns.count
-            ? bad(line, `expected ${csvColumns.count} fields, found ${count}`)
-            : validator.validateCells(line, text, cells.spans, csvColumns));
+          parsed.push(
+            count !== csvColumns.count
+              ? bad(line, `expected ${csvColumns.count} fields, found ${count}`)
+              : validator.validateCells(line, text, cells.spans, csvColumns),
+          );
           start = next;
           continue;
         }
@@ -210,9 +232,11 @@ export async function* parseReadings(
         csvColumns = csvHeader(line, lineText);
       } else {
         const cells = splitCsv(lineText);
-        parsed.push(cells.length !== csvColumns.count
-          ? bad(line, `expected ${csvColumns.count} fields, found ${cells.length}`)
-          : validator.validate(line, cells[csvColumns.unit], cells[csvColumns.type], cells[csvColumns.at], cells[csvColumns.value]));
+        parsed.push(
+          cells.length !== csvColumns.count
+            ? bad(line, `expected ${csvColumns.count} fields, found ${cells.length}`)
+            : validator.validate(line, cells[csvColumns.unit], cells[csvColumns.type], cells[csvColumns.at], cells[csvColumns.value]),
+        );
       }
     }
     if (parsed.length > 0) yield parsed;

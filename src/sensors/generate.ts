@@ -37,17 +37,18 @@ export function* readingChunks(options: GeneratorOptions): Generator<string> {
     temperature: random.float(2, 8),
     humidity: random.float(85, 93),
   }));
-  const line = format === 'csv'
-    ? (id: number, type: string, at: string, value: string) => `${id},${type},${at},${value}\n`
-    : (id: number, type: string, at: string, value: string) =>
-        `{"cooling_unit_id":${id},"specification_type":"${type}","recorded_at":"${at}","value":${value}}\n`;
+  const line =
+    format === 'csv'
+      ? (id: number, type: string, at: string, value: string) => `${id},${type},${at},${value}\n`
+      : (id: number, type: string, at: string, value: string) =>
+          `{"cooling_unit_id":${id},"specification_type":"${type}","recorded_at":"${at}","value":${value}}\n`;
 
   let chunk = format === 'csv' ? 'cooling_unit_id,specification_type,recorded_at,value\n' : '';
   let lines = 0;
   for (let at = start; at < end; at += READING_INTERVAL_MS) {
     const text = new Date(at).toISOString().replace('.000Z', 'Z');
     // warmest mid-afternoon UTC, when doors open most
-    const cycle = Math.sin((2 * Math.PI * ((at / HOUR_MS) % 24 - 9)) / 24);
+    const cycle = Math.sin((2 * Math.PI * (((at / HOUR_MS) % 24) - 9)) / 24);
     for (const unit of units) {
       const temperature = unit.temperature + 1.2 * cycle + 0.8 * (random.next() - 0.5);
       const humidity = Math.min(97, Math.max(80, unit.humidity - 2.5 * cycle + 4 * (random.next() - 0.5)));

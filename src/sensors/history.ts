@@ -138,8 +138,12 @@ export function createSensorHistory(pool: Pick<pg.Pool, 'query'>, clock: Clock) 
       else missingFrom ??= day;
     }
     if (missingFrom !== null) {
-      const { rows } = await pool.query<{ hour_ms: number; raw: number }>(sql.hourCounts,
-        [q.unitIds, q.types, pgTimestamp(missingFrom), pgTimestamp(lastDay + DAY_MS)]);
+      const { rows } = await pool.query<{ hour_ms: number; raw: number }>(sql.hourCounts, [
+        q.unitIds,
+        q.types,
+        pgTimestamp(missingFrom),
+        pgTimestamp(lastDay + DAY_MS),
+      ]);
       const byDay = new Map<number, Map<number, number>>();
       for (let day = missingFrom; day <= lastDay; day += DAY_MS) byDay.set(day, new Map());
       for (const row of rows) {
@@ -174,10 +178,16 @@ export function createSensorHistory(pool: Pick<pg.Pool, 'query'>, clock: Clock) 
   async function fetchRange(q: HistoryQuery, from: number, to: number, seek: Key | null, skip: number, limit: number): Promise<Chunk> {
     const params = [
       ...scope({ ...q, fromMs: from, toMs: to }),
-      seek?.timestamp ?? null, seek?.unitId ?? null, seek?.type ?? null, skip, limit,
+      seek?.timestamp ?? null,
+      seek?.unitId ?? null,
+      seek?.type ?? null,
+      skip,
+      limit,
     ];
     if (q.aggregation === 'raw') {
-      const { rows: [row] } = await pool.query<RawJsonRow>(RAW_PAGE_SQL.json, params);
+      const {
+        rows: [row],
+      } = await pool.query<RawJsonRow>(RAW_PAGE_SQL.json, params);
       // a value JSON.stringify would write otherwise (1e-5, 1e+21): this page goes through rows
       if (row && row.unusual_values === 0) return { json: row.body, count: row.records, last: lastKeyOf(row.body) };
     }
@@ -194,7 +204,9 @@ export function createSensorHistory(pool: Pick<pg.Pool, 'query'>, clock: Clock) 
   return {
     async page(q: HistoryQuery): Promise<HistoryPage> {
       if (q.unitIds.length === 0 || q.types.length === 0) return { dataJson: '[]', records: 0, totalCount: 0 };
-      const signature = createHash('sha1').update(JSON.stringify(scope(q))).digest('base64url');
+      const signature = createHash('sha1')
+        .update(JSON.stringify(scope(q)))
+        .digest('base64url');
       const counts = await countsOf(q, signature);
       const totalCount = counts.before[q.aggregation][counts.days.length]!;
       const offset = (q.page - 1) * q.pageSize;
@@ -221,7 +233,10 @@ export function createSensorHistory(pool: Pick<pg.Pool, 'query'>, clock: Clock) 
       }
       const lastKey = chunks.findLast((chunk) => chunk.last)?.last;
       if (records === q.pageSize && lastKey) boundaries.set(`${signature}|${q.aggregation}|${q.pageSize}|${q.page + 1}`, lastKey);
-      const dataJson = `[${chunks.filter((chunk) => chunk.count > 0).map((chunk) => chunk.json).join(',')}]`;
+      const dataJson = `[${chunks
+        .filter((chunk) => chunk.count > 0)
+        .map((chunk) => chunk.json)
+        .join(',')}]`;
       return { dataJson, records, totalCount };
     },
   };

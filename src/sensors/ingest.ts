@@ -57,7 +57,10 @@ export interface IngestStats {
 }
 
 export class IngestAborted extends Error {
-  constructor(readonly bad: BadRow, readonly stats: IngestStats) {
+  constructor(
+    readonly bad: BadRow,
+    readonly stats: IngestStats,
+  ) {
     super(`line ${bad.line}: ${bad.reason} (aborted; batches before this one are loaded)`);
   }
 }
@@ -108,8 +111,14 @@ export async function ingestReadings(pool: pg.Pool, runs: AsyncIterable<ParsedLi
     const prepared = await prepare(full);
     await settle(loads - 1);
     const load: Promise<void> = commit(prepared).then(
-      () => { inFlight.delete(load); },
-      (error: unknown) => { inFlight.delete(load); failure ??= { error }; });
+      () => {
+        inFlight.delete(load);
+      },
+      (error: unknown) => {
+        inFlight.delete(load);
+        failure ??= { error };
+      },
+    );
     inFlight.add(load);
   };
 
@@ -186,10 +195,13 @@ class BatchLoader {
       if (reading.recordedAtMs > last.recordedAtMs) last = reading;
     }
     // partitions are created in their own short transaction, never while a batch holds locks
-    const { rows: targets } = await this.pool.query<{ target: string; start_ms: number; end_ms: number }>(
-      sql.prepareRange, [first.recordedAt, last.recordedAt]);
+    const { rows: targets } = await this.pool.query<{ target: string; start_ms: number; end_ms: number }>(sql.prepareRange, [
+      first.recordedAt,
+      last.recordedAt,
+    ]);
     const parts = routeToTargets(rows, targets).map((part) => ({
-      ...part, data: this.transport === 'copy' ? encodeReadings(part.rows) : null,
+      ...part,
+      data: this.transport === 'copy' ? encodeReadings(part.rows) : null,
     }));
     return { rows, first: first.recordedAt, last: last.recordedAt, parts };
   }
@@ -246,7 +258,8 @@ class BatchLoader {
       await client.query(
         `INSERT INTO ${table} ${COPY_COLUMNS}
          SELECT * FROM unnest($1::int[], $2::specification_type[], $3::timestamptz[], $4::float8[])`,
-        [rows.map((r) => r.unitId), rows.map((r) => r.type), rows.map((r) => r.recordedAt), rows.map((r) => r.value)]);
+        [rows.map((r) => r.unitId), rows.map((r) => r.type), rows.map((r) => r.recordedAt), rows.map((r) => r.value)],
+      );
       return;
     }
     // the whole part in one write: the socket drains it while this thread parses on

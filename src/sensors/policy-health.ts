@@ -105,7 +105,8 @@ export async function pauseSensorPolicies(db: Queryable): Promise<number> {
 export async function timescaleUnsupported(db: Queryable): Promise<string | null> {
   const { rows } = await db.query<{ version: string | null; preload: string }>(sql.timescaleSupport);
   if (!rows[0]!.version) return 'answers, but does not offer the timescaledb extension';
-  if (!/timescaledb/.test(rows[0]!.preload)) return `answers, but does not preload timescaledb (shared_preload_libraries = '${rows[0]!.preload}')`;
+  if (!/timescaledb/.test(rows[0]!.preload))
+    return `answers, but does not preload timescaledb (shared_preload_libraries = '${rows[0]!.preload}')`;
   return null;
 }
 
@@ -162,9 +163,12 @@ export function createPolicyHealth(options: { db: Queryable; metrics: Metrics; l
       const failure = { job, jobId: status.jobId, newFailures: fresh, totalFailures: status.totalFailures, error: status.lastError };
       if (firstSight ? status.lastRunSucceeded === false : fresh > 0) {
         failures.push(failure);
-        log.warn({ sensorPolicy: failure }, firstSight
-          ? `sensor policy ${job} (TimescaleDB job ${status.jobId}) is failing: ${error} (${status.totalFailures} failed runs recorded)`
-          : `sensor policy ${job} (TimescaleDB job ${status.jobId}) failed${fresh > 1 ? ` ${fresh} times` : ''}: ${error}`);
+        log.warn(
+          { sensorPolicy: failure },
+          firstSight
+            ? `sensor policy ${job} (TimescaleDB job ${status.jobId}) is failing: ${error} (${status.totalFailures} failed runs recorded)`
+            : `sensor policy ${job} (TimescaleDB job ${status.jobId}) failed${fresh > 1 ? ` ${fresh} times` : ''}: ${error}`,
+        );
       }
     }
     // a policy removed since (retention switched off): its series go

@@ -22,11 +22,17 @@ export async function storageProfile(db: Queryable): Promise<StorageProfile> {
 export async function refreshLateAggregates(db: Queryable, from: string, to: string): Promise<number> {
   const { rows } = await db.query<{ aggregate: string; window_start: string; window_end: string }>(
     `SELECT aggregate, window_start::text, window_end::text FROM sensor_stale_aggregates($1::timestamptz, $2::timestamptz)`,
-    [from, to]);
+    [from, to],
+  );
   for (const row of rows) {
     if (row.window_start >= row.window_end) continue;
-    await whileRefreshRuns(() => db.query('CALL refresh_continuous_aggregate($1::regclass, $2::timestamptz, $3::timestamptz)',
-      [row.aggregate, row.window_start, row.window_end]));
+    await whileRefreshRuns(() =>
+      db.query('CALL refresh_continuous_aggregate($1::regclass, $2::timestamptz, $3::timestamptz)', [
+        row.aggregate,
+        row.window_start,
+        row.window_end,
+      ]),
+    );
   }
   return rows.length;
 }
@@ -54,10 +60,12 @@ async function whileRefreshRuns(refresh: () => Promise<unknown>): Promise<void> 
  */
 export async function materializeAggregates(db: Queryable, profile: StorageProfile, until: Date): Promise<void> {
   if (profile !== 'timescale') return;
-  await db.query(`CALL refresh_continuous_aggregate('sensor_readings_hourly', NULL, date_trunc('hour', $1::timestamptz, 'UTC'))`,
-    [until.toISOString()]);
-  await db.query(`CALL refresh_continuous_aggregate('sensor_readings_daily', NULL, date_trunc('day', $1::timestamptz, 'UTC'))`,
-    [until.toISOString()]);
+  await db.query(`CALL refresh_continuous_aggregate('sensor_readings_hourly', NULL, date_trunc('hour', $1::timestamptz, 'UTC'))`, [
+    until.toISOString(),
+  ]);
+  await db.query(`CALL refresh_continuous_aggregate('sensor_readings_daily', NULL, date_trunc('day', $1::timestamptz, 'UTC'))`, [
+    until.toISOString(),
+  ]);
 }
 
 /** Partitions ahead (and retention) for the postgres profile; a no-op for timescale. Quick. */
@@ -72,6 +80,9 @@ export async function maintainStore(db: Queryable, at: Date): Promise<number> {
  * the background. Returns how many months it compacted.
  */
 export async function compactAggregates(db: Queryable, at: Date, most = 3): Promise<number> {
-  const { rows } = await db.query<{ compacted: number }>('SELECT sensor_compact($1::timestamptz, $2) AS compacted', [at.toISOString(), most]);
+  const { rows } = await db.query<{ compacted: number }>('SELECT sensor_compact($1::timestamptz, $2) AS compacted', [
+    at.toISOString(),
+    most,
+  ]);
   return rows[0]?.compacted ?? 0;
 }

@@ -98,9 +98,7 @@ export interface Rotation {
 export type RotationRefusal = 'revoked' | 'expired' | 'already_rotated';
 
 export type RotationOutcome =
-  | { kind: 'not_found' }
-  | { kind: 'refused'; reason: RotationRefusal }
-  | { kind: 'rotated'; replacementId: string };
+  { kind: 'not_found' } | { kind: 'refused'; reason: RotationRefusal } | { kind: 'rotated'; replacementId: string };
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -168,7 +166,13 @@ export function createTokenRepository(pool: pg.Pool) {
      * transaction once the row is marked, and only when this call revokes it: if it throws (the
      * revocation cannot reach every process), nothing is committed, the event neither.
      */
-    async revokeToken(companyId: number, tokenId: string, now: Date, origin: ActionOrigin, beforeCommit: (tokenId: string) => Promise<void>) {
+    async revokeToken(
+      companyId: number,
+      tokenId: string,
+      now: Date,
+      origin: ActionOrigin,
+      beforeCommit: (tokenId: string) => Promise<void>,
+    ) {
       return inTransaction(pool, async (client) => {
         const { rows } = await client.query<{ revoked: boolean }>(sql.lockTokenForRevoke, [companyId, tokenId]);
         if (!rows[0] || rows[0].revoked) return { found: rows.length > 0, revokedNow: false };
@@ -191,10 +195,13 @@ export function createTokenRepository(pool: pg.Pool) {
         return await inTransaction(pool, async (client): Promise<RotationOutcome> => {
           const locked = await client.query(sql.lockTokenForRotate, [companyId, tokenId]);
           if (locked.rows.length === 0) return { kind: 'not_found' };
-          const { rows } = await client.query<{ name: string; scopes: Scope[]; expires_at: Date | null; revoked: boolean; replaced: boolean }>(
-            sql.tokenToRotate,
-            [companyId, tokenId],
-          );
+          const { rows } = await client.query<{
+            name: string;
+            scopes: Scope[];
+            expires_at: Date | null;
+            revoked: boolean;
+            replaced: boolean;
+          }>(sql.tokenToRotate, [companyId, tokenId]);
           const old = rows[0]!;
           const refusal: RotationRefusal | null = old.revoked
             ? 'revoked'
@@ -235,7 +242,10 @@ export function createTokenRepository(pool: pg.Pool) {
         });
       } catch (error) {
         // two rotations raced past the lock's snapshot: the index let one through
-        if ((error as { code?: string }).code === UNIQUE_VIOLATION && (error as { constraint?: string }).constraint === 'api_tokens_rotated_from_idx') {
+        if (
+          (error as { code?: string }).code === UNIQUE_VIOLATION &&
+          (error as { constraint?: string }).constraint === 'api_tokens_rotated_from_idx'
+        ) {
           return { kind: 'refused', reason: 'already_rotated' };
         }
         throw error;

@@ -144,7 +144,10 @@ export function createRevocationBus(redis: RedisClient | null, subscriber: Redis
       if (!redis) return true;
       // a command on the revocation keys' slot, not a PING: a Redis Cluster whose node for that
       // slot is down (or that is not serving at all) still answers PING from the others
-      return redis.exists(EPOCH_KEY).then(() => true, () => false);
+      return redis.exists(EPOCH_KEY).then(
+        () => true,
+        () => false,
+      );
     },
     onRevoked(listener) {
       revokedListeners.push(listener);

@@ -55,46 +55,107 @@ const farmers = [1, 2, 3, 4, 5, 6];
 
 const revenueInput: RevenueInput = {
   cells,
-  checkOuts: JSON.stringify(Array.from({ length: 3000 }, (): CheckOutRow => {
-    const fees = amount(100_000_000);
-    const paid = next() < 0.6;
-    const discount = amount(Number(fees.replace('.', '')) + 1);
-    return [pick(days), pick(rowUnits), pick(['NGN', 'USD', 'EUR']), fees, discount, paid, paid ? pick(['CASH', 'UPI', 'OPAY', null]) : null];
-  })),
+  checkOuts: JSON.stringify(
+    Array.from({ length: 3000 }, (): CheckOutRow => {
+      const fees = amount(100_000_000);
+      const paid = next() < 0.6;
+      const discount = amount(Number(fees.replace('.', '')) + 1);
+      return [
+        pick(days),
+        pick(rowUnits),
+        pick(['NGN', 'USD', 'EUR']),
+        fees,
+        discount,
+        paid,
+        paid ? pick(['CASH', 'UPI', 'OPAY', null]) : null,
+      ];
+    }),
+  ),
 };
 
 const impactInput: ImpactInput = {
   cells,
   currency: 'NGN',
   country: 'PH',
-  farmers: JSON.stringify(days.flatMap((day) => rowUnits.flatMap((unit) => farmers.filter(() => next() < 0.7).map((farmer): FarmerRow => {
-    const served = next() < 0.9; // else only there for a market survey's baseline
-    if (farmer === 6) return [day, unit, farmer, served, null, null, null]; // no baseline survey
-    return [day, unit, farmer, served, amount(10_001, 4), pick(['NGN', 'NGN', 'USD']), amount(50_000)];
-  })))),
-  crates: JSON.stringify(Array.from({ length: 4000 }, (): CrateRow =>
-    [pick(days), pick(rowUnits), pick(farmers), amount(5_000), amount(20_000, 4), amount(10_000, 4)])),
-  surveys: JSON.stringify(Array.from({ length: 1500 }, (): SurveyRow => [
-    pick(days), pick(rowUnits), pick(farmers), pick(['NGN', 'NGN', 'USD']), amount(100_000),
-    pick(['3.00', '7.00', '25.00', '0.33', '12.50', '1.00']), amount(10_000), amount(1_000),
-  ])),
+  farmers: JSON.stringify(
+    days.flatMap((day) =>
+      rowUnits.flatMap((unit) =>
+        farmers
+          .filter(() => next() < 0.7)
+          .map((farmer): FarmerRow => {
+            const served = next() < 0.9; // else only there for a market survey's baseline
+            if (farmer === 6) return [day, unit, farmer, served, null, null, null]; // no baseline survey
+            return [day, unit, farmer, served, amount(10_001, 4), pick(['NGN', 'NGN', 'USD']), amount(50_000)];
+          }),
+      ),
+    ),
+  ),
+  crates: JSON.stringify(
+    Array.from({ length: 4000 }, (): CrateRow => [
+      pick(days),
+      pick(rowUnits),
+      pick(farmers),
+      amount(5_000),
+      amount(20_000, 4),
+      amount(10_000, 4),
+    ]),
+  ),
+  surveys: JSON.stringify(
+    Array.from({ length: 1500 }, (): SurveyRow => [
+      pick(days),
+      pick(rowUnits),
+      pick(farmers),
+      pick(['NGN', 'NGN', 'USD']),
+      amount(100_000),
+      pick(['3.00', '7.00', '25.00', '0.33', '12.50', '1.00']),
+      amount(10_000),
+      amount(1_000),
+    ]),
+  ),
 };
 
 // A page's rows as the routes' queries answer them (one row, a `rows` JSON text), through the
 // real database, so a thread's own pool and the inline path both run a query.
 const rowsQuery = (json: string): RowsQuery => ({ text: 'SELECT $1::text AS rows', values: [json] });
-const revenueRequest = (input: RevenueInput): RollupRequest => ({ kind: 'revenue', cells: input.cells, checkOuts: rowsQuery(input.checkOuts) });
+const revenueRequest = (input: RevenueInput): RollupRequest => ({
+  kind: 'revenue',
+  cells: input.cells,
+  checkOuts: rowsQuery(input.checkOuts),
+});
 const impactRequest: RollupRequest = {
-  kind: 'impact', cells: impactInput.cells, currency: impactInput.currency, country: impactInput.country,
-  crates: rowsQuery(impactInput.crates), surveys: rowsQuery(impactInput.surveys), farmers: rowsQuery(impactInput.farmers),
+  kind: 'impact',
+  cells: impactInput.cells,
+  currency: impactInput.currency,
+  country: impactInput.country,
+  crates: rowsQuery(impactInput.crates),
+  surveys: rowsQuery(impactInput.surveys),
+  farmers: rowsQuery(impactInput.farmers),
 };
 const usersRequest: RollupRequest = {
   kind: 'users',
   buckets: days.map((day, index) => ({ period_start: day, period_end: day, firstDay: index, lastDay: index, elapsed: index < 2 })),
   units: units.map((unit, index): [number, number] => [unit, index === 0 ? 1 : days.length]), // unit 11 deleted after the first day
-  joined: rowsQuery(JSON.stringify([[-1, 40], [0, 2], [2, 1]])),
-  checkIns: rowsQuery(JSON.stringify([Array.from({ length: 500 }, () => int(days.length)), Array.from({ length: 500 }, () => pick(rowUnits)), Array.from({ length: 500 }, () => pick(farmers))])),
-  checkOuts: rowsQuery(JSON.stringify([Array.from({ length: 300 }, () => int(days.length)), Array.from({ length: 300 }, () => pick(rowUnits)), Array.from({ length: 300 }, () => pick(farmers))])),
+  joined: rowsQuery(
+    JSON.stringify([
+      [-1, 40],
+      [0, 2],
+      [2, 1],
+    ]),
+  ),
+  checkIns: rowsQuery(
+    JSON.stringify([
+      Array.from({ length: 500 }, () => int(days.length)),
+      Array.from({ length: 500 }, () => pick(rowUnits)),
+      Array.from({ length: 500 }, () => pick(farmers)),
+    ]),
+  ),
+  checkOuts: rowsQuery(
+    JSON.stringify([
+      Array.from({ length: 300 }, () => int(days.length)),
+      Array.from({ length: 300 }, () => pick(rowUnits)),
+      Array.from({ length: 300 }, () => pick(farmers)),
+    ]),
+  ),
 };
 const text = (body: RollupBody) => (typeof body === 'string' ? body : new TextDecoder().decode(body));
 
@@ -152,16 +213,27 @@ t.test('threads get the main pool settings as plain data', async (t) => {
   const db = await createTestDatabase(t);
   const settings = threadDatabaseSettings(db.pool);
   t.match(settings, { connectionString: db.url });
-  t.ok(Object.values(settings).every((value) => typeof value !== 'function'), 'nothing a thread cannot receive');
+  t.ok(
+    Object.values(settings).every((value) => typeof value !== 'function'),
+    'nothing a thread cannot receive',
+  );
 });
 
 t.test('the records serializer writes what JSON.stringify writes, byte for byte', async (t) => {
   t.equal(runRollup({ kind: 'revenue', input: revenueInput }), JSON.stringify(rollupRevenue(revenueInput)));
   t.equal(runRollup({ kind: 'impact', input: impactInput }), JSON.stringify(rollupImpact(impactInput)));
   // the nulls: a paid check-out without a method, a cell without market surveys
-  const nulls = runRollup({ kind: 'revenue', input: { cells: cells.slice(0, 1), checkOuts: JSON.stringify([[days[0], units[0], 'NGN', '10.00', '0.00', true, null]]) } });
+  const nulls = runRollup({
+    kind: 'revenue',
+    input: { cells: cells.slice(0, 1), checkOuts: JSON.stringify([[days[0], units[0], 'NGN', '10.00', '0.00', true, null]]) },
+  });
   t.match(nulls, /"payment_method":null/);
-  t.equal(nulls, JSON.stringify(rollupRevenue({ cells: cells.slice(0, 1), checkOuts: JSON.stringify([[days[0], units[0], 'NGN', '10.00', '0.00', true, null]]) })));
+  t.equal(
+    nulls,
+    JSON.stringify(
+      rollupRevenue({ cells: cells.slice(0, 1), checkOuts: JSON.stringify([[days[0], units[0], 'NGN', '10.00', '0.00', true, null]]) }),
+    ),
+  );
   const empty: ImpactInput = { ...impactInput, crates: '[]', surveys: '[]', farmers: '[]' };
   t.match(runRollup({ kind: 'impact', input: empty }), /"market_loss_share":null/);
   t.equal(runRollup({ kind: 'impact', input: empty }), JSON.stringify(rollupImpact(empty)));

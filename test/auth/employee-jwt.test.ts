@@ -12,7 +12,11 @@ import { BASE, createWorld, type ErrorJson } from '../routes/api-tokens/setup.js
 const b64url = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
 /** An HS-family JWT built by hand, so nothing in a library can refuse to make a hostile one. */
-function hmacJwt(payload: Record<string, unknown>, secret: string | Buffer, header: Record<string, unknown> = { alg: 'HS256', typ: 'JWT' }) {
+function hmacJwt(
+  payload: Record<string, unknown>,
+  secret: string | Buffer,
+  header: Record<string, unknown> = { alg: 'HS256', typ: 'JWT' },
+) {
   const bits = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' }[String(header.alg)] ?? 'sha256';
   const input = `${b64url(header)}.${b64url(payload)}`;
   return `${input}.${createHmac(bits, secret).update(input).digest('base64url')}`;
@@ -99,7 +103,11 @@ t.test('not yet valid (nbf in the future)', async (t) => {
 });
 
 t.test('bad signature: another secret, a tampered payload, a stripped signature', async (t) => {
-  expect401(t, await list(hs, `Bearer ${hmacJwt(claims(hs, a.employeeId), 'another-secret-another-secret-another-secret')}`), 'other secret');
+  expect401(
+    t,
+    await list(hs, `Bearer ${hmacJwt(claims(hs, a.employeeId), 'another-secret-another-secret-another-secret')}`),
+    'other secret',
+  );
   const [header, , signature] = a.jwt.split('.');
   const forged = `${header}.${b64url(claims(hs, b.employeeId))}.${signature}`;
   expect401(t, await list(hs, `Bearer ${forged}`), 'payload swapped under a valid signature');
@@ -134,7 +142,23 @@ t.test('required claims: exp and sub', async (t) => {
 });
 
 t.test('sub must be a user id', async (t) => {
-  for (const sub of ['abc', '', ' ', '1.5', '-1', '0', `0${a.employeeId}`, '1e3', ` ${a.employeeId}`, `${a.employeeId} `, '2147483648', '99999999999', '0x1', `${a.employeeId}abc`, "1' OR '1'='1"]) {
+  for (const sub of [
+    'abc',
+    '',
+    ' ',
+    '1.5',
+    '-1',
+    '0',
+    `0${a.employeeId}`,
+    '1e3',
+    ` ${a.employeeId}`,
+    `${a.employeeId} `,
+    '2147483648',
+    '99999999999',
+    '0x1',
+    `${a.employeeId}abc`,
+    "1' OR '1'='1",
+  ]) {
     expect401(t, await list(hs, `Bearer ${hmacJwt(claims(hs, sub), TEST_JWT_SECRET)}`), `sub ${JSON.stringify(sub)}`);
   }
   for (const sub of [a.employeeId, [String(a.employeeId)], { id: a.employeeId }, true, null]) {
@@ -150,7 +174,11 @@ t.test('the subject must be a known, active user', async (t) => {
 });
 
 t.test('operators and farmers are authenticated but not allowed: 403 insufficient_scope', async (t) => {
-  for (const [label, userId] of [['operator', a.operatorId], ['farmer', a.farmerIds[0]!], ['operator of B', b.operatorId]] as const) {
+  for (const [label, userId] of [
+    ['operator', a.operatorId],
+    ['farmer', a.farmerIds[0]!],
+    ['operator of B', b.operatorId],
+  ] as const) {
     const response = await list(hs, `Bearer ${await hs.jwtFor(userId)}`);
     t.equal(response.statusCode, 403, label);
     const error = response.json<ErrorJson>().error;
@@ -208,8 +236,16 @@ t.test('RS256 with JWT_PUBLIC_KEY', async (t) => {
   expect401(t, await list(app, `Bearer ${unsignedJwt(claims(app, company.employeeId))}`), 'alg none');
   const otherKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
   expect401(t, await list(app, `Bearer ${await keyJwt(claims(app, company.employeeId), otherKey, 'RS256')}`), 'RS256 from another key');
-  expect401(t, await list(app, `Bearer ${await keyJwt(claims(app, company.employeeId), rsa.privateKey, 'PS256')}`), 'PS256 with the same key');
-  expect401(t, await list(app, `Bearer ${await keyJwt(claims(app, company.employeeId), rsa.privateKey, 'RS512')}`), 'RS512 with the same key');
+  expect401(
+    t,
+    await list(app, `Bearer ${await keyJwt(claims(app, company.employeeId), rsa.privateKey, 'PS256')}`),
+    'PS256 with the same key',
+  );
+  expect401(
+    t,
+    await list(app, `Bearer ${await keyJwt(claims(app, company.employeeId), rsa.privateKey, 'RS512')}`),
+    'RS512 with the same key',
+  );
   const now = seconds(app.clock.now());
   const expired = await keyJwt({ sub: String(company.employeeId), iat: now - 7200, exp: now - 3600 }, rsa.privateKey, 'RS256');
   expect401(t, await list(app, `Bearer ${expired}`), 'RS256, expired');

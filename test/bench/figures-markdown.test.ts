@@ -14,29 +14,48 @@ import { loadReport, scaleReport } from './run-fixtures.js';
 const clean = { hash: 'abc1234def5678abc1234def5678abc1234def56', dirty: false, movedTo: null };
 const lines = (markdown: string) => markdown.split('\n');
 
-t.test('a release run: the record keeps the report\'s figures', async (t) => {
+t.test("a release run: the record keeps the report's figures", async (t) => {
   const record = loadRunRecord(loadReport(), [], clean);
   t.same(JSON.parse(JSON.stringify(record)), record, 'one JSON line holds it whole');
   t.equal(record.kind, 'load');
   t.same(record.commit, clean);
   t.match(record.machine, { cpuModel: 'AMD EPYC', cores: 2, memoryGb: 23.5, node: 'v20.20.2', loadAverage: { start: 0.4, end: 1.2 } });
-  t.same(record.targets.map((target) => [target.id, target.verdict]), [
-    ['P1', 'miss'], ['P2', 'pass'], ['P3', 'not measured'], ['P4', 'pass'], ['P5', 'not measured'], ['P6', 'pass'], ['P7', 'not measured'], ['P8', 'pass'],
-  ]);
+  t.same(
+    record.targets.map((target) => [target.id, target.verdict]),
+    [
+      ['P1', 'miss'],
+      ['P2', 'pass'],
+      ['P3', 'not measured'],
+      ['P4', 'pass'],
+      ['P5', 'not measured'],
+      ['P6', 'pass'],
+      ['P7', 'not measured'],
+      ['P8', 'pass'],
+    ],
+  );
   t.equal(record.targets[0]!.figure, '0.96x req/s (2300 vs 2400), p99 1.50x (30.0 vs 20.0 ms)');
   t.equal(record.targets[6]!.figure, 'revocation was not run (--only)', 'a target not measured keeps its reason as its figure');
   const small = record.scenarios.find((scenario) => scenario.id === 'small-page')!;
   t.match(small.servers.project!.loads[0], { label: 'revenue page_size 10', okPerS: 2300, p50Ms: 8, p99Ms: 30, non2xx: 0, errors: 0 });
   t.same(record.scenarios.find((scenario) => scenario.id === 'large-pages')!.servers.project!.peakRssMb, [243, 239]);
   t.equal(record.scenarios.find((scenario) => scenario.id === 'sensor-hourly')!.notMeasured, 'not measured: sensor-data not available');
-  t.same(record.sensorScripts!.profiles, { postgres: { host: '127.0.0.1:5432', reason: null }, timescale: { host: null, reason: 'no TimescaleDB found' } },
-    'a server is recorded by its host only');
+  t.same(
+    record.sensorScripts!.profiles,
+    { postgres: { host: '127.0.0.1:5432', reason: null }, timescale: { host: null, reason: 'no TimescaleDB found' } },
+    'a server is recorded by its host only',
+  );
 });
 
 t.test('a release run: the tables', async (t) => {
   const markdown = loadFiguresMarkdown(loadRunRecord(loadReport(), [], clean));
-  t.match(markdown.replace(/\n/g, ' '), /^`npm run bench` \(full, 15 s runs, 2 per server\), 2026-12-01 09:05 UTC, commit abc1234, 15 min 4 s\./);
-  t.match(markdown.replace(/\n/g, ' '), /2 cores \(AMD EPYC\) shared by both clusters, PostgreSQL, Redis and the load generator; load average 0\.4 at the start and 1\.2 at the end; Node v20\.20\.2, PostgreSQL 15\.20, Redis 7\.0\.15\./);
+  t.match(
+    markdown.replace(/\n/g, ' '),
+    /^`npm run bench` \(full, 15 s runs, 2 per server\), 2026-12-01 09:05 UTC, commit abc1234, 15 min 4 s\./,
+  );
+  t.match(
+    markdown.replace(/\n/g, ' '),
+    /2 cores \(AMD EPYC\) shared by both clusters, PostgreSQL, Redis and the load generator; load average 0\.4 at the start and 1\.2 at the end; Node v20\.20\.2, PostgreSQL 15\.20, Redis 7\.0\.15\./,
+  );
   t.notMatch(markdown, /busy|Partial|Imported|uncommitted/);
   const rows = lines(markdown);
   for (const row of [
@@ -50,17 +69,25 @@ t.test('a release run: the tables', async (t) => {
     '| sensor-hourly | not measured: sensor-data not available | |',
     '| management | 1,134 | 1,500 |',
     '| large-pages | 7.5 | 9.0 |',
-  ]) t.ok(rows.includes(row), row);
+  ])
+    t.ok(rows.includes(row), row);
   t.match(markdown, /P2 \| PASS \| HTTP 2\.44x req\/s \(610 vs 250\); postgres pass 2\.40x/, 'P2 names the HTTP figure and each profile');
   const caption = rows.slice(0, rows.indexOf(''));
-  t.ok(caption.every((line) => line.length <= 100), 'the caption is wrapped at the doc\'s width');
+  t.ok(
+    caption.every((line) => line.length <= 100),
+    "the caption is wrapped at the doc's width",
+  );
 });
 
 t.test('what the line is: dirty, moved, busy, partial, imported; a pipe in a figure', async (t) => {
   const report = loadReport();
   report.machine.loadAverage = { start: 3.9, end: 1.0 };
   report.targets[0]!.measured = 'a | b';
-  const record = loadRunRecord(report, ['--quick', '--only small-page'], { ...clean, dirty: true, movedTo: 'fedcba9876543210fedcba9876543210fedcba98' });
+  const record = loadRunRecord(report, ['--quick', '--only small-page'], {
+    ...clean,
+    dirty: true,
+    movedTo: 'fedcba9876543210fedcba9876543210fedcba98',
+  });
   const markdown = loadFiguresMarkdown({ ...record, imported: 'from somewhere' }).replace(/\n(?!\|)/g, ' ');
   t.match(markdown, 'commit abc1234 with uncommitted changes (HEAD moved to fedcba9 during the run)');
   t.match(markdown, 'load average 3.9 at the start and 1.0 at the end (the machine was busy besides: noisier figures)');
@@ -82,13 +109,15 @@ t.test('the imported line renders what docs/benchmarks.md published by hand', as
     '| (b) `sensor-deep-pages` | P3 <= 1.1x | PASS: 1.00x (7.39 vs 7.37 ms) | MISSED: 1.18x (8.08 vs 6.82 ms) |',
     '| small-page | 2,380 | 2,406 |',
     '| mixed | 41.8 | |',
-  ]) t.ok(loadRows.includes(row), row);
+  ])
+    t.ok(loadRows.includes(row), row);
   const scaleRows = lines(scaleFiguresMarkdown(scale));
   for (const row of [
     '| postgres | 1 M | 185 ms | 7.0 ms | 6.6 ms | 4.3 ms | 138k/s | 134.9 B |',
     '| | 100 M / 1 M | 1.03x | 1.37x | 1.47x | 0.77x | 0.96x | |',
     '| | 100 M / 1 M beside it | 1.00x | 0.99x | 1.03x | 1.04x | 0.97x | |',
-  ]) t.ok(scaleRows.includes(row), row);
+  ])
+    t.ok(scaleRows.includes(row), row);
   t.match(scaleRows.join(' '), 'Every P9 target passed on both profiles.');
 });
 
@@ -99,12 +128,18 @@ t.test('a scale curve: the record and its table, a missed ratio marked', async (
   t.equal(postgres.steps[0]!.bytesPerReading, 135, 'readings and aggregates, per reading');
   t.match(postgres.ratios, { of: '100M', against: 'beside', ingest: 132_000 / 139_000 });
   t.equal(postgres.ratios!.latency.hourlyYear, 1.6, 'the 100M step against the 1M store measured beside it');
-  t.match(record.targets.find((target) => target.profile === 'postgres' && target.measure === 'hourlyYear'), { id: 'P9', verdict: 'miss', value: 1.6 });
+  t.match(
+    record.targets.find((target) => target.profile === 'postgres' && target.measure === 'hourlyYear'),
+    { id: 'P9', verdict: 'miss', value: 1.6 },
+  );
   t.equal(record.profiles[1]!.ratios, null);
 
   const markdown = scaleFiguresMarkdown(record);
   const rows = lines(markdown);
-  t.match(rows.join(' '), '`npm run bench -- --scale` (up to 100 M), 2026-12-02 07:00 UTC, commit abc1234, 30 min 0 s; peak 14.00 GB of databases.');
+  t.match(
+    rows.join(' '),
+    '`npm run bench -- --scale` (up to 100 M), 2026-12-02 07:00 UTC, commit abc1234, 30 min 0 s; peak 14.00 GB of databases.',
+  );
   t.match(rows.join(' '), 'P9 missed: postgres hourly year (1.60x). Not judged on timescale: no TimescaleDB found.');
   for (const row of [
     '| profile | size | hourly year | daily year | raw page 500 | newest-day raw page | live ingest | bytes a reading |',
@@ -112,5 +147,6 @@ t.test('a scale curve: the record and its table, a missed ratio marked', async (
     '| | 100 M | 288 ms | 9.6 ms | 9.7 ms | 3.3 ms | 132k/s | 135.0 B |',
     '| | 100 M / 1 M beside it | 1.60x, missed | 1.33x | 1.47x | 0.75x | 0.95x | |',
     '| timescale | not measured: no TimescaleDB found | | | | | | |',
-  ]) t.ok(rows.includes(row), row);
+  ])
+    t.ok(rows.includes(row), row);
 });

@@ -23,7 +23,8 @@ const cluster = await startCluster(t, { DATABASE_URL: world.databaseUrl, REDIS_U
 // ten days of readings for Acme's three units, up to today 00:00 UTC, through the real ingest
 const [firstUnit] = world.acme.unitIds as [number];
 // the generator numbers its units from the first one
-if (world.acme.unitIds.join() !== [firstUnit, firstUnit + 1, firstUnit + 2].join()) throw new Error(`Acme's units are not consecutive: ${world.acme.unitIds.join()}`);
+if (world.acme.unitIds.join() !== [firstUnit, firstUnit + 1, firstUnit + 2].join())
+  throw new Error(`Acme's units are not consecutive: ${world.acme.unitIds.join()}`);
 const readings = [...readingChunks({ units: 3, firstUnitId: firstUnit, days: 10, seed: 3 })].join('');
 await loadReadings(world.ctx.db, readings, () => new Date());
 
@@ -39,14 +40,17 @@ interface Finished {
 
 /** The command as a child process (npm's script, or node on the entry as the script runs it). */
 function launch(args: string[], env: Record<string, string> = {}, via: 'npm' | 'node' = 'node') {
-  const [command, commandArgs] = via === 'npm'
-    ? ['npm', ['run', '--silent', 'loadtest', '--', ...args]]
-    : [process.execPath, ['--import', 'tsx', 'bench/loadtest.ts', ...args]];
-  const child: ChildProcess = reapOnExit(spawn(command as string, commandArgs as string[], {
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? scratch, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }));
+  const [command, commandArgs] =
+    via === 'npm'
+      ? ['npm', ['run', '--silent', 'loadtest', '--', ...args]]
+      : [process.execPath, ['--import', 'tsx', 'bench/loadtest.ts', ...args]];
+  const child: ChildProcess = reapOnExit(
+    spawn(command as string, commandArgs as string[], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? scratch, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   const output = { stdout: '', stderr: '' };
   child.stdout!.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
@@ -80,7 +84,21 @@ t.test('a run at 20 requests/s: every scenario answered, no 429, every token rev
   const { path, jwt } = await jwtFile('acme.jwt', world.acme.employeeId);
   const out = join(scratch, 'out');
   const run = launch(
-    ['--base-url', cluster.baseUrl, '--jwt-file', path, '--rate', '20', '--duration', '3', '--scenarios', 'small-page,sensor-raw,management', '--yes', '--out', out],
+    [
+      '--base-url',
+      cluster.baseUrl,
+      '--jwt-file',
+      path,
+      '--rate',
+      '20',
+      '--duration',
+      '3',
+      '--scenarios',
+      'small-page,sensor-raw,management',
+      '--yes',
+      '--out',
+      out,
+    ],
     {},
     'npm',
   );
@@ -89,10 +107,20 @@ t.test('a run at 20 requests/s: every scenario answered, no 429, every token rev
   if (code !== 0) t.comment(stderr);
 
   const report = JSON.parse(readFileSync(join(out, 'loadtest-latest.json'), 'utf8')) as LoadtestReport;
-  t.same(report.scenarios.map((scenario) => [scenario.id, scenario.status]), [['small-page', 'measured'], ['sensor-raw', 'measured'], ['management', 'measured']]);
+  t.same(
+    report.scenarios.map((scenario) => [scenario.id, scenario.status]),
+    [
+      ['small-page', 'measured'],
+      ['sensor-raw', 'measured'],
+      ['management', 'measured'],
+    ],
+  );
   for (const scenario of report.scenarios) {
     for (const load of scenario.loads) {
-      t.ok(load.figures.okPerS > 0 && (load.figures.statusCodes['200'] ?? 0) > 0, `${scenario.id}: 2xx answers (${load.figures.okPerS.toFixed(1)}/s)`);
+      t.ok(
+        load.figures.okPerS > 0 && (load.figures.statusCodes['200'] ?? 0) > 0,
+        `${scenario.id}: 2xx answers (${load.figures.okPerS.toFixed(1)}/s)`,
+      );
       t.equal(load.rateLimited, 0, `${scenario.id}: no 429 at a rate the tokens carry`);
       t.same(load.otherNon2xx, {}, `${scenario.id}: no other non-2xx`);
       t.equal(load.figures.errors, 0, `${scenario.id}: no errors`);
@@ -105,14 +133,27 @@ t.test('a run at 20 requests/s: every scenario answered, no 429, every token rev
   const tokens = await loadtestTokensOf(world.acme.employeeId);
   t.equal(tokens.length, 14, 'ceil(20 x 60 / 90) = 14 tokens created');
   t.equal(report.tokens.count, 14);
-  t.ok(tokens.every((token) => token.revoked), 'every token created is revoked');
+  t.ok(
+    tokens.every((token) => token.revoked),
+    'every token created is revoked',
+  );
   t.equal(report.tokens.revoked, 14, 'and the report says so');
-  t.ok(tokens.every((token) => token.expires_in_hours > 23.9 && token.expires_in_hours < 24.1), 'each would have expired a day later anyway');
-  t.ok(tokens.every((token) => token.name.startsWith(report.tokens.namePrefix!)), `named "${report.tokens.namePrefix}N"`);
+  t.ok(
+    tokens.every((token) => token.expires_in_hours > 23.9 && token.expires_in_hours < 24.1),
+    'each would have expired a day later anyway',
+  );
+  t.ok(
+    tokens.every((token) => token.name.startsWith(report.tokens.namePrefix!)),
+    `named "${report.tokens.namePrefix}N"`,
+  );
 
   t.match(stdout, /small-page\s+revenue page_size 10\s+20\s/, 'the table on stdout');
   const record = JSON.parse(readFileSync(join(out, 'runs.jsonl'), 'utf8').trim().split('\n').at(-1)!) as LoadtestRecord;
-  t.match(record, { kind: 'loadtest', target: { url: `${cluster.baseUrl}/` }, rate: 20, tokens: { source: 'created', count: 14, leftActive: 0 } }, "runs.jsonl: a 'loadtest' line naming the deployment");
+  t.match(
+    record,
+    { kind: 'loadtest', target: { url: `${cluster.baseUrl}/` }, rate: 20, tokens: { source: 'created', count: 14, leftActive: 0 } },
+    "runs.jsonl: a 'loadtest' line naming the deployment",
+  );
   t.notOk(existsSync(join(out, 'history.jsonl')), 'nothing published');
 
   const files = readdirSync(out).map((name) => readFileSync(join(out, name), 'utf8'));
@@ -122,7 +163,21 @@ t.test('a run at 20 requests/s: every scenario answered, no 429, every token rev
 t.test('Ctrl-C in the middle of a load: the tokens created are all revoked anyway', async (t) => {
   const { path } = await jwtFile('other.jwt', world.other.employeeId);
   const out = join(scratch, 'interrupted');
-  const run = launch(['--base-url', cluster.baseUrl, '--jwt-file', path, '--rate', '20', '--duration', '60', '--scenarios', 'small-page', '--yes', '--out', out]);
+  const run = launch([
+    '--base-url',
+    cluster.baseUrl,
+    '--jwt-file',
+    path,
+    '--rate',
+    '20',
+    '--duration',
+    '60',
+    '--scenarios',
+    'small-page',
+    '--yes',
+    '--out',
+    out,
+  ]);
   await until('the measured load to start', () => /small-page: revenue page_size 10/.test(run.output.stderr), 60_000, 100);
   await until('its 14 tokens created', async () => (await loadtestTokensOf(world.other.employeeId)).length === 14, 5000, 100);
   await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -133,7 +188,10 @@ t.test('Ctrl-C in the middle of a load: the tokens created are all revoked anywa
   t.match(stderr, /revoked 14 tokens/);
   const tokens = await loadtestTokensOf(world.other.employeeId);
   t.equal(tokens.length, 14, 'it had created its 14 tokens');
-  t.ok(tokens.every((token) => token.revoked), 'every one is revoked');
+  t.ok(
+    tokens.every((token) => token.revoked),
+    'every one is revoked',
+  );
   t.notOk(existsSync(join(out, 'loadtest-latest.json')), 'an interrupted run reports nothing');
 });
 
@@ -152,5 +210,9 @@ t.test('a bad command line: one line, exit 2, and a JWT argument is never repeat
     t.match(stderr, message, `${name}: says why`);
     t.notOk(stderr.includes(jwt) || stdout.includes(jwt), `${name}: the JWT is not repeated`);
   });
-  t.same(await loadtestTokensOf(world.acme.employeeId).then((tokens) => tokens.filter((token) => !token.revoked)), [], 'and nothing was created');
+  t.same(
+    await loadtestTokensOf(world.acme.employeeId).then((tokens) => tokens.filter((token) => !token.revoked)),
+    [],
+    'and nothing was created',
+  );
 });

@@ -11,7 +11,14 @@ import { loadFiguresMarkdown, scaleFiguresMarkdown } from '../../bench/kit/figur
 import { treeState } from '../../bench/kit/git-state.js';
 import { newestComplete, readRecords } from '../../bench/kit/history.js';
 import { BENCHMARKS_DOC, HISTORY } from '../../bench/kit/publish-paths.js';
-import { betweenMarkers, publishRefusal, publishRun, publishTargetIn, replaceBetweenMarkers, treeRefusal } from '../../bench/kit/publish.js';
+import {
+  betweenMarkers,
+  publishRefusal,
+  publishRun,
+  publishTargetIn,
+  replaceBetweenMarkers,
+  treeRefusal,
+} from '../../bench/kit/publish.js';
 import { repoRoot } from '../../bench/kit/repo-root.js';
 import { readRunOptions } from '../../bench/kit/run-options.js';
 import { loadRunRecord, scaleRunRecord } from '../../bench/kit/run-record.js';
@@ -31,7 +38,8 @@ function checkout(withGit: boolean): string {
   mkdirSync(join(root, 'src'));
   writeFileSync(join(root, 'src/app.ts'), 'export {};\n');
   if (withGit) {
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@example.com', ...args], { cwd: root, stdio: 'ignore' });
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@example.com', ...args], { cwd: root, stdio: 'ignore' });
     git('init', '-q');
     git('add', '.');
     git('commit', '-q', '-m', 'first');
@@ -82,7 +90,10 @@ t.test('a run is refused when partial, moved or dirty', async (t) => {
   const record = loadRunRecord(loadReport(), [], { ...clean, hash: now.head });
   t.equal(publishRefusal(record, now), null);
   t.match(publishRefusal({ ...record, partial: ['--quick'] }, now), /^a partial run \(--quick\) is not published$/);
-  t.match(publishRefusal({ ...record, commit: { ...record.commit, movedTo: 'fedcba9876543210' } }, now), /^HEAD moved from [0-9a-f]{7} to fedcba9 during the run$/);
+  t.match(
+    publishRefusal({ ...record, commit: { ...record.commit, movedTo: 'fedcba9876543210' } }, now),
+    /^HEAD moved from [0-9a-f]{7} to fedcba9 during the run$/,
+  );
   t.match(publishRefusal({ ...record, commit: { ...record.commit, dirty: true } }, now), /uncommitted changes when the run started/);
   writeFileSync(join(root, 'src/app.ts'), 'export const changed = 1;\n');
   t.match(publishRefusal(record, treeState(root)), /^uncommitted changes to src\/app\.ts/, 'changed since the run started');
@@ -106,7 +117,11 @@ t.test('a publish appends the line, copies the chart and rewrites only its own s
 
   const doc = readFileSync(target.doc, 'utf8');
   t.equal(betweenMarkers(doc, 'latest-figures'), loadFiguresMarkdown(record));
-  t.equal(betweenMarkers(doc, 'scale-figures'), betweenMarkers(docBefore, 'scale-figures'), 'the scale section still shows the newest scale line');
+  t.equal(
+    betweenMarkers(doc, 'scale-figures'),
+    betweenMarkers(docBefore, 'scale-figures'),
+    'the scale section still shows the newest scale line',
+  );
   const outside = (text: string) => text.replace(/<!-- bench:latest-figures:start -->[\s\S]*<!-- bench:latest-figures:end -->/, '');
   t.equal(outside(doc), outside(docBefore), 'the prose around the markers is untouched');
 
@@ -127,10 +142,19 @@ t.test('a doc without its markers: nothing is written', async (t) => {
   const historyBefore = readFileSync(target.history, 'utf8');
   const chart = join(root, 'chart.png');
   writeFileSync(chart, 'png');
-  t.throws(() => publishRun(loadRunRecord(loadReport(), [], clean), chart, target), /needs exactly one <!-- bench:latest-figures:start --> followed by one <!-- bench:latest-figures:end -->/);
+  t.throws(
+    () => publishRun(loadRunRecord(loadReport(), [], clean), chart, target),
+    /needs exactly one <!-- bench:latest-figures:start --> followed by one <!-- bench:latest-figures:end -->/,
+  );
   t.equal(readFileSync(target.history, 'utf8'), historyBefore, 'the history is unchanged');
   t.notOk(existsSync(target.charts.load), 'no chart copied');
 
-  t.throws(() => replaceBetweenMarkers('<!-- bench:x:start -->\n<!-- bench:x:end -->\n<!-- bench:x:start -->\n<!-- bench:x:end -->', 'x', 'y'), /exactly one/);
-  t.equal(replaceBetweenMarkers('a\n<!-- bench:x:start -->\nold\n<!-- bench:x:end -->\nb', 'x', 'new'), 'a\n<!-- bench:x:start -->\nnew\n<!-- bench:x:end -->\nb');
+  t.throws(
+    () => replaceBetweenMarkers('<!-- bench:x:start -->\n<!-- bench:x:end -->\n<!-- bench:x:start -->\n<!-- bench:x:end -->', 'x', 'y'),
+    /exactly one/,
+  );
+  t.equal(
+    replaceBetweenMarkers('a\n<!-- bench:x:start -->\nold\n<!-- bench:x:end -->\nb', 'x', 'new'),
+    'a\n<!-- bench:x:start -->\nnew\n<!-- bench:x:end -->\nb',
+  );
 });

@@ -21,16 +21,32 @@ t.test('the history: run records, each naming its commit; the figures from befor
     t.same(record.partial, [], `line ${index + 1} is a complete run: --publish takes no other`);
     t.ok(!Number.isNaN(Date.parse(record.date)), `line ${index + 1} has a date`);
   }
-  t.same(records.slice(0, 2).map((record) => [record.kind, typeof record.imported]), [['load', 'string'], ['scale', 'string']]);
-  t.ok(records.slice(2).every((record) => record.imported === undefined), 'lines after the first two come from runs');
+  t.same(
+    records.slice(0, 2).map((record) => [record.kind, typeof record.imported]),
+    [
+      ['load', 'string'],
+      ['scale', 'string'],
+    ],
+  );
+  t.ok(
+    records.slice(2).every((record) => record.imported === undefined),
+    'lines after the first two come from runs',
+  );
 });
 
 t.test('each section of the doc is what the newest history line renders', async (t) => {
   const sections = renderSections(records);
-  t.same(sections.map((section) => section.name), [SECTIONS.load, SECTIONS.scale], 'the history has a run for both sections');
+  t.same(
+    sections.map((section) => section.name),
+    [SECTIONS.load, SECTIONS.scale],
+    'the history has a run for both sections',
+  );
   for (const section of sections) {
-    t.equal(betweenMarkers(doc, section.name), section.body,
-      `${BENCHMARKS_DOC}, ${section.name}: hand-edited or not regenerated; run node --import tsx bench/publish.ts`);
+    t.equal(
+      betweenMarkers(doc, section.name),
+      section.body,
+      `${BENCHMARKS_DOC}, ${section.name}: hand-edited or not regenerated; run node --import tsx bench/publish.ts`,
+    );
   }
   t.same(staleSections(doc, records), []);
 });
@@ -43,7 +59,11 @@ t.test('a hand edit of either table is caught', async (t) => {
     t.not(edited, body);
     t.same(staleSections(doc.replace(body, edited), records), [name], `${name}: one figure changed`);
   }
-  t.same(staleSections(doc.replace(`<!-- bench:${SECTIONS.scale}:end -->`, `\n<!-- bench:${SECTIONS.scale}:end -->`), records), [SECTIONS.scale], 'even a blank line');
+  t.same(
+    staleSections(doc.replace(`<!-- bench:${SECTIONS.scale}:end -->`, `\n<!-- bench:${SECTIONS.scale}:end -->`), records),
+    [SECTIONS.scale],
+    'even a blank line',
+  );
 });
 
 t.test('bench/publish.ts --check agrees', async (t) => {

@@ -10,39 +10,94 @@ import type { ScriptOutcome, SensorScriptResults } from '../../bench/kit/sensor-
 import { evaluateTargets } from '../../bench/kit/targets.js';
 
 const figures = (okPerS: number, p50: number, p99: number) => ({
-  durationS: 15, responses: okPerS * 15, reqPerS: okPerS, okPerS, peakPerS: okPerS,
+  durationS: 15,
+  responses: okPerS * 15,
+  reqPerS: okPerS,
+  okPerS,
+  peakPerS: okPerS,
   latencyMs: { mean: p50, p50, p97_5: p99, p99, max: p99 * 2 },
-  errors: 0, timeouts: 0, non2xx: 0, statusCodes: { '200': okPerS * 15 }, mbPerS: 1,
+  errors: 0,
+  timeouts: 0,
+  non2xx: 0,
+  statusCodes: { '200': okPerS * 15 },
+  mbPerS: 1,
 });
 
-function serverRun(server: 'project' | 'reference', position: number, loads: [string, number, number, number][], peakMb: number): ServerRun {
+function serverRun(
+  server: 'project' | 'reference',
+  position: number,
+  loads: [string, number, number, number][],
+  peakMb: number,
+): ServerRun {
   return {
     server,
     position,
-    loads: loads.map(([label, okPerS, p50, p99], phase) => ({ phase, label, connections: 8, overallRate: null, requestsInList: 100, figures: figures(okPerS, p50, p99) })),
-    memory: [{ pid: 1, maxRssMb: peakMb - 5, peakMb, peakOfRun: true }, { pid: 2, maxRssMb: peakMb - 9, peakMb: peakMb - 4, peakOfRun: true }],
+    loads: loads.map(([label, okPerS, p50, p99], phase) => ({
+      phase,
+      label,
+      connections: 8,
+      overallRate: null,
+      requestsInList: 100,
+      figures: figures(okPerS, p50, p99),
+    })),
+    memory: [
+      { pid: 1, maxRssMb: peakMb - 5, peakMb, peakOfRun: true },
+      { pid: 2, maxRssMb: peakMb - 9, peakMb: peakMb - 4, peakOfRun: true },
+    ],
     loop: null,
   };
 }
 
-function scenario(id: string, project: [string, number, number, number][], reference: [string, number, number, number][] | null, peakMb = 150): ScenarioResult {
+function scenario(
+  id: string,
+  project: [string, number, number, number][],
+  reference: [string, number, number, number][] | null,
+  peakMb = 150,
+): ScenarioResult {
   const runs = [serverRun('project', 0, project, peakMb), ...(reference ? [serverRun('reference', 1, reference, 90)] : [])];
   return {
-    id, title: id, what: id, target: null, status: 'measured', reason: null, runs,
+    id,
+    title: id,
+    what: id,
+    target: null,
+    status: 'measured',
+    reason: null,
+    runs,
     summary: { project: summarize(runs, 'project'), ...(reference ? { reference: summarize(runs, 'reference') } : {}) },
   };
 }
 
-const outcome = (status: ScriptOutcome['status'], measured: string, ratio: number | null, detail = ''): ScriptOutcome => ({ status, measured, ratio, detail, source: 'bench/sensor-x.ts' });
+const outcome = (status: ScriptOutcome['status'], measured: string, ratio: number | null, detail = ''): ScriptOutcome => ({
+  status,
+  measured,
+  ratio,
+  detail,
+  source: 'bench/sensor-x.ts',
+});
 
 /** The scripts on both profiles: all pass on postgres; timescale had no server. */
 export const sensorScripts: SensorScriptResults = {
-  profiles: { postgres: { server: 'postgres://postgres@127.0.0.1:5432/postgres', reason: null }, timescale: { server: null, reason: 'no TimescaleDB found' } },
+  profiles: {
+    postgres: { server: 'postgres://postgres@127.0.0.1:5432/postgres', reason: null },
+    timescale: { server: null, reason: 'no TimescaleDB found' },
+  },
   outcomes: {
-    P2: { postgres: outcome('pass', '2.40x (600.0 vs 250.0 pages/s)', 2.4), timescale: outcome('not measured', '', null, 'not measured: no TimescaleDB found') },
-    P3: { postgres: outcome('pass', '1.02x (7.40 ms vs 7.25 ms)', 1.02), timescale: outcome('not measured', '', null, 'not measured: no TimescaleDB found') },
-    P4: { postgres: outcome('pass', '11.2x (13.00 ms vs 145.60 ms)', 11.2), timescale: outcome('not measured', '', null, 'not measured: no TimescaleDB found') },
-    P6: { postgres: outcome('pass', '0.95x (530000 vs 557000 readings/s)', 0.95), timescale: outcome('not measured', '', null, 'not measured: no TimescaleDB found') },
+    P2: {
+      postgres: outcome('pass', '2.40x (600.0 vs 250.0 pages/s)', 2.4),
+      timescale: outcome('not measured', '', null, 'not measured: no TimescaleDB found'),
+    },
+    P3: {
+      postgres: outcome('pass', '1.02x (7.40 ms vs 7.25 ms)', 1.02),
+      timescale: outcome('not measured', '', null, 'not measured: no TimescaleDB found'),
+    },
+    P4: {
+      postgres: outcome('pass', '11.2x (13.00 ms vs 145.60 ms)', 11.2),
+      timescale: outcome('not measured', '', null, 'not measured: no TimescaleDB found'),
+    },
+    P6: {
+      postgres: outcome('pass', '0.95x (530000 vs 557000 readings/s)', 0.95),
+      timescale: outcome('not measured', '', null, 'not measured: no TimescaleDB found'),
+    },
   },
 };
 
@@ -51,19 +106,45 @@ export function loadReport(): Report {
   const scenarios: ScenarioResult[] = [
     scenario('small-page', [['revenue page_size 10', 2300, 8, 30]], [['revenue page_size 10', 2400, 7, 20]]),
     scenario('sensor-raw', [['raw page_size 1000', 610, 10, 40]], [['raw page_size 1000', 250, 25, 90]]),
-    { ...scenario('sensor-hourly', [], null), status: 'not measured', reason: 'not measured: sensor-data not available', runs: [], summary: {} },
+    {
+      ...scenario('sensor-hourly', [], null),
+      status: 'not measured',
+      reason: 'not measured: sensor-data not available',
+      runs: [],
+      summary: {},
+    },
     scenario('management', [['list + create', 1134.4, 10, 50]], [['list + create', 1500, 8, 30]]),
     scenario('large-pages', [['page_size 1000', 7.46, 900, 2400]], [['page_size 1000', 9, 800, 2000]], 243),
   ];
   return {
-    kit: 'coldtrack-api bench', version: 1, mode: 'full',
-    startedAt: '2026-12-01T09:05:42.123Z', finishedAt: '2026-12-01T09:20:46.123Z', durationS: 904, seconds: 15, runsPerServer: 2,
+    kit: 'coldtrack-api bench',
+    version: 1,
+    mode: 'full',
+    startedAt: '2026-12-01T09:05:42.123Z',
+    finishedAt: '2026-12-01T09:20:46.123Z',
+    durationS: 904,
+    seconds: 15,
+    runsPerServer: 2,
     machine: {
-      cpus: 2, cpuModel: 'AMD EPYC', memoryGb: 23.47, node: 'v20.20.2', postgres: 'PostgreSQL 15.20', redis: '7.0.15', commit: 'abc1234',
-      loadAverage: { start: 0.4, end: 1.2 }, note: '',
+      cpus: 2,
+      cpuModel: 'AMD EPYC',
+      memoryGb: 23.47,
+      node: 'v20.20.2',
+      postgres: 'PostgreSQL 15.20',
+      redis: '7.0.15',
+      commit: 'abc1234',
+      loadAverage: { start: 0.4, end: 1.2 },
+      note: '',
     },
     services: { project: { command: '', workers: 2 }, reference: { command: '', workers: 2 } },
-    dataset: { database: 'x', window: '', size: { heavyUnits: 100, otherUnits: 20, checkInsPerDay: 6, farmersPerCompany: 4000, sensorUnits: 15 }, counts: {}, buildSeconds: 1, sensorReadings: null },
+    dataset: {
+      database: 'x',
+      window: '',
+      size: { heavyUnits: 100, otherUnits: 20, checkInsPerDay: 6, farmersPerCompany: 4000, sensorUnits: 15 },
+      counts: {},
+      buildSeconds: 1,
+      sensorReadings: null,
+    },
     sensor: { available: true, reason: '' },
     scenarios,
     revocation: null,
@@ -73,17 +154,39 @@ export function loadReport(): Report {
   };
 }
 
-const latency = (hourlyYear: number, dailyYear: number, page500: number, newestDay: number): Record<LatencyKey, number> => ({ hourlyYear, dailyYear, page500, newestDay });
+const latency = (hourlyYear: number, dailyYear: number, page500: number, newestDay: number): Record<LatencyKey, number> => ({
+  hourlyYear,
+  dailyYear,
+  page500,
+  newestDay,
+});
 const rounds: StepFigures['rounds'] = { hourlyYear: [], dailyYear: [], page500: [], newestDay: [] };
 const ingest = (median: number) => ({ readingsPerRound: 273_792, perSecond: [median], median });
 
-function step(label: StepLabel, readings: number, latencyMs: Record<LatencyKey, number>, rate: number, beside: StepFigures['beside']): StepFigures {
+function step(
+  label: StepLabel,
+  readings: number,
+  latencyMs: Record<LatencyKey, number>,
+  rate: number,
+  beside: StepFigures['beside'],
+): StepFigures {
   return {
-    label, units: 1, readings, load: { seconds: 1, perSecond: 1, lastTenthPerSecond: 1 }, upkeep: { seconds: 1, steps: [] }, layout: '',
+    label,
+    units: 1,
+    readings,
+    load: { seconds: 1, perSecond: 1, lastTenthPerSecond: 1 },
+    upkeep: { seconds: 1, steps: [] },
+    layout: '',
     bytesLoaded: { readings: 0, aggregates: 0, database: 0 },
     bytes: { readings: readings * 100, aggregates: readings * 35, database: readings * 140 },
-    latencyMs, rounds, ingest: ingest(rate), beside,
-    peakDatabaseBytes: readings * 140, peakFileSystemGrowthBytes: null, wallSeconds: 1, loadAverage: { start: 0.5, end: 0.8 },
+    latencyMs,
+    rounds,
+    ingest: ingest(rate),
+    beside,
+    peakDatabaseBytes: readings * 140,
+    peakFileSystemGrowthBytes: null,
+    wallSeconds: 1,
+    loadAverage: { start: 0.5, end: 0.8 },
   };
 }
 
@@ -92,9 +195,14 @@ export function scaleReport(): ScaleReport {
   const besideOf = (l: Record<LatencyKey, number>, rate: number) => ({ readings: 982_464, latencyMs: l, rounds, ingest: ingest(rate) });
   const profiles: ProfileOutcome[] = [
     {
-      profile: 'postgres', status: 'measured', reason: null,
+      profile: 'postgres',
+      status: 'measured',
+      reason: null,
       curve: {
-        profile: 'postgres', note: '', wallSeconds: 1, error: null,
+        profile: 'postgres',
+        note: '',
+        wallSeconds: 1,
+        error: null,
         steps: [
           step('1M', 982_464, latency(180, 7, 6.5, 4.3), 140_000, null),
           step('10M', 9_964_992, latency(150, 6.2, 6.1, 2.9), 250_000, besideOf(latency(175, 7.1, 6.4, 4.3), 141_000)),
@@ -105,8 +213,17 @@ export function scaleReport(): ScaleReport {
     { profile: 'timescale', status: 'not measured', reason: 'no TimescaleDB found', curve: null },
   ];
   return {
-    kit: 'coldtrack-api bench --scale', version: 1, startedAt: '2026-12-02T07:00:00.000Z', finishedAt: '2026-12-02T07:30:00.000Z', durationS: 1800, max: '100M',
+    kit: 'coldtrack-api bench --scale',
+    version: 1,
+    startedAt: '2026-12-02T07:00:00.000Z',
+    finishedAt: '2026-12-02T07:30:00.000Z',
+    durationS: 1800,
+    max: '100M',
     machine: { cpus: 2, cpuModel: 'AMD EPYC', memoryGb: 23.5, node: 'v20.20.2', commit: 'abc1234', loadAverage: { start: 0.5, end: 0.9 } },
-    method: [], profiles, targets: judgeTargets(profiles, '100M'), peakDatabaseBytes: 14 * 2 ** 30, peakFileSystemGrowthBytes: null,
+    method: [],
+    profiles,
+    targets: judgeTargets(profiles, '100M'),
+    peakDatabaseBytes: 14 * 2 ** 30,
+    peakFileSystemGrowthBytes: null,
   };
 }

@@ -19,7 +19,10 @@ async function verify(args: string[], env: Record<string, string> = { DATABASE_U
   delete cleanEnv.DATABASE_URL;
   Object.assign(cleanEnv, env);
   try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, [...nodeArgs('src/cli/audit-verify.ts'), ...args], { env: cleanEnv, timeout: 60_000 });
+    const { stdout, stderr } = await execFileAsync(process.execPath, [...nodeArgs('src/cli/audit-verify.ts'), ...args], {
+      env: cleanEnv,
+      timeout: 60_000,
+    });
     return { code: 0, stdout: stdout.trim(), stderr: stderr.trim() };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -47,7 +50,12 @@ async function tamper(statement: string, values: unknown[] = []) {
 }
 
 const eventAt = async (companyId: number, sequence: number) =>
-  (await world.db.pool.query<{ id: string }>('SELECT id FROM token_audit_events WHERE company_id = $1 AND sequence = $2', [companyId, sequence])).rows[0]!.id;
+  (
+    await world.db.pool.query<{ id: string }>('SELECT id FROM token_audit_events WHERE company_id = $1 AND sequence = $2', [
+      companyId,
+      sequence,
+    ])
+  ).rows[0]!.id;
 
 // company A: 6 events (4 creations, a rotation, a revoke); company B: 2
 const tokens: CreatedToken[] = [];
@@ -61,7 +69,9 @@ t.test('an intact chain: exit 0, "chain of N events verified"', async (t) => {
   const run = await verify(['--company', String(a.companyId)]);
   t.equal(run.code, 0, run.stderr);
   t.match(run.stdout, new RegExp(`^company ${a.companyId}: chain of 6 events verified \\(head [0-9a-f]{64}\\)$`));
-  const empty = await world.db.pool.query<{ id: number }>("INSERT INTO companies (name, country, currency) VALUES ('Quiet Co', 'NG', 'NGN') RETURNING id");
+  const empty = await world.db.pool.query<{ id: number }>(
+    "INSERT INTO companies (name, country, currency) VALUES ('Quiet Co', 'NG', 'NGN') RETURNING id",
+  );
   const quiet = await verify(['--company', String(empty.rows[0]!.id)]);
   t.equal(quiet.code, 0);
   t.match(quiet.stdout, /chain of 0 events verified$/, 'a company without events: an empty chain');
@@ -72,9 +82,12 @@ t.test('an event altered by SQL: exit 1, naming it (hash mismatch)', async (t) =
   await tamper("UPDATE token_audit_events SET actor_id = '999' WHERE id = $1", [id]);
   const run = await verify(['--company', String(a.companyId)]);
   t.equal(run.code, 1);
-  t.equal(run.stdout, `company ${a.companyId}: event ${id} (sequence 3) does not fit: hash mismatch: its content is not what was recorded; the 2 events before it fit`);
+  t.equal(
+    run.stdout,
+    `company ${a.companyId}: event ${id} (sequence 3) does not fit: hash mismatch: its content is not what was recorded; the 2 events before it fit`,
+  );
   const other = await verify(['--company', String(b.companyId)]);
-  t.equal(other.code, 0, 'company B\'s chain is its own: still verified');
+  t.equal(other.code, 0, "company B's chain is its own: still verified");
   t.match(other.stdout, /chain of 2 events verified/);
 });
 
@@ -97,7 +110,10 @@ t.test('an event removed: the next one names the gap', async (t) => {
   await tamper('DELETE FROM token_audit_events WHERE company_id = $1 AND sequence = 5', [a.companyId]);
   const run = await verify(['--company', String(a.companyId)]);
   t.equal(run.code, 1);
-  t.equal(run.stdout, `company ${a.companyId}: event ${next} (sequence 6) does not fit: gap in sequence: an event before it is missing (expected sequence 5); the 4 events before it fit`);
+  t.equal(
+    run.stdout,
+    `company ${a.companyId}: event ${next} (sequence 6) does not fit: gap in sequence: an event before it is missing (expected sequence 5); the 4 events before it fit`,
+  );
 });
 
 t.test('the guard is back after tampering: UPDATE refused again', async (t) => {
@@ -105,7 +121,15 @@ t.test('the guard is back after tampering: UPDATE refused again', async (t) => {
 });
 
 t.test('bad arguments: exit 2 with the usage; an unknown company or no database: exit 1', async (t) => {
-  for (const args of [[], ['--company'], ['--company', 'abc'], ['--company', '0'], ['--company', '99999999999'], ['--company', '1', '--all'], ['1']]) {
+  for (const args of [
+    [],
+    ['--company'],
+    ['--company', 'abc'],
+    ['--company', '0'],
+    ['--company', '99999999999'],
+    ['--company', '1', '--all'],
+    ['1'],
+  ]) {
     const run = await verify(args);
     t.equal(run.code, 2, `${JSON.stringify(args)}: ${run.stderr.split('\n')[0]}`);
     t.match(run.stderr, /usage: npm run audit:verify -- --company <company id>/);

@@ -22,7 +22,10 @@ async function command(script: string, args: string[], env: Record<string, strin
   delete cleanEnv.JWT_SECRET;
   Object.assign(cleanEnv, env);
   try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, [...nodeArgs(`src/cli/${script}.ts`), ...args], { env: cleanEnv, timeout: 60_000 });
+    const { stdout, stderr } = await execFileAsync(process.execPath, [...nodeArgs(`src/cli/${script}.ts`), ...args], {
+      env: cleanEnv,
+      timeout: 60_000,
+    });
     return { code: 0, stdout, lines: stderr.split('\n').filter(Boolean) };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -55,7 +58,11 @@ t.test('with npm start running: migrate, ingest and mint-jwt use its database an
 
   const mint = await command('mint-jwt', [String(company.employeeId)], env);
   t.equal(mint.code, 0);
-  t.equal((await jwtVerify(mint.stdout.trim(), new TextEncoder().encode(secret))).payload.sub, String(company.employeeId), 'signed with the demo\'s secret');
+  t.equal(
+    (await jwtVerify(mint.stdout.trim(), new TextEncoder().encode(secret))).payload.sub,
+    String(company.employeeId),
+    "signed with the demo's secret",
+  );
 });
 
 t.test('without DATABASE_URL and nothing running: one line saying what comes first', async (t) => {
@@ -67,7 +74,10 @@ t.test('without DATABASE_URL and nothing running: one line saying what comes fir
     const run = await command(script, script === 'ingest' ? ['-'] : [], { DATA_DIR: dataDir });
     t.equal(run.code, 1, `${script}: exit 1`);
     t.equal(run.lines.length, 1, `${script}: one line (${JSON.stringify(run.lines)})`);
-    t.match(run.lines[0], /^Invalid configuration: DATABASE_URL is required for npm run \w+ \(or start the embedded demo with npm start first/);
+    t.match(
+      run.lines[0],
+      /^Invalid configuration: DATABASE_URL is required for npm run \w+ \(or start the embedded demo with npm start first/,
+    );
   }
 });
 
@@ -81,7 +91,10 @@ t.test('ingest into a database without units says to load them first', async (t)
   writeFileSync(csv, 'cooling_unit_id,specification_type,recorded_at,value\n1,TEMPERATURE,2026-01-01T00:00:00Z,4.5\n');
   const run = await command('ingest', [csv, '--on-error', 'skip'], { DATA_DIR: dataDir });
   t.ok(run.lines.includes('line 2: cooling unit 1 does not exist'), 'the bad row, by line');
-  t.ok(run.lines.some((line) => /no cooling units yet: load them first \(npm run seed -- --demo/.test(line)), `the hint (${JSON.stringify(run.lines)})`);
+  t.ok(
+    run.lines.some((line) => /no cooling units yet: load them first \(npm run seed -- --demo/.test(line)),
+    `the hint (${JSON.stringify(run.lines)})`,
+  );
 });
 
 t.test('ingest into a database never migrated says to migrate first', async (t) => {

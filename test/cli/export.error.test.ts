@@ -25,7 +25,11 @@ t.test('bad arguments: one line naming the problem, exit 2, no request', async (
     ['units', [...range, '--units', '1,two', ...out('a')], /--units must be all or a comma-separated list of unit ids, not "1,two"/],
     ['page size', [...range, '--page-size', '5000', ...out('a')], /--page-size must be a whole number from 1 to 1000, not "5000"/],
     ['unknown option', [...range, '--unit', '1', ...out('a')], /^export: Unknown option '--unit'/],
-    ['a token argument', [...range, '--token', world.token, ...out('a')], /the token is read from COLDTRACK_TOKEN only, never from the command line/],
+    [
+      'a token argument',
+      [...range, '--token', world.token, ...out('a')],
+      /the token is read from COLDTRACK_TOKEN only, never from the command line/,
+    ],
     ['no token in the environment', [...range, ...out('a')], /^export: set COLDTRACK_TOKEN to an API token/, { token: null }],
   ];
   const runs = await Promise.all(cases.map(([, args, , options]) => runExport(world, args, options)));
@@ -43,11 +47,24 @@ t.test('the service refuses: the reason, exit 1, one request (never retried)', a
   const usersOnly = await world.issue({ scopes: ['users'] });
   const unitOfB = world.b.unitIds[0]!;
   const cases: Array<[string, string, string[], RegExp]> = [
-    ['401', `ctk_${'A'.repeat(49)}`, [...range, ...out('401')], /^export stopped: 401 unauthorized: .*\(is COLDTRACK_TOKEN right, and not revoked or expired\?\)/m],
-    ['403', usersOnly.token, [...range, '--units', String(world.unitIds[0]), ...out('403')],
-      /^export stopped: cooling unit \d+: 403 insufficient_scope: .* \(the token needs the sensor_data scope\)/m],
-    ['404', world.token, [...range, '--units', String(unitOfB), ...out('404')],
-      new RegExp(`^export stopped: cooling unit ${unitOfB}: 404 not_found: .*\\(not a unit this token may read\\)`, 'm')],
+    [
+      '401',
+      `ctk_${'A'.repeat(49)}`,
+      [...range, ...out('401')],
+      /^export stopped: 401 unauthorized: .*\(is COLDTRACK_TOKEN right, and not revoked or expired\?\)/m,
+    ],
+    [
+      '403',
+      usersOnly.token,
+      [...range, '--units', String(world.unitIds[0]), ...out('403')],
+      /^export stopped: cooling unit \d+: 403 insufficient_scope: .* \(the token needs the sensor_data scope\)/m,
+    ],
+    [
+      '404',
+      world.token,
+      [...range, '--units', String(unitOfB), ...out('404')],
+      new RegExp(`^export stopped: cooling unit ${unitOfB}: 404 not_found: .*\\(not a unit this token may read\\)`, 'm'),
+    ],
   ];
   for (const [status, token, args, reason] of cases) {
     const run = await runExport(world, args, { token });

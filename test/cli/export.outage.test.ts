@@ -33,7 +33,13 @@ t.test('the database is unreachable for 3 s in the middle: 503s are retried, the
   let pages = 0;
   let outage: Promise<void> | null = null;
   const summary = await exportSensorHistory(client, {
-    baseUrl: world.baseUrl, ...YEAR, aggregation: 'hourly', units: 'all', format: 'csv', outDir, pageSize: 500,
+    baseUrl: world.baseUrl,
+    ...YEAR,
+    aggregation: 'hourly',
+    units: 'all',
+    format: 'csv',
+    outDir,
+    pageSize: 500,
     onPageWritten: async () => {
       if (++pages !== 10) return;
       await proxy.refuse();
@@ -42,10 +48,15 @@ t.test('the database is unreachable for 3 s in the middle: 503s are retried, the
   });
   await outage;
   const unavailable = events.filter((event) => event.type === 'response' && event.status === 503);
-  const retries = events.filter((event): event is Extract<ClientEvent, { type: 'retry' }> => event.type === 'retry' && event.status === 503);
+  const retries = events.filter(
+    (event): event is Extract<ClientEvent, { type: 'retry' }> => event.type === 'retry' && event.status === 503,
+  );
   t.ok(unavailable.length >= 1, `${unavailable.length} answers were 503 unavailable`);
   t.equal(retries.length, unavailable.length, 'each was retried');
-  t.ok(retries.every((retry) => retry.ms >= 5000 && retry.ms < 5000 + 1000 * 2 ** retry.attempt), `after Retry-After (5 s) plus jitter: ${retries.map((retry) => Math.round(retry.ms)).join(', ')} ms`);
+  t.ok(
+    retries.every((retry) => retry.ms >= 5000 && retry.ms < 5000 + 1000 * 2 ** retry.attempt),
+    `after Retry-After (5 s) plus jitter: ${retries.map((retry) => Math.round(retry.ms)).join(', ')} ms`,
+  );
   t.equal(events.filter((event) => event.type === 'response' && event.status === 429).length, 0, 'no 429');
   t.equal(summary.records, 52_560, 'every record');
   for (const id of world.unitIds) {

@@ -14,8 +14,21 @@ import { createExportWorld, databaseHourly, fileRecords, YEAR } from '../client/
 const world = await createExportWorld(t);
 const root = await mkdtemp(join(tmpdir(), 'coldtrack-resume-'));
 t.teardown(() => rm(root, { recursive: true, force: true }));
-const args = (dir: string, extra: string[] = []) => ['--from', YEAR.from, '--to', YEAR.to, '--aggregation', 'hourly', '--out', dir, ...extra];
-const unitFiles = (dir: string) => readdirSync(dir).filter((name) => name.startsWith('cooling-unit-')).sort();
+const args = (dir: string, extra: string[] = []) => [
+  '--from',
+  YEAR.from,
+  '--to',
+  YEAR.to,
+  '--aggregation',
+  'hourly',
+  '--out',
+  dir,
+  ...extra,
+];
+const unitFiles = (dir: string) =>
+  readdirSync(dir)
+    .filter((name) => name.startsWith('cooling-unit-'))
+    .sort();
 
 interface CheckpointView {
   complete: boolean;
@@ -73,8 +86,10 @@ t.test('SIGKILL in the middle, then the same command: the same files', async (t)
   t.equal(second.code, 0, second.stderr.trim().split('\n').at(-1) ?? '');
   t.match(second.stderr, /resuming: \d of \d units done, [\d,]+ records already written/);
   // 264 pages of 200 in all (88 a unit), plus the deleted unit's 404
-  t.ok(second.requests < 265 - Math.floor(killedAt / 200) + 3,
-    `the second run fetched only what was left (${second.requests} requests; the first made ${first.requests})`);
+  t.ok(
+    second.requests < 265 - Math.floor(killedAt / 200) + 3,
+    `the second run fetched only what was left (${second.requests} requests; the first made ${first.requests})`,
+  );
   sameAsReference(t, dir);
 });
 
@@ -92,7 +107,9 @@ t.test('killed each time between a page reaching its file and the checkpoint cou
     runs.push(`killed with ${recordsIn(dir)} records counted`);
     // the page written after the last checkpoint is in a file, beyond the length counted
     const checkpoint = checkpointOf(dir)!;
-    const longer = Object.values(checkpoint.units).filter((unit) => (statSync(join(dir, unit.file), { throwIfNoEntry: false })?.size ?? 0) > unit.bytes);
+    const longer = Object.values(checkpoint.units).filter(
+      (unit) => (statSync(join(dir, unit.file), { throwIfNoEntry: false })?.size ?? 0) > unit.bytes,
+    );
     if (longer.length > 0) truncations++;
   }
   t.equal(runs.at(-1), 'complete', `completed after ${runs.length} runs: ${runs.join('; ')}`);
@@ -101,37 +118,50 @@ t.test('killed each time between a page reaching its file and the checkpoint cou
   sameAsReference(t, dir);
 });
 
-t.test('Ctrl-C: stops after the pages being written (exit 130) with one line saying how to continue, and the same command finishes', async (t) => {
-  const dir = join(root, 'interrupted');
-  const extra = ['--page-size', '100', '--concurrency', '2'];
-  let sent = false;
-  let stderrAtSignal = 0;
-  let stderrSoFar = '';
-  const interrupted = runExport(world, args(dir, extra), { onStderr: (text) => (stderrSoFar = text) });
-  const watcher = setInterval(() => {
-    if (!sent && recordsIn(dir) >= 5_000) {
-      sent = true;
-      stderrAtSignal = stderrSoFar.length;
-      process.kill(Number(readFileSync(join(dir, 'export.lock'), 'utf8')), 'SIGINT');
+t.test(
+  'Ctrl-C: stops after the pages being written (exit 130) with one line saying how to continue, and the same command finishes',
+  async (t) => {
+    const dir = join(root, 'interrupted');
+    const extra = ['--page-size', '100', '--concurrency', '2'];
+    let sent = false;
+    let stderrAtSignal = 0;
+    let stderrSoFar = '';
+    const interrupted = runExport(world, args(dir, extra), { onStderr: (text) => (stderrSoFar = text) });
+    const watcher = setInterval(() => {
+      if (!sent && recordsIn(dir) >= 5_000) {
+        sent = true;
+        stderrAtSignal = stderrSoFar.length;
+        process.kill(Number(readFileSync(join(dir, 'export.lock'), 'utf8')), 'SIGINT');
+      }
+    }, 5);
+    const stopped = await interrupted;
+    clearInterval(watcher);
+    t.equal(stopped.code, 130, 'exit 130');
+    const after = stopped.stderr
+      .slice(stderrAtSignal)
+      .split('\n')
+      .filter((line) => line.trim() !== '');
+    t.equal(after.length, 1, `one line after Ctrl-C: ${JSON.stringify(after)}`);
+    t.match(after[0], /^export interrupted: [\d,]+ records safely in .*; to continue, run the same command again: coldtrack-export /);
+    t.ok(
+      after[0]!.endsWith(['--base-url', world.relay.url, ...args(dir, extra)].join(' ')),
+      "the line ends with the command's own arguments",
+    );
+    // the pages being written when the signal came reached their files, and the checkpoint counts them
+    const checkpoint = JSON.parse(readFileSync(join(dir, CHECKPOINT_FILE), 'utf8')) as CheckpointView;
+    for (const unit of Object.values(checkpoint.units)) {
+      t.equal(
+        statSync(join(dir, unit.file), { throwIfNoEntry: false })?.size ?? 0,
+        unit.bytes,
+        `${unit.file}: on disk exactly as the checkpoint counts it`,
+      );
     }
-  }, 5);
-  const stopped = await interrupted;
-  clearInterval(watcher);
-  t.equal(stopped.code, 130, 'exit 130');
-  const after = stopped.stderr.slice(stderrAtSignal).split('\n').filter((line) => line.trim() !== '');
-  t.equal(after.length, 1, `one line after Ctrl-C: ${JSON.stringify(after)}`);
-  t.match(after[0], /^export interrupted: [\d,]+ records safely in .*; to continue, run the same command again: coldtrack-export /);
-  t.ok(after[0]!.endsWith(['--base-url', world.relay.url, ...args(dir, extra)].join(' ')), 'the line ends with the command\'s own arguments');
-  // the pages being written when the signal came reached their files, and the checkpoint counts them
-  const checkpoint = JSON.parse(readFileSync(join(dir, CHECKPOINT_FILE), 'utf8')) as CheckpointView;
-  for (const unit of Object.values(checkpoint.units)) {
-    t.equal(statSync(join(dir, unit.file), { throwIfNoEntry: false })?.size ?? 0, unit.bytes, `${unit.file}: on disk exactly as the checkpoint counts it`);
-  }
-  t.notOk(readdirSync(dir).includes('export.lock'), 'the lock is released');
-  const resumed = await runExport(world, args(dir, extra));
-  t.equal(resumed.code, 0, resumed.stderr.trim().split('\n').at(-1) ?? '');
-  sameAsReference(t, dir);
-});
+    t.notOk(readdirSync(dir).includes('export.lock'), 'the lock is released');
+    const resumed = await runExport(world, args(dir, extra));
+    t.equal(resumed.code, 0, resumed.stderr.trim().split('\n').at(-1) ?? '');
+    sameAsReference(t, dir);
+  },
+);
 
 t.test('a re-run with other parameters does not touch the directory', async (t) => {
   const run = await runExport(world, args(reference, ['--format', 'ndjson']));

@@ -18,20 +18,44 @@ t.test('on a terminal: a bar redrawn in place, then the completion line', async 
   const outDir = await mkdtemp(join(tmpdir(), 'coldtrack-export-tty-'));
   t.teardown(() => rm(outDir, { recursive: true, force: true }));
   const [unit] = world.unitIds as [number];
-  const command = [process.execPath, ...nodeArgs('client/src/cli/export.ts'),
-    '--base-url', world.baseUrl, '--from', YEAR.from, '--to', YEAR.to, '--units', String(unit), '--page-size', '500', '--out', outDir];
+  const command = [
+    process.execPath,
+    ...nodeArgs('client/src/cli/export.ts'),
+    '--base-url',
+    world.baseUrl,
+    '--from',
+    YEAR.from,
+    '--to',
+    YEAR.to,
+    '--units',
+    String(unit),
+    '--page-size',
+    '500',
+    '--out',
+    outDir,
+  ];
   // script gives the command a pseudo-terminal for stdin, stdout and stderr, and copies it to stdout
   const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
-    execFile('script', ['-qefc', command.map(shellWord).join(' '), '/dev/null'], {
-      env: { ...process.env, COLDTRACK_TOKEN: world.token }, timeout: 120_000, maxBuffer: 16 << 20,
-    }, (error, stdout) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, output: stdout }));
+    execFile(
+      'script',
+      ['-qefc', command.map(shellWord).join(' '), '/dev/null'],
+      {
+        env: { ...process.env, COLDTRACK_TOKEN: world.token },
+        timeout: 120_000,
+        maxBuffer: 16 << 20,
+      },
+      (error, stdout) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, output: stdout }),
+    );
   });
   t.equal(code, 0, `exit 0${code ? `: ${output.slice(-500)}` : ''}`);
   // the escape character spelled out, so the patterns below read (and lint) as text
   const shown = output.replaceAll('\u001b', '<ESC>');
   t.match(shown, /\r<ESC>\[2K[\u2588\u2591]{30} \d+% \| [\d,]+\/(\?|~[\d,]+) records \| [\d,]+ pages/, 'the bar, redrawn in place');
   // the terminal script makes is 80 columns: a longer bar would wrap and could not be redrawn
-  const draws = output.split('\r\u001b[2K').slice(1).map((draw) => draw.split(/\r?\n/)[0]!);
+  const draws = output
+    .split('\r\u001b[2K')
+    .slice(1)
+    .map((draw) => draw.split(/\r?\n/)[0]!);
   t.ok(draws.length >= 10 && draws.every((draw) => draw.length <= 79), `${draws.length} draws, none wider than the terminal`);
   t.match(draws.at(-1), /^[\u2588\u2591]{30} \d+% \| 17,520\/~[\d,]+ records \| [\d,]+ pages/, 'drawn a last time with every record');
   t.match(output, /export complete: 17,520 records in 1 files/, 'the completion line');

@@ -34,17 +34,22 @@ function get(path: string, encoding: string | null, authorized = true): Promise<
   if (encoding !== null) headers['accept-encoding'] = encoding;
   if (authorized) headers.authorization = `Bearer ${token}`;
   return new Promise((resolve, reject) => {
-    http.get(`${world.baseUrl}${path}`, { headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
-    }).on('error', reject);
+    http
+      .get(`${world.baseUrl}${path}`, { headers }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+      })
+      .on('error', reject);
   });
 }
 
 const decode = (answer: Answer) =>
-  answer.headers['content-encoding'] === 'br' ? zlib.brotliDecompressSync(answer.body)
-    : answer.headers['content-encoding'] === 'gzip' ? zlib.gunzipSync(answer.body) : answer.body;
+  answer.headers['content-encoding'] === 'br'
+    ? zlib.brotliDecompressSync(answer.body)
+    : answer.headers['content-encoding'] === 'gzip'
+      ? zlib.gunzipSync(answer.body)
+      : answer.body;
 
 const year = 'start_date=2025-01-01&end_date=2025-12-31';
 
@@ -71,7 +76,10 @@ t.test('every data endpoint and /openapi.json: compressed pages decode to the un
       const packed = await get(path, encoding);
       t.equal(packed.headers['content-encoding'], encoding, `${name}: ${encoding}`);
       t.match(packed.headers.vary, /accept-encoding/i, `${name}: Vary: Accept-Encoding`);
-      t.ok(decode(packed).equals(plain.body), `${name}: ${encoding} decodes to the same ${plain.body.length} bytes (${packed.body.length} on the wire, ${(plain.body.length / packed.body.length).toFixed(1)}x)`);
+      t.ok(
+        decode(packed).equals(plain.body),
+        `${name}: ${encoding} decodes to the same ${plain.body.length} bytes (${packed.body.length} on the wire, ${(plain.body.length / packed.body.length).toFixed(1)}x)`,
+      );
     }
   }
 });
@@ -84,7 +92,7 @@ t.test('the 1,000-reading sensor page is at least 5x smaller on the wire', async
   }
 });
 
-t.test('negotiation: the client\'s preference, brotli on a tie, identity when nothing offered fits', async (t) => {
+t.test("negotiation: the client's preference, brotli on a tie, identity when nothing offered fits", async (t) => {
   t.equal((await get(sensorPage, 'gzip, br')).headers['content-encoding'], 'br', 'both offered: brotli');
   t.equal((await get(sensorPage, 'br;q=0.5, gzip')).headers['content-encoding'], 'gzip', 'gzip preferred by q');
   t.equal((await get(sensorPage, 'gzip;q=0, br')).headers['content-encoding'], 'br', 'gzip refused');

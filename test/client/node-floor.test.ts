@@ -73,13 +73,26 @@ t.test(`the packed client on Node ${FLOOR}: a year of hourly history, and a type
   t.equal(result.pages, 18, '18 pages of 1,000');
   const { count, checksum } = await databaseHourly(world.db, unit);
   t.same({ count: result.count, checksum: result.checksum }, { count, checksum }, "17,520 hourly records, the database's rows exactly");
-  t.same(result.refused, { isApiError: true, status: 400, code: 'invalid_request', field: 'aggregation' }, 'a bad parameter: ColdtrackApiError 400 naming it');
+  t.same(
+    result.refused,
+    { isApiError: true, status: 400, code: 'invalid_request', field: 'aggregation' },
+    'a bad parameter: ColdtrackApiError 400 naming it',
+  );
 
   // the command, started as a partner's shell would through the bin link, on the floor's node
   const command = join(project, 'node_modules', '.bin', 'coldtrack-export');
-  const exported = await run(node, [command, '--base-url', world.baseUrl, '--from', YEAR.from, '--to', YEAR.to, '--units', String(unit), '--out', 'export'], project, {
-    env: { COLDTRACK_TOKEN: world.token },
-  });
+  const exported = await run(
+    node,
+    [command, '--base-url', world.baseUrl, '--from', YEAR.from, '--to', YEAR.to, '--units', String(unit), '--out', 'export'],
+    project,
+    {
+      env: { COLDTRACK_TOKEN: world.token },
+    },
+  );
   t.equal(exported.code, 0, `coldtrack-export exits 0 on Node ${FLOOR}${exported.code ? `: ${exported.stderr}` : ''}`);
-  t.same(fileRecords(join(project, 'export', `cooling-unit-${unit}.csv`), 'csv').checksum, checksum, "the unit's file holds the database's hourly rows");
+  t.same(
+    fileRecords(join(project, 'export', `cooling-unit-${unit}.csv`), 'csv').checksum,
+    checksum,
+    "the unit's file holds the database's hourly rows",
+  );
 });

@@ -47,9 +47,15 @@ export const run = () => exportSensorHistory(client, { baseUrl: 'https://api.col
 
 const TSCONFIG = {
   compilerOptions: {
-    strict: true, noEmit: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', skipLibCheck: false,
+    strict: true,
+    noEmit: true,
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    skipLibCheck: false,
     // a partner's server project has Node's types; this one borrows the repository's copy of them
-    typeRoots: [join(REPO_ROOT, 'node_modules', '@types')], types: ['node'],
+    typeRoots: [join(REPO_ROOT, 'node_modules', '@types')],
+    types: ['node'],
   },
   files: ['consumer.ts'],
 };
@@ -61,12 +67,30 @@ t.test('the packed package in a project outside the repository', async (t) => {
   const [{ tarball, files }, world] = await Promise.all([packClient(scratch), createExportWorld(t)]);
 
   t.test('the tarball holds the build and the package documents only', async (t) => {
-    t.ok(files.includes('dist/index.js') && files.includes('dist/index.d.ts') && files.includes('dist/index.js.map'), 'JavaScript, declarations, source maps');
+    t.ok(
+      files.includes('dist/index.js') && files.includes('dist/index.d.ts') && files.includes('dist/index.js.map'),
+      'JavaScript, declarations, source maps',
+    );
     t.ok(files.includes('dist/cli/export.js') && files.includes('dist/export/index.js'), 'the command and the export engine');
-    t.ok(['package.json', 'README.md', 'CHANGELOG.md'].every((file) => files.includes(file)), 'package.json, README, CHANGELOG');
-    t.same(files.filter((file) => !file.startsWith('dist/') && !['package.json', 'README.md', 'CHANGELOG.md'].includes(file)), [], 'nothing else at the top');
-    t.same(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts')), [], 'no TypeScript source');
-    t.same(files.filter((file) => /codegen|test|(^|\/)src\//.test(file)), [], 'no code generator, tests or sources');
+    t.ok(
+      ['package.json', 'README.md', 'CHANGELOG.md'].every((file) => files.includes(file)),
+      'package.json, README, CHANGELOG',
+    );
+    t.same(
+      files.filter((file) => !file.startsWith('dist/') && !['package.json', 'README.md', 'CHANGELOG.md'].includes(file)),
+      [],
+      'nothing else at the top',
+    );
+    t.same(
+      files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts')),
+      [],
+      'no TypeScript source',
+    );
+    t.same(
+      files.filter((file) => /codegen|test|(^|\/)src\//.test(file)),
+      [],
+      'no code generator, tests or sources',
+    );
   });
 
   const project = await partnerProject(join(scratch, 'partner'), tarball);
@@ -74,7 +98,11 @@ t.test('the packed package in a project outside the repository', async (t) => {
 
   t.test('plain node imports it and pages through a real query', async (t) => {
     writeFileSync(join(project, 'paging.mjs'), PAGING_SCRIPT);
-    const paged = await run(process.execPath, ['paging.mjs', JSON.stringify({ baseUrl: world.baseUrl, token: world.token, unit })], project);
+    const paged = await run(
+      process.execPath,
+      ['paging.mjs', JSON.stringify({ baseUrl: world.baseUrl, token: world.token, unit })],
+      project,
+    );
     t.equal(paged.code, 0, `node paging.mjs exits 0${paged.code ? `: ${paged.stderr}` : ''}`);
     // March 2025: 31 days x 24 hours x 2 types, 500 a page
     t.same(JSON.parse(paged.stdout.trim()), { pages: 3, records: 1488, maxPageSize: 1000 }, '1,488 hourly records in 3 pages');
@@ -88,19 +116,38 @@ t.test('the packed package in a project outside the repository', async (t) => {
     writeFileSync(join(project, 'consumer.ts'), consumer('temperature'));
     const wrong = await run(process.execPath, [TSC, '-p', 'tsconfig.json'], project);
     t.not(wrong.code, 0, 'record.temperature does not');
-    t.match(wrong.stdout, /consumer\.ts\(\d+,\d+\): error TS2339: Property 'temperature' does not exist on type/, 'the error names the field');
+    t.match(
+      wrong.stdout,
+      /consumer\.ts\(\d+,\d+\): error TS2339: Property 'temperature' does not exist on type/,
+      'the error names the field',
+    );
   });
 
   t.test('coldtrack-export, through the bin link, exports a unit', async (t) => {
-    const exported = await run(join(project, 'node_modules', '.bin', 'coldtrack-export'),
-      ['--base-url', world.baseUrl, '--from', YEAR.from, '--to', YEAR.to, '--units', String(unit), '--format', 'ndjson', '--out', 'export'], project,
-      { env: { COLDTRACK_TOKEN: world.token } });
+    const exported = await run(
+      join(project, 'node_modules', '.bin', 'coldtrack-export'),
+      ['--base-url', world.baseUrl, '--from', YEAR.from, '--to', YEAR.to, '--units', String(unit), '--format', 'ndjson', '--out', 'export'],
+      project,
+      { env: { COLDTRACK_TOKEN: world.token } },
+    );
     t.equal(exported.code, 0, `exit 0${exported.code ? `: ${exported.stderr}` : ''}`);
     t.match(exported.stderr, /export complete: 17,520 records in 1 files/, 'the completion line on stderr');
-    t.same(readdirSync(join(project, 'export')).sort(), [`cooling-unit-${unit}.ndjson`, 'export-checkpoint.json'], 'one file per unit and the checkpoint');
+    t.same(
+      readdirSync(join(project, 'export')).sort(),
+      [`cooling-unit-${unit}.ndjson`, 'export-checkpoint.json'],
+      'one file per unit and the checkpoint',
+    );
     const { count, checksum } = await databaseHourly(world.db, unit);
-    t.same(fileRecords(join(project, 'export', `cooling-unit-${unit}.ndjson`), 'ndjson'), { header: null, count, checksum }, "the database's hourly rows exactly");
-    const refused = await run(join(project, 'node_modules', '.bin', 'coldtrack-export'), ['--base-url', world.baseUrl, '--from', YEAR.from, '--to', YEAR.to, '--out', 'again'], project);
+    t.same(
+      fileRecords(join(project, 'export', `cooling-unit-${unit}.ndjson`), 'ndjson'),
+      { header: null, count, checksum },
+      "the database's hourly rows exactly",
+    );
+    const refused = await run(
+      join(project, 'node_modules', '.bin', 'coldtrack-export'),
+      ['--base-url', world.baseUrl, '--from', YEAR.from, '--to', YEAR.to, '--out', 'again'],
+      project,
+    );
     t.equal(refused.code, 2, 'without COLDTRACK_TOKEN: exit 2');
   });
 });

@@ -10,16 +10,24 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLIENT_DIR = join(REPO_ROOT, 'client');
 
-export interface Run { code: number; stdout: string; stderr: string }
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
-export interface RunOptions { env?: Record<string, string>; timeout?: number }
+export interface RunOptions {
+  env?: Record<string, string>;
+  timeout?: number;
+}
 
 /** A command's exit code and output, with `npm test`'s npm_* settings kept from the inner npm. */
 export function run(command: string, args: string[], cwd: string, options: RunOptions = {}): Promise<Run> {
   const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name))), ...options.env };
   return new Promise((resolve) => {
     execFile(command, args, { cwd, env, timeout: options.timeout ?? 150_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }));
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
   });
 }
 

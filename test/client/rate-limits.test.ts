@@ -15,14 +15,22 @@ import { createExportWorld, databaseHourly, fileRecords, YEAR } from './world.js
 // the limits' window shortened from the spec's minute: what is tested is that the client waits
 // one out, whatever its length, and a minute of it made this the suite's longest file (76 s)
 const WINDOW_MS = 20_000;
-const world = await createExportWorld(t, { env: { REDIS_URL: 'redis://127.0.0.1:6379' }, realRateLimits: true, rateLimitWindowMs: WINDOW_MS });
+const world = await createExportWorld(t, {
+  env: { REDIS_URL: 'redis://127.0.0.1:6379' },
+  realRateLimits: true,
+  rateLimitWindowMs: WINDOW_MS,
+});
 const outDir = await mkdtemp(join(tmpdir(), 'coldtrack-budget-'));
 t.teardown(() => rm(outDir, { recursive: true, force: true }));
 
 /** Spends `count` of the token's 100 requests of this minute, as someone else would. */
 async function spend(token: string, count: number) {
   for (let i = 0; i < count; i++) {
-    const response = await world.ctx.app.inject({ method: 'GET', url: '/api/v1/analytics/utilization?page_size=1', headers: { authorization: `Bearer ${token}` } });
+    const response = await world.ctx.app.inject({
+      method: 'GET',
+      url: '/api/v1/analytics/utilization?page_size=1',
+      headers: { authorization: `Bearer ${token}` },
+    });
     if (response.statusCode !== 200) throw new Error(`spending the budget: ${response.statusCode}`);
   }
 }
@@ -34,11 +42,19 @@ async function command(t: Test) {
   const dir = join(outDir, 'command');
   const run = await runExport(world, ['--from', YEAR.from, '--to', YEAR.to, '--out', dir], { token });
   t.equal(run.code, 0, `command: ${run.stderr.trim().split('\n').at(-1)}`);
-  t.match(run.stderr, /^waiting \d+s for the token's rate limit \(until \d\d:\d\d:\d\d UTC\)$/m, 'command: the wait is shown as a rate-limit wait');
+  t.match(
+    run.stderr,
+    /^waiting \d+s for the token's rate limit \(until \d\d:\d\d:\d\d UTC\)$/m,
+    'command: the wait is shown as a rate-limit wait',
+  );
   t.equal(run.statuses.filter((status) => status === 429).length, 0, `command: no 429 among ${run.statuses.length} answers`);
   for (const id of world.unitIds) {
     const file = fileRecords(join(dir, `cooling-unit-${id}.csv`), 'csv');
-    t.same({ count: file.count, checksum: file.checksum }, await databaseHourly(world.db, id), `command: unit ${id}, the database's rows exactly`);
+    t.same(
+      { count: file.count, checksum: file.checksum },
+      await databaseHourly(world.db, id),
+      `command: unit ${id}, the database's rows exactly`,
+    );
   }
 }
 
@@ -49,9 +65,19 @@ async function engine(t: Test) {
   const client = new ColdtrackClient({ baseUrl: world.baseUrl, token: world.token, onEvent: (event) => events.push(event) });
   const started = Date.now();
   // 56 requests (units found, 3 x 18 pages, the deleted unit's 404), 3 units at once
-  const summary = await exportSensorHistory(client, { baseUrl: world.baseUrl, ...YEAR, aggregation: 'hourly', units: 'all', format: 'ndjson', outDir: join(outDir, 'engine'), concurrency: 3 });
+  const summary = await exportSensorHistory(client, {
+    baseUrl: world.baseUrl,
+    ...YEAR,
+    aggregation: 'hourly',
+    units: 'all',
+    format: 'ndjson',
+    outDir: join(outDir, 'engine'),
+    concurrency: 3,
+  });
   const seconds = (Date.now() - started) / 1000;
-  const statuses = events.filter((event): event is Extract<ClientEvent, { type: 'response' }> => event.type === 'response').map((event) => event.status);
+  const statuses = events
+    .filter((event): event is Extract<ClientEvent, { type: 'response' }> => event.type === 'response')
+    .map((event) => event.status);
   t.equal(statuses.filter((status) => status === 429).length, 0, `engine: no 429 among ${statuses.length} answers`);
   t.equal(statuses.filter((status) => status === 200).length, 55, 'engine: 55 pages');
   const waits = events.filter((event) => event.type === 'rate-limit-wait');
@@ -62,7 +88,11 @@ async function engine(t: Test) {
   t.equal(summary.records, 52_560, 'engine: every record');
   for (const id of world.unitIds) {
     const file = fileRecords(join(outDir, 'engine', `cooling-unit-${id}.ndjson`), 'ndjson');
-    t.same({ count: file.count, checksum: file.checksum }, await databaseHourly(world.db, id), `engine: unit ${id}, the database's rows exactly`);
+    t.same(
+      { count: file.count, checksum: file.checksum },
+      await databaseHourly(world.db, id),
+      `engine: unit ${id}, the database's rows exactly`,
+    );
   }
 }
 

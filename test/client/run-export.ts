@@ -60,10 +60,11 @@ export async function countingRelay(target: string): Promise<Relay> {
     get statuses() {
       return statuses;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -74,7 +75,7 @@ export async function runExport(world: { relay: Relay; token: string }, args: st
   const answered = relay.statuses.length;
   {
     const token = options.token === undefined ? world.token : options.token;
-    const env: Record<string, string> = { ...process.env as Record<string, string>, ...options.env };
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), ...options.env };
     delete env.COLDTRACK_TOKEN;
     if (token !== null) env.COLDTRACK_TOKEN = token;
     const child = spawn(process.execPath, [...nodeArgs('client/src/cli/export.ts'), '--base-url', relay.url, ...args], {
@@ -88,7 +89,9 @@ export async function runExport(world: { relay: Relay; token: string }, args: st
       stderr += chunk.toString();
       options.onStderr?.(stderr, child);
     });
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => resolve([c, s])));
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.once('exit', (c, s) => resolve([c, s])),
+    );
     await new Promise((resolve) => setImmediate(resolve));
     return { code, signal, stderr, stdout, requests: relay.requests - before, statuses: relay.statuses.slice(answered) };
   }

@@ -45,7 +45,11 @@ export async function loadYear(db: TestDatabase, unitIds: number[], days = 365):
   let inserted = 0;
   // the units are consecutive ids (createCompany inserts them one after the other)
   const chunks = readingChunks({ units: unitIds.length, firstUnitId: unitIds[0]!, days, end: new Date('2026-01-01T00:00:00Z'), seed: 11 });
-  const stats = await ingestReadings(db.pool, parseReadings(lineRuns(Readable.from(chunks)), 'csv', new ReadingValidator(() => new Date('2026-01-02T00:00:00Z'))), { batchSize: 100_000 });
+  const stats = await ingestReadings(
+    db.pool,
+    parseReadings(lineRuns(Readable.from(chunks)), 'csv', new ReadingValidator(() => new Date('2026-01-02T00:00:00Z'))),
+    { batchSize: 100_000 },
+  );
   inserted += stats.inserted;
   return inserted;
 }
@@ -79,7 +83,10 @@ export async function createExportWorld(t: Test, options: WorldOptions = {}): Pr
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   const address = ctx.app.server.address() as { port: number };
   const issue = (issueOptions: { scopes?: string[]; cooling_unit_ids?: number[] } = {}) =>
-    issueToken(ctx, a.employeeId, { scopes: issueOptions.scopes ?? ['sensor_data', 'utilization'], cooling_unit_ids: issueOptions.cooling_unit_ids ?? [] });
+    issueToken(ctx, a.employeeId, {
+      scopes: issueOptions.scopes ?? ['sensor_data', 'utilization'],
+      cooling_unit_ids: issueOptions.cooling_unit_ids ?? [],
+    });
   const { token } = await issue();
   const baseUrl = `http://127.0.0.1:${address.port}`;
   const relay = await countingRelay(baseUrl);
@@ -93,7 +100,15 @@ export interface Canonical {
 }
 
 /** One record as a line both sides agree on: instant, unit, type and the numbers as JavaScript prints them. */
-export const canonicalLine = (r: { timestamp: string; cooling_unit_id: number; specification_type: string; value: number; sample_count: number; min?: number | null; max?: number | null }) =>
+export const canonicalLine = (r: {
+  timestamp: string;
+  cooling_unit_id: number;
+  specification_type: string;
+  value: number;
+  sample_count: number;
+  min?: number | null;
+  max?: number | null;
+}) =>
   `${new Date(r.timestamp).toISOString()}|${r.cooling_unit_id}|${r.specification_type}|${r.value}|${r.sample_count}|${r.min ?? ''}|${r.max ?? ''}`;
 
 function canonical(lines: string[]): Canonical {
@@ -104,7 +119,15 @@ function canonical(lines: string[]): Canonical {
 
 /** The unit's hourly aggregate rows in 2025, as the database holds them, in the export's order. */
 export async function databaseHourly(db: TestDatabase, unitId: number): Promise<Canonical> {
-  const { rows } = await db.pool.query<{ timestamp: Date; cooling_unit_id: number; specification_type: string; value: number; sample_count: number; min: number; max: number }>(
+  const { rows } = await db.pool.query<{
+    timestamp: Date;
+    cooling_unit_id: number;
+    specification_type: string;
+    value: number;
+    sample_count: number;
+    min: number;
+    max: number;
+  }>(
     `SELECT bucket AS timestamp, cooling_unit_id, specification_type::text AS specification_type, value, sample_count::int AS sample_count, min, max
      FROM sensor_readings_hourly
      WHERE cooling_unit_id = $1 AND bucket >= '2025-01-01T00:00:00Z' AND bucket < '2026-01-01T00:00:00Z'
@@ -113,7 +136,9 @@ export async function databaseHourly(db: TestDatabase, unitId: number): Promise<
   );
   // the service prints a mean to 12 significant digits (sum / count in float8 is noisy:
   // 91.57499999999999 for 91.575); min and max are readings, never rounded
-  return canonical(rows.map((row) => canonicalLine({ ...row, value: Number(row.value.toPrecision(12)), timestamp: row.timestamp.toISOString() })));
+  return canonical(
+    rows.map((row) => canonicalLine({ ...row, value: Number(row.value.toPrecision(12)), timestamp: row.timestamp.toISOString() })),
+  );
 }
 
 /** An exported file read back: CSV (header, then the columns of client/src/export/plan.ts) or NDJSON. */
@@ -129,9 +154,19 @@ export function fileRecords(path: string, format: 'csv' | 'ndjson'): Canonical &
   const number = (text: string | undefined) => (text === undefined || text === '' ? null : Number(text));
   return {
     header: header ?? null,
-    ...canonical(rows.map((row) => {
-      const [timestamp, unit, type, value, count, min, max] = row.split(',');
-      return canonicalLine({ timestamp: timestamp!, cooling_unit_id: Number(unit), specification_type: type!, value: Number(value), sample_count: Number(count), min: number(min), max: number(max) });
-    })),
+    ...canonical(
+      rows.map((row) => {
+        const [timestamp, unit, type, value, count, min, max] = row.split(',');
+        return canonicalLine({
+          timestamp: timestamp!,
+          cooling_unit_id: Number(unit),
+          specification_type: type!,
+          value: Number(value),
+          sample_count: Number(count),
+          min: number(min),
+          max: number(max),
+        });
+      }),
+    ),
   };
 }

@@ -61,7 +61,7 @@ t.test('workers get a heap limit unless the operator set one', async (t) => {
   t.same(heapFlags(512, '--enable-source-maps --max-semi-space-size=32 --max-old-space-size=300 --allocation-site-pretenuring'), []);
   t.same(heapFlags(512, '--no-allocation-site-pretenuring'), ['--max-old-space-size=512', '--max-semi-space-size=8'], 'not twice');
   t.same(mallocEnv({}), { MALLOC_MMAP_THRESHOLD_: '131072' }, 'large buffers go back to the system when freed');
-  t.same(mallocEnv({ MALLOC_MMAP_THRESHOLD_: '1048576' }), {}, 'the operator\'s glibc setting wins');
+  t.same(mallocEnv({ MALLOC_MMAP_THRESHOLD_: '1048576' }), {}, "the operator's glibc setting wins");
 });
 
 t.test('TRUST_PROXY takes a list of addresses and CIDRs', async (t) => {

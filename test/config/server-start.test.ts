@@ -61,6 +61,9 @@ for (const [index, [label, key, message]] of cases.entries()) {
     t.match(lines[0], message);
     t.notMatch(stderr, /^\s+at /m, 'no stack trace');
     const body = key.split('\n').filter((line) => line.length > 16 && !line.startsWith('-----'));
-    t.notOk(body.some((line) => stderr.includes(line.slice(0, 16))), 'no key material');
+    t.notOk(
+      body.some((line) => stderr.includes(line.slice(0, 16))),
+      'no key material',
+    );
   });
 }

@@ -123,8 +123,13 @@ t.test('every variable of the schema has bad values here', async (t) => {
   for (const variable of CONFIG_VARIABLES) t.ok(covered.has(variable), `${variable} has a bad-value case`);
   // and the operators' configuration table names exactly these (`JWT_ISSUER`, `JWT_AUDIENCE` share a row)
   const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
-  const table = operations.slice(operations.indexOf('## Configuration'), operations.indexOf('\n## ', operations.indexOf('## Configuration') + 5));
-  const documented = new Set([...table.matchAll(/^\| ((?:`[A-Z_]+`(?:, )?)+) \|/gm)].flatMap((row) => [...row[1]!.matchAll(/`([A-Z_]+)`/g)].map((name) => name[1]!)));
+  const table = operations.slice(
+    operations.indexOf('## Configuration'),
+    operations.indexOf('\n## ', operations.indexOf('## Configuration') + 5),
+  );
+  const documented = new Set(
+    [...table.matchAll(/^\| ((?:`[A-Z_]+`(?:, )?)+) \|/gm)].flatMap((row) => [...row[1]!.matchAll(/`([A-Z_]+)`/g)].map((name) => name[1]!)),
+  );
   t.same([...documented].sort(), [...CONFIG_VARIABLES].sort(), 'docs/operations.md documents every variable, and only those');
 });
 
@@ -190,8 +195,11 @@ t.test('the sensor settings: loadConfig and npm run migrate (loadSensorStorageCo
   t.same([config.sensorStorage, config.sensorRetentionDays], ['timescale', 90], 'the same values in the service config');
   // the migrate command checks only these: no JWT secret or Redis needed, and a bad value elsewhere is not its business
   t.doesNotThrow(() => loadSensorStorageConfig({ ...env, DATABASE_URL: base.DATABASE_URL, PORT: 'abc' }), 'other variables are not read');
-  t.throws(() => loadSensorStorageConfig({ SENSOR_RETENTION_DAYS: '7' }),
-    new ConfigError('SENSOR_RETENTION_DAYS', 'must be a whole number of days, at least 30'), 'the same one-line error as start-up');
+  t.throws(
+    () => loadSensorStorageConfig({ SENSOR_RETENTION_DAYS: '7' }),
+    new ConfigError('SENSOR_RETENTION_DAYS', 'must be a whole number of days, at least 30'),
+    'the same one-line error as start-up',
+  );
 });
 
 t.test('PUBLIC_BASE_URL: the OpenAPI servers entry, without a trailing slash but for "/" itself', async (t) => {
@@ -203,23 +211,45 @@ t.test('PUBLIC_BASE_URL: the OpenAPI servers entry, without a trailing slash but
     ['https://API.coldtrack.example:8443/partner/v1//', 'https://api.coldtrack.example:8443/partner/v1'],
     ['http://127.0.0.1:3000', 'http://127.0.0.1:3000'],
   ] as const) {
-    t.equal(loadConfig({ ...base, ...(value === undefined ? {} : { PUBLIC_BASE_URL: value }) }).publicBaseUrl, expected, `${value ?? '(unset)'}: ${expected}`);
+    t.equal(
+      loadConfig({ ...base, ...(value === undefined ? {} : { PUBLIC_BASE_URL: value }) }).publicBaseUrl,
+      expected,
+      `${value ?? '(unset)'}: ${expected}`,
+    );
   }
 });
 
 t.test('DB_POOLER=transaction turns prepared statements off unless DB_PREPARED_STATEMENTS says otherwise', async (t) => {
   const pooled = { ...base, DB_POOLER: 'transaction', DATABASE_SESSION_URL: 'postgres://u@10.0.0.20:5432/db' };
-  t.same([loadConfig(base).dbPooler, loadConfig(base).dbPreparedStatements, loadConfig(base).databaseSessionUrl], ['none', true, null], 'the defaults');
+  t.same(
+    [loadConfig(base).dbPooler, loadConfig(base).dbPreparedStatements, loadConfig(base).databaseSessionUrl],
+    ['none', true, null],
+    'the defaults',
+  );
   const config = loadConfig(pooled);
-  t.same([config.dbPooler, config.dbPreparedStatements, config.databaseSessionUrl], ['transaction', false, 'postgres://u@10.0.0.20:5432/db']);
-  t.equal(loadConfig({ ...pooled, DB_PREPARED_STATEMENTS: 'on' }).dbPreparedStatements, true, 'a pooler that keeps them (PgBouncer 1.21+ with max_prepared_statements)');
+  t.same(
+    [config.dbPooler, config.dbPreparedStatements, config.databaseSessionUrl],
+    ['transaction', false, 'postgres://u@10.0.0.20:5432/db'],
+  );
+  t.equal(
+    loadConfig({ ...pooled, DB_PREPARED_STATEMENTS: 'on' }).dbPreparedStatements,
+    true,
+    'a pooler that keeps them (PgBouncer 1.21+ with max_prepared_statements)',
+  );
 });
 
 t.test('npm run migrate reads the session URL and the lock wait, and nothing it does not need', async (t) => {
   t.same(loadMigrationConfig({}), { sensorStorage: null, sensorRetentionDays: null, databaseSessionUrl: null, lockWaitMs: 60_000 });
-  t.same(loadMigrationConfig({ DATABASE_SESSION_URL: 'postgres://u@10.0.0.20/db', DB_STARTUP_WAIT_SECONDS: '5', PORT: 'abc' }),
-    { sensorStorage: null, sensorRetentionDays: null, databaseSessionUrl: 'postgres://u@10.0.0.20/db', lockWaitMs: 5000 });
-  t.throws(() => loadMigrationConfig({ DATABASE_SESSION_URL: 'mysql://x' }), /^Invalid configuration: DATABASE_SESSION_URL must be a postgres/);
+  t.same(loadMigrationConfig({ DATABASE_SESSION_URL: 'postgres://u@10.0.0.20/db', DB_STARTUP_WAIT_SECONDS: '5', PORT: 'abc' }), {
+    sensorStorage: null,
+    sensorRetentionDays: null,
+    databaseSessionUrl: 'postgres://u@10.0.0.20/db',
+    lockWaitMs: 5000,
+  });
+  t.throws(
+    () => loadMigrationConfig({ DATABASE_SESSION_URL: 'mysql://x' }),
+    /^Invalid configuration: DATABASE_SESSION_URL must be a postgres/,
+  );
 });
 
 t.test('JWT_PUBLIC_KEY: RSA 2048+ and P-256 SPKI keys load, with \\n escapes too', async (t) => {
@@ -231,6 +261,10 @@ t.test('JWT_PUBLIC_KEY: RSA 2048+ and P-256 SPKI keys load, with \\n escapes too
   ] as const) {
     const config = loadConfig({ ...noSecret, JWT_PUBLIC_KEY: pem });
     t.equal(config.jwt?.kind, 'public-key', label);
-    t.match(config.jwt?.kind === 'public-key' ? config.jwt.pem : '', /^-----BEGIN PUBLIC KEY-----\n[\s\S]+-----END PUBLIC KEY-----$/, `${label}: the PEM block`);
+    t.match(
+      config.jwt?.kind === 'public-key' ? config.jwt.pem : '',
+      /^-----BEGIN PUBLIC KEY-----\n[\s\S]+-----END PUBLIC KEY-----$/,
+      `${label}: the PEM block`,
+    );
   }
 });

@@ -32,8 +32,17 @@ t.test('the committed build is what the source builds to (else: npm run build:co
 t.test('first load: JS + CSS under 100 KB gzip; no inline code for the CSP to refuse', async (t) => {
   const page = readFileSync(join(COMMITTED, 'index.html'), 'utf8');
   const referenced = [...page.matchAll(/(?:src|href)="\/console\/(assets\/[^"]+\.(?:js|css))"/g)].map((match) => match[1]!);
-  t.ok(referenced.some((name) => name.endsWith('.js')) && referenced.some((name) => name.endsWith('.css')), `the page loads ${referenced.join(', ')}`);
-  t.strictSame(files(join(COMMITTED, 'assets')).map((name) => `assets/${name}`).sort(), [...referenced].sort(), 'and nothing else is built');
+  t.ok(
+    referenced.some((name) => name.endsWith('.js')) && referenced.some((name) => name.endsWith('.css')),
+    `the page loads ${referenced.join(', ')}`,
+  );
+  t.strictSame(
+    files(join(COMMITTED, 'assets'))
+      .map((name) => `assets/${name}`)
+      .sort(),
+    [...referenced].sort(),
+    'and nothing else is built',
+  );
   let total = 0;
   for (const name of referenced) {
     const size = gzipSync(readFileSync(join(COMMITTED, name))).length;

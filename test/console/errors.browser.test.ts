@@ -27,7 +27,11 @@ t.test('a non-employee JWT (an operator): "not a Registered Employee", and the J
 
 t.test('an expired or invalid JWT pasted: "sign in again"', async (t) => {
   const expired = await ctx.jwtFor(company.employeeId, { ttlSeconds: 60, now: new Date(ctx.clock.now().getTime() - 3_600_000) });
-  const cases: Array<[string, string]> = [['expired', expired], ['not a JWT', 'hello'], ['signed with another key', `${expired.slice(0, -4)}AAAA`]];
+  const cases: Array<[string, string]> = [
+    ['expired', expired],
+    ['not a JWT', 'hello'],
+    ['signed with another key', `${expired.slice(0, -4)}AAAA`],
+  ];
   for (const [label, credential] of cases) {
     await page.getByLabel('Your Registered Employee JWT').fill(credential);
     await page.getByRole('button', { name: 'Sign in' }).click();

@@ -82,12 +82,15 @@ export async function startConsole(t: Test, env: Record<string, string> = {}, op
  */
 export async function checkAccessibility(t: Test, page: Page, label: string) {
   if (!(await page.evaluate<boolean>('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }>(
-    'axe.run(document, { resultTypes: ["violations"] })',
-  );
+  const result = await page.evaluate<{
+    violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }>;
+  }>('axe.run(document, { resultTypes: ["violations"] })');
   const blocking = result.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
   t.strictSame(
-    blocking.map((violation) => `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`),
+    blocking.map(
+      (violation) =>
+        `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`,
+    ),
     [],
     `${label}: no serious or critical accessibility violation (${result.violations.length} minor)`,
   );
@@ -109,11 +112,12 @@ export const focused = (page: Page) =>
 
 /** Whether `text` is anywhere in the page: its markup or the value of any form field. */
 export const pageHolds = (page: Page, text: string) =>
-  page.evaluate<boolean, string>(
-    (needle) => {
-      const doc = (globalThis as unknown as { document: { documentElement: { outerHTML: string }; querySelectorAll(s: string): Iterable<{ value: string }> } }).document;
-      if (doc.documentElement.outerHTML.includes(needle)) return true;
-      return [...doc.querySelectorAll('input, textarea')].some((field) => field.value.includes(needle));
-    },
-    text,
-  );
+  page.evaluate<boolean, string>((needle) => {
+    const doc = (
+      globalThis as unknown as {
+        document: { documentElement: { outerHTML: string }; querySelectorAll(s: string): Iterable<{ value: string }> };
+      }
+    ).document;
+    if (doc.documentElement.outerHTML.includes(needle)) return true;
+    return [...doc.querySelectorAll('input, textarea')].some((field) => field.value.includes(needle));
+  }, text);

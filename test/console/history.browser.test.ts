@@ -13,14 +13,18 @@ interface TokenJson {
 
 const world = await startConsole(t);
 const { page, ctx, company, address } = world;
-const { rows: [ada] } = await ctx.db.pool.query<{ id: number }>(
+const {
+  rows: [ada],
+} = await ctx.db.pool.query<{ id: number }>(
   "INSERT INTO users (role, company_id, first_name, last_name) VALUES ('REGISTERED_EMPLOYEE', $1, 'Ada', 'Obi') RETURNING id",
   [company.companyId],
 );
 const adaJwt = await ctx.jwtFor(ada!.id);
 /** The history's rows as shown: each cell's visible text (innerText keeps the line breaks). */
 const historyCells = () =>
-  page.evaluate<string[][]>('[...document.querySelectorAll("#history-rows tr")].map((tr) => [...tr.children].map((cell) => cell.innerText))');
+  page.evaluate<string[][]>(
+    '[...document.querySelectorAll("#history-rows tr")].map((tr) => [...tr.children].map((cell) => cell.innerText))',
+  );
 
 // created by the signed-in employee, rotated by Ada (an hour's grace), the replacement revoked in the page below
 const { body: original } = await world.api<TokenJson>('POST', '/api/v1/api-tokens', { name: 'Partner ERP', scopes: ['users'] });
@@ -41,7 +45,7 @@ t.test('the header names the signed-in employee and the company', async (t) => {
   t.notOk((await page.locator('header').textContent())!.includes(`user ${company.employeeId}`), 'no bare user id');
 });
 
-t.test('revoke in the page, then the replacement\'s history: revoked by you, born of Ada\'s rotation', async (t) => {
+t.test("revoke in the page, then the replacement's history: revoked by you, born of Ada's rotation", async (t) => {
   const row = page.locator(`tr[data-token-id="${replacement.id}"]`);
   await row.getByRole('button', { name: 'Revoke “Partner ERP”' }).click();
   await page.getByRole('dialog', { name: 'Revoke this token?' }).getByRole('button', { name: 'Revoke token' }).click();
@@ -62,7 +66,11 @@ t.test('revoke in the page, then the replacement\'s history: revoked by you, bor
   t.equal(revoked[1], 'Revoked');
   t.equal(revoked[2], 'You', 'the signed-in employee');
   t.match(revoked[3], /^127\.0\.0\.1\nMozilla\/5\.0 .{40,}…$/, 'from: the address and the browser, cut to a line');
-  t.match(await page.locator('#history-rows tr').first().locator('.agent').getAttribute('title'), /HeadlessChrome/, 'the whole User-Agent on hover');
+  t.match(
+    await page.locator('#history-rows tr').first().locator('.agent').getAttribute('title'),
+    /HeadlessChrome/,
+    'the whole User-Agent on hover',
+  );
   t.equal(born[1], `Created by rotating ${original.id.slice(0, 8)}`);
   t.equal(born[2], `Ada Obi (user ${ada!.id})`, 'another employee, by name');
   t.match(born[3], /^127\.0\.0\.1\nada-ops-script\/2\.1$/);
@@ -75,13 +83,16 @@ t.test('revoke in the page, then the replacement\'s history: revoked by you, bor
   t.equal(await page.evaluate<string | undefined>('document.activeElement?.getAttribute("aria-label")'), 'History of “Partner ERP”');
 });
 
-t.test('the old token\'s history: created by you, rotated by Ada with its end', async (t) => {
+t.test("the old token's history: created by you, rotated by Ada with its end", async (t) => {
   await page.locator(`tr[data-token-id="${original.id}"]`).getByRole('button', { name: 'History of “Partner ERP”' }).click();
   await page.locator('#history-summary').getByText('2 events, newest first').waitFor();
   const cells = (await historyCells()).map((cells) => cells.slice(1, 3));
   const end = new Date(rotatedAt + 3_600_000).toISOString();
   t.strictSame(cells, [
-    [`Rotated: replaced by ${replacement.id.slice(0, 8)}; this token ends ${end.slice(0, 10)} ${end.slice(11, 16)} UTC`, `Ada Obi (user ${ada!.id})`],
+    [
+      `Rotated: replaced by ${replacement.id.slice(0, 8)}; this token ends ${end.slice(0, 10)} ${end.slice(11, 16)} UTC`,
+      `Ada Obi (user ${ada!.id})`,
+    ],
     ['Created', 'You'],
   ]);
   await page.getByRole('button', { name: 'Close' }).click();
@@ -90,5 +101,8 @@ t.test('the old token\'s history: created by you, rotated by Ada with its end', 
 
 t.test('no console error, no request elsewhere', async (t) => {
   t.strictSame(world.problems, []);
-  t.ok(world.requests.every((url) => url.startsWith(address)), 'every request to the service itself');
+  t.ok(
+    world.requests.every((url) => url.startsWith(address)),
+    'every request to the service itself',
+  );
 });

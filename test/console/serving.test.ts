@@ -5,7 +5,8 @@ import t, { type Test } from 'tap';
 import { createTestApp } from '../helpers/app.js';
 
 const ctx = await createTestApp(t);
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const page = readFileSync('console/build/index.html', 'utf8');
 const assets = [...page.matchAll(/(?:src|href)="(\/console\/assets\/[^"]+)"/g)].map((match) => match[1]!);
 
@@ -42,8 +43,13 @@ t.test('its assets: the right type, cached for a year (their names change with t
 });
 
 t.test('nothing else: unknown assets and path tricks are 404 JSON, with the strict headers', async (t) => {
-  for (const url of ['/console/assets/nope.js', '/console/assets/..%2Findex.html', '/console/assets/%2e%2e%2f%2e%2e%2fpackage.json',
-    '/console/assets/..%2F..%2F..%2Fpackage.json', '/console/assets/index.html']) {
+  for (const url of [
+    '/console/assets/nope.js',
+    '/console/assets/..%2Findex.html',
+    '/console/assets/%2e%2e%2f%2e%2e%2fpackage.json',
+    '/console/assets/..%2F..%2F..%2Fpackage.json',
+    '/console/assets/index.html',
+  ]) {
     const response = await ctx.app.inject({ url });
     t.equal(response.statusCode, 404, url);
     t.equal(response.json<{ error: { code: string } }>().error.code, 'not_found');

@@ -26,11 +26,18 @@ t.test('sign-in through the URL fragment: the JWT leaves the address bar at once
   await page.getByText('No tokens yet: create one.').waitFor();
   t.equal(page.url(), `${address}/console`, 'no fragment left in the URL');
   const history = await page.evaluate<string[]>('navigation.entries().map((entry) => entry.url)');
-  t.notOk(history.some((url) => url.includes('jwt')), `nor in the history (replaced, not pushed): ${history.join(', ')}`);
+  t.notOk(
+    history.some((url) => url.includes('jwt')),
+    `nor in the history (replaced, not pushed): ${history.join(', ')}`,
+  );
   t.equal(await page.evaluate<string>('document.cookie'), '', 'no cookie');
   t.equal(await page.evaluate<number>('localStorage.length'), 0, 'nothing in localStorage');
   t.equal(await page.evaluate<string | null>('sessionStorage.getItem("coldtrack-console-jwt")'), jwt, 'the tab’s sessionStorage only');
-  t.equal(await page.locator('#who').textContent(), 'Signed in as Console Cold registered_employee at Console Cold', 'the employee and the company, by name');
+  t.equal(
+    await page.locator('#who').textContent(),
+    'Signed in as Console Cold registered_employee at Console Cold',
+    'the employee and the company, by name',
+  );
   t.equal(await page.locator('#token-rows').textContent(), 'No tokens yet: create one.');
   await screenshot(page, '01-list-empty');
   await checkAccessibility(t, page, 'empty list view');
@@ -44,7 +51,10 @@ t.test('create a restricted token; its secret is shown once, copied, and gone fr
   await page.getByLabel('Only the units chosen below').check();
   await page.getByLabel('Console Cold unit A (Main market)').check();
   await page.getByLabel('Never').check();
-  t.ok(await page.getByText('A token that never expires works until someone revokes it').isVisible(), 'the warning for a token that never expires');
+  t.ok(
+    await page.getByText('A token that never expires works until someone revokes it').isVisible(),
+    'the warning for a token that never expires',
+  );
   await screenshot(page, '02-create-form');
   await checkAccessibility(t, page, 'create form');
   await page.getByLabel('In 30 days').check();
@@ -171,7 +181,9 @@ t.test('revoke: a confirmation first (Escape cancels), then the token is refused
   const now = ctx.clock.now().getTime();
   await world.api('POST', '/api/v1/api-tokens', { name: 'Finance export', scopes: ['revenue', 'impact'], expires_at: null });
   await world.api('POST', '/api/v1/api-tokens', {
-    name: 'Warehouse dashboard', scopes: ['utilization', 'sensor_data'], cooling_unit_ids: company.unitIds.slice(1),
+    name: 'Warehouse dashboard',
+    scopes: ['utilization', 'sensor_data'],
+    cooling_unit_ids: company.unitIds.slice(1),
     expires_at: new Date(now + 365 * 86_400_000).toISOString(),
   });
   await page.reload();
@@ -203,8 +215,17 @@ t.test('a token name is text, never markup; filters and pages', async (t) => {
 });
 
 t.test('the JWT never left the page but in the Authorization header; no console error (CSP included)', async (t) => {
-  t.notOk(world.requests.some((url) => url.includes(jwt) || url.includes('jwt=')), 'no request URL carries the JWT');
-  t.ok(world.requests.some((url) => url.startsWith(`${address}/api/v1/cooling-units`)), 'units came from the API');
-  t.notOk(world.requests.some((url) => !url.startsWith(address) && !url.startsWith('data:')), 'no other origin');
+  t.notOk(
+    world.requests.some((url) => url.includes(jwt) || url.includes('jwt=')),
+    'no request URL carries the JWT',
+  );
+  t.ok(
+    world.requests.some((url) => url.startsWith(`${address}/api/v1/cooling-units`)),
+    'units came from the API',
+  );
+  t.notOk(
+    world.requests.some((url) => !url.startsWith(address) && !url.startsWith('data:')),
+    'no other origin',
+  );
   t.strictSame(world.problems, [], 'no console error');
 });

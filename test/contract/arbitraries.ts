@@ -9,8 +9,25 @@ import type { Schema, SchemaBook } from './openapi.js';
 
 /** Keywords that constrain a request value, and the ones that only annotate it. */
 const CONSTRAINTS = new Set([
-  '$ref', 'anyOf', 'type', 'enum', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength',
-  'pattern', 'format', 'items', 'minItems', 'maxItems', 'uniqueItems', 'properties', 'required', 'additionalProperties',
+  '$ref',
+  'anyOf',
+  'type',
+  'enum',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'format',
+  'items',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'properties',
+  'required',
+  'additionalProperties',
   'propertyNames',
 ]);
 const ANNOTATIONS = new Set(['description', 'default', 'title', 'examples', 'deprecated', 'readOnly', 'writeOnly']);
@@ -22,9 +39,11 @@ function checkKeywords(schema: Schema, where: string) {
   for (const keyword of Object.keys(schema)) {
     // an OpenAPI specification extension (x-max-window-days) says something to tools, not to a validator
     if (keyword.startsWith('x-')) continue;
-    if (!CONSTRAINTS.has(keyword) && !ANNOTATIONS.has(keyword)) throw new UnsupportedSchema(`${where}: unsupported JSON Schema keyword "${keyword}"`);
+    if (!CONSTRAINTS.has(keyword) && !ANNOTATIONS.has(keyword))
+      throw new UnsupportedSchema(`${where}: unsupported JSON Schema keyword "${keyword}"`);
   }
-  if (typeof schema.format === 'string' && !FORMATS.has(schema.format)) throw new UnsupportedSchema(`${where}: unsupported format "${schema.format}"`);
+  if (typeof schema.format === 'string' && !FORMATS.has(schema.format))
+    throw new UnsupportedSchema(`${where}: unsupported format "${schema.format}"`);
 }
 
 const pad = (value: number, width: number) => String(value).padStart(width, '0');
@@ -112,12 +131,18 @@ export function validValue(book: SchemaBook, schema: Schema, path = '', overlay?
   checkKeywords(resolved, path || '(root)');
   const extra = overlay?.(path, resolved) ?? null;
   // exclusive: the overlay's values only (requests that are valid beyond the schema too)
-  const arbitrary = extra && exclusive ? extra : extra ? fc.oneof(generate(book, resolved, path, overlay, exclusive), { arbitrary: extra, weight: 3 }) : generate(book, resolved, path, overlay, exclusive);
+  const arbitrary =
+    extra && exclusive
+      ? extra
+      : extra
+        ? fc.oneof(generate(book, resolved, path, overlay, exclusive), { arbitrary: extra, weight: 3 })
+        : generate(book, resolved, path, overlay, exclusive);
   return arbitrary.filter((value) => book.valid(resolved, value));
 }
 
 function generate(book: SchemaBook, schema: Schema, path: string, overlay: Overlay | undefined, exclusive: boolean): fc.Arbitrary<unknown> {
-  if (Array.isArray(schema.anyOf)) return fc.oneof(...(schema.anyOf as Schema[]).map((branch) => validValue(book, branch, path, overlay, exclusive)));
+  if (Array.isArray(schema.anyOf))
+    return fc.oneof(...(schema.anyOf as Schema[]).map((branch) => validValue(book, branch, path, overlay, exclusive)));
   if (Array.isArray(schema.type)) {
     const { type: types, ...rest } = schema;
     return fc.oneof(...(types as string[]).map((type) => generate(book, { ...rest, type }, path, overlay, exclusive)));
@@ -133,13 +158,23 @@ function generate(book: SchemaBook, schema: Schema, path: string, overlay: Overl
       return integerIn(min, max);
     }
     case 'number':
-      return fc.double({ noNaN: true, noDefaultInfinity: true, min: typeof schema.minimum === 'number' ? schema.minimum : -1e15, max: typeof schema.maximum === 'number' ? schema.maximum : 1e15 });
+      return fc.double({
+        noNaN: true,
+        noDefaultInfinity: true,
+        min: typeof schema.minimum === 'number' ? schema.minimum : -1e15,
+        max: typeof schema.maximum === 'number' ? schema.maximum : 1e15,
+      });
     case 'string':
       return validString(schema);
     case 'array': {
       const item = validValue(book, (schema.items as Schema | undefined) ?? {}, `${path}[]`, overlay, exclusive);
-      const constraints = { minLength: (schema.minItems as number | undefined) ?? 0, maxLength: Math.min((schema.maxItems as number | undefined) ?? 8, ((schema.minItems as number | undefined) ?? 0) + 8) };
-      return schema.uniqueItems === true ? fc.uniqueArray(item, { ...constraints, selector: (value) => JSON.stringify(value) }) : fc.array(item, constraints);
+      const constraints = {
+        minLength: (schema.minItems as number | undefined) ?? 0,
+        maxLength: Math.min((schema.maxItems as number | undefined) ?? 8, ((schema.minItems as number | undefined) ?? 0) + 8),
+      };
+      return schema.uniqueItems === true
+        ? fc.uniqueArray(item, { ...constraints, selector: (value) => JSON.stringify(value) })
+        : fc.array(item, constraints);
     }
     case 'object':
       return validObject(book, schema, path, overlay, exclusive);
@@ -167,22 +202,46 @@ function validString(schema: Schema): fc.Arbitrary<string> {
   }
   if (sources.length === 0) sources.push(anyText(minLength, maxLength));
   // boundary values, kept when the schema allows them: the shortest and longest texts, blanks
-  const edges = [' '.repeat(Math.max(1, minLength)), '\u00a0', ' x ', 'x'.repeat(Math.min(maxLength, 1000)), `${'x'.repeat(Math.max(0, Math.min(maxLength, 1000) - 1))} `];
+  const edges = [
+    ' '.repeat(Math.max(1, minLength)),
+    '\u00a0',
+    ' x ',
+    'x'.repeat(Math.min(maxLength, 1000)),
+    `${'x'.repeat(Math.max(0, Math.min(maxLength, 1000) - 1))} `,
+  ];
   const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : null;
   const allowed = edges.filter((text) => fits(text) && (!pattern || pattern.test(text)) && !schema.format);
   if (allowed.length > 0) sources.push(fc.constantFrom(...allowed));
   return fc.oneof(...sources).filter(fits);
 }
 
-function validObject(book: SchemaBook, schema: Schema, path: string, overlay: Overlay | undefined, exclusive: boolean): fc.Arbitrary<Record<string, unknown>> {
+function validObject(
+  book: SchemaBook,
+  schema: Schema,
+  path: string,
+  overlay: Overlay | undefined,
+  exclusive: boolean,
+): fc.Arbitrary<Record<string, unknown>> {
   const properties = (schema.properties as Record<string, Schema> | undefined) ?? {};
   const required = (schema.required as string[] | undefined) ?? [];
-  const model = Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, validValue(book, property, path ? `${path}.${name}` : name, overlay, exclusive)]));
+  const model = Object.fromEntries(
+    Object.entries(properties).map(([name, property]) => [
+      name,
+      validValue(book, property, path ? `${path}.${name}` : name, overlay, exclusive),
+    ]),
+  );
   const declared = fc.record(model, { requiredKeys: required.filter((name) => name in properties) });
   const additional = schema.additionalProperties;
   if (additional === false || additional === undefined) return declared as fc.Arbitrary<Record<string, unknown>>;
-  const extraValue = additional === true || (typeof additional === 'object' && Object.keys(additional as object).length === 0) ? fc.jsonValue() : validValue(book, additional as Schema, `${path}.*`, overlay, exclusive);
-  const extras = fc.dictionary(fc.string({ minLength: 1, maxLength: 10 }).filter((key) => !(key in properties)), extraValue, { maxKeys: 2 });
+  const extraValue =
+    additional === true || (typeof additional === 'object' && Object.keys(additional as object).length === 0)
+      ? fc.jsonValue()
+      : validValue(book, additional as Schema, `${path}.*`, overlay, exclusive);
+  const extras = fc.dictionary(
+    fc.string({ minLength: 1, maxLength: 10 }).filter((key) => !(key in properties)),
+    extraValue,
+    { maxKeys: 2 },
+  );
   return fc.tuple(declared, extras).map(([own, more]) => ({ ...more, ...own }));
 }
 
@@ -206,46 +265,110 @@ export function invalidValues(book: SchemaBook, schema: Schema, options: { text?
     const branchTypes = Array.isArray(branch.type) ? (branch.type as string[]) : [branch.type as string];
     if (branchTypes.includes('integer') || branchTypes.includes('number')) {
       const { min, max } = integerBounds(branch);
-      if (min > Number.MIN_SAFE_INTEGER) kinds.push(['below the minimum', fc.oneof(fc.constant(min - 1), integerIn(Math.max(Number.MIN_SAFE_INTEGER, min - 1_000_000), min - 1))]);
-      if (max < Number.MAX_SAFE_INTEGER) kinds.push(['above the maximum', fc.oneof(fc.constant(max + 1), integerIn(max + 1, Math.min(Number.MAX_SAFE_INTEGER, max * 2 + 1_000_000)))]);
+      if (min > Number.MIN_SAFE_INTEGER)
+        kinds.push([
+          'below the minimum',
+          fc.oneof(fc.constant(min - 1), integerIn(Math.max(Number.MIN_SAFE_INTEGER, min - 1_000_000), min - 1)),
+        ]);
+      if (max < Number.MAX_SAFE_INTEGER)
+        kinds.push([
+          'above the maximum',
+          fc.oneof(fc.constant(max + 1), integerIn(max + 1, Math.min(Number.MAX_SAFE_INTEGER, max * 2 + 1_000_000))),
+        ]);
       if (branchTypes.includes('integer')) kinds.push(['not a whole number', fc.constantFrom(1.5, min + 0.25, 1e-7)]);
     }
     if (branchTypes.includes('string')) {
       if (Array.isArray(branch.enum)) {
         const allowed = branch.enum as unknown[];
-        kinds.push(['not one of the enum', fc.oneof(anyText(0, 12), fc.constantFrom(...allowed.map((value) => String(value).toUpperCase()), ...allowed.map((value) => ` ${String(value)}`)))]);
+        kinds.push([
+          'not one of the enum',
+          fc.oneof(
+            anyText(0, 12),
+            fc.constantFrom(...allowed.map((value) => String(value).toUpperCase()), ...allowed.map((value) => ` ${String(value)}`)),
+          ),
+        ]);
       }
       // besides any text: characters a pattern commonly excludes, inside and at either end
-      if (typeof branch.pattern === 'string') kinds.push(['does not match the pattern', fc.oneof(anyText(0, 30), fc.constantFrom('2026-1-01', '2026-01-01T00:00:00Z', 'x\u0007y', '\u0000', 'x\n', '\tx', 'x\u007f'))]);
-      if (typeof branch.minLength === 'number' && branch.minLength > 0) kinds.push(['shorter than minLength', fc.string({ maxLength: branch.minLength - 1 })]);
+      if (typeof branch.pattern === 'string')
+        kinds.push([
+          'does not match the pattern',
+          fc.oneof(anyText(0, 30), fc.constantFrom('2026-1-01', '2026-01-01T00:00:00Z', 'x\u0007y', '\u0000', 'x\n', '\tx', 'x\u007f')),
+        ]);
+      if (typeof branch.minLength === 'number' && branch.minLength > 0)
+        kinds.push(['shorter than minLength', fc.string({ maxLength: branch.minLength - 1 })]);
       if (typeof branch.maxLength === 'number') {
         const over = branch.maxLength + 1;
-        kinds.push(['longer than maxLength', fc.oneof(fc.string({ minLength: over, maxLength: over + 20, unit: fc.constantFrom('a', 'é', 'Z') }), fc.constantFrom(`a${' '.repeat(over)}`, `${' '.repeat(over)}a`))]);
+        kinds.push([
+          'longer than maxLength',
+          fc.oneof(
+            fc.string({ minLength: over, maxLength: over + 20, unit: fc.constantFrom('a', 'é', 'Z') }),
+            fc.constantFrom(`a${' '.repeat(over)}`, `${' '.repeat(over)}a`),
+          ),
+        ]);
       }
-      if (branch.format === 'date-time' || branch.format === 'date') kinds.push([`not a ${branch.format}`, fc.constantFrom('2027-13-01T00:00:00Z', '2027-02-30T00:00:00Z', '2027-06-30', '2027-06-30T00:00:00', 'tomorrow', '2027-06-30T25:00:00Z', '2027-06-30 00:00:00Z')]);
+      if (branch.format === 'date-time' || branch.format === 'date')
+        kinds.push([
+          `not a ${branch.format}`,
+          fc.constantFrom(
+            '2027-13-01T00:00:00Z',
+            '2027-02-30T00:00:00Z',
+            '2027-06-30',
+            '2027-06-30T00:00:00',
+            'tomorrow',
+            '2027-06-30T25:00:00Z',
+            '2027-06-30 00:00:00Z',
+          ),
+        ]);
     }
     if (branchTypes.includes('array')) {
       const item = book.deref((branch.items as Schema | undefined) ?? {});
       const validItem = validValue(book, item);
-      if (typeof branch.minItems === 'number' && branch.minItems > 0) kinds.push(['fewer items than minItems', fc.array(validItem, { maxLength: branch.minItems - 1 })]);
+      if (typeof branch.minItems === 'number' && branch.minItems > 0)
+        kinds.push(['fewer items than minItems', fc.array(validItem, { maxLength: branch.minItems - 1 })]);
       if (typeof branch.maxItems === 'number') {
         const over = branch.maxItems + 1;
-        kinds.push(['more items than maxItems', fc.constant(item.type === 'integer' ? Array.from({ length: over }, (_, index) => index + 1) : Array.from({ length: over }, () => null))]);
+        kinds.push([
+          'more items than maxItems',
+          fc.constant(
+            item.type === 'integer' ? Array.from({ length: over }, (_, index) => index + 1) : Array.from({ length: over }, () => null),
+          ),
+        ]);
       }
-      if (branch.uniqueItems === true) kinds.push(['a repeated item (uniqueItems)', fc.array(validItem, { minLength: 1, maxLength: 3 }).map((items) => [...items, items[0]])]);
-      for (const wrong of invalidValues(book, item)) kinds.push(['an invalid item', fc.tuple(fc.array(validItem, { maxLength: 2 }), wrong).map(([items, bad]) => [...items, bad.value])]);
+      if (branch.uniqueItems === true)
+        kinds.push([
+          'a repeated item (uniqueItems)',
+          fc.array(validItem, { minLength: 1, maxLength: 3 }).map((items) => [...items, items[0]]),
+        ]);
+      for (const wrong of invalidValues(book, item))
+        kinds.push([
+          'an invalid item',
+          fc.tuple(fc.array(validItem, { maxLength: 2 }), wrong).map(([items, bad]) => [...items, bad.value]),
+        ]);
     }
   }
   // the wrong JSON type altogether (in a query string everything is text: a word for a number)
   if (options.text) {
-    if (types.has('integer') || types.has('number')) kinds.push(['not a number', fc.constantFrom('abc', '', '1.5', '1e3', '0x10', '+1', '１')]);
+    if (types.has('integer') || types.has('number'))
+      kinds.push(['not a number', fc.constantFrom('abc', '', '1.5', '1e3', '0x10', '+1', '１')]);
   } else {
-    const others = ([['string', 'text'], ['integer', 7], ['number', 1.5], ['boolean', true], ['null', null], ['array', []], ['object', {}]] as const).filter(([type]) => !types.has(type) && !(type === 'integer' && types.has('number')));
+    const others = (
+      [
+        ['string', 'text'],
+        ['integer', 7],
+        ['number', 1.5],
+        ['boolean', true],
+        ['null', null],
+        ['array', []],
+        ['object', {}],
+      ] as const
+    ).filter(([type]) => !types.has(type) && !(type === 'integer' && types.has('number')));
     if (others.length > 0) kinds.push(['of the wrong type', fc.constantFrom(...others.map(([, value]) => value))]);
   }
   const accepts = (value: unknown) => book.valid(resolved, options.text ? fromQueryText(resolved, book, value) : value);
   return kinds.flatMap(([why, arbitrary]) => {
-    const mapped = (options.text ? arbitrary.map((value) => (typeof value === 'string' ? value : String(value))) : arbitrary).filter((value) => !accepts(value));
+    const mapped = (options.text ? arbitrary.map((value) => (typeof value === 'string' ? value : String(value))) : arbitrary).filter(
+      (value) => !accepts(value),
+    );
     // a kind that never yields a refused value (the schema allows it through another branch) is dropped
     try {
       fc.sample(mapped, { numRuns: 3, seed: 1 });

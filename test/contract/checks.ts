@@ -64,10 +64,15 @@ export function checkAnswer(book: SchemaBook, operation: Operation, response: Li
   const body = parseBody(response);
   if (answer?.content?.['application/json']) {
     const validate = book.at(responseSchemaPointer(operation, status));
-    if (body === undefined) findings.push({ check: 'body matches the documented schema', detail: `not JSON: ${response.body.slice(0, 120)}` });
-    else if (!validate(body)) findings.push({ check: 'body matches the documented schema', detail: SchemaBook.errors(validate).join('; ') });
+    if (body === undefined)
+      findings.push({ check: 'body matches the documented schema', detail: `not JSON: ${response.body.slice(0, 120)}` });
+    else if (!validate(body))
+      findings.push({ check: 'body matches the documented schema', detail: SchemaBook.errors(validate).join('; ') });
   } else if (answer && response.body.length > 0) {
-    findings.push({ check: 'body matches the documented schema', detail: `${status} documents no body, got ${response.body.slice(0, 80)}` });
+    findings.push({
+      check: 'body matches the documented schema',
+      detail: `${status} documents no body, got ${response.body.slice(0, 80)}`,
+    });
   }
   // a documented header is one the answer carries (X-Request-Id everywhere, the limits' headers,
   // Retry-After, WWW-Authenticate), its text read as its schema's type (simple style)
@@ -80,14 +85,25 @@ export function checkAnswer(book: SchemaBook, operation: Operation, response: Li
     const text = Array.isArray(value) ? value.join(',') : String(value);
     const schema = (header.schema as Schema | undefined) ?? {};
     const typed = (schema.type === 'integer' || schema.type === 'number') && /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
-    if (!book.valid(schema, typed) || text.length === 0) findings.push({ check: 'documented headers present, with their types', detail: `${name}: ${JSON.stringify(text)} is not ${JSON.stringify(schema)}` });
+    if (!book.valid(schema, typed) || text.length === 0)
+      findings.push({
+        check: 'documented headers present, with their types',
+        detail: `${name}: ${JSON.stringify(text)} is not ${JSON.stringify(schema)}`,
+      });
   }
   if (status >= 400 && ERROR_CODES[status]) {
     const code = (body as ErrorBody | undefined)?.error?.code;
-    if (code !== ERROR_CODES[status]) findings.push({ check: 'error code matches the status (contract, "Errors")', detail: `${status} with code ${JSON.stringify(code)}, the contract says ${ERROR_CODES[status]}` });
+    if (code !== ERROR_CODES[status])
+      findings.push({
+        check: 'error code matches the status (contract, "Errors")',
+        detail: `${status} with code ${JSON.stringify(code)}, the contract says ${ERROR_CODES[status]}`,
+      });
   }
   if (status === 401 && !/^Bearer\b/.test(String(response.headers['www-authenticate'] ?? ''))) {
-    findings.push({ check: '401 carries a Bearer challenge', detail: `WWW-Authenticate: ${String(response.headers['www-authenticate'] ?? '(none)')}` });
+    findings.push({
+      check: '401 carries a Bearer challenge',
+      detail: `WWW-Authenticate: ${String(response.headers['www-authenticate'] ?? '(none)')}`,
+    });
   }
   return findings;
 }
@@ -98,21 +114,34 @@ export function checkOutcome(example: Example, expectation: Expectation, respons
   const status = response.statusCode;
   const body = parseBody(response) as ErrorBody | undefined;
   if (status === 429) findings.push({ check: 'no 429 (budgets lifted)', detail: 'a rate limit answered: the check it hid did not run' });
-  if (example.group === 'valid' && status === 400 && expectation.violations.every((violation) => violation.gap) ) {
-    findings.push({ check: 'document-valid input is accepted (not 400)', detail: `400 ${JSON.stringify(body?.error ?? null).slice(0, 220)}${expectation.violations.length ? ` (the contract's rule: ${expectation.why})` : ''}` });
+  if (example.group === 'valid' && status === 400 && expectation.violations.every((violation) => violation.gap)) {
+    findings.push({
+      check: 'document-valid input is accepted (not 400)',
+      detail: `400 ${JSON.stringify(body?.error ?? null).slice(0, 220)}${expectation.violations.length ? ` (the contract's rule: ${expectation.why})` : ''}`,
+    });
   }
   if (!expectation.statuses.includes(status)) {
-    findings.push({ check: 'status is what the contract answers', detail: `${status}, expected ${expectation.statuses.join(' or ')} (${expectation.why}): ${response.body.slice(0, 200)}` });
+    findings.push({
+      check: 'status is what the contract answers',
+      detail: `${status}, expected ${expectation.statuses.join(' or ')} (${expectation.why}): ${response.body.slice(0, 200)}`,
+    });
   }
   if (status === 400 && expectation.fields) {
     const field = body?.error?.details?.field;
     if (typeof field !== 'string' || !expectation.fields.includes(field)) {
-      findings.push({ check: 'details.field names the problem', detail: `details.field ${JSON.stringify(field)}, expected ${expectation.fields.map((name) => JSON.stringify(name)).join(' or ')} (${expectation.why})` });
+      findings.push({
+        check: 'details.field names the problem',
+        detail: `details.field ${JSON.stringify(field)}, expected ${expectation.fields.map((name) => JSON.stringify(name)).join(' or ')} (${expectation.why})`,
+      });
     }
   }
   if (status === 403 && expectation.requiredScope) {
     const scope = body?.error?.details?.required_scope;
-    if (scope !== expectation.requiredScope) findings.push({ check: 'details.required_scope names the missing permission', detail: `required_scope ${JSON.stringify(scope)}, expected ${JSON.stringify(expectation.requiredScope)}` });
+    if (scope !== expectation.requiredScope)
+      findings.push({
+        check: 'details.required_scope names the missing permission',
+        detail: `required_scope ${JSON.stringify(scope)}, expected ${JSON.stringify(expectation.requiredScope)}`,
+      });
   }
   return findings;
 }
@@ -137,7 +166,12 @@ export class Ledger {
   readonly ran = new Map<string, Set<Check>>();
 
   count(operation: Operation, example: Example, status: number) {
-    const entry = this.examples.get(operation.id) ?? { valid: 0, invalid: 0, statuses: new Map<number, number>(), kinds: new Set<string>() };
+    const entry = this.examples.get(operation.id) ?? {
+      valid: 0,
+      invalid: 0,
+      statuses: new Map<number, number>(),
+      kinds: new Set<string>(),
+    };
     entry[example.group]++;
     entry.kinds.add(example.kind);
     entry.statuses.set(status, (entry.statuses.get(status) ?? 0) + 1);

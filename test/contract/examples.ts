@@ -50,18 +50,30 @@ function overlayFor(world: World, mode: Mode): Overlay {
         return mode === 'contract' ? target : fc.oneof({ arbitrary: target, weight: 4 }, fc.constant(world.otherCompanyTokenId), fc.uuid());
       // the audit trail's window: in order by construction, and (document mode) now and then any two instants
       case 'query:from':
-        return mode === 'contract' ? dateTime(day(-200), day(-100)) : fc.oneof({ arbitrary: dateTime(day(-200), day(-100)), weight: 5 }, dateTime());
+        return mode === 'contract'
+          ? dateTime(day(-200), day(-100))
+          : fc.oneof({ arbitrary: dateTime(day(-200), day(-100)), weight: 5 }, dateTime());
       case 'query:to':
-        return mode === 'contract' ? dateTime(day(-99), day(1)) : fc.oneof({ arbitrary: dateTime(day(-99), day(1)), weight: 5 }, dateTime());
+        return mode === 'contract'
+          ? dateTime(day(-99), day(1))
+          : fc.oneof({ arbitrary: dateTime(day(-99), day(1)), weight: 5 }, dateTime());
       case 'query:cooling_unit_id':
-        return mode === 'contract' ? fc.constantFrom(...world.company.liveUnits) : fc.oneof({ arbitrary: fc.constantFrom(...world.company.liveUnits), weight: 4 }, fc.constantFrom(...elsewhere));
+        return mode === 'contract'
+          ? fc.constantFrom(...world.company.liveUnits)
+          : fc.oneof({ arbitrary: fc.constantFrom(...world.company.liveUnits), weight: 4 }, fc.constantFrom(...elsewhere));
       case 'query:location_id':
-        return mode === 'contract' ? fc.constantFrom(...world.company.locations) : fc.oneof({ arbitrary: fc.constantFrom(...world.company.locations), weight: 4 }, fc.constantFrom(...world.other.locations));
+        return mode === 'contract'
+          ? fc.constantFrom(...world.company.locations)
+          : fc.oneof({ arbitrary: fc.constantFrom(...world.company.locations), weight: 4 }, fc.constantFrom(...world.other.locations));
       // windows that are in order and short by construction, and (document mode) now and then any two days
       case 'query:start_date':
-        return mode === 'contract' ? calendarDate(day(-200), day(-100)) : fc.oneof({ arbitrary: calendarDate(day(-200), day(-100)), weight: 5 }, calendarDate(day(-1200), day(30)));
+        return mode === 'contract'
+          ? calendarDate(day(-200), day(-100))
+          : fc.oneof({ arbitrary: calendarDate(day(-200), day(-100)), weight: 5 }, calendarDate(day(-1200), day(30)));
       case 'query:end_date':
-        return mode === 'contract' ? calendarDate(day(-99), day(0)) : fc.oneof({ arbitrary: calendarDate(day(-99), day(30)), weight: 5 }, calendarDate(day(-1200), day(30)));
+        return mode === 'contract'
+          ? calendarDate(day(-99), day(0))
+          : fc.oneof({ arbitrary: calendarDate(day(-99), day(30)), weight: 5 }, calendarDate(day(-1200), day(30)));
       // the values its description lists (the schema says only: a string)
       case 'query:specification_type':
         return fc.constantFrom('TEMPERATURE', 'HUMIDITY', 'TEMPERATURE,HUMIDITY', 'HUMIDITY,TEMPERATURE');
@@ -89,7 +101,12 @@ function credentials(world: World, operation: Operation, mode: Mode): fc.Arbitra
   switch (operation.audience) {
     case 'employee': {
       const employee = { name: 'employee JWT', headers: bearer(world.jwt.employee) };
-      return mode === 'contract' ? fc.constant(employee) : fc.oneof({ arbitrary: fc.constant(employee), weight: 4 }, fc.constant({ name: 'non-employee JWT', headers: bearer(world.jwt.nonEmployee) }));
+      return mode === 'contract'
+        ? fc.constant(employee)
+        : fc.oneof(
+            { arbitrary: fc.constant(employee), weight: 4 },
+            fc.constant({ name: 'non-employee JWT', headers: bearer(world.jwt.nonEmployee) }),
+          );
     }
     case 'partner': {
       const all = { name: 'token: all scopes', headers: bearer(world.tokens.all.token) };
@@ -97,7 +114,9 @@ function credentials(world: World, operation: Operation, mode: Mode): fc.Arbitra
       return fc.oneof(
         { arbitrary: fc.constant(all), weight: 3 },
         fc.constant({ name: 'token: all scopes, one unit', headers: bearer(world.tokens.restricted.token) }),
-        fc.constantFrom(...[...world.tokens.byScope].map(([scope, token]) => ({ name: `token: ${scope} only`, headers: bearer(token.token) }))),
+        fc.constantFrom(
+          ...[...world.tokens.byScope].map(([scope, token]) => ({ name: `token: ${scope} only`, headers: bearer(token.token) })),
+        ),
       );
     }
     default:
@@ -166,19 +185,32 @@ function malformed(text: string): string {
   }
 }
 
-const invalid = (kind: string, statuses: number[], fields: string[] | undefined, why: string, change: (example: Example) => void): Mutation => (base) => {
-  const example: Example = { ...base, group: 'invalid', kind, headers: { ...base.headers }, path: { ...base.path }, query: [...base.query], expected: { statuses, ...(fields ? { fields } : {}), why } };
-  if (base.body) example.body = { ...base.body };
-  change(example);
-  return example;
-};
+const invalid =
+  (kind: string, statuses: number[], fields: string[] | undefined, why: string, change: (example: Example) => void): Mutation =>
+  (base) => {
+    const example: Example = {
+      ...base,
+      group: 'invalid',
+      kind,
+      headers: { ...base.headers },
+      path: { ...base.path },
+      query: [...base.query],
+      expected: { statuses, ...(fields ? { fields } : {}), why },
+    };
+    if (base.body) example.body = { ...base.body };
+    change(example);
+    return example;
+  };
 
 const withQuery = (example: Example, name: string, ...values: string[]) => {
   example.query = [...example.query.filter(([key]) => key !== name), ...values.map((value) => [name, value] as [string, string])];
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const parameterName = fc.oneof(fc.stringMatching(/^[a-z][a-z0-9_]{0,14}$/), fc.constantFrom('token', 'access_token', 'api_token', 'Page', 'page_size ', 'filter[state]', 'ÿ'));
+const parameterName = fc.oneof(
+  fc.stringMatching(/^[a-z][a-z0-9_]{0,14}$/),
+  fc.constantFrom('token', 'access_token', 'api_token', 'Page', 'page_size ', 'filter[state]', 'ÿ'),
+);
 const bodyKey = fc.oneof(fc.stringMatching(/^[a-z][a-zA-Z0-9_]{0,14}$/), fc.constantFrom('Name', 'scope', 'id', 'company_id', 'token', ''));
 
 /** Exactly one thing wrong with a contract-valid request, and what the contract answers. */
@@ -190,23 +222,55 @@ export function invalidRequest(world: World, operation: Operation): fc.Arbitrary
   for (const p of operation.parameters) {
     if (p.in === 'query') {
       for (const bad of invalidValues(book, p.schema, { text: true })) {
-        mutations.push(bad.map(({ value, why }) => invalid(`query ${p.name}: ${why}`, [400], [p.name], `${p.name}=${JSON.stringify(value)}`, (example) => withQuery(example, p.name, value as string))));
+        mutations.push(
+          bad.map(({ value, why }) =>
+            invalid(`query ${p.name}: ${why}`, [400], [p.name], `${p.name}=${JSON.stringify(value)}`, (example) =>
+              withQuery(example, p.name, value as string),
+            ),
+          ),
+        );
       }
       mutations.push(
-        fc.tuple(validValue(book, p.schema, `query:${p.name}`, overlayFor(world, 'contract'), true), validValue(book, p.schema, `query:${p.name}`, overlayFor(world, 'contract'), true)).map(([first, second]) =>
-          invalid(`query ${p.name}: given twice`, [400], [p.name], 'a parameter given twice', (example) => withQuery(example, p.name, serialize(first), serialize(second)))),
+        fc
+          .tuple(
+            validValue(book, p.schema, `query:${p.name}`, overlayFor(world, 'contract'), true),
+            validValue(book, p.schema, `query:${p.name}`, overlayFor(world, 'contract'), true),
+          )
+          .map(([first, second]) =>
+            invalid(`query ${p.name}: given twice`, [400], [p.name], 'a parameter given twice', (example) =>
+              withQuery(example, p.name, serialize(first), serialize(second)),
+            ),
+          ),
       );
     }
     // the contract: an id that is not a UUID is a 404 like an unknown one (nothing tells them apart)
     if (p.in === 'path' && /uuid/i.test(p.description ?? '')) {
-      const notUuid = fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), fc.constantFrom('1', 'null', '00000000-0000-0000-0000-00000000000g', `${world.targets[0]}0`, `{${world.targets[0]}}`, '%'))
+      const notUuid = fc
+        .oneof(
+          fc.string({ minLength: 1, maxLength: 40 }),
+          fc.constantFrom('1', 'null', '00000000-0000-0000-0000-00000000000g', `${world.targets[0]}0`, `{${world.targets[0]}}`, '%'),
+        )
         .filter((text) => !UUID.test(text) && text !== '.' && text !== '..' && text.trim() !== '' && !text.includes('/'));
-      mutations.push(notUuid.map((value) => invalid(`path ${p.name}: not a UUID`, [404], undefined, `${p.name}=${JSON.stringify(value)}`, (example) => { example.path[p.name] = value; })));
+      mutations.push(
+        notUuid.map((value) =>
+          invalid(`path ${p.name}: not a UUID`, [404], undefined, `${p.name}=${JSON.stringify(value)}`, (example) => {
+            example.path[p.name] = value;
+          }),
+        ),
+      );
     }
   }
   mutations.push(
-    fc.tuple(parameterName.filter((name) => !documented.has(name)), fc.string({ maxLength: 12 })).map(([name, value]) =>
-      invalid('query: an unknown parameter', [400], [name], `unknown ${name}=${JSON.stringify(value)}`, (example) => { example.query.push([name, value]); })),
+    fc
+      .tuple(
+        parameterName.filter((name) => !documented.has(name)),
+        fc.string({ maxLength: 12 }),
+      )
+      .map(([name, value]) =>
+        invalid('query: an unknown parameter', [400], [name], `unknown ${name}=${JSON.stringify(value)}`, (example) => {
+          example.query.push([name, value]);
+        }),
+      ),
   );
 
   if (operation.body) {
@@ -215,112 +279,209 @@ export function invalidRequest(world: World, operation: Operation): fc.Arbitrary
     const required = (object?.required as string[] | undefined) ?? [];
     // a whole object with every property, for mutations that need keys to work on
     const full = object
-      ? (validValue(book, { ...object, required: Object.keys(properties) }, '', overlayFor(world, 'contract'), true) as fc.Arbitrary<Record<string, unknown>>)
-          .filter((value) => contractViolations(world, { operation, group: 'valid', kind: 'valid', credential: '', headers: {}, path: {}, query: [], bodyValue: value }).length === 0)
+      ? (
+          validValue(book, { ...object, required: Object.keys(properties) }, '', overlayFor(world, 'contract'), true) as fc.Arbitrary<
+            Record<string, unknown>
+          >
+        ).filter(
+          (value) =>
+            contractViolations(world, {
+              operation,
+              group: 'valid',
+              kind: 'valid',
+              credential: '',
+              headers: {},
+              path: {},
+              query: [],
+              bodyValue: value,
+            }).length === 0,
+        )
       : null;
     const setBody = (example: Example, text: string, value?: unknown) => {
       example.body = { text, contentType: example.body?.contentType ?? 'application/json' };
       if (value === undefined) delete example.bodyValue;
       else example.bodyValue = value;
     };
-    const baseObject = (example: Example) => (example.bodyValue && typeof example.bodyValue === 'object' && !Array.isArray(example.bodyValue) ? (example.bodyValue as Record<string, unknown>) : {});
+    const baseObject = (example: Example) =>
+      example.bodyValue && typeof example.bodyValue === 'object' && !Array.isArray(example.bodyValue)
+        ? (example.bodyValue as Record<string, unknown>)
+        : {};
 
     mutations.push(
-      fc.constantFrom<[string, (text: string) => string]>(
-        ['cut short', (text) => text.slice(0, Math.max(1, text.length - 1))],
-        ['a trailing comma', (text) => (text.endsWith('}') ? `${text.slice(0, -1)}${text.length > 2 ? ',' : '"a":1,'}}` : `${text},`)],
-        ['single quotes', (text) => text.replace(/"/g, "'")],
-        ['a bare word', () => '{name: x}'],
-        ['two documents', (text) => `${text}${text}`],
-      ).map(([how, spoil]) => invalid(`body: malformed JSON (${how})`, [400], ['body'], how, (example) => setBody(example, malformed(spoil(example.body?.text ?? '{}'))))),
+      fc
+        .constantFrom<[string, (text: string) => string]>(
+          ['cut short', (text) => text.slice(0, Math.max(1, text.length - 1))],
+          ['a trailing comma', (text) => (text.endsWith('}') ? `${text.slice(0, -1)}${text.length > 2 ? ',' : '"a":1,'}}` : `${text},`)],
+          ['single quotes', (text) => text.replace(/"/g, "'")],
+          ['a bare word', () => '{name: x}'],
+          ['two documents', (text) => `${text}${text}`],
+        )
+        .map(([how, spoil]) =>
+          invalid(`body: malformed JSON (${how})`, [400], ['body'], how, (example) =>
+            setBody(example, malformed(spoil(example.body?.text ?? '{}'))),
+          ),
+        ),
     );
     if (full && Object.keys(properties).length > 0) {
       mutations.push(
-        full.filter((value) => Object.keys(value).length > 0).chain((value) => fc.constantFrom(...Object.keys(value)).map((key) => [value, key] as const)).map(([value, key]) =>
-          invalid('body: a key given twice', [400], [key], `"${key}" twice`, (example) => {
-            const entries = Object.entries(value).map(([name, item]) => `${JSON.stringify(name)}:${JSON.stringify(item)}`);
-            setBody(example, `{${entries.join(',')},${JSON.stringify(key)}:${JSON.stringify(value[key])}}`);
-          })),
+        full
+          .filter((value) => Object.keys(value).length > 0)
+          .chain((value) => fc.constantFrom(...Object.keys(value)).map((key) => [value, key] as const))
+          .map(([value, key]) =>
+            invalid('body: a key given twice', [400], [key], `"${key}" twice`, (example) => {
+              const entries = Object.entries(value).map(([name, item]) => `${JSON.stringify(name)}:${JSON.stringify(item)}`);
+              setBody(example, `{${entries.join(',')},${JSON.stringify(key)}:${JSON.stringify(value[key])}}`);
+            }),
+          ),
       );
       for (const name of required) {
-        mutations.push(full.map((value) => invalid(`body: missing required ${name}`, [400], [name], `no ${name}`, (example) => {
-          const rest = Object.fromEntries(Object.entries(value).filter(([key]) => key !== name));
-          setBody(example, JSON.stringify(rest), rest);
-        })));
+        mutations.push(
+          full.map((value) =>
+            invalid(`body: missing required ${name}`, [400], [name], `no ${name}`, (example) => {
+              const rest = Object.fromEntries(Object.entries(value).filter(([key]) => key !== name));
+              setBody(example, JSON.stringify(rest), rest);
+            }),
+          ),
+        );
       }
       for (const [name, schema] of Object.entries(properties)) {
         for (const bad of invalidValues(book, schema)) {
-          mutations.push(fc.tuple(full, bad).map(([value, { value: wrong, why }]) => invalid(`body ${name}: ${why}`, [400], [name], `${name}=${JSON.stringify(wrong)?.slice(0, 60)}`, (example) => {
-            const next = { ...value, [name]: wrong };
-            setBody(example, JSON.stringify(next), next);
-          })));
+          mutations.push(
+            fc.tuple(full, bad).map(([value, { value: wrong, why }]) =>
+              invalid(`body ${name}: ${why}`, [400], [name], `${name}=${JSON.stringify(wrong)?.slice(0, 60)}`, (example) => {
+                const next = { ...value, [name]: wrong };
+                setBody(example, JSON.stringify(next), next);
+              }),
+            ),
+          );
         }
         // the contract: text that is not valid Unicode (a lone surrogate) is 400, wherever it is
         if (typesOf(book, schema).has('string')) {
-          mutations.push(full.map((value) => invalid(`body ${name}: a lone surrogate`, [400], [name], 'a \\ud800 escape', (example) => {
-            setBody(example, JSON.stringify({ ...value, [name]: 'a' }).replace(`${JSON.stringify(name)}:"a"`, `${JSON.stringify(name)}:"a\\ud800"`));
-          })));
+          mutations.push(
+            full.map((value) =>
+              invalid(`body ${name}: a lone surrogate`, [400], [name], 'a \\ud800 escape', (example) => {
+                setBody(
+                  example,
+                  JSON.stringify({ ...value, [name]: 'a' }).replace(`${JSON.stringify(name)}:"a"`, `${JSON.stringify(name)}:"a\\ud800"`),
+                );
+              }),
+            ),
+          );
         }
       }
     }
     mutations.push(
-      fc.tuple(bodyKey.filter((key) => !(key in properties)), fc.jsonValue({ maxDepth: 1 })).map(([key, value]) =>
-        invalid('body: an unknown field', [400], [key], `unknown "${key}"`, (example) => {
-          const next = { ...baseObject(example), [key]: value };
-          setBody(example, JSON.stringify(next), next);
-        })),
+      fc
+        .tuple(
+          bodyKey.filter((key) => !(key in properties)),
+          fc.jsonValue({ maxDepth: 1 }),
+        )
+        .map(([key, value]) =>
+          invalid('body: an unknown field', [400], [key], `unknown "${key}"`, (example) => {
+            const next = { ...baseObject(example), [key]: value };
+            setBody(example, JSON.stringify(next), next);
+          }),
+        ),
     );
     const notAnObject = fc.constantFrom<unknown>([], 'text', 42, true, null, [{}]).filter((value) => !book.valid(operation.body!, value));
-    mutations.push(notAnObject.map((value) => invalid('body: not an object', [400], ['body'], JSON.stringify(value), (example) => setBody(example, JSON.stringify(value), value))));
+    mutations.push(
+      notAnObject.map((value) =>
+        invalid('body: not an object', [400], ['body'], JSON.stringify(value), (example) => setBody(example, JSON.stringify(value), value)),
+      ),
+    );
     mutations.push(
       fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x').map((type) =>
         invalid('body: not application/json', [415], undefined, type, (example) => {
           example.body = { text: example.body?.text ?? '{}', contentType: type };
-        })),
+        }),
+      ),
     );
     if (operation.bodyRequired) {
-      mutations.push(fc.constant(invalid('body: missing (documented as required)', [400], ['body'], 'an empty body', (example) => {
-        example.body = { text: '', contentType: 'application/json' };
-        delete example.bodyValue;
-      })));
+      mutations.push(
+        fc.constant(
+          invalid('body: missing (documented as required)', [400], ['body'], 'an empty body', (example) => {
+            example.body = { text: '', contentType: 'application/json' };
+            delete example.bodyValue;
+          }),
+        ),
+      );
     }
   } else if (operation.method === 'POST') {
     // nothing documented: a body is not part of the request (and any body must be JSON)
     mutations.push(
-      fc.tuple(bodyKey.filter((key) => key !== ''), fc.jsonValue({ maxDepth: 1 })).map(([key, value]) =>
-        invalid('body: not documented, a JSON object sent', [400], ['body', key], `{"${key}": ...}`, (example) => {
-          example.body = { text: JSON.stringify({ [key]: value }), contentType: 'application/json' };
-        })),
+      fc
+        .tuple(
+          bodyKey.filter((key) => key !== ''),
+          fc.jsonValue({ maxDepth: 1 }),
+        )
+        .map(([key, value]) =>
+          invalid('body: not documented, a JSON object sent', [400], ['body', key], `{"${key}": ...}`, (example) => {
+            example.body = { text: JSON.stringify({ [key]: value }), contentType: 'application/json' };
+          }),
+        ),
       fc.constantFrom('text/plain', 'application/x-www-form-urlencoded').map((type) =>
         invalid('body: not documented, a non-JSON body sent', [415], undefined, type, (example) => {
           example.body = { text: 'x=1', contentType: type };
-        })),
+        }),
+      ),
     );
   }
 
   if (operation.audience === 'employee' || operation.audience === 'partner') {
     const partner = operation.audience === 'partner';
     mutations.push(
-      fc.constant(invalid('credentials: none', [401], undefined, 'no Authorization header', (example) => { delete example.headers.authorization; example.credential = 'none'; })),
-      fc.constantFrom(
-        'Bearer ',
-        'Bearer not-a-credential',
-        `Basic ${Buffer.from('user:pass').toString('base64')}`,
-        partner ? `Bearer ctk_${'A'.repeat(49)}` : 'Bearer eyJhbGciOiJIUzI1NiJ9.e30.AAAA',
-        partner ? `Bearer ${world.tokens.all.token.slice(0, -1)}${world.tokens.all.token.endsWith('A') ? 'B' : 'A'}` : `Bearer ${world.jwt.employee.slice(0, -2)}xx`,
-      ).map((header) => invalid('credentials: malformed or unknown', [401], undefined, header.slice(0, 30), (example) => { example.headers.authorization = header; example.credential = `malformed: ${header.slice(0, 24)}`; })),
-      fc.constant(invalid('credentials: the other scheme', [401], undefined, partner ? 'an employee JWT on a data endpoint' : 'an API token on a management endpoint', (example) => {
-        example.headers.authorization = `Bearer ${partner ? world.jwt.employee : world.tokens.all.token}`;
-        example.credential = partner ? 'employee JWT' : 'token: all scopes';
-      })),
-      fc.constant(invalid(partner ? 'credentials: a revoked token' : 'credentials: an expired JWT', [401], undefined, 'no longer valid', (example) => {
-        example.headers.authorization = `Bearer ${partner ? world.tokens.revoked.token : world.jwt.expired}`;
-        example.credential = partner ? 'revoked token' : 'expired JWT';
-      })),
-      fc.constant(invalid('credentials: two Authorization headers', [400], ['authorization'], 'the header twice', (example) => {
-        example.headers.authorization = [String(example.headers.authorization), String(example.headers.authorization)];
-        example.credential = `${example.credential}, twice`;
-      })),
+      fc.constant(
+        invalid('credentials: none', [401], undefined, 'no Authorization header', (example) => {
+          delete example.headers.authorization;
+          example.credential = 'none';
+        }),
+      ),
+      fc
+        .constantFrom(
+          'Bearer ',
+          'Bearer not-a-credential',
+          `Basic ${Buffer.from('user:pass').toString('base64')}`,
+          partner ? `Bearer ctk_${'A'.repeat(49)}` : 'Bearer eyJhbGciOiJIUzI1NiJ9.e30.AAAA',
+          partner
+            ? `Bearer ${world.tokens.all.token.slice(0, -1)}${world.tokens.all.token.endsWith('A') ? 'B' : 'A'}`
+            : `Bearer ${world.jwt.employee.slice(0, -2)}xx`,
+        )
+        .map((header) =>
+          invalid('credentials: malformed or unknown', [401], undefined, header.slice(0, 30), (example) => {
+            example.headers.authorization = header;
+            example.credential = `malformed: ${header.slice(0, 24)}`;
+          }),
+        ),
+      fc.constant(
+        invalid(
+          'credentials: the other scheme',
+          [401],
+          undefined,
+          partner ? 'an employee JWT on a data endpoint' : 'an API token on a management endpoint',
+          (example) => {
+            example.headers.authorization = `Bearer ${partner ? world.jwt.employee : world.tokens.all.token}`;
+            example.credential = partner ? 'employee JWT' : 'token: all scopes';
+          },
+        ),
+      ),
+      fc.constant(
+        invalid(
+          partner ? 'credentials: a revoked token' : 'credentials: an expired JWT',
+          [401],
+          undefined,
+          'no longer valid',
+          (example) => {
+            example.headers.authorization = `Bearer ${partner ? world.tokens.revoked.token : world.jwt.expired}`;
+            example.credential = partner ? 'revoked token' : 'expired JWT';
+          },
+        ),
+      ),
+      fc.constant(
+        invalid('credentials: two Authorization headers', [400], ['authorization'], 'the header twice', (example) => {
+          example.headers.authorization = [String(example.headers.authorization), String(example.headers.authorization)];
+          example.credential = `${example.credential}, twice`;
+        }),
+      ),
     );
   }
 
@@ -352,7 +513,9 @@ export async function send(world: World, example: Example, remoteAddress = REMOT
 
 /** One line naming the request, for diagnostics. */
 export function describe(example: Example): string {
-  const body = example.body ? ` body(${example.body.contentType ?? 'no type'})=${example.body.text.length > 160 ? `${example.body.text.slice(0, 160)}...` : example.body.text}` : '';
+  const body = example.body
+    ? ` body(${example.body.contentType ?? 'no type'})=${example.body.text.length > 160 ? `${example.body.text.slice(0, 160)}...` : example.body.text}`
+    : '';
   return `${example.operation.method} ${urlOf(example)} [${example.credential}]${body}`;
 }
 

@@ -45,7 +45,9 @@ export function realDay(text: string): number | null {
 
 /** Every description of the operation and its parameters: where prose states a rule. */
 const proseOf = (operation: Operation) =>
-  [operation.operation.summary, operation.operation.description, ...operation.parameters.map((p) => p.description)].filter(Boolean).join('\n');
+  [operation.operation.summary, operation.operation.description, ...operation.parameters.map((p) => p.description)]
+    .filter(Boolean)
+    .join('\n');
 
 const parameterSchema = (operation: Operation, name: string) => operation.parameters.find((p) => p.name === name)?.schema ?? {};
 
@@ -58,7 +60,11 @@ function windowViolations(world: World, operation: Operation, query: Record<stri
     violations.push({
       field: name,
       rule: `${name}=${text} is not a real calendar day (contract: real calendar dates 0001-01-01..9999-12-31)`,
-      ...(parameterSchema(operation, name).format === 'date' ? {} : { gap: `src: ${operation.id}: ${name} is documented as the pattern \\d{4}-\\d{2}-\\d{2} only (no format: date), so a day that does not exist (2024-13-45) is document-valid, and the service refuses it (rightly, per the contract): document format: date` }),
+      ...(parameterSchema(operation, name).format === 'date'
+        ? {}
+        : {
+            gap: `src: ${operation.id}: ${name} is documented as the pattern \\d{4}-\\d{2}-\\d{2} only (no format: date), so a day that does not exist (2024-13-45) is document-valid, and the service refuses it (rightly, per the contract): document format: date`,
+          }),
     });
   }
   if (violations.length > 0) return violations;
@@ -68,7 +74,11 @@ function windowViolations(world: World, operation: Operation, query: Record<stri
     violations.push({
       field: 'end_date',
       rule: 'end_date before start_date',
-      ...(/before start_date|end_date must not|start_date .*(<=|≤|not after)/i.test(prose) ? {} : { gap: `src: ${operation.id}: end_date before start_date is refused (contract: 400), and no description of the operation says so` }),
+      ...(/before start_date|end_date must not|start_date .*(<=|≤|not after)/i.test(prose)
+        ? {}
+        : {
+            gap: `src: ${operation.id}: end_date before start_date is refused (contract: 400), and no description of the operation says so`,
+          }),
     });
     return violations;
   }
@@ -79,7 +89,11 @@ function windowViolations(world: World, operation: Operation, query: Record<stri
     violations.push({
       field: query.start_date !== undefined ? 'start_date' : 'end_date',
       rule: `a window of ${days} days (longest ${longest})`,
-      ...(prose.includes('366') ? {} : { gap: `src: ${operation.id}: a window longer than 366 days is refused (contract: "Longest window: 366 days"), and no description of the operation says so` }),
+      ...(prose.includes('366')
+        ? {}
+        : {
+            gap: `src: ${operation.id}: a window longer than 366 days is refused (contract: "Longest window: 366 days"), and no description of the operation says so`,
+          }),
     });
   }
   return violations;
@@ -94,7 +108,11 @@ function bodyViolations(world: World, operation: Operation, body: Record<string,
   for (const [name, value] of Object.entries(body)) {
     const schema = properties[name];
     if (typeof value !== 'string' || value.trim() !== '' || typeof schema?.minLength !== 'number' || schema.minLength < 1) continue;
-    violations.push({ field: name, rule: `${name} ${JSON.stringify(value)}: blank (trimmed: empty)`, gap: `src: ${operation.id}: a ${name} of whitespace only (" ") is document-valid (minLength ${schema.minLength}, pattern ${String(schema.pattern)}), but the service trims it and refuses it as empty; the document's ${name} schema must say what the service accepts (trimmed, non-blank)` });
+    violations.push({
+      field: name,
+      rule: `${name} ${JSON.stringify(value)}: blank (trimmed: empty)`,
+      gap: `src: ${operation.id}: a ${name} of whitespace only (" ") is document-valid (minLength ${schema.minLength}, pattern ${String(schema.pattern)}), but the service trims it and refuses it as empty; the document's ${name} schema must say what the service accepts (trimmed, non-blank)`,
+    });
   }
   for (const name of ['scopes', 'cooling_unit_ids']) {
     const list = body[name];
@@ -102,7 +120,11 @@ function bodyViolations(world: World, operation: Operation, body: Record<string,
     violations.push({
       field: name,
       rule: `${name} repeats an item (contract: distinct)`,
-      ...(properties[name]?.uniqueItems === true ? {} : { gap: `src: ${operation.id}: ${name} has no uniqueItems in the document, and the service refuses a repeated item (contract: distinct): document uniqueItems: true` }),
+      ...(properties[name]?.uniqueItems === true
+        ? {}
+        : {
+            gap: `src: ${operation.id}: ${name} has no uniqueItems in the document, and the service refuses a repeated item (contract: distinct): document uniqueItems: true`,
+          }),
     });
   }
   if (Array.isArray(body.cooling_unit_ids)) {
@@ -112,7 +134,11 @@ function bodyViolations(world: World, operation: Operation, body: Record<string,
       violations.push({
         field: 'cooling_unit_ids',
         rule: `units that are not live units of the company: ${foreign.slice(0, 5).join(', ')}`,
-        ...(/\blive\b|\b(of|in) (the|your|its|the employee's) company\b/i.test(described) ? {} : { gap: `src: ${operation.id}: cooling_unit_ids must be live units of the employee's company (contract), and the document only says "${described}"` }),
+        ...(/\blive\b|\b(of|in) (the|your|its|the employee's) company\b/i.test(described)
+          ? {}
+          : {
+              gap: `src: ${operation.id}: cooling_unit_ids must be live units of the employee's company (contract), and the document only says "${described}"`,
+            }),
       });
     }
   }
@@ -120,9 +146,19 @@ function bodyViolations(world: World, operation: Operation, body: Record<string,
     const instant = Date.parse(body.expires_at.replace(/T(\d\d:\d\d)(Z|[+-])/, 'T$1:00$2'));
     const described = String((properties.expires_at as { description?: string } | undefined)?.description ?? '');
     if (Number.isFinite(instant) && instant <= world.ctx.clock.now().getTime()) {
-      violations.push({ field: 'expires_at', rule: 'expires_at not in the future', ...(/future/i.test(described) ? {} : { gap: `src: ${operation.id}: expires_at must be in the future, and the document does not say so` }) });
+      violations.push({
+        field: 'expires_at',
+        rule: 'expires_at not in the future',
+        ...(/future/i.test(described)
+          ? {}
+          : { gap: `src: ${operation.id}: expires_at must be in the future, and the document does not say so` }),
+      });
     } else if (Number.isFinite(instant) && instant > LATEST_EXPIRY) {
-      violations.push({ field: 'expires_at', rule: `expires_at ${body.expires_at}: after 9999-12-31T23:59:59Z (UTC)`, gap: `src: ${operation.id}: an expires_at after 9999-12-31T23:59:59Z in UTC (9999-12-31T23:00:00-05:00) is refused, and the document allows it` });
+      violations.push({
+        field: 'expires_at',
+        rule: `expires_at ${body.expires_at}: after 9999-12-31T23:59:59Z (UTC)`,
+        gap: `src: ${operation.id}: an expires_at after 9999-12-31T23:59:59Z in UTC (9999-12-31T23:00:00-05:00) is refused, and the document allows it`,
+      });
     } else if (!Number.isFinite(instant)) {
       // a date-time JavaScript cannot read (year 0000 in a zone...): the service decides; recorded by the answer
     }
@@ -131,7 +167,11 @@ function bodyViolations(world: World, operation: Operation, body: Record<string,
 }
 
 async function tokenState(world: World, tokenId: string) {
-  const response = await world.ctx.app.inject({ method: 'GET', url: `/api/v1/api-tokens/${tokenId}`, headers: { authorization: `Bearer ${world.jwt.employee}` } });
+  const response = await world.ctx.app.inject({
+    method: 'GET',
+    url: `/api/v1/api-tokens/${tokenId}`,
+    headers: { authorization: `Bearer ${world.jwt.employee}` },
+  });
   if (response.statusCode !== 200) return null;
   return response.json<{ revoked: boolean; replaced_by: string | null; expires_at: string | null }>();
 }
@@ -147,7 +187,11 @@ export function contractViolations(world: World, example: Example): Violation[] 
     violations.push({
       field: 'specification_type',
       rule: `specification_type ${JSON.stringify(query.specification_type)} (TEMPERATURE, HUMIDITY or both)`,
-      ...(schema.enum || schema.pattern ? {} : { gap: `src: ${operation.id}: specification_type is documented as any string (schema {type: string}; the list is in prose only), and the service refuses anything but TEMPERATURE, HUMIDITY or both comma-separated: document a pattern` }),
+      ...(schema.enum || schema.pattern
+        ? {}
+        : {
+            gap: `src: ${operation.id}: specification_type is documented as any string (schema {type: string}; the list is in prose only), and the service refuses anything but TEMPERATURE, HUMIDITY or both comma-separated: document a pattern`,
+          }),
     });
   }
   if (operation.body && example.bodyValue && typeof example.bodyValue === 'object' && !Array.isArray(example.bodyValue)) {
@@ -164,12 +208,24 @@ function instantWindowViolations(operation: Operation, query: Record<string, str
     const text = query[name];
     if (text === undefined || !text.startsWith('0000-')) continue;
     const described = String(operation.parameters.find((p) => p.name === name)?.description ?? '');
-    violations.push({ field: name, rule: `${name}=${text}: the year 0000 is no calendar year`, ...(/0001/.test(described) ? {} : { gap: `src: ${operation.id}: ${name} in the year 0000 is refused, and the document does not say the years start at 0001` }) });
+    violations.push({
+      field: name,
+      rule: `${name}=${text}: the year 0000 is no calendar year`,
+      ...(/0001/.test(described)
+        ? {}
+        : { gap: `src: ${operation.id}: ${name} in the year 0000 is refused, and the document does not say the years start at 0001` }),
+    });
   }
   if (violations.length > 0 || query.from === undefined || query.to === undefined) return violations;
   const [from, to] = [Date.parse(query.from), Date.parse(query.to)];
   if (Number.isFinite(from) && Number.isFinite(to) && to < from) {
-    violations.push({ field: 'to', rule: 'to before from', ...(/to before from/i.test(proseOf(operation)) ? {} : { gap: `src: ${operation.id}: to before from is refused, and no description of the operation says so` }) });
+    violations.push({
+      field: 'to',
+      rule: 'to before from',
+      ...(/to before from/i.test(proseOf(operation))
+        ? {}
+        : { gap: `src: ${operation.id}: to before from is refused, and no description of the operation says so` }),
+    });
   }
   return violations;
 }
@@ -190,7 +246,12 @@ export async function expectValid(world: World, example: Example): Promise<Expec
     why = 'a valid JWT of a user who is not a Registered Employee';
   } else if (operation.audience === 'partner') {
     const scope = scopeOf(world, operation);
-    const token = example.credential === 'token: all scopes' ? world.tokens.all : example.credential === 'token: all scopes, one unit' ? world.tokens.restricted : world.tokens.byScope.get(example.credential.replace(/^token: | only$/g, ''))!;
+    const token =
+      example.credential === 'token: all scopes'
+        ? world.tokens.all
+        : example.credential === 'token: all scopes, one unit'
+          ? world.tokens.restricted
+          : world.tokens.byScope.get(example.credential.replace(/^token: | only$/g, ''))!;
     if (!token.scopes.includes(scope)) {
       statuses = [403];
       requiredScope = scope;
@@ -199,10 +260,15 @@ export async function expectValid(world: World, example: Example): Promise<Expec
       const readable = token.units.length > 0 ? token.units : world.company.liveUnits;
       const unit = query.cooling_unit_id !== undefined ? Number(query.cooling_unit_id) : undefined;
       const location = query.location_id !== undefined ? Number(query.location_id) : undefined;
-      const left = readable.filter((id) => (unit === undefined || id === unit) && (location === undefined || world.unitLocation.get(id) === location));
+      const left = readable.filter(
+        (id) => (unit === undefined || id === unit) && (location === undefined || world.unitLocation.get(id) === location),
+      );
       const filtered = unit !== undefined || location !== undefined;
       statuses = filtered && left.length === 0 ? [404] : [200];
-      why = statuses[0] === 404 ? `no readable unit matches cooling_unit_id=${unit ?? '-'} location_id=${location ?? '-'}` : 'a readable request';
+      why =
+        statuses[0] === 404
+          ? `no readable unit matches cooling_unit_id=${unit ?? '-'} location_id=${location ?? '-'}`
+          : 'a readable request';
     }
   } else if (query.token_id !== undefined) {
     // the audit trail's filter: a token of the company, else 404 like the token routes
@@ -216,7 +282,11 @@ export async function expectValid(world: World, example: Example): Promise<Expec
       why = id === world.otherCompanyTokenId ? "another company's token" : 'no such token';
     } else if (operation.statuses.has(409)) {
       const state = await tokenState(world, id);
-      const refused = !state || state.revoked || state.replaced_by !== null || (state.expires_at !== null && Date.parse(state.expires_at) <= world.ctx.clock.now().getTime());
+      const refused =
+        !state ||
+        state.revoked ||
+        state.replaced_by !== null ||
+        (state.expires_at !== null && Date.parse(state.expires_at) <= world.ctx.clock.now().getTime());
       statuses = refused ? [409] : success;
       why = refused ? 'the token is revoked, expired or already rotated' : 'an active token of the company';
     } else {

@@ -30,15 +30,21 @@ interface TokenJson {
 const DEFAULT_GRACE_SECONDS = 86_400;
 
 export async function runLinks(t: Test, world: World, options: { seed: number; numRuns: number }) {
-  const find = (method: string, path: string) => world.operations.find((operation) => operation.method === method && operation.path === path);
+  const find = (method: string, path: string) =>
+    world.operations.find((operation) => operation.method === method && operation.path === path);
   const create = find('POST', '/api/v1/api-tokens');
   const list = find('GET', '/api/v1/api-tokens');
   const retrieve = find('GET', '/api/v1/api-tokens/{token_id}');
   const revoke = find('POST', '/api/v1/api-tokens/{token_id}/revoke');
   const rotate = find('POST', '/api/v1/api-tokens/{token_id}/rotate');
-  for (const [name, operation] of Object.entries({ create, list, retrieve, revoke })) t.ok(operation, `the document has the ${name} operation`);
+  for (const [name, operation] of Object.entries({ create, list, retrieve, revoke }))
+    t.ok(operation, `the document has the ${name} operation`);
   if (!create || !list || !retrieve || !revoke) return;
-  t.comment(rotate ? 'the document has POST /api/v1/api-tokens/{token_id}/rotate: rotation is part of the links' : 'no rotate operation in the document');
+  t.comment(
+    rotate
+      ? 'the document has POST /api/v1/api-tokens/{token_id}/rotate: rotation is part of the links'
+      : 'no rotate operation in the document',
+  );
   const data = world.operations.filter((operation) => operation.audience === 'partner');
 
   const steps = new Map<string, string[]>();
@@ -49,7 +55,11 @@ export async function runLinks(t: Test, world: World, options: { seed: number; n
     steps.set(step, problems);
   };
   const employee = { authorization: `Bearer ${world.jwt.employee}` };
-  const call = async (step: string, operation: Operation, init: { tokenId?: string; query?: Array<[string, string]>; body?: unknown; headers?: Record<string, string> }) => {
+  const call = async (
+    step: string,
+    operation: Operation,
+    init: { tokenId?: string; query?: Array<[string, string]>; body?: unknown; headers?: Record<string, string> },
+  ) => {
     const example: Example = {
       operation,
       group: 'valid',
@@ -62,13 +72,19 @@ export async function runLinks(t: Test, world: World, options: { seed: number; n
     };
     const response = await send(world, example);
     const findings = checkAnswer(world.book, operation, response);
-    expect(`${step}: the answer conforms to the document`, findings.length === 0, () => findings.map((finding) => `${finding.check}: ${finding.detail}`).join('; '));
+    expect(`${step}: the answer conforms to the document`, findings.length === 0, () =>
+      findings.map((finding) => `${finding.check}: ${finding.detail}`).join('; '),
+    );
     return { response, body: parseBody(response) as TokenJson & { data?: TokenJson[] } };
   };
   const status = (step: string, response: LightMyRequestResponse, expected: number) =>
     expect(`${step}: ${expected}`, response.statusCode === expected, () => `${response.statusCode} ${response.body.slice(0, 200)}`);
   const same = (step: string, actual: unknown, wanted: unknown) =>
-    expect(step, JSON.stringify(actual) === JSON.stringify(wanted), () => `${JSON.stringify(actual)?.slice(0, 300)} != ${JSON.stringify(wanted)?.slice(0, 300)}`);
+    expect(
+      step,
+      JSON.stringify(actual) === JSON.stringify(wanted),
+      () => `${JSON.stringify(actual)?.slice(0, 300)} != ${JSON.stringify(wanted)?.slice(0, 300)}`,
+    );
   const instant = (text: string | null) => (text === null ? null : Date.parse(text));
   // last_used_at is written behind (within a minute): once a token is used it may move between reads
   const settled = (token: TokenJson | undefined) => (token ? { ...token, last_used_at: '(written behind)' } : token);
@@ -96,7 +112,11 @@ export async function runLinks(t: Test, world: World, options: { seed: number; n
       same('create: the scopes', [...token.scopes].sort(), [...input.scopes].sort());
       same('create: the units', [...token.cooling_unit_ids].sort(), [...(input.cooling_unit_ids ?? [])].sort());
       same('create: the expiry', instant(token.expires_at), instant(input.expires_at ?? null));
-      same('create: a live token, not rotated', [token.revoked, token.revoked_at, token.rotated_from, token.replaced_by], [false, null, null, null]);
+      same(
+        'create: a live token, not rotated',
+        [token.revoked, token.revoked_at, token.rotated_from, token.replaced_by],
+        [false, null, null, null],
+      );
       expect('create: the raw token', /^ctk_[0-9A-Za-z]+$/.test(token.token ?? ''), () => String(token.token));
       const { token: raw, ...stored } = token;
 
@@ -104,7 +124,12 @@ export async function runLinks(t: Test, world: World, options: { seed: number; n
       const retrieved = await call('retrieve', retrieve, { tokenId: token.id });
       status('retrieve', retrieved.response, 200);
       same('retrieve: the created object, without the raw token', retrieved.body, stored);
-      const listed = await call('list', list, { query: [['state', 'active'], ['page_size', '1000']] });
+      const listed = await call('list', list, {
+        query: [
+          ['state', 'active'],
+          ['page_size', '1000'],
+        ],
+      });
       status('list', listed.response, 200);
       const entry = listed.body.data?.find((item) => item.id === token.id);
       same('list (state=active): the created object, without the raw token', entry, stored);
@@ -113,14 +138,25 @@ export async function runLinks(t: Test, world: World, options: { seed: number; n
       let live = { id: token.id, raw: raw!, object: stored as TokenJson };
       if (rotate) {
         const body = grace;
-        const seconds = body && typeof body === 'object' && 'grace_period_seconds' in body ? Number((body as { grace_period_seconds: number }).grace_period_seconds) : DEFAULT_GRACE_SECONDS;
+        const seconds =
+          body && typeof body === 'object' && 'grace_period_seconds' in body
+            ? Number((body as { grace_period_seconds: number }).grace_period_seconds)
+            : DEFAULT_GRACE_SECONDS;
         const rotated = await call('rotate', rotate, { tokenId: token.id, ...(body !== null ? { body } : {}) });
         status('rotate', rotated.response, 201);
         if (rotated.response.statusCode === 201) {
           const replacement = rotated.body;
-          same('rotate: the replacement keeps name, scopes, units and expiry', [replacement.name, replacement.scopes, replacement.cooling_unit_ids, replacement.expires_at], [stored.name, stored.scopes, stored.cooling_unit_ids, stored.expires_at]);
+          same(
+            'rotate: the replacement keeps name, scopes, units and expiry',
+            [replacement.name, replacement.scopes, replacement.cooling_unit_ids, replacement.expires_at],
+            [stored.name, stored.scopes, stored.cooling_unit_ids, stored.expires_at],
+          );
           same('rotate: the replacement names the old token', replacement.rotated_from, token.id);
-          expect('rotate: a new id and a new raw token', replacement.id !== token.id && !!replacement.token && replacement.token !== raw, () => JSON.stringify(replacement).slice(0, 200));
+          expect(
+            'rotate: a new id and a new raw token',
+            replacement.id !== token.id && !!replacement.token && replacement.token !== raw,
+            () => JSON.stringify(replacement).slice(0, 200),
+          );
           const old = await call('retrieve the rotated token', retrieve, { tokenId: token.id });
           same('retrieve the rotated token: it names its replacement', old.body.replaced_by, replacement.id);
           const now = world.ctx.clock.now().getTime();
@@ -144,8 +180,17 @@ export async function runLinks(t: Test, world: World, options: { seed: number; n
       const after = await call('retrieve the revoked token', retrieve, { tokenId: live.id });
       status('retrieve the revoked token', after.response, 200);
       same('retrieve the revoked token: the revoked object', settled(after.body), settled(revoked.body));
-      const revokedList = await call('list revoked', list, { query: [['state', 'revoked'], ['page_size', '1000']] });
-      same('list (state=revoked): holds the revoked object', settled(revokedList.body.data?.find((item) => item.id === live.id)), settled(revoked.body));
+      const revokedList = await call('list revoked', list, {
+        query: [
+          ['state', 'revoked'],
+          ['page_size', '1000'],
+        ],
+      });
+      same(
+        'list (state=revoked): holds the revoked object',
+        settled(revokedList.body.data?.find((item) => item.id === live.id)),
+        settled(revoked.body),
+      );
       await useOn('the revoked token is refused', live.raw, live.object.scopes, 401);
       if (rotate) {
         const refused = await call('rotate the revoked token', rotate, { tokenId: live.id });

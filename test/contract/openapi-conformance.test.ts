@@ -59,7 +59,13 @@ function assertChecks(t: Test, operation: Operation) {
     for (const failure of failures) groups.set(failure.todo, [...(groups.get(failure.todo) ?? []), failure]);
     if (groups.size === 0) t.pass(`${check}`);
     for (const [todo, group] of groups) {
-      const diagnostic = { diagnostic: true, failures: group.length, examples: group.slice(0, 3).map((failure) => ({ kind: failure.kind, request: failure.request, status: failure.status, detail: failure.detail })) };
+      const diagnostic = {
+        diagnostic: true,
+        failures: group.length,
+        examples: group
+          .slice(0, 3)
+          .map((failure) => ({ kind: failure.kind, request: failure.request, status: failure.status, detail: failure.detail })),
+      };
       t.equal(group.length, 0, `${check}${todo ? ` (${group.length} examples)` : ''}`, todo ? { todo, ...diagnostic } : diagnostic);
     }
   }
@@ -80,7 +86,11 @@ t.test('the document', async (t) => {
 t.test('the checks can fail: a spoiled real answer is caught by each', async (t) => {
   const list = world.operations.find((operation) => operation.method === 'GET' && operation.path === '/api/v1/api-tokens');
   if (!list) return t.fail('the document has GET /api/v1/api-tokens');
-  const real = await world.ctx.app.inject({ method: 'GET', url: '/api/v1/api-tokens', headers: { authorization: `Bearer ${world.jwt.employee}` } });
+  const real = await world.ctx.app.inject({
+    method: 'GET',
+    url: '/api/v1/api-tokens',
+    headers: { authorization: `Bearer ${world.jwt.employee}` },
+  });
   t.same(checkAnswer(world.book, list, real), [], 'the real answer passes');
   const spoil = (change: (answer: { statusCode: number; headers: Record<string, unknown>; body: string }) => void) => {
     const copy = { statusCode: real.statusCode, headers: { ...real.headers } as Record<string, unknown>, body: real.body };
@@ -88,15 +98,62 @@ t.test('the checks can fail: a spoiled real answer is caught by each', async (t)
     return checkAnswer(world.book, list, copy as unknown as LightMyRequestResponse).map((finding) => finding.check);
   };
   const body = parseBody(real) as { data: Array<Record<string, unknown>>; meta: Record<string, unknown> };
-  t.ok(spoil((answer) => { answer.body = JSON.stringify({ data: body.data }); }).includes('body matches the documented schema'), 'a body without meta');
-  t.ok(spoil((answer) => { answer.body = JSON.stringify({ ...body, data: [{ ...body.data[0], token: 'ctk_x' }] }); }).includes('body matches the documented schema'), 'a token object with an undocumented field');
-  t.ok(spoil((answer) => { delete answer.headers['x-request-id']; }).includes('documented headers present, with their types'), 'no X-Request-Id');
-  t.ok(spoil((answer) => { answer.headers['x-ratelimit-remaining'] = '-1'; }).includes('documented headers present, with their types'), 'X-RateLimit-Remaining below its minimum');
-  t.ok(spoil((answer) => { answer.headers['content-type'] = 'text/html'; }).includes('body is application/json'), 'a text/html body');
-  t.ok(spoil((answer) => { answer.statusCode = 418; }).includes('status is documented'), 'an undocumented status');
-  t.ok(spoil((answer) => { answer.statusCode = 502; }).includes('no 5xx'), 'a 502');
-  t.ok(spoil((answer) => { answer.statusCode = 401; answer.body = JSON.stringify({ error: { code: 'unauthorized', message: 'x' } }); }).includes('documented headers present, with their types'), 'a 401 without WWW-Authenticate');
-  t.ok(spoil((answer) => { answer.statusCode = 400; answer.body = JSON.stringify({ error: { code: 'bad', message: 'x' } }); }).includes('error code matches the status (contract, "Errors")'), 'a 400 with another code');
+  t.ok(
+    spoil((answer) => {
+      answer.body = JSON.stringify({ data: body.data });
+    }).includes('body matches the documented schema'),
+    'a body without meta',
+  );
+  t.ok(
+    spoil((answer) => {
+      answer.body = JSON.stringify({ ...body, data: [{ ...body.data[0], token: 'ctk_x' }] });
+    }).includes('body matches the documented schema'),
+    'a token object with an undocumented field',
+  );
+  t.ok(
+    spoil((answer) => {
+      delete answer.headers['x-request-id'];
+    }).includes('documented headers present, with their types'),
+    'no X-Request-Id',
+  );
+  t.ok(
+    spoil((answer) => {
+      answer.headers['x-ratelimit-remaining'] = '-1';
+    }).includes('documented headers present, with their types'),
+    'X-RateLimit-Remaining below its minimum',
+  );
+  t.ok(
+    spoil((answer) => {
+      answer.headers['content-type'] = 'text/html';
+    }).includes('body is application/json'),
+    'a text/html body',
+  );
+  t.ok(
+    spoil((answer) => {
+      answer.statusCode = 418;
+    }).includes('status is documented'),
+    'an undocumented status',
+  );
+  t.ok(
+    spoil((answer) => {
+      answer.statusCode = 502;
+    }).includes('no 5xx'),
+    'a 502',
+  );
+  t.ok(
+    spoil((answer) => {
+      answer.statusCode = 401;
+      answer.body = JSON.stringify({ error: { code: 'unauthorized', message: 'x' } });
+    }).includes('documented headers present, with their types'),
+    'a 401 without WWW-Authenticate',
+  );
+  t.ok(
+    spoil((answer) => {
+      answer.statusCode = 400;
+      answer.body = JSON.stringify({ error: { code: 'bad', message: 'x' } });
+    }).includes('error code matches the status (contract, "Errors")'),
+    'a 400 with another code',
+  );
 });
 
 for (const [index, operation] of world.operations.entries()) {
@@ -104,8 +161,14 @@ for (const [index, operation] of world.operations.entries()) {
     const seed = SEED + 2 * index;
     // fresh live tokens to act on, so revoke and rotate meet live ones and spent ones alike
     if (operation.parameters.some((parameter) => parameter.name === 'token_id')) await topUpTargets(world, 4);
-    await fc.assert(fc.asyncProperty(validRequest(world, operation), async (example) => void (await exercise(world, example))), { seed, numRuns: RUNS });
-    await fc.assert(fc.asyncProperty(invalidRequest(world, operation), async (example) => void (await exercise(world, example))), { seed: seed + 1, numRuns: RUNS });
+    await fc.assert(
+      fc.asyncProperty(validRequest(world, operation), async (example) => void (await exercise(world, example))),
+      { seed, numRuns: RUNS },
+    );
+    await fc.assert(
+      fc.asyncProperty(invalidRequest(world, operation), async (example) => void (await exercise(world, example))),
+      { seed: seed + 1, numRuns: RUNS },
+    );
     assertChecks(t, operation);
   });
 }
@@ -114,7 +177,7 @@ t.test('stateful links: create -> retrieve -> rotate -> revoke -> retrieve', asy
   await runLinks(t, world, { seed: SEED - 1, numRuns: Math.max(4, Math.round(RUNS / 5)) });
 });
 
-t.test('real rate limits: every operation\'s 429 conforms', async (t) => {
+t.test("real rate limits: every operation's 429 conforms", async (t) => {
   await runRateLimits(t);
 });
 
@@ -125,8 +188,13 @@ t.test('summary', async (t) => {
   t.comment(`${ledger.examples.size} of ${world.operations.length} operations covered:`);
   for (const [operation, counts] of ledger.examples) {
     total += counts.valid + counts.invalid;
-    const statuses = [...counts.statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status}x${count}`).join(' ');
-    t.comment(`  ${operation}: ${counts.valid} valid, ${counts.invalid} invalid (${counts.kinds.size - 1} kinds of wrong); answers ${statuses}`);
+    const statuses = [...counts.statuses]
+      .sort(([a], [b]) => a - b)
+      .map(([status, count]) => `${status}x${count}`)
+      .join(' ');
+    t.comment(
+      `  ${operation}: ${counts.valid} valid, ${counts.invalid} invalid (${counts.kinds.size - 1} kinds of wrong); answers ${statuses}`,
+    );
   }
   t.comment(`${total} examples in all`);
   const byCheck = new Map<string, { failed: number; todo: number }>();

@@ -141,7 +141,12 @@ export class SchemaBook {
   at(pointer: string): ValidateFunction {
     let validate = this.compiled.get(pointer);
     if (!validate) {
-      validate = this.ajv.compile({ $ref: `${DOCUMENT_ID}#${pointer.split('/').map((segment) => encodeURIComponent(segment).replace(/%7E/g, '~')).join('/')}` });
+      validate = this.ajv.compile({
+        $ref: `${DOCUMENT_ID}#${pointer
+          .split('/')
+          .map((segment) => encodeURIComponent(segment).replace(/%7E/g, '~'))
+          .join('/')}`,
+      });
       this.compiled.set(pointer, validate);
     }
     return validate;
@@ -164,7 +169,9 @@ export class SchemaBook {
 
   /** ajv's errors, one line each, for a diagnostic. */
   static errors(validate: ValidateFunction): string[] {
-    return (validate.errors ?? []).slice(0, 5).map((error) => `${error.instancePath || '/'} ${error.message ?? error.keyword} ${JSON.stringify(error.params)}`);
+    return (validate.errors ?? [])
+      .slice(0, 5)
+      .map((error) => `${error.instancePath || '/'} ${error.message ?? error.keyword} ${JSON.stringify(error.params)}`);
   }
 }
 

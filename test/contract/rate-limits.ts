@@ -42,7 +42,10 @@ export async function runRateLimits(t: Test) {
   };
   let sent = 0;
 
-  const exhaust = async (example: Example, address: string): Promise<{ refusal: LightMyRequestResponse | null; first: LightMyRequestResponse | null }> => {
+  const exhaust = async (
+    example: Example,
+    address: string,
+  ): Promise<{ refusal: LightMyRequestResponse | null; first: LightMyRequestResponse | null }> => {
     let first: LightMyRequestResponse | null = null;
     for (let index = 0; index < MAX_REQUESTS; index++) {
       const response = await send(world, example, address);
@@ -57,13 +60,24 @@ export async function runRateLimits(t: Test) {
     t.ok(refusal, `${label}: a 429 within ${MAX_REQUESTS} requests`);
     if (!refusal) return;
     const findings = checkAnswer(world.book, operation, refusal);
-    t.same(findings.map((finding) => `${finding.check}: ${finding.detail}`), [], `${label}: the 429 conforms to the document`);
+    t.same(
+      findings.map((finding) => `${finding.check}: ${finding.detail}`),
+      [],
+      `${label}: the 429 conforms to the document`,
+    );
     const body = parseBody(refusal) as { error?: { code?: string } } | undefined;
     t.equal(body?.error?.code, 'rate_limited', `${label}: code rate_limited`);
     const retryAfter = Number(refusal.headers['retry-after']);
-    t.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `${label}: Retry-After ${String(refusal.headers['retry-after'])} s, within the one-minute window`);
+    t.ok(
+      Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60,
+      `${label}: Retry-After ${String(refusal.headers['retry-after'])} s, within the one-minute window`,
+    );
     t.equal(refusal.headers['x-ratelimit-remaining'], '0', `${label}: X-RateLimit-Remaining 0`);
-    t.equal(Number(refusal.headers['x-ratelimit-limit']), CONTRACT_LIMITS[budget], `${label}: X-RateLimit-Limit is the contract's ${budget} limit`);
+    t.equal(
+      Number(refusal.headers['x-ratelimit-limit']),
+      CONTRACT_LIMITS[budget],
+      `${label}: X-RateLimit-Limit is the contract's ${budget} limit`,
+    );
   };
 
   for (const operation of limited) {
@@ -74,7 +88,12 @@ export async function runRateLimits(t: Test) {
       if (operation.audience === 'employee' || operation.audience === 'partner') {
         const budget = budgetOf(operation, true);
         const { refusal, first } = await exhaust(probe, addressOf(budget));
-        if (first) t.equal(Number(first.headers['x-ratelimit-limit']), CONTRACT_LIMITS[budget], `${budget}: the first answer announces the contract's limit`);
+        if (first)
+          t.equal(
+            Number(first.headers['x-ratelimit-limit']),
+            CONTRACT_LIMITS[budget],
+            `${budget}: the first answer announces the contract's limit`,
+          );
         checkRefusal(t, `${budget} spent`, operation, budget, refusal);
         const anonymous = budgetOf(operation, false);
         const { refusal: anonymousRefusal } = await exhaust({ ...probe, headers: {} }, addressOf(anonymous));

@@ -46,26 +46,37 @@ export async function createWorld(t: Teardown, options: TestAppOptions = {}): Pr
   const [first, second] = demo.companies;
   if (!first || !second) throw new Error('the demo data set has fewer than two companies');
   const employeeOf = async (companyId: number) =>
-    (await ctx.db.pool.query<{ id: number }>(
-      "SELECT id FROM users WHERE company_id = $1 AND role = 'REGISTERED_EMPLOYEE' AND is_active ORDER BY id LIMIT 1",
-      [companyId],
-    )).rows[0]!.id;
+    (
+      await ctx.db.pool.query<{ id: number }>(
+        "SELECT id FROM users WHERE company_id = $1 AND role = 'REGISTERED_EMPLOYEE' AND is_active ORDER BY id LIMIT 1",
+        [companyId],
+      )
+    ).rows[0]!.id;
   const employeeId = await employeeOf(first.id);
   const otherEmployeeId = await employeeOf(second.id);
   const unitLocation = new Map(
-    (await ctx.db.pool.query<{ id: number; location_id: number }>('SELECT id, location_id FROM cooling_units')).rows.map((row) => [row.id, row.location_id]),
+    (await ctx.db.pool.query<{ id: number; location_id: number }>('SELECT id, location_id FROM cooling_units')).rows.map((row) => [
+      row.id,
+      row.location_id,
+    ]),
   );
 
   const document = await fetchDocument(ctx.app);
   const book = new SchemaBook(document);
   const operations = operationsOf(document);
   const create = operations.find((operation) => operation.method === 'POST' && operation.path === '/api/v1/api-tokens');
-  const scopesSchema = create?.body ? (book.deref(create.body).properties as Record<string, { items?: { enum?: string[] } }> | undefined)?.scopes : undefined;
+  const scopesSchema = create?.body
+    ? (book.deref(create.body).properties as Record<string, { items?: { enum?: string[] } }> | undefined)?.scopes
+    : undefined;
   const scopes = scopesSchema?.items?.enum;
   if (!scopes?.length) throw new Error('the document does not enumerate the token scopes (POST /api/v1/api-tokens, scopes.items.enum)');
 
   const issue = async (employee: number, scopeList: string[], units: number[] = []): Promise<IssuedToken> => {
-    const { id, token } = await issueToken(ctx, employee, { scopes: scopeList, cooling_unit_ids: units, name: `contract ${scopeList.join('+')}` });
+    const { id, token } = await issueToken(ctx, employee, {
+      scopes: scopeList,
+      cooling_unit_ids: units,
+      name: `contract ${scopeList.join('+')}`,
+    });
     return { id, token, scopes: scopeList, units };
   };
   const all = await issue(employeeId, scopes);
@@ -75,15 +86,28 @@ export async function createWorld(t: Teardown, options: TestAppOptions = {}): Pr
   const revoked = await issue(employeeId, scopes);
   const employee = await ctx.jwtFor(employeeId);
   // without a body, as documented; should that be refused, with `{}` (the conformance run reports the refusal)
-  let revoke = await ctx.app.inject({ method: 'POST', url: `/api/v1/api-tokens/${revoked.id}/revoke`, headers: { authorization: `Bearer ${employee}` } });
+  let revoke = await ctx.app.inject({
+    method: 'POST',
+    url: `/api/v1/api-tokens/${revoked.id}/revoke`,
+    headers: { authorization: `Bearer ${employee}` },
+  });
   if (revoke.statusCode !== 200) {
-    revoke = await ctx.app.inject({ method: 'POST', url: `/api/v1/api-tokens/${revoked.id}/revoke`, headers: { authorization: `Bearer ${employee}`, 'content-type': 'application/json' }, payload: '{}' });
+    revoke = await ctx.app.inject({
+      method: 'POST',
+      url: `/api/v1/api-tokens/${revoked.id}/revoke`,
+      headers: { authorization: `Bearer ${employee}`, 'content-type': 'application/json' },
+      payload: '{}',
+    });
   }
   if (revoke.statusCode !== 200) throw new Error(`revoking a fixture token answered ${revoke.statusCode} ${revoke.body}`);
   const targets: string[] = [];
   for (let index = 0; index < 6; index++) targets.push((await issue(employeeId, scopes.slice(0, 1 + (index % scopes.length)))).id);
   const otherCompanyTokenId = (await issue(otherEmployeeId, scopes)).id;
-  topUps.set(targets, (count) => Promise.all(Array.from({ length: count }, (_, index) => issue(employeeId, scopes.slice(0, 1 + (index % scopes.length))))).then((issued) => issued.map((token) => token.id)));
+  topUps.set(targets, (count) =>
+    Promise.all(Array.from({ length: count }, (_, index) => issue(employeeId, scopes.slice(0, 1 + (index % scopes.length))))).then(
+      (issued) => issued.map((token) => token.id),
+    ),
+  );
 
   return {
     ctx,
@@ -92,14 +116,29 @@ export async function createWorld(t: Teardown, options: TestAppOptions = {}): Pr
     operations,
     scopes,
     today: ctx.clock.now().toISOString().slice(0, 10),
-    company: { id: first.id, liveUnits: first.cooling_unit_ids, deletedUnits: first.deleted_cooling_unit_ids, locations: first.location_ids },
-    other: { id: second.id, liveUnits: second.cooling_unit_ids, deletedUnits: second.deleted_cooling_unit_ids, locations: second.location_ids },
+    company: {
+      id: first.id,
+      liveUnits: first.cooling_unit_ids,
+      deletedUnits: first.deleted_cooling_unit_ids,
+      locations: first.location_ids,
+    },
+    other: {
+      id: second.id,
+      liveUnits: second.cooling_unit_ids,
+      deletedUnits: second.deleted_cooling_unit_ids,
+      locations: second.location_ids,
+    },
     unitLocation,
     jwt: {
       employee,
       // the demo's non-employee: an operator of the first company, a valid JWT of a real user
       nonEmployee: first.non_employee_jwt,
-      expired: await mintEmployeeJwt({ secret: TEST_JWT_SECRET, userId: employeeId, now: new Date(ctx.clock.now().getTime() - 7200_000), ttlSeconds: 60 }),
+      expired: await mintEmployeeJwt({
+        secret: TEST_JWT_SECRET,
+        userId: employeeId,
+        now: new Date(ctx.clock.now().getTime() - 7200_000),
+        ttlSeconds: 60,
+      }),
       otherCompanyEmployee: await ctx.jwtFor(otherEmployeeId),
     },
     tokens: { all, restricted, byScope, revoked },
@@ -118,6 +157,7 @@ export async function topUpTargets(world: World, count: number) {
 /** The scope a data endpoint needs: its topic (`/api/v1/analytics/revenue` -> revenue, sensor-data -> sensor_data). */
 export function scopeOf(world: World, operation: Operation): string {
   const topic = operation.path.split('/').filter(Boolean).at(-1)!.replace(/-/g, '_');
-  if (!world.scopes.includes(topic)) throw new Error(`${operation.id}: no scope named after its topic (${topic}) among ${world.scopes.join(', ')}`);
+  if (!world.scopes.includes(topic))
+    throw new Error(`${operation.id}: no scope named after its topic (${topic}) among ${world.scopes.join(', ')}`);
   return topic;
 }

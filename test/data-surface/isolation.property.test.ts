@@ -21,12 +21,17 @@ const scopes = ['users', 'utilization', 'revenue', 'impact', 'sensor_data'];
 const allUnits = demo.companies.flatMap((company) => [...company.cooling_unit_ids, ...company.deleted_cooling_unit_ids]);
 const allLocations = demo.companies.flatMap((company) => company.location_ids);
 const employeeOf = async (companyId: number) =>
-  (await ctx.db.pool.query<{ id: number }>(
-    "SELECT id FROM users WHERE company_id = $1 AND role = 'REGISTERED_EMPLOYEE' AND is_active ORDER BY id LIMIT 1",
-    [companyId],
-  )).rows[0]!.id;
+  (
+    await ctx.db.pool.query<{ id: number }>(
+      "SELECT id FROM users WHERE company_id = $1 AND role = 'REGISTERED_EMPLOYEE' AND is_active ORDER BY id LIMIT 1",
+      [companyId],
+    )
+  ).rows[0]!.id;
 const unitLocations = new Map(
-  (await ctx.db.pool.query<{ id: number; location_id: number }>('SELECT id, location_id FROM cooling_units')).rows.map((row) => [row.id, row.location_id]),
+  (await ctx.db.pool.query<{ id: number; location_id: number }>('SELECT id, location_id FROM cooling_units')).rows.map((row) => [
+    row.id,
+    row.location_id,
+  ]),
 );
 
 t.test(`${ITERATIONS} random tokens and filters`, async (t) => {
@@ -39,7 +44,11 @@ t.test(`${ITERATIONS} random tokens and filters`, async (t) => {
     const readable = restricted.length > 0 ? restricted : company.cooling_unit_ids;
 
     const [endpoint, scope] = random.pick(endpoints);
-    const params = new URLSearchParams({ period: random.pick(['day', 'week', 'month']), page_size: String(random.int(1, 50)), page: String(random.int(1, 3)) });
+    const params = new URLSearchParams({
+      period: random.pick(['day', 'week', 'month']),
+      page_size: String(random.int(1, 50)),
+      page: String(random.int(1, 3)),
+    });
     const unitFilter = random.chance(0.4) ? random.pick(allUnits) : undefined;
     const locationFilter = random.chance(0.3) ? random.pick(allLocations) : undefined;
     if (unitFilter !== undefined) params.set('cooling_unit_id', String(unitFilter));
@@ -52,11 +61,18 @@ t.test(`${ITERATIONS} random tokens and filters`, async (t) => {
     let expected = readable;
     if (unitFilter !== undefined) expected = expected.filter((unit) => unit === unitFilter);
     if (locationFilter !== undefined) expected = expected.filter((unit) => unitLocations.get(unit) === locationFilter);
-    const expectedStatus = !tokenScopes.includes(scope) ? 403 : (unitFilter !== undefined || locationFilter !== undefined) && expected.length === 0 ? 404 : 200;
+    const expectedStatus = !tokenScopes.includes(scope)
+      ? 403
+      : (unitFilter !== undefined || locationFilter !== undefined) && expected.length === 0
+        ? 404
+        : 200;
     t.equal(response.statusCode, expectedStatus, `${label}: status`);
     if (response.statusCode !== 200) continue;
 
-    const body = response.json() as { data: Array<{ cooling_unit_id?: number; by_cooling_unit?: Array<{ cooling_unit_id: number }> }>; meta: { company_id: number } };
+    const body = response.json() as {
+      data: Array<{ cooling_unit_id?: number; by_cooling_unit?: Array<{ cooling_unit_id: number }> }>;
+      meta: { company_id: number };
+    };
     t.equal(body.meta.company_id, company.id, `${label}: the token's company`);
     const seen = body.data.flatMap((record) =>
       record.by_cooling_unit ? record.by_cooling_unit.map((unit) => unit.cooling_unit_id) : [record.cooling_unit_id!],

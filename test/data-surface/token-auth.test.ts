@@ -66,7 +66,8 @@ t.test('revocation is seen by another process right after the revoke call return
 t.test('last_used_at is written behind: not per request, flushed in one go and on close', async (t) => {
   const { id, headers } = await issueToken(ctx, acme.employeeId);
   const lastUsed = async () =>
-    (await ctx.db.pool.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_tokens WHERE id = $1', [id])).rows[0]!.last_used_at;
+    (await ctx.db.pool.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_tokens WHERE id = $1', [id])).rows[0]!
+      .last_used_at;
   const usedAt = new Date(Math.floor(Date.now() / 1000) * 1000 + 5000);
   ctx.clock.set(usedAt);
   for (let i = 0; i < 5; i++) t.equal((await get(headers)).statusCode, 200);
@@ -83,7 +84,12 @@ t.test('tokens outside the Authorization header are refused and never logged', a
     t.equal(response.statusCode, 400, name);
     t.equal(response.json().error.details.field, name);
   }
-  const bodyToken = await ctx.app.inject({ method: 'GET', url, headers: { ...headers, 'content-type': 'application/json' }, payload: { token } });
+  const bodyToken = await ctx.app.inject({
+    method: 'GET',
+    url,
+    headers: { ...headers, 'content-type': 'application/json' },
+    payload: { token },
+  });
   t.equal(bodyToken.statusCode, 400);
   t.equal(bodyToken.json().error.details.field, 'token');
   t.notOk(ctx.logs.join('\n').includes(token), 'the raw token is in no log line');

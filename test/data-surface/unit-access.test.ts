@@ -18,13 +18,20 @@ t.test('unit access follows the directory on every process', async (t) => {
   const [moved, deleted, kept] = acme.unitIds as [number, number, number];
   const acmeToken = await issueToken(a, acme.employeeId);
   const otherToken = await issueToken(a, other.employeeId);
-  const processes: Array<[string, TestApp]> = [['process A', a], ['process B', b]];
+  const processes: Array<[string, TestApp]> = [
+    ['process A', a],
+    ['process B', b],
+  ];
   await Promise.all([a, b].map((ctx) => until(() => ctx.app.accessControl.listening())));
 
   const status = (ctx: TestApp, unit: number, headers = acmeToken.headers) =>
     ctx.app.inject({ method: 'GET', url: `${PATH}&cooling_unit_id=${unit}`, headers }).then((reply) => reply.statusCode);
   const unitsSeen = async (ctx: TestApp, headers = acmeToken.headers) =>
-    new Set((await ctx.app.inject({ method: 'GET', url: PATH, headers })).json<{ data: Array<{ cooling_unit_id: number }> }>().data.map((r) => r.cooling_unit_id));
+    new Set(
+      (await ctx.app.inject({ method: 'GET', url: PATH, headers }))
+        .json<{ data: Array<{ cooling_unit_id: number }> }>()
+        .data.map((r) => r.cooling_unit_id),
+    );
 
   // every process has Acme's units cached
   for (const [name, ctx] of processes) {
@@ -33,7 +40,11 @@ t.test('unit access follows the directory on every process', async (t) => {
 
   await t.test('a unit moved to another company', async (t) => {
     const started = performance.now();
-    await pool.query('UPDATE cooling_units SET company_id = $1, location_id = $2 WHERE id = $3', [other.companyId, other.locationId, moved]);
+    await pool.query('UPDATE cooling_units SET company_id = $1, location_id = $2 WHERE id = $3', [
+      other.companyId,
+      other.locationId,
+      moved,
+    ]);
     for (const [name, ctx] of processes) {
       const waited = await until(async () => (await status(ctx, moved)) === 404);
       t.ok(waited < 1000, `${name}: refused ${Math.round(waited)} ms after the commit`);
@@ -53,7 +64,9 @@ t.test('unit access follows the directory on every process', async (t) => {
   });
 
   await t.test('a process whose listening connection is lost caches nothing until it listens again', async (t) => {
-    await pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN coldtrack_unit_directory'`);
+    await pool.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN coldtrack_unit_directory'`,
+    );
     await until(() => !a.app.accessControl.listening() && !b.app.accessControl.listening());
     // a change now is not announced to anyone listening: it must still be seen at once
     await pool.query('UPDATE cooling_units SET deleted = true, deleted_at = now() WHERE id = $1', [kept]);

@@ -17,7 +17,13 @@ t.test('end_date=0001-01-01 alone is an ordinary empty window on every data endp
   const ctx = await createTestApp(t);
   const acme = await createCompany(ctx.db.pool, 'Early Co');
   const token = await issueToken(ctx, acme.employeeId);
-  for (const path of ['/api/v1/sensor-data', '/api/v1/analytics/users', '/api/v1/analytics/utilization', '/api/v1/analytics/revenue', '/api/v1/analytics/impact']) {
+  for (const path of [
+    '/api/v1/sensor-data',
+    '/api/v1/analytics/users',
+    '/api/v1/analytics/utilization',
+    '/api/v1/analytics/revenue',
+    '/api/v1/analytics/impact',
+  ]) {
     const reply = await ctx.app.inject({ method: 'GET', url: `${path}?end_date=0001-01-01`, headers: token.headers });
     t.equal(reply.statusCode, 200, `${path}: 200 (${reply.body.slice(0, 120)})`);
     t.match(reply.json().meta.filters, { start_date: '0001-01-01', end_date: '0001-01-01' });

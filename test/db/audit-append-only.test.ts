@@ -28,7 +28,7 @@ const REFUSED = /token_audit_events is append-only: (UPDATE|DELETE|TRUNCATE) is 
 t.test('UPDATE, DELETE and TRUNCATE are refused, whatever they name', async (t) => {
   for (const statement of [
     "UPDATE token_audit_events SET actor_id = '999'",
-    "UPDATE token_audit_events SET details = '{\"x\": 1}' WHERE sequence = 2",
+    'UPDATE token_audit_events SET details = \'{"x": 1}\' WHERE sequence = 2',
     'UPDATE token_audit_events SET actor_id = actor_id WHERE false',
     'DELETE FROM token_audit_events',
     'DELETE FROM token_audit_events WHERE sequence = 1',
@@ -57,7 +57,7 @@ t.test('session_replication_role = replica does not switch the guard off', async
   t.strictSame(await snapshot(), original);
 });
 
-t.test('the table\'s owner holds no UPDATE, DELETE or TRUNCATE privilege on it', async (t) => {
+t.test("the table's owner holds no UPDATE, DELETE or TRUNCATE privilege on it", async (t) => {
   const { rows } = await db.pool.query<{ privilege: string }>(
     `SELECT a.privilege_type AS privilege
      FROM pg_class c, aclexplode(c.relacl) a
@@ -79,7 +79,7 @@ t.test('an insert cannot choose its sequence or hashes: the trigger chains it', 
     'SELECT sequence, prev_hash, hash FROM token_audit_events ORDER BY sequence DESC LIMIT 2',
   );
   t.equal(rows[0]!.sequence, '3', 'sequence 3, not the 1 it asked for');
-  t.ok(rows[0]!.prev_hash.equals(rows[1]!.hash), 'prev_hash: the previous event\'s hash, not the forged one');
+  t.ok(rows[0]!.prev_hash.equals(rows[1]!.hash), "prev_hash: the previous event's hash, not the forged one");
   t.notOk(rows[0]!.hash.equals(forged), 'hash: computed, not the forged one');
   t.match(await verifyChain(db.pool, company.companyId), { ok: true, events: 3 });
 });
@@ -90,7 +90,10 @@ t.test('what the table refuses outright: unknown actions and actors, a bad emplo
     ['an unknown actor type', { action: 'token.created', actorType: 'robot', actorId: '1', details: '{}' }],
     ['an employee actor that is not a user id', { action: 'token.created', actorType: 'employee', actorId: 'alice', details: '{}' }],
     ['details that are not an object', { action: 'token.created', actorType: 'employee', actorId: '1', details: '[1]' }],
-    ['a token named as its own replacement', { action: 'token.rotated', actorType: 'employee', actorId: '1', details: '{}', related: true }],
+    [
+      'a token named as its own replacement',
+      { action: 'token.rotated', actorType: 'employee', actorId: '1', details: '{}', related: true },
+    ],
   ];
   const tokenId = '00000000-0000-4000-8000-000000000001';
   for (const [label, event] of cases) {

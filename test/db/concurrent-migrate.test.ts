@@ -51,7 +51,8 @@ t.test('a migration that loses a deadlock is tried again, and the run completes'
   const run = migrate(url, sensor, (line) => lines.push(line));
   for (let waited = 0; ; waited += 50) {
     const { rows } = await other.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'pgmigrations'::regclass AND NOT granted");
+      "SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'pgmigrations'::regclass AND NOT granted",
+    );
     if (rows[0]!.n > 0) break;
     if (waited > 20_000) throw new Error('the migration never reached its INSERT into pgmigrations');
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -66,11 +67,13 @@ t.test('a migration that loses a deadlock is tried again, and the run completes'
   t.equal(new Set(applied).size, applied.length, 'none twice');
   t.match(lines.join('\n'), /migration try 1 was rolled back \(deadlock detected\); trying again/, 'the retry is logged');
   const { rows } = await other.query<{ runs: number; units: boolean }>(
-    "SELECT count(*)::int AS runs, to_regclass('cooling_units') IS NOT NULL AS units FROM pgmigrations");
+    "SELECT count(*)::int AS runs, to_regclass('cooling_units') IS NOT NULL AS units FROM pgmigrations",
+  );
   t.same(rows[0], { runs: migrations, units: true }, 'pgmigrations holds one row per migration, and the schema is there');
 });
 
-const ADVISORY_LOCKS = "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+const ADVISORY_LOCKS =
+  "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
 
 // The lock is a transaction lock held by a connection of the migrator's own: nothing of it stays
 // once migrate() has returned or failed.
@@ -98,15 +101,27 @@ t.test('a lock held elsewhere: one line naming its holder, then a bounded wait a
 
   const lines: string[] = [];
   const started = Date.now();
-  const error = await migrate(url, sensor, { log: (line) => lines.push(line), lockWaitMs: 2500 }).then(() => null, (caught: Error) => caught);
+  const error = await migrate(url, sensor, { log: (line) => lines.push(line), lockWaitMs: 2500 }).then(
+    () => null,
+    (caught: Error) => caught,
+  );
   const waited = Date.now() - started;
   t.ok(error, 'migrate fails');
-  t.match(error?.message, new RegExp(`^the migrations' lock \\(advisory lock \\d+\\) is still held after \\d+ s by backend pid ${pid} \\(application "left-behind"`), String(error?.message));
+  t.match(
+    error?.message,
+    new RegExp(
+      `^the migrations' lock \\(advisory lock \\d+\\) is still held after \\d+ s by backend pid ${pid} \\(application "left-behind"`,
+    ),
+    String(error?.message),
+  );
   t.match(error?.message, new RegExp(`pg_terminate_backend\\(${pid}\\)`), 'and how to end it');
   t.notMatch(error?.message, /\n/, 'one line');
   t.ok(waited >= 2500 && waited < 10_000, `gave up after ${waited} ms (bound 2.5 s)`);
-  t.equal(lines.filter((line) => line.startsWith("waiting for the migrations' lock, held by backend pid " + pid)).length, 1,
-    `one line while waiting: ${lines.join(' | ')}`);
+  t.equal(
+    lines.filter((line) => line.startsWith("waiting for the migrations' lock, held by backend pid " + pid)).length,
+    1,
+    `one line while waiting: ${lines.join(' | ')}`,
+  );
 
   await holder.query('SELECT pg_advisory_unlock_all()');
   t.equal((await migrate(url, sensor)).length, migrations, 'once it is let go, migrate applies everything');

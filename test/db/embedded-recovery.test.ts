@@ -103,7 +103,7 @@ t.test('a postmaster left running by a kill -9 of its Node process is stopped, a
 
   pidFileWhileRunning = await readFile(pidFile, 'utf8');
   const postmaster = Number(pidFileWhileRunning.split('\n')[0]);
-  t.equal(parentOf(postmaster) ?? child.pid, child.pid, 'the postmaster is the child\'s');
+  t.equal(parentOf(postmaster) ?? child.pid, child.pid, "the postmaster is the child's");
 
   child.kill('SIGKILL');
   t.equal(await exited, 'SIGKILL', 'the child is killed, no exit hook runs');
@@ -122,7 +122,7 @@ t.test('a postmaster left running by a kill -9 of its Node process is stopped, a
   t.not(Number((await readFile(pidFile, 'utf8')).split('\n')[0]), postmaster, 'a new postmaster holds the data directory');
 
   const rows = await query(running.url, 'SELECT current_database() AS db, (SELECT id FROM survived) AS id');
-  t.same(rows, [{ db: 'coldtrack', id: 42 }], 'a query works, and the killed run\'s committed data is there');
+  t.same(rows, [{ db: 'coldtrack', id: 42 }], "a query works, and the killed run's committed data is there");
 });
 
 t.test('a start while the database is in use by a live process refuses, names why, and leaves it alone', async (t) => {
@@ -155,7 +155,10 @@ t.test('a stale postmaster.pid whose process is dead: PostgreSQL replaces it', a
   writeStalePidFile(gone);
   const lines: string[] = [];
   running = await startEmbeddedDatabase(dataDir, (line) => lines.push(line));
-  t.ok(lines.some((line) => line.includes(`names process ${gone}, which is not running`)), JSON.stringify(lines));
+  t.ok(
+    lines.some((line) => line.includes(`names process ${gone}, which is not running`)),
+    JSON.stringify(lines),
+  );
   t.same(await query(running.url, 'SELECT 1 AS one'), [{ one: 1 }]);
   await running.stop();
   running = null;
@@ -165,7 +168,10 @@ t.test('a stale postmaster.pid whose pid now belongs to another process is remov
   writeStalePidFile(process.pid); // running, and not a postgres
   const lines: string[] = [];
   running = await startEmbeddedDatabase(dataDir, (line) => lines.push(line));
-  t.ok(lines.some((line) => line.includes(`process ${process.pid} is running, but is not a PostgreSQL server of this directory`)), JSON.stringify(lines));
+  t.ok(
+    lines.some((line) => line.includes(`process ${process.pid} is running, but is not a PostgreSQL server of this directory`)),
+    JSON.stringify(lines),
+  );
   t.ok(alive(process.pid), 'that process was not signalled');
   t.same(await query(running.url, 'SELECT 1 AS one'), [{ one: 1 }]);
   await running.stop();
@@ -180,7 +186,7 @@ t.test('a start that fails names the cause and quotes the server, never "undefin
   const error = (await startEmbeddedDatabase(dataDir, () => {}).catch((caught: unknown) => caught)) as Error;
   t.ok(error instanceof Error, 'an Error');
   t.match(error.message, /^PostgreSQL did not start: the server exited before it accepted connections; its last output:\n/);
-  t.match(error.message, /unrecognized configuration parameter "coldtrack_no_such_setting"/, 'PostgreSQL\'s own words');
+  t.match(error.message, /unrecognized configuration parameter "coldtrack_no_such_setting"/, "PostgreSQL's own words");
   t.notMatch(error.message, /undefined/);
   // what src/main.ts prints of it
   t.notMatch(`Could not start the embedded PostgreSQL in ${dataDir}: ${String(error)}`, /: undefined/);

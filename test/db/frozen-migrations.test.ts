@@ -16,7 +16,10 @@ for (const { name, server, settings } of SNAPSHOT_CASES) {
     const { url } = await createEmptyDatabase(t, server);
     await migrate(url, settings);
     const expected = readFileSync(snapshotFile(name), 'utf8');
-    t.equal(await schemaSnapshot(url), expected,
-      'unchanged (a landed migration is never edited; after adding a new migration: npm run schema-snapshots, and commit the snapshots)');
+    t.equal(
+      await schemaSnapshot(url),
+      expected,
+      'unchanged (a landed migration is never edited; after adding a new migration: npm run schema-snapshots, and commit the snapshots)',
+    );
   });
 }

@@ -99,16 +99,25 @@ t.test('an analytics page is served from a prepared statement, with the same fig
     // more than five runs: PostgreSQL may switch to its generic plan after the fifth
     for (let run = 0; run < 7; run++) {
       const response = await ctx.app.inject({
-        method: 'GET', url: '/api/v1/analytics/revenue?start_date=2025-03-09&end_date=2025-03-09&page_size=10', headers: token.headers,
+        method: 'GET',
+        url: '/api/v1/analytics/revenue?start_date=2025-03-09&end_date=2025-03-09&page_size=10',
+        headers: token.headers,
       });
       t.equal(response.statusCode, 200);
       if (run === 0 || run === 6) bodies.push(response.body);
     }
     const { rows } = await readPool.query<{ statement: string }>(PREPARED);
-    if (prepared) t.ok(rows.some((row) => row.statement.includes('FROM check_outs co')), 'the revenue query is prepared on the read pool');
+    if (prepared)
+      t.ok(
+        rows.some((row) => row.statement.includes('FROM check_outs co')),
+        'the revenue query is prepared on the read pool',
+      );
     else t.same(rows, [], 'nothing prepared');
   }
   t.equal(bodies.length, 4);
   t.match(bodies[0], /"total_revenue":10\.5/, 'the seeded check-out counts');
-  t.ok(bodies.every((body) => body === bodies[0]), 'the first and seventh answers, prepared or not, are the same');
+  t.ok(
+    bodies.every((body) => body === bodies[0]),
+    'the first and seventh answers, prepared or not, are the same',
+  );
 });

@@ -96,7 +96,10 @@ const routes = registered.filter((route) => route.method !== 'HEAD' || !gets.has
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const documented = new Set(
   Object.entries(openApi.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
-    Object.keys(item).filter((key) => HTTP_METHODS.includes(key)).map((method) => `${method.toUpperCase()} ${path}`)),
+    Object.keys(item)
+      .filter((key) => HTTP_METHODS.includes(key))
+      .map((method) => `${method.toUpperCase()} ${path}`),
+  ),
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -135,9 +138,14 @@ function routeTable(problems: string[]): Row[] {
   for (const text of lines.slice(headerAt + 2)) {
     if (!text.startsWith('|')) break;
     const where = `${DOC}:${lineOf(text)}`;
-    const cells = text.split('|').slice(1, -1).map((cell) => cell.trim());
+    const cells = text
+      .split('|')
+      .slice(1, -1)
+      .map((cell) => cell.trim());
     if (cells.length !== 6) {
-      problems.push(`${where}: a row has ${cells.length} cells, the table 6 (method, URL, in /openapi.json, route file, SQL, tests): ${text}`);
+      problems.push(
+        `${where}: a row has ${cells.length} cells, the table 6 (method, URL, in /openapi.json, route file, SQL, tests): ${text}`,
+      );
       continue;
     }
     const column = (index: number, name: string) => {
@@ -184,7 +192,9 @@ function tree(problems: string[]): TreeEntry[] {
   for (const text of lines.slice(1)) {
     const match = /^((?:│ {3}| {4})*)[├└]── (\S+)(?: {2,}(\S.*))?$/.exec(text);
     if (!match) {
-      problems.push(`${DOC}:${lineOf(text)}: not a tree line ("│   " or "    " per level, then "├── " or "└── ", the name, two spaces, what lives there): ${text}`);
+      problems.push(
+        `${DOC}:${lineOf(text)}: not a tree line ("│   " or "    " per level, then "├── " or "└── ", the name, two spaces, what lives there): ${text}`,
+      );
       continue;
     }
     const depth = match[1]!.length / 4;
@@ -203,7 +213,14 @@ function tree(problems: string[]): TreeEntry[] {
 const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' })
   .split('\0')
   .filter((file) => file !== '' && existsSync(join(ROOT, file)));
-const folders = new Set(files.flatMap((file) => file.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+const folders = new Set(
+  files.flatMap((file) =>
+    file
+      .split('/')
+      .slice(0, -1)
+      .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+  ),
+);
 const fileSet = new Set(files);
 
 /**
@@ -229,7 +246,10 @@ const isFile = (path: string) => existsSync(join(ROOT, path)) && statSync(join(R
 t.test('the app and the document were read', async (t) => {
   t.ok(routes.length >= 20, `${routes.length} routes registered`);
   t.ok(documented.size >= 10, `${documented.size} operations in /openapi.json`);
-  t.ok(routes.some((route) => 'file' in route.registrar), 'routes are traced to the files that register them');
+  t.ok(
+    routes.some((route) => 'file' in route.registrar),
+    'routes are traced to the files that register them',
+  );
 });
 
 const tableProblems: string[] = [];
@@ -237,7 +257,8 @@ const rows = routeTable(tableProblems);
 const rowByKey = new Map<string, Row>();
 for (const row of rows) {
   const key = `${row.method} ${row.url}`;
-  if (rowByKey.has(key)) tableProblems.push(`${DOC}:${row.line}: ${key} has a second row (first at line ${rowByKey.get(key)!.line}): keep one`);
+  if (rowByKey.has(key))
+    tableProblems.push(`${DOC}:${row.line}: ${key} has a second row (first at line ${rowByKey.get(key)!.line}): keep one`);
   else rowByKey.set(key, row);
 }
 /** A route's row: its own, or the row of its URL without the trailing slash (`/console/` is `/console`'s). */
@@ -253,13 +274,16 @@ t.test('every route the service registers, and every operation of /openapi.json,
   for (const route of routes) {
     if (rowOf(route.method, route.url)) continue;
     const file = 'file' in route.registrar ? `\`${route.registrar.file}\`` : `(the file that registers ${route.registrar.package})`;
-    problems.push(`${route.method} ${route.url} has no row in the route table of ${DOC}: add ` +
-      `| ${route.method} | \`${route.url}\` | ${documented.has(`${route.method} ${route.url}`) ? 'yes' : 'no'} | ${file} | <sql/queries/... or -> | <its test files> |`);
+    problems.push(
+      `${route.method} ${route.url} has no row in the route table of ${DOC}: add ` +
+        `| ${route.method} | \`${route.url}\` | ${documented.has(`${route.method} ${route.url}`) ? 'yes' : 'no'} | ${file} | <sql/queries/... or -> | <its test files> |`,
+    );
   }
   const served = new Set(routes.map((route) => `${route.method} ${route.url}`));
   for (const operation of documented) {
     // a served route without a row is reported above, with the row to add
-    if (!served.has(operation) && !rowByKey.has(operation)) problems.push(`${operation} is in GET /openapi.json but has no row in the route table of ${DOC}: add one`);
+    if (!served.has(operation) && !rowByKey.has(operation))
+      problems.push(`${operation} is in GET /openapi.json but has no row in the route table of ${DOC}: add one`);
   }
   report(t, problems, `${routes.length} routes and ${documented.size} documented operations, each with its row`);
 });
@@ -270,7 +294,9 @@ t.test('every row names a route that exists, registered by its route file', asyn
     const where = `${DOC}:${row.line}, ${row.method} ${row.url}`;
     const served = routes.filter((route) => route.method === row.method && (route.url === row.url || withoutSlash(route.url) === row.url));
     if (served.length === 0) {
-      problems.push(`${where}: the service registers no such route (methods are upper case, parameters {like_this}): fix the method or URL, or remove the row`);
+      problems.push(
+        `${where}: the service registers no such route (methods are upper case, parameters {like_this}): fix the method or URL, or remove the row`,
+      );
       continue;
     }
     const inOpenApi = documented.has(`${row.method} ${row.url}`) ? 'yes' : 'no';
@@ -284,16 +310,21 @@ t.test('every row names a route that exists, registered by its route file', asyn
     for (const route of served) {
       const by = route.registrar;
       if ('file' in by) {
-        if (by.file !== routeFile) problems.push(`${where}: the route file is \`${by.file}\` (its call registers ${route.method} ${route.url}), not \`${routeFile}\``);
+        if (by.file !== routeFile)
+          problems.push(
+            `${where}: the route file is \`${by.file}\` (its call registers ${route.method} ${route.url}), not \`${routeFile}\``,
+          );
       } else if (!registersLibrary(routeFile, by.package)) {
-        problems.push(`${where}: ${by.package} registers this route, and \`${routeFile}\` imports neither it nor a package that depends on it: name the file that registers ${by.package}`);
+        problems.push(
+          `${where}: ${by.package} registers this route, and \`${routeFile}\` imports neither it nor a package that depends on it: name the file that registers ${by.package}`,
+        );
       }
     }
   }
   report(t, problems, `${rows.length} rows, each a served route in the file that registers it`);
 });
 
-t.test('every file a row names exists, in its column\'s place', async (t) => {
+t.test("every file a row names exists, in its column's place", async (t) => {
   const problems: string[] = [];
   for (const row of rows) {
     const where = `${DOC}:${row.line}, ${row.method} ${row.url}`;
@@ -306,7 +337,8 @@ t.test('every file a row names exists, in its column\'s place', async (t) => {
     check(row.routeFiles, 'route file', /^src\/.+\.ts$/, 'a .ts file under src/');
     check(row.sql, 'SQL file', /^sql\/queries\/[^/]+\.sql$/, 'a file of sql/queries/');
     check(row.tests, 'test file', /^test\/.+\.test\.ts$/, 'a test/**/*.test.ts file');
-    if (row.inOpenApi === 'yes' && row.tests.length === 0) problems.push(`${where}: a documented operation needs its tests: name them (CONTRIBUTING.md, "Adding an endpoint")`);
+    if (row.inOpenApi === 'yes' && row.tests.length === 0)
+      problems.push(`${where}: a documented operation needs its tests: name them (CONTRIBUTING.md, "Adding an endpoint")`);
   }
   report(t, problems, 'every route file, SQL file and test file named in the table exists');
 });
@@ -314,10 +346,12 @@ t.test('every file a row names exists, in its column\'s place', async (t) => {
 t.test('every query file and every route test is placed on the map', async (t) => {
   const problems: string[] = [];
   for (const file of files.filter((path) => /^sql\/queries\/[^/]+\.sql$/.test(path))) {
-    if (!doc.includes(`\`${file}\``)) problems.push(`\`${file}\` is named nowhere in ${DOC}: add it to the SQL cell of the routes that run it, or to "SQL behind no URL"`);
+    if (!doc.includes(`\`${file}\``))
+      problems.push(`\`${file}\` is named nowhere in ${DOC}: add it to the SQL cell of the routes that run it, or to "SQL behind no URL"`);
   }
   for (const file of files.filter((path) => /^test\/routes\/.+\.test\.ts$/.test(path))) {
-    if (!doc.includes(`\`${file}\``)) problems.push(`\`${file}\` is named nowhere in ${DOC}: add it to the Tests cell of its route's row, or to "Tests across routes"`);
+    if (!doc.includes(`\`${file}\``))
+      problems.push(`\`${file}\` is named nowhere in ${DOC}: add it to the Tests cell of its route's row, or to "Tests across routes"`);
   }
   report(t, problems, 'every sql/queries/ file and every test/routes/ test is in the document');
 });
@@ -330,14 +364,19 @@ t.test('the tree draws every folder that exists, and nothing that does not', asy
   for (const entry of entries) {
     const where = `${DOC}:${entry.line}`;
     if (entry.folder ? !folders.has(entry.path) : !fileSet.has(entry.path)) {
-      problems.push(`${where}: the tree draws ${entry.path}${entry.folder ? '/' : ''}, which is not in the repository: remove its line or fix its name`);
+      problems.push(
+        `${where}: the tree draws ${entry.path}${entry.folder ? '/' : ''}, which is not in the repository: remove its line or fix its name`,
+      );
     }
-    if (entry.description === '') problems.push(`${where}: ${entry.path} needs one line saying what lives there, two spaces after its name`);
+    if (entry.description === '')
+      problems.push(`${where}: ${entry.path} needs one line saying what lives there, two spaces after its name`);
   }
   // what must be drawn: every top-level folder and file, every folder of src/ (any depth) and every
   // file directly in src/, and the first level of folders inside the other top-level folders
   const required = [
-    ...[...folders].filter((folder) => !folder.includes('/') || folder.startsWith('src/') || folder.split('/').length === 2).map((path) => ({ path, folder: true })),
+    ...[...folders]
+      .filter((folder) => !folder.includes('/') || folder.startsWith('src/') || folder.split('/').length === 2)
+      .map((path) => ({ path, folder: true })),
     ...files.filter((file) => !file.includes('/') || /^src\/[^/]+$/.test(file)).map((path) => ({ path, folder: false })),
   ];
   for (const { path, folder } of required) {

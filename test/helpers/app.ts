@@ -43,7 +43,14 @@ interface Teardown {
 }
 
 /** Every scope lifted: for tests of anything but the rate limits themselves. */
-const LIFTED = { public_read: 1e6, public_write: 1e6, authenticated_read: 1e6, authenticated_write: 1e6, validate_cooling_user_id_ip: 1e6, analytics_api_token: 1e6 };
+const LIFTED = {
+  public_read: 1e6,
+  public_write: 1e6,
+  authenticated_read: 1e6,
+  authenticated_write: 1e6,
+  validate_cooling_user_id_ip: 1e6,
+  analytics_api_token: 1e6,
+};
 
 export interface TestAppOptions {
   /** Keep the spec's rate limits (tests of the limits); by default they are lifted. */

@@ -72,10 +72,15 @@ async function newDatabase(server: DatabaseServer, template?: string, name = `co
   await withAdmin(async (client) => {
     if (!template) return client.query(`CREATE DATABASE ${name}`);
     for (const deadline = Date.now() + TEMPLATE_WAIT_MS; ; await new Promise((resolve) => setTimeout(resolve, 250))) {
-      const { rows } = await client.query<{ ready: boolean }>('SELECT datistemplate AS ready FROM pg_database WHERE datname = $1', [template]);
+      const { rows } = await client.query<{ ready: boolean }>('SELECT datistemplate AS ready FROM pg_database WHERE datname = $1', [
+        template,
+      ]);
       const late = Date.now() > deadline;
       if (!rows[0]?.ready) {
-        if (late) throw new Error(`the template database ${template} is ${rows[0] ? 'not complete' : 'missing'} (it is built by test/setup/template-db.ts, tap's before script)`);
+        if (late)
+          throw new Error(
+            `the template database ${template} is ${rows[0] ? 'not complete' : 'missing'} (it is built by test/setup/template-db.ts, tap's before script)`,
+          );
         continue;
       }
       try {
@@ -95,7 +100,11 @@ async function newDatabase(server: DatabaseServer, template?: string, name = `co
  * A fresh, migrated database for this test file, empty or cloned from a derived template
  * (derivedTemplate); dropped when the test ends.
  */
-export async function createTestDatabase(t: Teardown, server: DatabaseServer = postgresServer, template = server.templateName): Promise<TestDatabase> {
+export async function createTestDatabase(
+  t: Teardown,
+  server: DatabaseServer = postgresServer,
+  template = server.templateName,
+): Promise<TestDatabase> {
   const { name, url, drop } = await newDatabase(server, template);
   // the service's own pool settings (UTC sessions, timeouts); a connection cut when the database
   // is dropped must not crash the test process
@@ -185,17 +194,20 @@ export async function rebuildTemplate(server: DatabaseServer, prepare?: (client:
 
 async function rebuildTemplateOnce(server: DatabaseServer, prepare?: (client: pg.Client) => Promise<void>): Promise<void> {
   const name = server.templateName;
-  const step = <T>(label: string, work: () => Promise<T>) => work().catch((error: Error) => {
-    error.message = `${label}: ${error.message}`;
-    throw error;
-  });
-  await step('drop and create', () => withAdmin(async (client) => {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    // a template of an earlier run: a template database cannot be dropped
-    if (rowCount) await client.query(`ALTER DATABASE ${name} IS_TEMPLATE false ALLOW_CONNECTIONS true`);
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await client.query(`CREATE DATABASE ${name}`);
-  }, server));
+  const step = <T>(label: string, work: () => Promise<T>) =>
+    work().catch((error: Error) => {
+      error.message = `${label}: ${error.message}`;
+      throw error;
+    });
+  await step('drop and create', () =>
+    withAdmin(async (client) => {
+      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+      // a template of an earlier run: a template database cannot be dropped
+      if (rowCount) await client.query(`ALTER DATABASE ${name} IS_TEMPLATE false ALLOW_CONNECTIONS true`);
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.query(`CREATE DATABASE ${name}`);
+    }, server),
+  );
   await step('migrate', () => migrateWithProfile(databaseUrl(name, server), server.profile));
   if (prepare) {
     await step('prepare', async () => {
@@ -208,15 +220,19 @@ async function rebuildTemplateOnce(server: DatabaseServer, prepare?: (client: pg
       }
     });
   }
-  await step('close', () => withAdmin(async (client) => {
-    await client.query(`ALTER DATABASE ${name} IS_TEMPLATE true ALLOW_CONNECTIONS false`);
-    // sessions already in (TimescaleDB's scheduler) are not turned out by ALLOW_CONNECTIONS false
-    for (let attempt = 0; ; attempt++) {
-      const { rows } = await client.query<{ n: number }>(
-        'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
-      if (rows[0]!.n === 0) break;
-      if (attempt === 50) throw new Error(`${rows[0]!.n} sessions would not leave`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }, server));
+  await step('close', () =>
+    withAdmin(async (client) => {
+      await client.query(`ALTER DATABASE ${name} IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+      // sessions already in (TimescaleDB's scheduler) are not turned out by ALLOW_CONNECTIONS false
+      for (let attempt = 0; ; attempt++) {
+        const { rows } = await client.query<{ n: number }>(
+          'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          [name],
+        );
+        if (rows[0]!.n === 0) break;
+        if (attempt === 50) throw new Error(`${rows[0]!.n} sessions would not leave`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }, server),
+  );
 }

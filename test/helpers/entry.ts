@@ -24,8 +24,7 @@ let buildIsCurrent: boolean | undefined;
 function compiledCopyIsCurrent(): boolean {
   if (buildIsCurrent === undefined) {
     const stamp = join(BUILD, 'src', 'main.js');
-    buildIsCurrent = existsSync(stamp) &&
-      SOURCE_DIRS.every((dir) => newestChange(join(repoRoot, dir)) <= statSync(stamp).mtimeMs);
+    buildIsCurrent = existsSync(stamp) && SOURCE_DIRS.every((dir) => newestChange(join(repoRoot, dir)) <= statSync(stamp).mtimeMs);
   }
   return buildIsCurrent;
 }

@@ -35,10 +35,11 @@ export async function findCompany(pool: pg.Pool, name: string): Promise<CompanyF
 
 export async function createCompany(pool: pg.Pool, name: string, country = 'NG', currency = 'NGN'): Promise<CompanyFixture> {
   const one = async <T>(sql: string, params: unknown[]) => (await pool.query(sql, params)).rows[0] as T;
-  const { id: companyId } = await one<{ id: number }>(
-    'INSERT INTO companies (name, country, currency) VALUES ($1, $2, $3) RETURNING id',
-    [name, country, currency],
-  );
+  const { id: companyId } = await one<{ id: number }>('INSERT INTO companies (name, country, currency) VALUES ($1, $2, $3) RETURNING id', [
+    name,
+    country,
+    currency,
+  ]);
   const { id: locationId } = await one<{ id: number }>(
     "INSERT INTO locations (company_id, name, state, city) VALUES ($1, 'Main market', 'Lagos', 'Ikeja') RETURNING id",
     [companyId],
@@ -49,13 +50,20 @@ export async function createCompany(pool: pg.Pool, name: string, country = 'NG',
        VALUES ($1, $2, $3, 100, 2500, $4, CASE WHEN $4 THEN now() END) RETURNING id`,
       [locationId, companyId, label, deleted],
     );
-  const unitIds = [(await unit(`${name} unit A`, false)).id, (await unit(`${name} unit B`, false)).id, (await unit(`${name} unit C`, false)).id];
+  const unitIds = [
+    (await unit(`${name} unit A`, false)).id,
+    (await unit(`${name} unit B`, false)).id,
+    (await unit(`${name} unit C`, false)).id,
+  ];
   const deletedUnitId = (await unit(`${name} unit gone`, true)).id;
   const user = (role: string, active: boolean, code: string | null) =>
-    one<{ id: number }>(
-      'INSERT INTO users (role, company_id, first_name, is_active, user_code) VALUES ($1, $2, $3, $4, $5) RETURNING id',
-      [role, companyId, `${name} ${role.toLowerCase()}`, active, code],
-    );
+    one<{ id: number }>('INSERT INTO users (role, company_id, first_name, is_active, user_code) VALUES ($1, $2, $3, $4, $5) RETURNING id', [
+      role,
+      companyId,
+      `${name} ${role.toLowerCase()}`,
+      active,
+      code,
+    ]);
   const employeeId = (await user('REGISTERED_EMPLOYEE', true, null)).id;
   const inactiveEmployeeId = (await user('REGISTERED_EMPLOYEE', false, null)).id;
   const operatorId = (await user('OPERATOR', true, null)).id;

@@ -76,21 +76,36 @@ export async function startPrivatePostgres(t: Teardown, options: { timescale?: b
   };
   t.teardown(drop);
 
-  const start = () => pgCtl(name, 'start', '-l', `/var/log/postgresql/postgresql-${VERSION}-${name}.log`,
-    '-o', `-c config_file=/etc/postgresql/${VERSION}/${name}/postgresql.conf`).then(() => {});
+  const start = () =>
+    pgCtl(
+      name,
+      'start',
+      '-l',
+      `/var/log/postgresql/postgresql-${VERSION}-${name}.log`,
+      '-o',
+      `-c config_file=/etc/postgresql/${VERSION}/${name}/postgresql.conf`,
+    ).then(() => {});
   try {
     await sh('pg_createcluster', [VERSION, name, '-p', String(port), '--', '--auth=trust', '--no-sync']);
     // pg_createcluster's -o writes 127.0.0.1 unquoted (a syntax error): conf.d is read after the file
-    writeFileSync(`/etc/postgresql/${VERSION}/${name}/conf.d/coldtrack-test.conf`, [
-      "listen_addresses = '127.0.0.1'",
-      'fsync = off',
-      'full_page_writes = off',
-      'shared_buffers = 32MB',
-      'max_connections = 60',
-      ...(options.timescale
-        ? ["shared_preload_libraries = 'timescaledb'", 'timescaledb.telemetry_level = off', 'timescaledb.max_background_workers = 4', 'max_worker_processes = 12']
-        : []),
-    ].join('\n') + '\n');
+    writeFileSync(
+      `/etc/postgresql/${VERSION}/${name}/conf.d/coldtrack-test.conf`,
+      [
+        "listen_addresses = '127.0.0.1'",
+        'fsync = off',
+        'full_page_writes = off',
+        'shared_buffers = 32MB',
+        'max_connections = 60',
+        ...(options.timescale
+          ? [
+              "shared_preload_libraries = 'timescaledb'",
+              'timescaledb.telemetry_level = off',
+              'timescaledb.max_background_workers = 4',
+              'max_worker_processes = 12',
+            ]
+          : []),
+      ].join('\n') + '\n',
+    );
     await start();
   } catch (error) {
     await drop();

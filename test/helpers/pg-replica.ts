@@ -69,7 +69,8 @@ async function poll(what: string, check: () => Promise<boolean>, timeoutMs: numb
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (${(last as Error).message})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (${(last as Error).message})` : ''}`);
     await sleep(everyMs);
   }
 }
@@ -141,14 +142,41 @@ const settings = (extra: string[] = []) =>
  * pg_ctlcluster start does, without the ~2.5 s it spends checking afterwards.
  */
 async function startServer(name: string) {
-  await sh('runuser', ['-u', 'postgres', '--', `/usr/lib/postgresql/${VERSION}/bin/pg_ctl`, 'start', '-w', '-s', '-t', '30',
-    '-D', `/var/lib/postgresql/${VERSION}/${name}`, '-l', `/var/log/postgresql/postgresql-${VERSION}-${name}.log`,
-    '-o', `-c config_file=/etc/postgresql/${VERSION}/${name}/postgresql.conf`]);
+  await sh('runuser', [
+    '-u',
+    'postgres',
+    '--',
+    `/usr/lib/postgresql/${VERSION}/bin/pg_ctl`,
+    'start',
+    '-w',
+    '-s',
+    '-t',
+    '30',
+    '-D',
+    `/var/lib/postgresql/${VERSION}/${name}`,
+    '-l',
+    `/var/log/postgresql/postgresql-${VERSION}-${name}.log`,
+    '-o',
+    `-c config_file=/etc/postgresql/${VERSION}/${name}/postgresql.conf`,
+  ]);
 }
 
 async function stopServer(name: string) {
-  await sh('runuser', ['-u', 'postgres', '--', `/usr/lib/postgresql/${VERSION}/bin/pg_ctl`, 'stop', '-w', '-s', '-t', '30', '-m', 'fast',
-    '-D', `/var/lib/postgresql/${VERSION}/${name}`]);
+  await sh('runuser', [
+    '-u',
+    'postgres',
+    '--',
+    `/usr/lib/postgresql/${VERSION}/bin/pg_ctl`,
+    'stop',
+    '-w',
+    '-s',
+    '-t',
+    '30',
+    '-m',
+    'fast',
+    '-D',
+    `/var/lib/postgresql/${VERSION}/${name}`,
+  ]);
 }
 
 async function createCluster(name: string, port: number, extra: string[] = []) {
@@ -173,20 +201,30 @@ export async function startPgReplicaPair(t: Teardown): Promise<PgReplicaPair> {
   }
   t.teardown(stop);
 
-  const streaming = () => poll('the replica streaming from the primary', async () => {
-    const [row] = await query<{ recovering: boolean; status: string | null }>(replica.url(),
-      'SELECT pg_is_in_recovery() AS recovering, (SELECT status FROM pg_stat_wal_receiver) AS status');
-    const senders = await query<{ state: string }>(primary.url(), 'SELECT state FROM pg_stat_replication');
-    return row!.recovering && row!.status === 'streaming' && senders.some((sender) => sender.state === 'streaming');
-  }, 15_000);
+  const streaming = () =>
+    poll(
+      'the replica streaming from the primary',
+      async () => {
+        const [row] = await query<{ recovering: boolean; status: string | null }>(
+          replica.url(),
+          'SELECT pg_is_in_recovery() AS recovering, (SELECT status FROM pg_stat_wal_receiver) AS status',
+        );
+        const senders = await query<{ state: string }>(primary.url(), 'SELECT state FROM pg_stat_replication');
+        return row!.recovering && row!.status === 'streaming' && senders.some((sender) => sender.state === 'streaming');
+      },
+      15_000,
+    );
 
   const pair: PgReplicaPair = {
     primary,
     replica,
     async createDatabase(name = `coldtrack_replica_${randomBytes(4).toString('hex')}`) {
       await query(primary.url(), `CREATE DATABASE ${name}`);
-      await poll(`database ${name} on the replica`, async () =>
-        (await query(replica.url(), 'SELECT 1 FROM pg_database WHERE datname = $1', [name])).length === 1, 15_000);
+      await poll(
+        `database ${name} on the replica`,
+        async () => (await query(replica.url(), 'SELECT 1 FROM pg_database WHERE datname = $1', [name])).length === 1,
+        15_000,
+      );
       return { name, primaryUrl: primary.url(name), replicaUrl: replica.url(name) };
     },
     queryReplica: (sql, params, database) => query(replica.url(database), sql, params),
@@ -198,18 +236,32 @@ export async function startPgReplicaPair(t: Teardown): Promise<PgReplicaPair> {
     },
     async pauseReplay() {
       await query(replica.url(), 'SELECT pg_wal_replay_pause()');
-      await poll('replay paused', async () =>
-        (await query<{ state: string }>(replica.url(), 'SELECT pg_get_wal_replay_pause_state() AS state'))[0]!.state === 'paused', 5000, 20);
+      await poll(
+        'replay paused',
+        async () =>
+          (await query<{ state: string }>(replica.url(), 'SELECT pg_get_wal_replay_pause_state() AS state'))[0]!.state === 'paused',
+        5000,
+        20,
+      );
     },
     async resumeReplay() {
       await query(replica.url(), 'SELECT pg_wal_replay_resume()');
     },
     async waitForReplay(timeoutMs = 15_000) {
-      const [{ lsn }] = (await query<{ lsn: string }>(primary.url(), 'SELECT pg_current_wal_insert_lsn()::text AS lsn')) as [{ lsn: string }];
-      await poll(`the replica to replay up to ${lsn}`, async () => {
-        const [row] = await query<{ caught_up: boolean }>(replica.url(), 'SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS caught_up', [lsn]);
-        return row!.caught_up;
-      }, timeoutMs, 50);
+      const [{ lsn }] = (await query<{ lsn: string }>(primary.url(), 'SELECT pg_current_wal_insert_lsn()::text AS lsn')) as [
+        { lsn: string },
+      ];
+      await poll(
+        `the replica to replay up to ${lsn}`,
+        async () => {
+          const [row] = await query<{ caught_up: boolean }>(replica.url(), 'SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS caught_up', [
+            lsn,
+          ]);
+          return row!.caught_up;
+        },
+        timeoutMs,
+        50,
+      );
     },
     stop,
   };
@@ -221,8 +273,26 @@ export async function startPgReplicaPair(t: Teardown): Promise<PgReplicaPair> {
     await createCluster(replica.name, replica.port, ['hot_standby = on', 'hot_standby_feedback = on']);
     const dataDir = `/var/lib/postgresql/${VERSION}/${replica.name}`;
     await sh('find', [dataDir, '-mindepth', '1', '-delete']);
-    await sh('runuser', ['-u', 'postgres', '--', 'pg_basebackup', '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres',
-      '-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
+    await sh('runuser', [
+      '-u',
+      'postgres',
+      '--',
+      'pg_basebackup',
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primary.port),
+      '-U',
+      'postgres',
+      '-D',
+      dataDir,
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+      '--no-sync',
+    ]);
     await startServer(replica.name);
     await streaming();
   } catch (error) {

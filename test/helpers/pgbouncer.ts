@@ -49,23 +49,26 @@ export async function startPgBouncer(t: Teardown, options: PgBouncerOptions): Pr
   const { uid, gid } = postgresUser();
   chownSync(dir, uid, gid);
   writeFileSync(join(dir, 'userlist.txt'), '"postgres" ""\n');
-  writeFileSync(join(dir, 'pgbouncer.ini'), [
-    '[databases]',
-    `* = host=127.0.0.1 port=${options.serverPort}`,
-    '[pgbouncer]',
-    'listen_addr = 127.0.0.1',
-    `listen_port = ${port}`,
-    'unix_socket_dir =',
-    'auth_type = trust',
-    `auth_file = ${join(dir, 'userlist.txt')}`,
-    `pidfile = ${join(dir, 'pgbouncer.pid')}`,
-    'admin_users = postgres',
-    `pool_mode = ${options.poolMode ?? 'transaction'}`,
-    `default_pool_size = ${options.defaultPoolSize ?? 20}`,
-    'max_client_conn = 1000',
-    ...(options.ignoreStartupParameters ? [`ignore_startup_parameters = ${options.ignoreStartupParameters.join(',')}`] : []),
-    '',
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'pgbouncer.ini'),
+    [
+      '[databases]',
+      `* = host=127.0.0.1 port=${options.serverPort}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${join(dir, 'userlist.txt')}`,
+      `pidfile = ${join(dir, 'pgbouncer.pid')}`,
+      'admin_users = postgres',
+      `pool_mode = ${options.poolMode ?? 'transaction'}`,
+      `default_pool_size = ${options.defaultPoolSize ?? 20}`,
+      'max_client_conn = 1000',
+      ...(options.ignoreStartupParameters ? [`ignore_startup_parameters = ${options.ignoreStartupParameters.join(',')}`] : []),
+      '',
+    ].join('\n'),
+  );
   for (const file of ['userlist.txt', 'pgbouncer.ini']) chownSync(join(dir, file), uid, gid);
 
   let output = '';

@@ -103,18 +103,30 @@ export async function startRedisCluster(t: Teardown, options: RedisClusterOption
     const port = ports[2 * i]!;
     const busPort = ports[2 * i + 1]!;
     const args = [
-      '--port', String(port),
-      '--cluster-port', String(busPort),
-      '--bind', '127.0.0.1',
-      '--cluster-enabled', 'yes',
-      '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-      '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2000),
-      '--cluster-require-full-coverage', options.requireFullCoverage === false ? 'no' : 'yes',
-      '--dir', dir,
-      '--save', '',
-      '--appendonly', 'no',
-      '--daemonize', 'no',
-      '--logfile', '',
+      '--port',
+      String(port),
+      '--cluster-port',
+      String(busPort),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      join(dir, `nodes-${port}.conf`),
+      '--cluster-node-timeout',
+      String(options.nodeTimeoutMs ?? 2000),
+      '--cluster-require-full-coverage',
+      options.requireFullCoverage === false ? 'no' : 'yes',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'no',
+      '--logfile',
+      '',
     ];
 
     async function start() {
@@ -128,10 +140,15 @@ export async function startRedisCluster(t: Teardown, options: RedisClusterOption
       let output = '';
       child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
       child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      await poll(`redis-server (cluster node) on ${port}`, async () => {
-        if (child.exitCode !== null) throw new Error(`redis-server on ${port} exited:\n${output}`);
-        return /Ready to accept connections/.test(output);
-      }, 10_000, 20).catch((error: Error) => {
+      await poll(
+        `redis-server (cluster node) on ${port}`,
+        async () => {
+          if (child.exitCode !== null) throw new Error(`redis-server on ${port} exited:\n${output}`);
+          return /Ready to accept connections/.test(output);
+        },
+        10_000,
+        20,
+      ).catch((error: Error) => {
         throw new Error(`${error.message}\n${output}`);
       });
     }
@@ -176,7 +193,12 @@ export async function startRedisCluster(t: Teardown, options: RedisClusterOption
 
   const infoOf = async (node: RedisClusterNode) => {
     const text = await cli(node.port, 'CLUSTER', 'INFO');
-    return Object.fromEntries(text.split(/\r?\n/).filter((line) => line.includes(':')).map((line) => line.split(':', 2) as [string, string]));
+    return Object.fromEntries(
+      text
+        .split(/\r?\n/)
+        .filter((line) => line.includes(':'))
+        .map((line) => line.split(':', 2) as [string, string]),
+    );
   };
   const running = () => nodes.filter((node) => node.running());
 
@@ -199,21 +221,40 @@ export async function startRedisCluster(t: Teardown, options: RedisClusterOption
       throw new Error(`no master owns slot ${slot} (${key})`);
     },
     async states() {
-      const entries = await Promise.all(running().map(async (node) => [node.port, (await infoOf(node).catch(() => ({}) as Record<string, string>)).cluster_state ?? 'unanswered'] as const));
+      const entries = await Promise.all(
+        running().map(
+          async (node) =>
+            [node.port, (await infoOf(node).catch(() => ({}) as Record<string, string>)).cluster_state ?? 'unanswered'] as const,
+        ),
+      );
       return Object.fromEntries(entries);
     },
     async waitUntilOk(timeoutMs = 15_000) {
-      await poll('cluster_state:ok on every node', async () => {
-        const infos = await Promise.all(running().map(infoOf));
-        return infos.length === masters && infos.every((info) =>
-          info.cluster_state === 'ok' && info.cluster_slots_ok === '16384' && info.cluster_known_nodes === String(masters));
-      }, timeoutMs, 100);
+      await poll(
+        'cluster_state:ok on every node',
+        async () => {
+          const infos = await Promise.all(running().map(infoOf));
+          return (
+            infos.length === masters &&
+            infos.every(
+              (info) => info.cluster_state === 'ok' && info.cluster_slots_ok === '16384' && info.cluster_known_nodes === String(masters),
+            )
+          );
+        },
+        timeoutMs,
+        100,
+      );
     },
     async waitUntilDown(timeoutMs = 15_000) {
-      await poll('cluster_state:fail on the running nodes', async () => {
-        const infos = await Promise.all(running().map(infoOf));
-        return infos.length > 0 && infos.every((info) => info.cluster_state === 'fail');
-      }, timeoutMs, 100);
+      await poll(
+        'cluster_state:fail on the running nodes',
+        async () => {
+          const infos = await Promise.all(running().map(infoOf));
+          return infos.length > 0 && infos.every((info) => info.cluster_state === 'fail');
+        },
+        timeoutMs,
+        100,
+      );
     },
     cli: (node, ...args) => cli(node.port, ...args),
     stop,
@@ -221,7 +262,9 @@ export async function startRedisCluster(t: Teardown, options: RedisClusterOption
 
   try {
     await Promise.all(nodes.map((node) => node.start()));
-    await run('redis-cli', ['--cluster', 'create', ...nodes.map((node) => node.address), '--cluster-replicas', '0', '--cluster-yes'], { timeout: 20_000 });
+    await run('redis-cli', ['--cluster', 'create', ...nodes.map((node) => node.address), '--cluster-replicas', '0', '--cluster-yes'], {
+      timeout: 20_000,
+    });
     await cluster.waitUntilOk();
   } catch (error) {
     await stop();

@@ -41,8 +41,11 @@ export async function schemaSnapshot(url: string): Promise<string> {
   try {
     const timescale = (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'timescaledb'")).rowCount === 1;
     const schemas = timescale ? ['public', '_timescaledb_internal'] : ['public'];
-    const { stdout } = await run(pgDump, ['--schema-only', '--no-owner', '--no-privileges', ...schemas.flatMap((schema) => ['-n', schema]), `--dbname=${url}`],
-      { maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await run(
+      pgDump,
+      ['--schema-only', '--no-owner', '--no-privileges', ...schemas.flatMap((schema) => ['-n', schema]), `--dbname=${url}`],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
     const sections = [normaliseDump(stdout)];
     for (const [title, sql] of [...ROWS, ...(timescale ? TIMESCALE_CATALOG : [])]) {
       const { rows } = await client.query(sql);
@@ -65,22 +68,37 @@ const ROWS: Array<[string, string]> = [
 
 /** TimescaleDB's catalog of the store, without ids or times that differ from one database to the next. */
 const TIMESCALE_CATALOG: Array<[string, string]> = [
-  ['timescaledb_information.dimensions', `
+  [
+    'timescaledb_information.dimensions',
+    `
     SELECT hypertable_schema, hypertable_name, column_name, dimension_type, time_interval::text
-    FROM timescaledb_information.dimensions ORDER BY hypertable_schema, hypertable_name, dimension_number`],
-  ['timescaledb_information.hypertables', `
+    FROM timescaledb_information.dimensions ORDER BY hypertable_schema, hypertable_name, dimension_number`,
+  ],
+  [
+    'timescaledb_information.hypertables',
+    `
     SELECT hypertable_schema, hypertable_name, num_dimensions, compression_enabled
-    FROM timescaledb_information.hypertables ORDER BY hypertable_schema, hypertable_name`],
-  ['timescaledb_information.continuous_aggregates', `
+    FROM timescaledb_information.hypertables ORDER BY hypertable_schema, hypertable_name`,
+  ],
+  [
+    'timescaledb_information.continuous_aggregates',
+    `
     SELECT view_name, hypertable_name, materialized_only, compression_enabled, materialization_hypertable_name, view_definition
-    FROM timescaledb_information.continuous_aggregates ORDER BY view_name`],
-  ['timescaledb_information.hypertable_columnstore_settings', `
-    SELECT hypertable::text, segmentby, orderby, index FROM timescaledb_information.hypertable_columnstore_settings ORDER BY 1`],
+    FROM timescaledb_information.continuous_aggregates ORDER BY view_name`,
+  ],
+  [
+    'timescaledb_information.hypertable_columnstore_settings',
+    `
+    SELECT hypertable::text, segmentby, orderby, index FROM timescaledb_information.hypertable_columnstore_settings ORDER BY 1`,
+  ],
   // the store's policies; the server's own jobs (telemetry, job history) are not the migrations'
-  ['timescaledb_information.jobs', `
+  [
+    'timescaledb_information.jobs',
+    `
     SELECT proc_name, hypertable_name, schedule_interval::text, max_runtime::text, max_retries, retry_period::text,
            scheduled, fixed_schedule, config, check_name
-    FROM timescaledb_information.jobs WHERE hypertable_name IS NOT NULL ORDER BY hypertable_name, proc_name, config::text`],
+    FROM timescaledb_information.jobs WHERE hypertable_name IS NOT NULL ORDER BY hypertable_name, proc_name, config::text`,
+  ],
 ];
 
 /**
@@ -94,10 +112,15 @@ export function normaliseDump(dump: string): string {
     .filter((line) => !/^\\(un)?restrict /.test(line) && !/^SET \w+ = .*;$/.test(line) && !line.startsWith('SELECT pg_catalog.set_config('))
     .join('\n');
   // every object is an entry headed "--\n-- Name: ...; Type: ...; Schema: ...; Owner: -\n--"
-  const entries = body.split(/^--\n-- Name: .*\n--\n/m).slice(1).map((entry) => entry
-    .replace(/--\n-- PostgreSQL database dump complete\n--\s*$/, '')
-    .replace(/sensor_readings_p\d{8}/g, 'sensor_readings_p<week>')
-    .replace(/FOR VALUES FROM \('[^']*'\) TO \('[^']*'\)/g, "FOR VALUES FROM ('<week>') TO ('<week + 7 days>')")
-    .trim());
+  const entries = body
+    .split(/^--\n-- Name: .*\n--\n/m)
+    .slice(1)
+    .map((entry) =>
+      entry
+        .replace(/--\n-- PostgreSQL database dump complete\n--\s*$/, '')
+        .replace(/sensor_readings_p\d{8}/g, 'sensor_readings_p<week>')
+        .replace(/FOR VALUES FROM \('[^']*'\) TO \('[^']*'\)/g, "FOR VALUES FROM ('<week>') TO ('<week + 7 days>')")
+        .trim(),
+    );
   return [...new Set(entries)].join('\n\n');
 }

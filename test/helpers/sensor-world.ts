@@ -49,7 +49,11 @@ export function createProfileDatabase(t: Teardown, profile: StorageProfile): Pro
 
 /** Loads readings written as CSV (or NDJSON) through the ingest, validated at `now()`. */
 export function loadReadings(db: TestDatabase, text: string, now: () => Date, options: LoadOptions = {}): Promise<IngestStats> {
-  return ingestReadings(db.pool, parseReadings(lineRuns(Readable.from([text])), options.format ?? 'csv', new ReadingValidator(now)), options);
+  return ingestReadings(
+    db.pool,
+    parseReadings(lineRuns(Readable.from([text])), options.format ?? 'csv', new ReadingValidator(now)),
+    options,
+  );
 }
 
 /**
@@ -58,7 +62,9 @@ export function loadReadings(db: TestDatabase, text: string, now: () => Date, op
  * readings.
  */
 export async function expectConsistent(t: Test, db: TestDatabase, label: string, extra: { todo?: string } = {}): Promise<void> {
-  const { rows: [totals] } = await db.pool.query<{ raw: string; hourly: string; daily: string; hours: string; hourly_rows: string }>(`
+  const {
+    rows: [totals],
+  } = await db.pool.query<{ raw: string; hourly: string; daily: string; hours: string; hourly_rows: string }>(`
     SELECT (SELECT count(*) FROM sensor_readings)::text AS raw,
            (SELECT sum(sample_count) FROM sensor_readings_hourly)::text AS hourly,
            (SELECT sum(sample_count) FROM sensor_readings_daily)::text AS daily,
@@ -127,14 +133,29 @@ export async function createSensorWorld(t: Test, profile: StorageProfile): Promi
   t.same(first, { rows: 5760, inserted: 5760, duplicates: 0, bad: 0, batches: 3, abortedAt: null }, 'CSV loaded in batches');
   // and the morning of today, up to 11:45
   const morning = [...readingChunks({ units: 3, firstUnitId: a1, days: 1, end: new Date('2026-03-16T00:00:00Z'), seed: 8 })]
-    .join('').split('\n').filter((line, index) => index === 0 || (line.split(',')[2] ?? '~') < '2026-03-15T12:00:00Z').join('\n');
+    .join('')
+    .split('\n')
+    .filter((line, index) => index === 0 || (line.split(',')[2] ?? '~') < '2026-03-15T12:00:00Z')
+    .join('\n');
   await load(morning);
   // what TimescaleDB's refresh policies would have done by the app's clock (the template's
   // policies are paused: the server's clock is real); later readings stay real-time
   await materializeAggregates(pool, profile, new Date('2026-03-14T00:00:00Z'));
 
   return {
-    ctx, db, profile, a, b, a1, a2, a3, all, generated, load, get, one,
+    ctx,
+    db,
+    profile,
+    a,
+    b,
+    a1,
+    a2,
+    a3,
+    all,
+    generated,
+    load,
+    get,
+    one,
     expired: () => ctx.clock.advance(COUNTS_TTL_MS + 1000),
     consistent: (t, label) => expectConsistent(t, db, label),
   };

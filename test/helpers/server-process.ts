@@ -17,13 +17,21 @@ interface Teardown {
 }
 
 export async function startServerProcess(t: Teardown, env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
-  const child = reapOnExit(spawn(process.execPath, nodeArgs('src/main.ts'), {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', WORKERS: '1',
-      // its own Redis key space: counters of other test runs on the shared Redis can't interfere
-      REDIS_KEY_PREFIX: `coldtrack-test-${randomBytes(4).toString('hex')}:`,
-      ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }));
+  const child = reapOnExit(
+    spawn(process.execPath, nodeArgs('src/main.ts'), {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOST: '127.0.0.1',
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        WORKERS: '1',
+        // its own Redis key space: counters of other test runs on the shared Redis can't interfere
+        REDIS_KEY_PREFIX: `coldtrack-test-${randomBytes(4).toString('hex')}:`,
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

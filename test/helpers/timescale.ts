@@ -13,9 +13,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { pauseSensorPolicies, SENSOR_POLICY_JOBS, timescaleUnsupported } from '../../src/sensors/policy-health.js';
-import {
-  checkoutTemplateName, createTestDatabase, rebuildTemplate, type DatabaseServer, type TestDatabase,
-} from './db.js';
+import { checkoutTemplateName, createTestDatabase, rebuildTemplate, type DatabaseServer, type TestDatabase } from './db.js';
 
 export const timescaleAdminUrl = process.env.TEST_TIMESCALE_URL ?? 'postgres://postgres@127.0.0.1:5433/postgres';
 
@@ -70,8 +68,9 @@ export async function ensureTimescaleServer(): Promise<void> {
   const local = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
   const where = `the TimescaleDB server for the timescale profile's tests (${timescaleAdminUrl}, set TEST_TIMESCALE_URL to use another)`;
   if (!problem.startsWith('does not answer') || !local || !existsSync(startScript)) {
-    throw new Error(`${where} ${problem}` + (problem.startsWith('does not answer') && local
-      ? `, and there is no ${startScript} to start it` : ''));
+    throw new Error(
+      `${where} ${problem}` + (problem.startsWith('does not answer') && local ? `, and there is no ${startScript} to start it` : ''),
+    );
   }
   try {
     execFileSync('bash', [startScript], {

@@ -36,7 +36,7 @@ for (const [label, request, status] of cases) {
     t.match(head, /content-type: application\/json/i);
     t.match(head, /connection: close/i);
     const parsed = JSON.parse(body) as { error: { code: string; message: string } };
-    t.equal(parsed.error.code, 'invalid_request', 'the service\'s error shape');
+    t.equal(parsed.error.code, 'invalid_request', "the service's error shape");
     t.type(parsed.error.message, 'string');
     t.same(Object.keys(parsed), ['error'], 'nothing else (no statusCode, no stack)');
   });

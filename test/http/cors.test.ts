@@ -21,7 +21,8 @@ t.test('no response lets another origin read it', async (t) => {
     t.notOk(reply.headers['access-control-allow-origin'], `${url}: no Access-Control-Allow-Origin`);
   }
   const preflight = await ctx.app.inject({
-    method: 'OPTIONS', url: '/api/v1/analytics/users',
+    method: 'OPTIONS',
+    url: '/api/v1/analytics/users',
     headers: { ...origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
   });
   t.equal(preflight.statusCode, 405, 'a preflight is refused (405: the path takes GET)');

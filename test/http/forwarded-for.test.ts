@@ -2,11 +2,7 @@
 // request.ip (the public rate-limit key and the logged address). Unit cases for the parser, then
 // the real app with TRUST_PROXY=127.0.0.1 and requests from 127.0.0.1.
 import t, { type Test } from 'tap';
-import {
-  MAX_FORWARDED_ENTRIES,
-  normaliseForwardedForHeader,
-  parseForwardedAddress,
-} from '../../src/http/forwarded-for.js';
+import { MAX_FORWARDED_ENTRIES, normaliseForwardedForHeader, parseForwardedAddress } from '../../src/http/forwarded-for.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 const LONG = 'a'.repeat(8000);
@@ -43,7 +39,11 @@ t.test('parseForwardedAddress: addresses in, bare addresses out', async (t) => {
     ['localhost', null],
   ];
   for (const [entry, expected] of cases) {
-    t.equal(parseForwardedAddress(entry), expected, JSON.stringify(entry.length > 40 ? `${entry.slice(0, 10)}... (${entry.length})` : entry));
+    t.equal(
+      parseForwardedAddress(entry),
+      expected,
+      JSON.stringify(entry.length > 40 ? `${entry.slice(0, 10)}... (${entry.length})` : entry),
+    );
   }
 });
 
@@ -112,15 +112,23 @@ t.test('behind TRUST_PROXY=127.0.0.1, request.ip is an address or the proxy itse
     const seen = await clientIp(ctx, forwardedFor);
     const label = forwardedFor === undefined ? '(no header)' : JSON.stringify(forwardedFor.slice(0, 50));
     t.equal(seen.ip, expected, `${label} -> ${expected}`);
-    t.ok(seen.ips!.every((ip) => ip.length <= 45), 'every address in request.ips is an address');
+    t.ok(
+      seen.ips!.every((ip) => ip.length <= 45),
+      'every address in request.ips is an address',
+    );
   }
 
   // the logged address is the normalised one, and the junk is not in the logs at all
   ctx.logs.length = 0;
   await clientIp(ctx, `${'z'.repeat(500)}-junk`);
-  const incoming = ctx.logs.map((line) => JSON.parse(line) as { msg: string; req?: { remoteAddress: string } }).find((line) => line.msg === 'incoming request');
+  const incoming = ctx.logs
+    .map((line) => JSON.parse(line) as { msg: string; req?: { remoteAddress: string } })
+    .find((line) => line.msg === 'incoming request');
   t.equal(incoming?.req?.remoteAddress, '127.0.0.1', 'the log line has the fallback address');
-  t.notOk(ctx.logs.some((line) => line.includes('zzzzzzzzzz')), 'no junk in the logs');
+  t.notOk(
+    ctx.logs.some((line) => line.includes('zzzzzzzzzz')),
+    'no junk in the logs',
+  );
 });
 
 t.test('without TRUST_PROXY the header is ignored and left alone', async (t) => {
@@ -130,7 +138,7 @@ t.test('without TRUST_PROXY the header is ignored and left alone', async (t) => 
   t.equal(seen.header, 'not-an-ip', 'no rewriting when nothing trusts it');
 });
 
-t.test('junk X-Forwarded-For values share the proxy\'s public budget: no fresh budget per value', async (t) => {
+t.test("junk X-Forwarded-For values share the proxy's public budget: no fresh budget per value", async (t) => {
   const ctx = await createTestApp(t, { TRUST_PROXY: '127.0.0.1' }, { realRateLimits: true });
   const statuses: number[] = [];
   for (let i = 0; i < 121; i++) {
@@ -151,6 +159,11 @@ t.test('junk X-Forwarded-For values share the proxy\'s public budget: no fresh b
   t.same(new Set(statuses.slice(0, 120)), new Set([404]), 'the first 120 are answered (404)');
 
   // a real client address behind the proxy still has its own budget
-  const other = await ctx.app.inject({ method: 'GET', url: '/no/such/path', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.7:5555' } });
+  const other = await ctx.app.inject({
+    method: 'GET',
+    url: '/no/such/path',
+    remoteAddress: '127.0.0.1',
+    headers: { 'x-forwarded-for': '203.0.113.7:5555' },
+  });
   t.equal(other.statusCode, 404, '203.0.113.7 is counted apart from the proxy');
 });

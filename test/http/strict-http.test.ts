@@ -46,11 +46,23 @@ t.test('strict HTTP', async (t) => {
       ['{"name":"a","name":"b","scopes":["users"]}', 'name'],
     ];
     for (const [body, key] of bodies) {
-      const reply = await ctx.app.inject({ method: 'POST', url: '/api/v1/api-tokens', headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' }, payload: body });
+      const reply = await ctx.app.inject({
+        method: 'POST',
+        url: '/api/v1/api-tokens',
+        headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+        payload: body,
+      });
       t.equal(reply.statusCode, 400, body);
-      t.match(reply.json(), { error: { code: 'invalid_request', message: new RegExp(`"${key}" is given more than once`), details: { field: key } } });
+      t.match(reply.json(), {
+        error: { code: 'invalid_request', message: new RegExp(`"${key}" is given more than once`), details: { field: key } },
+      });
     }
-    const validate = await ctx.app.inject({ method: 'POST', url: '/v1/users/validate-cooling-user-id/', headers: { 'content-type': 'application/json' }, payload: '{"cooling_user_id":"x","cooling_user_id":"y"}' });
+    const validate = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/users/validate-cooling-user-id/',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"cooling_user_id":"x","cooling_user_id":"y"}',
+    });
     t.equal(validate.statusCode, 400, 'the public validate endpoint too');
     t.equal(await tokenCount(), before, 'no token was created');
   });
@@ -58,12 +70,22 @@ t.test('strict HTTP', async (t) => {
   await t.test('a lone surrogate in any string: 400, nothing stored', async (t) => {
     const before = await tokenCount();
     for (const body of ['{"name":"bad \\ud800 name","scopes":["users"]}', '{"name":"ok","scopes":["users"],"\\udc00":1}']) {
-      const reply = await ctx.app.inject({ method: 'POST', url: '/api/v1/api-tokens', headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' }, payload: body });
+      const reply = await ctx.app.inject({
+        method: 'POST',
+        url: '/api/v1/api-tokens',
+        headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+        payload: body,
+      });
       t.equal(reply.statusCode, 400, body);
       t.match(reply.json(), { error: { code: 'invalid_request', message: /lone surrogate/ } });
     }
     t.equal(await tokenCount(), before, 'nothing stored (no U+FFFD name)');
-    const emoji = await ctx.app.inject({ method: 'POST', url: '/api/v1/api-tokens', headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' }, payload: '{"name":"cold \\ud83e\\uddca room","scopes":["users"]}' });
+    const emoji = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-tokens',
+      headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+      payload: '{"name":"cold \\ud83e\\uddca room","scopes":["users"]}',
+    });
     t.equal(emoji.statusCode, 201, 'a surrogate pair (an emoji) is text');
     t.equal(emoji.json().name, 'cold \u{1f9ca} room');
     const query = await ctx.app.inject({ method: 'GET', url: '/api/v1/analytics/users?start_date=%ED%A0%80', headers: token.headers });

@@ -18,7 +18,13 @@ async function scrape(ctx: TestApp) {
 
 /** Whether the exposition has a sample line of `name` with exactly these labels. */
 const hasSeries = (text: string, name: string, labels: Record<string, string>) =>
-  text.split('\n').some((line) => line.startsWith(`${name}{${Object.entries(labels).map(([key, value]) => `${key}="${value}"`).join(',')}} `));
+  text.split('\n').some((line) =>
+    line.startsWith(
+      `${name}{${Object.entries(labels)
+        .map(([key, value]) => `${key}="${value}"`)
+        .join(',')}} `,
+    ),
+  );
 
 t.test('a database nobody answers on: 503s counted as dependency="database"; the pool limit is exported', async (t) => {
   const deadUrl = `postgres://postgres@127.0.0.1:${await freePort()}/nothing`;
@@ -29,9 +35,12 @@ t.test('a database nobody answers on: 503s counted as dependency="database"; the
   const before = await scrape(ctx);
   t.equal(metricSum(before, 'unavailable_responses_total', { dependency: 'database' }), 0, 'database series present at 0 before any 503');
   t.equal(metricSum(before, 'unavailable_responses_total', { dependency: 'redis' }), 0, 'redis series present at 0');
-  t.equal(metricSum(before, 'db_pool_max_connections'), 7, 'db_pool_max_connections: the pool\'s max');
-  t.ok(hasSeries(before, 'unavailable_responses_total', { dependency: 'database' }) && hasSeries(before, 'unavailable_responses_total', { dependency: 'redis' }),
-    'both unavailable_responses_total series exported before any 503');
+  t.equal(metricSum(before, 'db_pool_max_connections'), 7, "db_pool_max_connections: the pool's max");
+  t.ok(
+    hasSeries(before, 'unavailable_responses_total', { dependency: 'database' }) &&
+      hasSeries(before, 'unavailable_responses_total', { dependency: 'redis' }),
+    'both unavailable_responses_total series exported before any 503',
+  );
 
   const jwt = await ctx.jwtFor(1);
   for (let i = 0; i < 3; i++) {
@@ -43,8 +52,11 @@ t.test('a database nobody answers on: 503s counted as dependency="database"; the
   const after = await scrape(ctx);
   t.equal(metricSum(after, 'unavailable_responses_total', { dependency: 'database' }), 3, 'three 503s counted against the database');
   t.equal(metricSum(after, 'unavailable_responses_total', { dependency: 'redis' }), 0, 'none against Redis');
-  t.equal(metricSum(after, 'http_request_duration_seconds_count', { route: '/api/v1/api-tokens', status: '503' }), 3,
-    'the same requests in http_request_duration_seconds with status 503');
+  t.equal(
+    metricSum(after, 'http_request_duration_seconds_count', { route: '/api/v1/api-tokens', status: '503' }),
+    3,
+    'the same requests in http_request_duration_seconds with status 503',
+  );
 });
 
 t.test('rate-limit rejections: every scope exported at 0 from the start, a 429 counted under its scope', async (t) => {
@@ -54,8 +66,11 @@ t.test('rate-limit rejections: every scope exported at 0 from the start, a 429 c
     t.ok(hasSeries(text, 'rate_limit_rejections_total', { scope }), `${scope}: exported`);
     t.equal(metricSum(text, 'rate_limit_rejections_total', { scope }), 0, `${scope}: 0`);
   }
-  t.ok(hasSeries(text, 'api_token_cache_lookups_total', { result: 'hit' }) && hasSeries(text, 'api_token_cache_lookups_total', { result: 'miss' }),
-    'token cache hits and misses exported at 0 (the dashboard\'s hit ratio has both sides)');
+  t.ok(
+    hasSeries(text, 'api_token_cache_lookups_total', { result: 'hit' }) &&
+      hasSeries(text, 'api_token_cache_lookups_total', { result: 'miss' }),
+    "token cache hits and misses exported at 0 (the dashboard's hit ratio has both sides)",
+  );
   const { max } = RATE_LIMITS.validate_cooling_user_id_ip;
   const statuses: number[] = [];
   for (let i = 0; i <= max; i++) {
@@ -81,27 +96,41 @@ t.test('Redis killed and back: the fallback gauge follows it; a revoke refused i
 
   await redis.kill();
   // the client notices the closed socket at once; a request in between is answered from Redis
-  await until('a request counted by the fallback', async () => {
-    await data();
-    return metricSum(await scrape(ctx), 'rate_limit_redis_fallback_active') === 1;
-  }, 10_000, 100);
+  await until(
+    'a request counted by the fallback',
+    async () => {
+      await data();
+      return metricSum(await scrape(ctx), 'rate_limit_redis_fallback_active') === 1;
+    },
+    10_000,
+    100,
+  );
   t.equal((await data()).statusCode, 200, 'data still served without Redis');
   text = await scrape(ctx);
   t.equal(metricSum(text, 'rate_limit_redis_fallback_active'), 1, 'fallback active while Redis is away');
   t.equal(metricSum(text, 'rate_limit_redis_fallbacks_total'), 1, 'and counted once');
 
   const jwt = await ctx.jwtFor(acme.employeeId);
-  const revoke = await ctx.app.inject({ method: 'POST', url: `/api/v1/api-tokens/${id}/revoke`, headers: { authorization: `Bearer ${jwt}` } });
+  const revoke = await ctx.app.inject({
+    method: 'POST',
+    url: `/api/v1/api-tokens/${id}/revoke`,
+    headers: { authorization: `Bearer ${jwt}` },
+  });
   t.equal(revoke.statusCode, 503, 'a revoke without Redis is refused');
   text = await scrape(ctx);
   t.equal(metricSum(text, 'unavailable_responses_total', { dependency: 'redis' }), 1, 'counted against Redis');
   t.equal(metricSum(text, 'unavailable_responses_total', { dependency: 'database' }), 0, 'not against the database');
 
   await redis.start();
-  await until('the fallback to clear once Redis answers', async () => {
-    await data();
-    return metricSum(await scrape(ctx), 'rate_limit_redis_fallback_active') === 0;
-  }, 15_000, 200);
+  await until(
+    'the fallback to clear once Redis answers',
+    async () => {
+      await data();
+      return metricSum(await scrape(ctx), 'rate_limit_redis_fallback_active') === 0;
+    },
+    15_000,
+    200,
+  );
   t.pass('fallback inactive again once a request found Redis answering');
   t.equal(metricSum(await scrape(ctx), 'rate_limit_redis_fallbacks_total'), 1, 'the counter keeps the one fallback');
 });
@@ -124,11 +153,16 @@ t.test('a last_used_at flush the database refuses is counted; the next one write
   }
   t.equal(await failures(), 1, 'last_used_flush_failures_total 1');
   t.equal(ctx.app.lastUsed.pendingCount(), 1, 'the use is kept for the next flush');
-  t.ok(ctx.logs.some((line) => line.includes('last_used_at flush failed')), 'and logged');
+  t.ok(
+    ctx.logs.some((line) => line.includes('last_used_at flush failed')),
+    'and logged',
+  );
 
   await ctx.app.lastUsed.flush();
   t.equal(await failures(), 1, 'a successful flush adds nothing');
   t.equal(ctx.app.lastUsed.pendingCount(), 0, 'nothing pending');
-  const { rows } = await ctx.db.pool.query<{ used: boolean }>('SELECT last_used_at IS NOT NULL AS used FROM api_tokens WHERE id = $1', [id]);
+  const { rows } = await ctx.db.pool.query<{ used: boolean }>('SELECT last_used_at IS NOT NULL AS used FROM api_tokens WHERE id = $1', [
+    id,
+  ]);
   t.equal(rows[0]?.used, true, 'last_used_at written');
 });

@@ -14,11 +14,18 @@ t.test('/metrics from either worker sums both workers', async (t) => {
   const replies = await Promise.all(
     Array.from({ length: made }, (_, i) => send(cluster.baseUrl, DATA_PATH, { headers: { ...headers, 'x-request-id': `metrics-${i}` } })),
   );
-  t.ok(replies.every((reply) => reply.status === 200), 'all served');
-  const servedBy = await until('every request in the logs', () => {
-    const pids = replies.map((_, i) => cluster.pidOfRequest(`metrics-${i}`));
-    return pids.every((pid) => pid !== undefined) && pids;
-  }, 5000);
+  t.ok(
+    replies.every((reply) => reply.status === 200),
+    'all served',
+  );
+  const servedBy = await until(
+    'every request in the logs',
+    () => {
+      const pids = replies.map((_, i) => cluster.pidOfRequest(`metrics-${i}`));
+      return pids.every((pid) => pid !== undefined) && pids;
+    },
+    5000,
+  );
   const perWorker = new Map<number, number>();
   for (const pid of servedBy) perWorker.set(pid!, (perWorker.get(pid!) ?? 0) + 1);
   t.equal(perWorker.size, 2, `both workers served: ${JSON.stringify(Object.fromEntries(perWorker))}`);
@@ -30,7 +37,10 @@ t.test('/metrics from either worker sums both workers', async (t) => {
     t.equal(scrape.status, 200, `scrape ${i} answers`);
     t.ok(scrape.ms < 2000, `scrape ${i} took ${Math.round(scrape.ms)} ms`);
     t.match(scrape.headers['content-type'], /text\/plain/);
-    const counted = metricSum(scrape.body, 'http_request_duration_seconds_count', { route: '/api/v1/analytics/utilization', status: '200' });
+    const counted = metricSum(scrape.body, 'http_request_duration_seconds_count', {
+      route: '/api/v1/analytics/utilization',
+      status: '200',
+    });
     t.ok(counted >= made, `scrape ${i}: the cluster counted ${counted} data requests, at least the ${made} made`);
     const pid = await until('the scrape in the logs', () => cluster.pidOfRequest(`scrape-${i}`), 5000);
     scraped.add(pid);
@@ -43,22 +53,29 @@ t.test('the cluster metrics name the rate-limit and pool series once, summed', a
   const scrape = await send(cluster.baseUrl, '/metrics');
   t.equal(scrape.status, 200);
   for (const name of ['rate_limit_redis_fallbacks_total', 'db_pool_connections', 'nodejs_eventloop_lag_p99_seconds']) {
-    t.equal(scrape.body.split('\n').filter((line) => line === `# TYPE ${name} ${name.endsWith('_total') ? 'counter' : 'gauge'}`).length, 1, `${name} appears once`);
+    t.equal(
+      scrape.body.split('\n').filter((line) => line === `# TYPE ${name} ${name.endsWith('_total') ? 'counter' : 'gauge'}`).length,
+      1,
+      `${name} appears once`,
+    );
   }
 });
 
-t.test("every worker runs under the heap policy (config.ts heapFlags, mallocEnv): V8 collects near the live data, glibc gives large buffers back", async (t) => {
-  const pids = cluster.workerPids();
-  t.equal(pids.length, 2);
-  for (const pid of pids) {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    t.ok(argv.includes('--max-old-space-size=512'), `worker ${pid}: ${argv.join(' ')}`);
-    t.ok(argv.includes('--max-semi-space-size=8'), `worker ${pid} semi-spaces`);
-    t.ok(argv.includes('--no-allocation-site-pretenuring'), `worker ${pid}: no pretenuring`);
-    const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    t.ok(environment.includes('MALLOC_MMAP_THRESHOLD_=131072'), `worker ${pid}: a fixed mmap threshold`);
-  }
-});
+t.test(
+  'every worker runs under the heap policy (config.ts heapFlags, mallocEnv): V8 collects near the live data, glibc gives large buffers back',
+  async (t) => {
+    const pids = cluster.workerPids();
+    t.equal(pids.length, 2);
+    for (const pid of pids) {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      t.ok(argv.includes('--max-old-space-size=512'), `worker ${pid}: ${argv.join(' ')}`);
+      t.ok(argv.includes('--max-semi-space-size=8'), `worker ${pid} semi-spaces`);
+      t.ok(argv.includes('--no-allocation-site-pretenuring'), `worker ${pid}: no pretenuring`);
+      const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      t.ok(environment.includes('MALLOC_MMAP_THRESHOLD_=131072'), `worker ${pid}: a fixed mmap threshold`);
+    }
+  },
+);
 
 // last: it replaces a worker the tests above counted on
 t.test('a worker killed and replaced is counted by the primary in cluster_worker_restarts_total', async (t) => {
@@ -67,8 +84,17 @@ t.test('a worker killed and replaced is counted by the primary in cluster_worker
   const rollingBefore = cluster.listeningPids().length;
   const [victim] = cluster.workerPids();
   process.kill(victim!, 'SIGKILL');
-  await until('the replacement worker listening', () => cluster.listeningPids().length > rollingBefore && cluster.workerPids().length === 2, 30_000, 100);
+  await until(
+    'the replacement worker listening',
+    () => cluster.listeningPids().length > rollingBefore && cluster.workerPids().length === 2,
+    30_000,
+    100,
+  );
   t.equal(await restarts(), 1, 'one restart counted, whichever worker answers the scrape');
-  t.equal((await send(cluster.baseUrl, '/metrics')).body.split('\n').filter((line) => line === '# TYPE cluster_worker_restarts_total counter').length, 1,
-    'named once');
+  t.equal(
+    (await send(cluster.baseUrl, '/metrics')).body.split('\n').filter((line) => line === '# TYPE cluster_worker_restarts_total counter')
+      .length,
+    1,
+    'named once',
+  );
 });

@@ -10,7 +10,8 @@ import { loadConfig } from '../../src/config.js';
 /** A compose duration ("30s", "1m30s") in milliseconds. */
 function durationMs(text: string): number {
   let ms = 0;
-  for (const [, amount, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(amount) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
+  for (const [, amount, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g))
+    ms += Number(amount) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
   return ms;
 }
 
@@ -45,7 +46,8 @@ t.test('db: TimescaleDB on PostgreSQL 16 or 17, healthchecked, data on a volume'
   const volume = db!.volumes?.find((entry) => entry.endsWith(':/var/lib/postgresql/data') || entry.includes('/home/postgres/pgdata'));
   t.ok(volume, 'the data directory is a volume');
   const named = volume?.split(':')[0];
-  if (named && !named.startsWith('.') && !named.startsWith('/')) t.ok(compose.volumes && named in compose.volumes, `volume ${named} is declared`);
+  if (named && !named.startsWith('.') && !named.startsWith('/'))
+    t.ok(compose.volumes && named in compose.volumes, `volume ${named} is declared`);
 });
 
 t.test('redis: healthchecked', async (t) => {
@@ -61,7 +63,10 @@ t.test('app: built from this folder, a cluster, healthchecked on /readyz, after 
   t.match(JSON.stringify(app!.healthcheck?.test), /\/readyz/, 'healthcheck on /readyz');
   t.equal(app!.depends_on?.db?.condition, 'service_healthy');
   t.equal(app!.depends_on?.redis?.condition, 'service_healthy');
-  t.ok(app!.ports?.some((port) => port.endsWith(`:${env.PORT ?? 3000}`)), 'the service port is published');
+  t.ok(
+    app!.ports?.some((port) => port.endsWith(`:${env.PORT ?? 3000}`)),
+    'the service port is published',
+  );
   t.equal(env.HOST, '0.0.0.0', 'listens on every interface of the container');
   const grace = durationMs(app!.stop_grace_period ?? '10s');
   t.ok(grace > SHUTDOWN_DEADLINE_MS, `stop_grace_period ${grace} ms exceeds the primary's shutdown deadline (${SHUTDOWN_DEADLINE_MS} ms)`);

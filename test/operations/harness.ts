@@ -24,7 +24,12 @@ export const DATA_PATH = '/api/v1/analytics/utilization?page_size=1';
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls until `check` returns a value other than undefined/false, or throws after timeoutMs. */
-export async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000, everyMs = 50): Promise<T> {
+export async function until<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -59,17 +64,24 @@ export async function startRedis(t: Teardown): Promise<RedisServer> {
   let child: ChildProcess | null = null;
 
   async function start() {
-    const started = reapOnExit(spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--daemonize', 'no'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }));
+    const started = reapOnExit(
+      spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--daemonize', 'no'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     child = started;
     let output = '';
     started.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     started.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await until(`redis-server on ${port}`, () => {
-      if (started.exitCode !== null) throw new Error(`redis-server exited:\n${output}`);
-      return /Ready to accept connections/.test(output);
-    }, 10_000, 20);
+    await until(
+      `redis-server on ${port}`,
+      () => {
+        if (started.exitCode !== null) throw new Error(`redis-server exited:\n${output}`);
+        return /Ready to accept connections/.test(output);
+      },
+      10_000,
+      20,
+    );
   }
 
   async function kill() {
@@ -130,21 +142,23 @@ export interface ClusterOptions {
 export async function startCluster(t: Teardown, env: Record<string, string>, options: ClusterOptions = {}): Promise<Cluster> {
   const workers = options.workers ?? 2;
   const port = await freePort();
-  const child = reapOnExit(spawn(process.execPath, nodeArgs('src/main.ts'), {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      LOG_LEVEL: 'info',
-      WORKERS: String(workers),
-      JWT_SECRET: TEST_JWT_SECRET,
-      // many test files run clusters at once against one PostgreSQL
-      DB_POOL_MAX: '3',
-      ROLLUP_THREADS: '1',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }));
+  const child = reapOnExit(
+    spawn(process.execPath, nodeArgs('src/main.ts'), {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        LOG_LEVEL: 'info',
+        WORKERS: String(workers),
+        JWT_SECRET: TEST_JWT_SECRET,
+        // many test files run clusters at once against one PostgreSQL
+        DB_POOL_MAX: '3',
+        ROLLUP_THREADS: '1',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let output = '';
   const lines: LogLine[] = [];
   const partial = { stdout: '', stderr: '' };
@@ -329,15 +343,20 @@ let requestTag = 0;
 export async function dataRequests(clusters: Cluster[], n: number, headers: Record<string, string>, path = DATA_PATH) {
   const tag = `req-${process.pid}-${requestTag++}`;
   const targets = Array.from({ length: n }, (_, i) => clusters[i % clusters.length]!);
-  const replies = await Promise.all(targets.map((cluster, i) =>
-    send(cluster.baseUrl, path, { headers: { ...headers, 'x-request-id': `${tag}-${i}` }, timeoutMs: 8000 })));
-  const workers = await until('the requests in the logs', () => {
-    const found = targets.map((cluster, i) => {
-      const pid = cluster.pidOfRequest(`${tag}-${i}`);
-      return pid === undefined ? undefined : `${clusters.indexOf(cluster)}:${pid}`;
-    });
-    return found.every((worker) => worker !== undefined) && new Set(found as string[]);
-  }, 8000);
+  const replies = await Promise.all(
+    targets.map((cluster, i) => send(cluster.baseUrl, path, { headers: { ...headers, 'x-request-id': `${tag}-${i}` }, timeoutMs: 8000 })),
+  );
+  const workers = await until(
+    'the requests in the logs',
+    () => {
+      const found = targets.map((cluster, i) => {
+        const pid = cluster.pidOfRequest(`${tag}-${i}`);
+        return pid === undefined ? undefined : `${clusters.indexOf(cluster)}:${pid}`;
+      });
+      return found.every((worker) => worker !== undefined) && new Set(found as string[]);
+    },
+    8000,
+  );
   return { replies, workers: workers.size, byWorker: [...workers].sort(), slowest: Math.max(...replies.map((reply) => reply.ms)) };
 }
 
@@ -354,7 +373,8 @@ export function statusCounts(replies: Reply[]): Record<number, number> {
  * and warm a token into the cache of each of the cluster's `workers`.
  */
 export function tokenManagement(cluster: Cluster, jwt: Record<string, string>, options: { workers: number; revokeRetryMs: number }) {
-  const revoke = (id: string) => send(cluster.baseUrl, `/api/v1/api-tokens/${id}/revoke`, { method: 'POST', headers: jwt, timeoutMs: 8000 });
+  const revoke = (id: string) =>
+    send(cluster.baseUrl, `/api/v1/api-tokens/${id}/revoke`, { method: 'POST', headers: jwt, timeoutMs: 8000 });
   return {
     revoke,
     async revokeUntilDone(id: string): Promise<Reply> {
@@ -362,7 +382,8 @@ export function tokenManagement(cluster: Cluster, jwt: Record<string, string>, o
       await until('the revoke to go through', async () => (last = await revoke(id)).status !== 503, options.revokeRetryMs, 200);
       return last!;
     },
-    retrieve: async (id: string) => (await send(cluster.baseUrl, `/api/v1/api-tokens/${id}`, { headers: jwt })).json<{ revoked: boolean }>(),
+    retrieve: async (id: string) =>
+      (await send(cluster.baseUrl, `/api/v1/api-tokens/${id}`, { headers: jwt })).json<{ revoked: boolean }>(),
     /** Every worker holds the token in its cache. */
     async warm(t: Test, headers: Record<string, string>) {
       const { replies, workers } = await dataRequests([cluster], 4 * options.workers + 4, headers);

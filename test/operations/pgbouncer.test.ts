@@ -44,14 +44,18 @@ const env = {
   DB_POOL_MAX: '5',
   REDIS_URL: redis.url,
 };
-const instances = await Promise.all([startCluster(t, env), startCluster(t, env)]) as [Cluster, Cluster];
+const instances = (await Promise.all([startCluster(t, env), startCluster(t, env)])) as [Cluster, Cluster];
 const [one, two] = instances;
 const jwt = { authorization: `Bearer ${await mintEmployeeJwt({ secret: TEST_JWT_SECRET, userId: acme.employeeId, ttlSeconds: 3600 })}` };
-const otherJwt = { authorization: `Bearer ${await mintEmployeeJwt({ secret: TEST_JWT_SECRET, userId: other.employeeId, ttlSeconds: 3600 })}` };
+const otherJwt = {
+  authorization: `Bearer ${await mintEmployeeJwt({ secret: TEST_JWT_SECRET, userId: other.employeeId, ttlSeconds: 3600 })}`,
+};
 
 async function createToken(on: Cluster, headers = jwt, cooling_unit_ids: number[] = []) {
   const reply = await send(on.baseUrl, '/api/v1/api-tokens', {
-    method: 'POST', headers, body: { name: 'pooled', scopes: ALL_SCOPES, cooling_unit_ids, expires_at: null },
+    method: 'POST',
+    headers,
+    body: { name: 'pooled', scopes: ALL_SCOPES, cooling_unit_ids, expires_at: null },
   });
   if (reply.status !== 201) throw new Error(`token creation: ${reply.status} ${reply.body}`);
   const { id, token } = reply.json<{ id: string; token: string }>();
@@ -84,8 +88,10 @@ t.test('ready, and every endpoint answers through the pooler', async (t) => {
     ['/api/v1/api-tokens?page_size=10', jwt],
     [`/api/v1/api-tokens/${token.id}`, jwt],
     ['/api/v1/cooling-units', jwt],
-    ...['users', 'utilization', 'revenue', 'impact'].map((name) =>
-      [`/api/v1/analytics/${name}?start_date=${day}&end_date=${day}&page_size=10`, token.headers] as [string, Record<string, string>]),
+    ...['users', 'utilization', 'revenue', 'impact'].map(
+      (name) =>
+        [`/api/v1/analytics/${name}?start_date=${day}&end_date=${day}&page_size=10`, token.headers] as [string, Record<string, string>],
+    ),
     [`/api/v1/sensor-data?cooling_unit_id=${unit}&start_date=${day}&end_date=${day}&page_size=10`, token.headers],
   ];
   for (const instance of instances) {
@@ -93,7 +99,10 @@ t.test('ready, and every endpoint answers through the pooler', async (t) => {
       const reply = await send(instance.baseUrl, path, { headers });
       t.equal(reply.status, 200, `${path.split('?')[0]}: ${reply.status === 200 ? 'answered' : reply.body}`);
     }
-    const validated = await send(instance.baseUrl, '/v1/users/validate-cooling-user-id/', { method: 'POST', body: { cooling_user_id: 'Acme-F1' } });
+    const validated = await send(instance.baseUrl, '/v1/users/validate-cooling-user-id/', {
+      method: 'POST',
+      body: { cooling_user_id: 'Acme-F1' },
+    });
     t.equal(validated.status, 200, `validate-cooling-user-id: ${validated.body}`);
   }
   const rotated = await send(two.baseUrl, `/api/v1/api-tokens/${token.id}/rotate`, { method: 'POST', headers: jwt, body: {} });
@@ -125,10 +134,15 @@ async function refusedWithin(t: Test, unit: number, change: () => Promise<unknow
   await change();
   const committed = performance.now();
   const path = `${DATA_PATH}&cooling_unit_id=${unit}`;
-  await until(`unit ${unit} refused everywhere`, async () => {
-    const { replies } = await dataRequests(instances, 8, headers, path);
-    return replies.every((reply) => reply.status === 404);
-  }, 5000, 0);
+  await until(
+    `unit ${unit} refused everywhere`,
+    async () => {
+      const { replies } = await dataRequests(instances, 8, headers, path);
+      return replies.every((reply) => reply.status === 404);
+    },
+    5000,
+    0,
+  );
   const waited = performance.now() - committed;
   const confirm = await dataRequests(instances, 24, headers, path);
   t.same(statusCounts(confirm.replies), { 404: 24 }, `then refused by all of ${confirm.workers} workers`);
@@ -143,17 +157,28 @@ t.test('a unit moved to another company, then one soft-deleted: refused within a
     t.same(statusCounts(replies), { 200: 16 }, `unit ${unit} readable (cached by ${workers} workers)`);
   }
   const movedMs = await refusedWithin(t, moved, () =>
-    direct.query('UPDATE cooling_units SET company_id = $1, location_id = $2 WHERE id = $3', [other.companyId, other.locationId, moved]));
+    direct.query('UPDATE cooling_units SET company_id = $1, location_id = $2 WHERE id = $3', [other.companyId, other.locationId, moved]),
+  );
   t.ok(movedMs < 1000, `moved unit refused everywhere ${Math.round(movedMs)} ms after the commit`);
   const otherToken = await createToken(two, otherJwt);
-  t.equal((await send(one.baseUrl, `${DATA_PATH}&cooling_unit_id=${moved}`, { headers: otherToken.headers })).status, 200, 'readable by its new company');
+  t.equal(
+    (await send(one.baseUrl, `${DATA_PATH}&cooling_unit_id=${moved}`, { headers: otherToken.headers })).status,
+    200,
+    'readable by its new company',
+  );
 
-  const deletedMs = await refusedWithin(t, deleted, () => direct.query('UPDATE cooling_units SET deleted = true, deleted_at = now() WHERE id = $1', [deleted]));
+  const deletedMs = await refusedWithin(t, deleted, () =>
+    direct.query('UPDATE cooling_units SET deleted = true, deleted_at = now() WHERE id = $1', [deleted]),
+  );
   t.ok(deletedMs < 1000, `deleted unit refused everywhere ${Math.round(deletedMs)} ms after the commit`);
-  t.equal((await send(two.baseUrl, `${DATA_PATH}&cooling_unit_id=${kept}`, { headers: token.headers })).status, 200, 'the other unit still readable');
+  t.equal(
+    (await send(two.baseUrl, `${DATA_PATH}&cooling_unit_id=${kept}`, { headers: token.headers })).status,
+    200,
+    'the other unit still readable',
+  );
 });
 
-t.test('600 requests, 100 at a time, stay within the pooler\'s server connections', async (t) => {
+t.test("600 requests, 100 at a time, stay within the pooler's server connections", async (t) => {
   const tokens = await Promise.all(Array.from({ length: 6 }, (_, i) => createToken(instances[i % 2]!)));
   let most = 0;
   let sampling = true;
@@ -168,7 +193,10 @@ t.test('600 requests, 100 at a time, stay within the pooler\'s server connection
   sampling = false;
   await sampler;
   t.same(statusCounts(replies), { 200: 600 }, 'all 600 answered');
-  t.ok(most > 0 && most <= SERVER_POOL, `at most ${most} server connections from the pooler (its pool: ${SERVER_POOL}; the workers' pools: 20)`);
+  t.ok(
+    most > 0 && most <= SERVER_POOL,
+    `at most ${most} server connections from the pooler (its pool: ${SERVER_POOL}; the workers' pools: 20)`,
+  );
 });
 
 t.test('a table lock: requests give up at their deadline, and leave no backend waiting', async (t) => {
@@ -179,21 +207,38 @@ t.test('a table lock: requests give up at their deadline, and leave no backend w
   await locker.query('BEGIN');
   await locker.query('LOCK TABLE api_tokens IN ACCESS EXCLUSIVE MODE');
   try {
-    const replies = await Promise.all(tokens.map((token, i) =>
-      send(instances[i % 2]!.baseUrl, DATA_PATH, { headers: token.headers, timeoutMs: 15_000 })));
+    const replies = await Promise.all(
+      tokens.map((token, i) => send(instances[i % 2]!.baseUrl, DATA_PATH, { headers: token.headers, timeoutMs: 15_000 })),
+    );
     t.same(statusCounts(replies), { 503: 24 }, 'all 24 answered 503');
     const slowest = Math.max(...replies.map((reply) => reply.ms));
     t.ok(slowest < 8000, `the last within ${Math.round(slowest)} ms (lookup deadline 3 s)`);
     const gaveUp = performance.now();
     // the cancel requests are on their way as the 503s go out: give them a moment to land
-    const settled = await until('no backend waiting for the lock', async () => {
-      const now = await backends();
-      return now.waiting === 0 && now;
-    }, 3000, 50).catch(async () => backends());
-    const waiters = settled.waiting === 0 ? [] : (await direct.query(
-      `SELECT pid, application_name, state, query, now() - query_start AS waited FROM pg_stat_activity
-       WHERE datname = $1 AND wait_event_type = 'Lock' AND application_name <> 'test-direct'`, [database.name])).rows;
-    t.equal(settled.waiting, 0, `no backend waiting for the lock ${Math.round(performance.now() - gaveUp)} ms after the last request gave up ${JSON.stringify(waiters)}`);
+    const settled = await until(
+      'no backend waiting for the lock',
+      async () => {
+        const now = await backends();
+        return now.waiting === 0 && now;
+      },
+      3000,
+      50,
+    ).catch(async () => backends());
+    const waiters =
+      settled.waiting === 0
+        ? []
+        : (
+            await direct.query(
+              `SELECT pid, application_name, state, query, now() - query_start AS waited FROM pg_stat_activity
+       WHERE datname = $1 AND wait_event_type = 'Lock' AND application_name <> 'test-direct'`,
+              [database.name],
+            )
+          ).rows;
+    t.equal(
+      settled.waiting,
+      0,
+      `no backend waiting for the lock ${Math.round(performance.now() - gaveUp)} ms after the last request gave up ${JSON.stringify(waiters)}`,
+    );
     t.ok(settled.pooled <= SERVER_POOL, `${settled.pooled} server connections (pooler's pool: ${SERVER_POOL})`);
   } finally {
     await locker.query('ROLLBACK');

@@ -17,7 +17,11 @@ const viaProxy = new URL(world.databaseUrl);
 viaProxy.port = String(proxy.port);
 // a 4 s query deadline (10 s by default) keeps the hung-database case short
 const QUERY_DEADLINE_MS = 4000;
-const cluster = await startCluster(t, { DATABASE_URL: viaProxy.toString(), REDIS_URL: redis.url, DB_QUERY_TIMEOUT_MS: String(QUERY_DEADLINE_MS) });
+const cluster = await startCluster(t, {
+  DATABASE_URL: viaProxy.toString(),
+  REDIS_URL: redis.url,
+  DB_QUERY_TIMEOUT_MS: String(QUERY_DEADLINE_MS),
+});
 const base = cluster.baseUrl;
 
 const { headers: tokenHeaders } = await world.issue();
@@ -26,7 +30,9 @@ const jwtHeaders = { authorization: `Bearer ${await world.jwt(world.acme.employe
 /** The requests that need the database: data (token cached or not), management, the public check. */
 async function databaseRequests(): Promise<Array<[string, Reply]>> {
   return Promise.all([
-    ...[0, 1, 2, 3].map(async (i) => [`data ${i}`, await send(base, DATA_PATH, { headers: tokenHeaders, timeoutMs: 10_000 })] as [string, Reply]),
+    ...[0, 1, 2, 3].map(
+      async (i) => [`data ${i}`, await send(base, DATA_PATH, { headers: tokenHeaders, timeoutMs: 10_000 })] as [string, Reply],
+    ),
     send(base, '/api/v1/api-tokens', { headers: jwtHeaders, timeoutMs: 10_000 }).then((reply) => ['management', reply] as [string, Reply]),
     send(base, '/v1/users/validate-cooling-user-id/', { method: 'POST', body: { cooling_user_id: 'x' }, timeoutMs: 10_000 }).then(
       (reply) => ['validate', reply] as [string, Reply],
@@ -46,7 +52,12 @@ function checkUnavailable(t: Test, replies: Array<[string, Reply]>, withinMs: nu
 async function recovery(t: Test) {
   const reopenedAt = performance.now();
   await proxy.resume();
-  await until('data requests to succeed again', async () => (await send(base, DATA_PATH, { headers: tokenHeaders })).status === 200, 15_000, 100);
+  await until(
+    'data requests to succeed again',
+    async () => (await send(base, DATA_PATH, { headers: tokenHeaders })).status === 200,
+    15_000,
+    100,
+  );
   const recoveredMs = performance.now() - reopenedAt;
   t.comment(`recovered ${Math.round(recoveredMs)} ms after PostgreSQL was reachable again`);
   t.ok(recoveredMs < 5000, 'recovered by itself');
@@ -123,7 +134,8 @@ t.test('database closed for maintenance (ALLOW_CONNECTIONS false, sessions ended
   await allow(false);
   try {
     await withAdmin((client) =>
-      client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database]));
+      client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database]),
+    );
     // PostgreSQL refuses with 55000 "database ... is not currently accepting connections"
     checkUnavailable(t, await databaseRequests(), 4000);
     t.equal((await send(base, '/readyz')).status, 503, '/readyz: 503');

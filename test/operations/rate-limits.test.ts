@@ -23,12 +23,23 @@ t.test('110 concurrent requests on one fresh token, over both workers: exactly 1
   t.same(counts, { 200: 100, 429: 10 });
 
   const admitted = replies.filter((reply) => reply.status === 200);
-  t.ok(admitted.every((reply) => reply.headers['x-ratelimit-limit'] === '100'), 'X-RateLimit-Limit 100 on every 200');
+  t.ok(
+    admitted.every((reply) => reply.headers['x-ratelimit-limit'] === '100'),
+    'X-RateLimit-Limit 100 on every 200',
+  );
   const remaining = admitted.map((reply) => Number(reply.headers['x-ratelimit-remaining'])).sort((a, b) => a - b);
-  t.same(remaining, Array.from({ length: 100 }, (_, i) => i), 'Remaining counts down 99..0, each value once: one shared counter');
+  t.same(
+    remaining,
+    Array.from({ length: 100 }, (_, i) => i),
+    'Remaining counts down 99..0, each value once: one shared counter',
+  );
   const resets = new Set(replies.map((reply) => Number(reply.headers['x-ratelimit-reset'])));
   // the window opens with the first request to reach Redis: somewhere between before and after
-  for (const reset of resets) t.ok(reset >= before + 59 && reset <= after + 61, `X-RateLimit-Reset ${reset} is a Unix timestamp a minute after the burst (${before}..${after})`);
+  for (const reset of resets)
+    t.ok(
+      reset >= before + 59 && reset <= after + 61,
+      `X-RateLimit-Reset ${reset} is a Unix timestamp a minute after the burst (${before}..${after})`,
+    );
   t.ok(resets.size <= 2, 'one window (rounding may straddle a second)');
 
   const refused = replies.find((reply) => reply.status === 429)!;
@@ -37,10 +48,14 @@ t.test('110 concurrent requests on one fresh token, over both workers: exactly 1
   const retryAfter = Number(refused.headers['retry-after']);
   t.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
 
-  const pids = await until('every request in the logs', () => {
-    const found = replies.map((_, i) => cluster.pidOfRequest(`exact-${i}`));
-    return found.every((pid) => pid !== undefined) && new Set(found);
-  }, 5000);
+  const pids = await until(
+    'every request in the logs',
+    () => {
+      const found = replies.map((_, i) => cluster.pidOfRequest(`exact-${i}`));
+      return found.every((pid) => pid !== undefined) && new Set(found);
+    },
+    5000,
+  );
   t.equal(pids.size, 2, `both workers served (${[...pids].join(', ')})`);
 });
 

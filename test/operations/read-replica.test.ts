@@ -20,18 +20,27 @@ import { DATA_PATH, type Reply, send, startCluster, startRedis, statusCounts, un
 const started = Date.now();
 const pair = await startPgReplicaPair(t);
 const database = await pair.createDatabase();
-t.comment(`primary ${pair.primary.name} on ${pair.primary.port}, replica ${pair.replica.name} on ${pair.replica.port}: ${Date.now() - started} ms`);
+t.comment(
+  `primary ${pair.primary.name} on ${pair.primary.port}, replica ${pair.replica.name} on ${pair.replica.port}: ${Date.now() - started} ms`,
+);
 // migrated here first (the service would migrate DATABASE_URL at start-up too: a no-op then)
 await migrateWithProfile(database.primaryUrl, 'postgres');
 const primary = createPool(database.primaryUrl, 3, { onError: () => {} });
 t.teardown(() => primary.end());
 const acme = await createCompany(primary, 'Acme');
-const crop = (await primary.query<{ id: number }>(
-  "INSERT INTO crops (name, emission_factor_without_cooling, emission_factor_with_cooling) VALUES ('Tomato', 1.2, 0.4) RETURNING id")).rows[0]!.id;
+const crop = (
+  await primary.query<{ id: number }>(
+    "INSERT INTO crops (name, emission_factor_without_cooling, emission_factor_with_cooling) VALUES ('Tomato', 1.2, 0.4) RETURNING id",
+  )
+).rows[0]!.id;
 await pair.waitForReplay();
 
 const redis = await startRedis(t);
-const cluster = await startCluster(t, { DATABASE_URL: database.primaryUrl, DATABASE_READ_URL: database.replicaUrl, REDIS_URL: redis.url }, { workers: 2 });
+const cluster = await startCluster(
+  t,
+  { DATABASE_URL: database.primaryUrl, DATABASE_READ_URL: database.replicaUrl, REDIS_URL: redis.url },
+  { workers: 2 },
+);
 const base = cluster.baseUrl;
 const jwt = { authorization: `Bearer ${await mintEmployeeJwt({ secret: TEST_JWT_SECRET, userId: acme.employeeId, ttlSeconds: 3600 })}` };
 
@@ -57,12 +66,17 @@ let tagCount = 0;
 /** n requests of `path` at once, each on a fresh connection (both workers answer). */
 async function requests(n: number, path: string, headers: Record<string, string>) {
   const tag = `replica-${tagCount++}`;
-  const replies = await Promise.all(Array.from({ length: n }, (_, i) =>
-    send(base, path, { headers: { ...headers, 'x-request-id': `${tag}-${i}` }, timeoutMs: 8000 })));
-  const pids = await until('the requests in the logs', () => {
-    const found = replies.map((_, i) => cluster.pidOfRequest(`${tag}-${i}`));
-    return found.every((pid) => pid !== undefined) && (found as number[]);
-  }, 8000);
+  const replies = await Promise.all(
+    Array.from({ length: n }, (_, i) => send(base, path, { headers: { ...headers, 'x-request-id': `${tag}-${i}` }, timeoutMs: 8000 })),
+  );
+  const pids = await until(
+    'the requests in the logs',
+    () => {
+      const found = replies.map((_, i) => cluster.pidOfRequest(`${tag}-${i}`));
+      return found.every((pid) => pid !== undefined) && (found as number[]);
+    },
+    8000,
+  );
   return { replies, workers: new Set(pids).size };
 }
 
@@ -101,21 +115,34 @@ t.test('the data endpoints read the replica: rows written on the primary appear 
   const client = await primary.connect();
   try {
     await client.query('BEGIN');
-    const checkIn = (await client.query<{ id: string }>(
-      'INSERT INTO check_ins (cooling_unit_id, farmer_id, checked_in_at) VALUES ($1, $2, $3) RETURNING id', [unit, farmer, `${D}T08:00:00Z`])).rows[0]!.id;
-    await client.query('INSERT INTO crates (check_in_id, cooling_unit_id, crop_id, initial_weight_kg) VALUES ($1, $2, $3, 40), ($1, $2, $3, 35)',
-      [checkIn, unit, crop]);
+    const checkIn = (
+      await client.query<{ id: string }>(
+        'INSERT INTO check_ins (cooling_unit_id, farmer_id, checked_in_at) VALUES ($1, $2, $3) RETURNING id',
+        [unit, farmer, `${D}T08:00:00Z`],
+      )
+    ).rows[0]!.id;
+    await client.query(
+      'INSERT INTO crates (check_in_id, cooling_unit_id, crop_id, initial_weight_kg) VALUES ($1, $2, $3, 40), ($1, $2, $3, 35)',
+      [checkIn, unit, crop],
+    );
     await client.query(
       "INSERT INTO check_outs (cooling_unit_id, farmer_id, checked_out_at, currency, cooling_fees, paid) VALUES ($1, $2, $3, 'NGN', 250, true)",
-      [unit, farmer, `${D}T16:00:00Z`]);
+      [unit, farmer, `${D}T16:00:00Z`],
+    );
     await client.query(
       `INSERT INTO sensor_readings (cooling_unit_id, specification_type, recorded_at, value)
-       SELECT $1, 'TEMPERATURE', $2::timestamptz + n * interval '15 minutes', 4 + n FROM generate_series(0, 3) AS n`, [unit, `${D}T09:00:00Z`]);
+       SELECT $1, 'TEMPERATURE', $2::timestamptz + n * interval '15 minutes', 4 + n FROM generate_series(0, 3) AS n`,
+      [unit, `${D}T09:00:00Z`],
+    );
     await client.query('COMMIT');
   } finally {
     client.release();
   }
-  t.equal(await countOnReplica('SELECT 1 FROM check_outs WHERE cooling_unit_id = $1', [unit]), 0, 'the replica has not replayed them (lag)');
+  t.equal(
+    await countOnReplica('SELECT 1 FROM check_outs WHERE cooling_unit_id = $1', [unit]),
+    0,
+    'the replica has not replayed them (lag)',
+  );
 
   for (const { name, path } of analytics) {
     t.same(await get(path, token.headers), before.get(name), `${name}: the same answer as before the rows were written`);
@@ -131,7 +158,11 @@ t.test('the data endpoints read the replica: rows written on the primary appear 
     now.set(name, await get(path, token.headers));
     t.notSame(now.get(name), before.get(name), `${name}: the answer changed once the replica replayed them`);
   }
-  t.match(now.get('revenue')!.data[0], { cooling_unit_id: unit, check_outs: 1, currency_totals: [{ currency: 'NGN', total_revenue: 250 }] }, 'revenue: the check-out');
+  t.match(
+    now.get('revenue')!.data[0],
+    { cooling_unit_id: unit, check_outs: 1, currency_totals: [{ currency: 'NGN', total_revenue: 250 }] },
+    'revenue: the check-out',
+  );
   t.match(now.get('utilization')!.data[0], { cooling_unit_id: unit, check_ins: 1, crates_checked_in: 2 }, 'utilization: the check-in');
   // another window: sensor-data caches a window's counts for a few seconds
   const replayed = await get(sensorPath(day(11)), token.headers);
@@ -153,35 +184,62 @@ t.test('while the replica lags: tokens, revocation, units and management use the
   const shown = await send(base, `/api/v1/api-tokens/${fresh.id}`, { headers: jwt });
   t.equal(shown.status, 200, 'management shows it at once');
   const listed = await send(base, '/api/v1/api-tokens?page_size=100', { headers: jwt });
-  t.ok(listed.json<{ data: Array<{ id: string }> }>().data.some((token) => token.id === fresh.id), 'and lists it');
+  t.ok(
+    listed.json<{ data: Array<{ id: string }> }>().data.some((token) => token.id === fresh.id),
+    'and lists it',
+  );
 
   const revoked = await send(base, `/api/v1/api-tokens/${warm.id}/revoke`, { method: 'POST', headers: jwt, timeoutMs: 8000 });
   t.equal(revoked.status, 200, 'a revoke while the replica lags');
-  t.equal(await countOnReplica('SELECT 1 FROM api_tokens WHERE id = $1 AND revoked_at IS NULL', [warm.id]), 1, 'the replica still has it live');
+  t.equal(
+    await countOnReplica('SELECT 1 FROM api_tokens WHERE id = $1 AND revoked_at IS NULL', [warm.id]),
+    1,
+    'the replica still has it live',
+  );
   const after = await requests(20, DATA_PATH, warm.headers);
   allRefused(t, after.replies, 'the revoked token, at once');
   t.equal(after.workers, 2, 'on both workers');
-  t.equal((await send(base, `/api/v1/api-tokens/${warm.id}`, { headers: jwt })).json<{ revoked: boolean }>().revoked, true, 'management shows it revoked');
+  t.equal(
+    (await send(base, `/api/v1/api-tokens/${warm.id}`, { headers: jwt })).json<{ revoked: boolean }>().revoked,
+    true,
+    'management shows it revoked',
+  );
 
   // a unit added on the primary: a token may be restricted to it and read it at once (its data,
   // from the replica, is empty until replayed; never an error)
-  const unit = (await primary.query<{ id: number }>(
-    `INSERT INTO cooling_units (location_id, company_id, name, capacity_crates, capacity_kg) VALUES ($1, $2, 'Acme unit new', 100, 2500) RETURNING id`,
-    [acme.locationId, acme.companyId])).rows[0]!.id;
+  const unit = (
+    await primary.query<{ id: number }>(
+      `INSERT INTO cooling_units (location_id, company_id, name, capacity_crates, capacity_kg) VALUES ($1, $2, 'Acme unit new', 100, 2500) RETURNING id`,
+      [acme.locationId, acme.companyId],
+    )
+  ).rows[0]!.id;
   // units reach the access layer through LISTEN/NOTIFY on the primary: give it a moment
-  const restricted = await until('a token restricted to the new unit', async () => {
-    const reply = await send(base, '/api/v1/api-tokens', {
-      method: 'POST', headers: jwt, body: { name: 'new unit', scopes: ALL_SCOPES, cooling_unit_ids: [unit], expires_at: null },
-    });
-    return reply.status === 201 ? reply.json<{ token: string }>() : undefined;
-  }, 5000, 100);
+  const restricted = await until(
+    'a token restricted to the new unit',
+    async () => {
+      const reply = await send(base, '/api/v1/api-tokens', {
+        method: 'POST',
+        headers: jwt,
+        body: { name: 'new unit', scopes: ALL_SCOPES, cooling_unit_ids: [unit], expires_at: null },
+      });
+      return reply.status === 201 ? reply.json<{ token: string }>() : undefined;
+    },
+    5000,
+    100,
+  );
   const unitHeaders = { authorization: `Bearer ${restricted.token}` };
-  const paths = ['utilization', 'revenue', 'users', 'impact'].map((name) => `/api/v1/analytics/${name}?start_date=${D}&end_date=${D}&page_size=10`);
+  const paths = ['utilization', 'revenue', 'users', 'impact'].map(
+    (name) => `/api/v1/analytics/${name}?start_date=${D}&end_date=${D}&page_size=10`,
+  );
   paths.push(`/api/v1/sensor-data?start_date=${D}&end_date=${D}&page_size=10`);
   for (const path of paths) {
     for (const query of ['', `&cooling_unit_id=${unit}`]) {
       const reply = await send(base, path + query, { headers: unitHeaders, timeoutMs: 8000 });
-      t.equal(reply.status, 200, `${path.split('?')[0]}${query ? ' (cooling_unit_id = the new unit)' : ''}: ${reply.status === 200 ? 'answered' : reply.body}`);
+      t.equal(
+        reply.status,
+        200,
+        `${path.split('?')[0]}${query ? ' (cooling_unit_id = the new unit)' : ''}: ${reply.status === 200 ? 'answered' : reply.body}`,
+      );
     }
   }
   await pair.resumeReplay();

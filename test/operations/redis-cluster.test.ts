@@ -8,7 +8,17 @@
 import t, { type Test } from 'tap';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/redis/connection.js';
 import { type RedisClusterNode, startRedisCluster } from '../helpers/redis-cluster.js';
-import { createWorld, dataRequests as sharedDataRequests, DATA_PATH, type Reply, send, startCluster, statusCounts, tokenManagement, until } from './harness.js';
+import {
+  createWorld,
+  dataRequests as sharedDataRequests,
+  DATA_PATH,
+  type Reply,
+  send,
+  startCluster,
+  statusCounts,
+  tokenManagement,
+  until,
+} from './harness.js';
 
 const NODE_TIMEOUT_MS = 2000;
 const world = await createWorld(t);
@@ -31,7 +41,8 @@ const { revoke, revokeUntilDone, retrieve, warm } = tokenManagement(cluster, jwt
  * would prove nothing.
  */
 const refused = (reply: Reply) =>
-  reply.status === 401 || (reply.status === 429 && reply.json<{ error: { details?: { scope?: string } } }>().error.details?.scope === 'public_read');
+  reply.status === 401 ||
+  (reply.status === 429 && reply.json<{ error: { details?: { scope?: string } } }>().error.details?.scope === 'public_read');
 
 function noneAccepted(t: Test, replies: Reply[], what: string) {
   t.ok(replies.every(refused), `${what}: all ${replies.length} refused (${JSON.stringify(statusCounts(replies))})`);
@@ -40,7 +51,10 @@ function noneAccepted(t: Test, replies: Reply[], what: string) {
 /** Every answer a 200 or a 429: served on the fallback, never a 5xx. */
 function answered(t: Test, replies: Reply[], what: string) {
   const counts = statusCounts(replies);
-  t.ok(replies.every((reply) => reply.status === 200 || reply.status === 429), `${what}: ${JSON.stringify(counts)} (200 or 429, no 5xx)`);
+  t.ok(
+    replies.every((reply) => reply.status === 200 || reply.status === 429),
+    `${what}: ${JSON.stringify(counts)} (200 or 429, no 5xx)`,
+  );
   t.ok((counts[200] ?? 0) > 0, `${what}: data endpoints keep serving`);
 }
 
@@ -48,7 +62,8 @@ function answered(t: Test, replies: Reply[], what: string) {
 async function sharedAgain(): Promise<boolean> {
   const { headers } = await world.issue();
   const remaining: string[] = [];
-  for (let i = 0; i < 4; i++) remaining.push(String((await send(base, DATA_PATH, { headers, timeoutMs: 5000 })).headers['x-ratelimit-remaining']));
+  for (let i = 0; i < 4; i++)
+    remaining.push(String((await send(base, DATA_PATH, { headers, timeoutMs: 5000 })).headers['x-ratelimit-remaining']));
   return remaining.join() === '99,98,97,96';
 }
 
@@ -106,14 +121,20 @@ async function outage(t: Test, node: RedisClusterNode, counted: { id: string; he
   const revokedDuring: string[] = [];
 
   await node.kill();
-  for (const [phase, victim] of [['right after the kill', victims[0]!], ['once the cluster is down', victims[1]!]] as const) {
+  for (const [phase, victim] of [
+    ['right after the kill', victims[0]!],
+    ['once the cluster is down', victims[1]!],
+  ] as const) {
     if (phase === 'once the cluster is down') {
       await redis.waitUntilDown(NODE_TIMEOUT_MS * 5);
       t.comment(`cluster states: ${JSON.stringify(await redis.states())}`);
     }
     const served = await dataRequests(24, counted.headers);
     answered(t, served.replies, `${phase}: the token whose counter is affected`);
-    t.ok(served.slowest < LATENCY_BOUND_MS, `${phase}: no request waited long (slowest of 24 ${Math.round(served.slowest)} ms, bound ${LATENCY_BOUND_MS} ms)`);
+    t.ok(
+      served.slowest < LATENCY_BOUND_MS,
+      `${phase}: no request waited long (slowest of 24 ${Math.round(served.slowest)} ms, bound ${LATENCY_BOUND_MS} ms)`,
+    );
     const other = await dataRequests(12, live.headers);
     answered(t, other.replies, `${phase}: another live token`);
     noneAccepted(t, (await dataRequests(8, revokedBefore.headers)).replies, `${phase}: the token revoked before`);
@@ -181,7 +202,7 @@ t.test('the master holding the revocation markers dies, then comes back empty', 
   await outage(t, node, counted);
 });
 
-t.test('a master holding a token\'s counter (not the markers) dies, then comes back empty', async (t) => {
+t.test("a master holding a token's counter (not the markers) dies, then comes back empty", async (t) => {
   const markers = await redis.nodeOf(REVOCATION_KEY);
   // a token whose counter is on another master than the markers
   let counted: Awaited<ReturnType<typeof world.issue>> | undefined;
@@ -192,7 +213,7 @@ t.test('a master holding a token\'s counter (not the markers) dies, then comes b
     const holder = await holderOf(token.id);
     if (holder && holder.port !== markers.port) [counted, node] = [token, holder];
   }
-  if (!node || !counted) throw new Error('no token counter landed off the markers\' master in 20 tries');
+  if (!node || !counted) throw new Error("no token counter landed off the markers' master in 20 tries");
   t.comment(`killing ${node.address} (the counted token's counter; markers stay on ${markers.address})`);
   await outage(t, node, counted);
 });

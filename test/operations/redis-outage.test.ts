@@ -18,11 +18,17 @@ let burstCount = 0;
 /** n concurrent data requests with one token, each on its own connection, tagged for the logs. */
 async function burst(n: number, headers: Record<string, string>) {
   const tag = `burst-${burstCount++}`;
-  const replies = await Promise.all(Array.from({ length: n }, (_, i) => send(base, DATA_PATH, { headers: { ...headers, 'x-request-id': `${tag}-${i}` }, timeoutMs: 5000 })));
-  const pids = await until('the burst in the logs', () => {
-    const found = replies.map((_, i) => cluster.pidOfRequest(`${tag}-${i}`));
-    return found.every((pid) => pid !== undefined) && (found as number[]);
-  }, 5000);
+  const replies = await Promise.all(
+    Array.from({ length: n }, (_, i) => send(base, DATA_PATH, { headers: { ...headers, 'x-request-id': `${tag}-${i}` }, timeoutMs: 5000 })),
+  );
+  const pids = await until(
+    'the burst in the logs',
+    () => {
+      const found = replies.map((_, i) => cluster.pidOfRequest(`${tag}-${i}`));
+      return found.every((pid) => pid !== undefined) && (found as number[]);
+    },
+    5000,
+  );
   return replies.map((reply, i) => ({ reply, pid: pids[i]! }));
 }
 
@@ -56,15 +62,21 @@ t.test('Redis outage and return', async (t) => {
   const second = await burst(20, during.headers);
   const all = [...first, ...second];
   const slowest = Math.max(...all.map(({ reply }) => reply.ms));
-  t.comment(`Redis down: ${JSON.stringify(statusCounts(first.map(({ reply }) => reply)))} of 110; slowest request ${Math.round(slowest)} ms`);
+  t.comment(
+    `Redis down: ${JSON.stringify(statusCounts(first.map(({ reply }) => reply)))} of 110; slowest request ${Math.round(slowest)} ms`,
+  );
   latencyBound = Math.max(1000, baselineSlowest * 1.5);
   t.ok(slowest < latencyBound, `no request waited long (slowest ${Math.round(slowest)} ms, bound ${Math.round(latencyBound)} ms)`);
-  t.ok(all.every(({ reply }) => reply.status === 200 || reply.status === 429), 'every answer is a 200 or a 429 (no 5xx)');
+  t.ok(
+    all.every(({ reply }) => reply.status === 200 || reply.status === 429),
+    'every answer is a 200 or a 429 (no 5xx)',
+  );
   const admittedBy = new Map<number, number>();
   for (const { reply, pid } of all) if (reply.status === 200) admittedBy.set(pid, (admittedBy.get(pid) ?? 0) + 1);
   t.comment(`admitted per worker: ${JSON.stringify(Object.fromEntries(admittedBy))}`);
   t.ok(admittedBy.size >= 1, 'data endpoints keep serving');
-  for (const [pid, admitted] of admittedBy) t.ok(admitted <= 100 / WORKERS, `worker ${pid} admitted ${admitted}, at most the limit / workers (${100 / WORKERS})`);
+  for (const [pid, admitted] of admittedBy)
+    t.ok(admitted <= 100 / WORKERS, `worker ${pid} admitted ${admitted}, at most the limit / workers (${100 / WORKERS})`);
   const total = [...admittedBy.values()].reduce((sum, n) => sum + n, 0);
   t.ok(total <= 100, `no more than the limit across the cluster (${total})`);
   const degraded: Reply = all.find(({ reply }) => reply.status === 200)!.reply;
@@ -78,8 +90,14 @@ t.test('Redis outage and return', async (t) => {
   const metrics = await send(base, '/metrics');
   const fallbacks = metricSum(metrics.body, 'rate_limit_redis_fallbacks_total') - fallbacksBefore;
   t.ok(fallbacks >= 1 && fallbacks <= WORKERS, `rate_limit_redis_fallbacks_total rose by ${fallbacks}: once per worker that fell back`);
-  const logged = cluster.logs().slice(logsBefore).filter((line) => line.msg === FALLBACK_LOG);
-  t.ok(logged.length >= 1 && logged.length <= WORKERS, `the fallback was logged ${logged.length} time(s): once per worker, not per request`);
+  const logged = cluster
+    .logs()
+    .slice(logsBefore)
+    .filter((line) => line.msg === FALLBACK_LOG);
+  t.ok(
+    logged.length >= 1 && logged.length <= WORKERS,
+    `the fallback was logged ${logged.length} time(s): once per worker, not per request`,
+  );
   t.equal(new Set(logged.map((line) => line.pid)).size, logged.length, 'never twice by one worker');
 
   // Redis returns, empty, on the same port
@@ -91,8 +109,11 @@ t.test('Redis outage and return', async (t) => {
   const recoveryMs = performance.now() - returnedAt;
   t.comment(`limits shared again ${Math.round(recoveryMs)} ms after Redis returned (${probes} probes)`);
   t.ok(recoveryMs < 10_000, 'recovered by itself, promptly');
-  t.equal((await until('/readyz ready again', async () => (await send(base, '/readyz')).status === 200 || undefined, 5000, 100)), true);
-  t.ok(cluster.logs().some((line) => line.msg === 'Redis is back: rate limits are shared again'), 'the recovery was logged');
+  t.equal(await until('/readyz ready again', async () => (await send(base, '/readyz')).status === 200 || undefined, 5000, 100), true);
+  t.ok(
+    cluster.logs().some((line) => line.msg === 'Redis is back: rate limits are shared again'),
+    'the recovery was logged',
+  );
 
   const after = await world.issue();
   const exact = await burst(110, after.headers);
@@ -112,7 +133,10 @@ t.test('Redis hangs (SIGSTOP): requests still answered within the short command 
     // wait in turn), never more
     const hungBound = Math.max(latencyBound, 2 * REDIS_COMMAND_TIMEOUT_MS + 1000);
     t.comment(`Redis hung: ${JSON.stringify(statusCounts(replies.map(({ reply }) => reply)))}; slowest ${Math.round(slowest)} ms`);
-    t.ok(replies.every(({ reply }) => reply.status === 200), 'data endpoints keep serving');
+    t.ok(
+      replies.every(({ reply }) => reply.status === 200),
+      'data endpoints keep serving',
+    );
     t.ok(slowest < hungBound, `no request waited long (slowest ${Math.round(slowest)} ms, bound ${Math.round(hungBound)} ms)`);
     const notReady = await send(base, '/readyz');
     t.equal(notReady.status, 503, `/readyz: 503 in ${Math.round(notReady.ms)} ms`);

@@ -26,13 +26,19 @@ t.teardown(() => primary.end());
 const acme = await createCompany(primary, 'Acme');
 await pair.waitForReplay();
 const redis = await startRedis(t);
-const cluster = await startCluster(t, { DATABASE_URL: database.primaryUrl, DATABASE_READ_URL: database.replicaUrl, REDIS_URL: redis.url }, { workers: WORKERS });
+const cluster = await startCluster(
+  t,
+  { DATABASE_URL: database.primaryUrl, DATABASE_READ_URL: database.replicaUrl, REDIS_URL: redis.url },
+  { workers: WORKERS },
+);
 t.comment(`primary ${pair.primary.port}, replica ${pair.replica.port}, cluster up in ${Date.now() - started} ms`);
 t.afterEach(() => pair.resumeReplay().catch(() => {}));
 
 const jwt = { authorization: `Bearer ${await mintEmployeeJwt({ secret: TEST_JWT_SECRET, userId: acme.employeeId, ttlSeconds: 3600 })}` };
 const created = await send(cluster.baseUrl, '/api/v1/api-tokens', {
-  method: 'POST', headers: jwt, body: { name: 'replica lost', scopes: ALL_SCOPES, cooling_unit_ids: [], expires_at: null },
+  method: 'POST',
+  headers: jwt,
+  body: { name: 'replica lost', scopes: ALL_SCOPES, cooling_unit_ids: [], expires_at: null },
 });
 const token = { authorization: `Bearer ${created.json<{ token: string }>().token}` };
 
@@ -46,13 +52,16 @@ const HEAVY = `/api/v1/analytics/revenue?start_date=${dayOf(155)}&end_date=${D}&
 async function checkOut(hour: number) {
   await primary.query(
     "INSERT INTO check_outs (cooling_unit_id, farmer_id, checked_out_at, currency, cooling_fees, paid) VALUES ($1, $2, $3, 'NGN', 100, true)",
-    [unit, acme.farmerIds[0], `${D}T${String(hour).padStart(2, '0')}:00:00Z`]);
+    [unit, acme.farmerIds[0], `${D}T${String(hour).padStart(2, '0')}:00:00Z`],
+  );
 }
 
 /** The check-outs the revenue page shows, from n requests over both workers (all must agree). */
 async function checkOutsSeen(n = 8) {
   const { replies, workers } = await dataRequests([cluster], n, token, REVENUE);
-  const counts = replies.map((reply) => (reply.status === 200 ? reply.json<{ data: Array<{ check_outs: number }> }>().data[0]?.check_outs ?? 0 : `status ${reply.status}`));
+  const counts = replies.map((reply) =>
+    reply.status === 200 ? (reply.json<{ data: Array<{ check_outs: number }> }>().data[0]?.check_outs ?? 0) : `status ${reply.status}`,
+  );
   return { counts: [...new Set(counts)], statuses: statusCounts(replies), workers };
 }
 
@@ -87,8 +96,11 @@ t.test('replica stopped: pages from the primary, readyz 200 degraded, one line a
 
   const readies = await Promise.all(Array.from({ length: 6 }, () => send(cluster.baseUrl, '/readyz')));
   for (const ready of readies) {
-    t.same([ready.status, ready.json()], [200, { status: 'degraded', checks: { database: 'ok', read_replica: 'unreachable', redis: 'ok' } }],
-      'readyz: 200, degraded, naming the replica');
+    t.same(
+      [ready.status, ready.json()],
+      [200, { status: 'degraded', checks: { database: 'ok', read_replica: 'unreachable', redis: 'ok' } }],
+      'readyz: 200, degraded, naming the replica',
+    );
   }
   // more of the same outage: still one line per worker
   await checkOutsSeen(12);

@@ -3,7 +3,17 @@
 // Redis does before, during or after; when the service cannot guarantee that, the revoke answers
 // 503 `unavailable` with Retry-After and changes nothing.
 import t, { type Test } from 'tap';
-import { createWorld, dataRequests as sharedDataRequests, type Reply, send, sleep, startCluster, startRedis, statusCounts, tokenManagement } from './harness.js';
+import {
+  createWorld,
+  dataRequests as sharedDataRequests,
+  type Reply,
+  send,
+  sleep,
+  startCluster,
+  startRedis,
+  statusCounts,
+  tokenManagement,
+} from './harness.js';
 
 const world = await createWorld(t);
 const redis = await startRedis(t);
@@ -99,7 +109,8 @@ t.test('Redis flapping while tokens are revoked: 0 accepted after any revoke tha
     if (reply.status === 200) revoked.push(token);
     else t.equal(reply.status, 503, `revoke ${i}: 200 or 503, never anything else (${reply.status})`);
     // after each step, every token revoked so far is refused everywhere
-    for (const gone of revoked) noneAccepted(t, (await dataRequests(6, gone.headers)).replies, `token ${tokens.indexOf(gone)} after step ${i}`);
+    for (const gone of revoked)
+      noneAccepted(t, (await dataRequests(6, gone.headers)).replies, `token ${tokens.indexOf(gone)} after step ${i}`);
   }
   t.ok(revoked.length >= 3, `${revoked.length} of 6 revokes answered 200`);
 });
@@ -108,7 +119,12 @@ t.test('Redis flapping while tokens are revoked: 0 accepted after any revoke tha
 // one reaches every worker like a revoke does (a marker written before COMMIT). Real time here: a
 // real cluster on the system clock.
 const rotate = (id: string, graceSeconds: number) =>
-  send(base, `/api/v1/api-tokens/${id}/rotate`, { method: 'POST', headers: jwt, body: { grace_period_seconds: graceSeconds }, timeoutMs: 8000 });
+  send(base, `/api/v1/api-tokens/${id}/rotate`, {
+    method: 'POST',
+    headers: jwt,
+    body: { grace_period_seconds: graceSeconds },
+    timeoutMs: 8000,
+  });
 
 t.test('rotation with grace 0 while both workers have the old token cached: none accepted after the 201', async (t) => {
   const token = await world.issue();
@@ -143,8 +159,11 @@ t.test('rotation with grace 2 s: the old token works on both workers until then,
   const after = await dataRequests(20, token.headers);
   noneAccepted(t, after.replies, 'after the grace period');
   t.equal(after.workers, 2, 'checked on both workers');
-  t.same(statusCounts((await dataRequests(8, { authorization: `Bearer ${rotated.json<{ token: string }>().token}` })).replies), { 200: 8 },
-    'the new token works');
+  t.same(
+    statusCounts((await dataRequests(8, { authorization: `Bearer ${rotated.json<{ token: string }>().token}` })).replies),
+    { 200: 8 },
+    'the new token works',
+  );
 });
 
 t.test('rotation while Redis is down: 503, nothing changed; the old token keeps its expiry', async (t) => {

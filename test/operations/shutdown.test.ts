@@ -32,7 +32,11 @@ function heldRequest(path: string, headers: Record<string, string>, body: string
   const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
     request = http.request(
       new URL(path, cluster.baseUrl),
-      { method: 'POST', agent: false, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } },
+      {
+        method: 'POST',
+        agent: false,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+      },
       (reply) => {
         let text = '';
         reply.setEncoding('utf8');
@@ -50,7 +54,8 @@ function heldRequest(path: string, headers: Record<string, string>, body: string
 t.test('SIGTERM drains: in-flight request answered, listener closed, last_used_at flushed, exit 0', async (t) => {
   const { id, headers } = await world.issue();
   const lastUsed = async () =>
-    (await world.ctx.db.pool.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_tokens WHERE id = $1', [id])).rows[0]!.last_used_at;
+    (await world.ctx.db.pool.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_tokens WHERE id = $1', [id])).rows[0]!
+      .last_used_at;
 
   const usedAt = Date.now();
   t.equal((await send(cluster.baseUrl, DATA_PATH, { headers })).status, 200, 'the token is used just before the shutdown');
@@ -66,7 +71,12 @@ t.test('SIGTERM drains: in-flight request answered, listener closed, last_used_a
 
   const signalledAt = performance.now();
   cluster.signal('SIGTERM');
-  const closedMs = await until('new connections to be refused', async () => (await refused(cluster.port)) && performance.now() - signalledAt, 5000, 25);
+  const closedMs = await until(
+    'new connections to be refused',
+    async () => (await refused(cluster.port)) && performance.now() - signalledAt,
+    5000,
+    25,
+  );
   t.comment(`listener closed ${Math.round(closedMs)} ms after SIGTERM`);
   t.equal(cluster.child.exitCode, null, 'the primary is still waiting for the request in flight');
 

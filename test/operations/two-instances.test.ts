@@ -3,7 +3,18 @@
 // a revoke through one is refused at once by every worker of the other, and last_used_at reaches
 // the database from both (write-behind: every LAST_USED_FLUSH_SECONDS, here 10, and on a graceful stop).
 import t, { type Test } from 'tap';
-import { type Cluster, createWorld, dataRequests as sharedDataRequests, DATA_PATH, type Reply, send, startCluster, startRedis, statusCounts, until } from './harness.js';
+import {
+  type Cluster,
+  createWorld,
+  dataRequests as sharedDataRequests,
+  DATA_PATH,
+  type Reply,
+  send,
+  startCluster,
+  startRedis,
+  statusCounts,
+  until,
+} from './harness.js';
 
 const world = await createWorld(t);
 const redis = await startRedis(t);
@@ -69,7 +80,10 @@ t.test('the per-token limit is one count across both instances', async (t) => {
 });
 
 t.test('a revoke through one instance is refused at once by every worker of the other', async (t) => {
-  for (const [through, other] of [[a, b], [b, a]] as const) {
+  for (const [through, other] of [
+    [a, b],
+    [b, a],
+  ] as const) {
     const token = await world.issue();
     const warm = await dataRequests(16, token.headers);
     t.same(statusCounts(warm.replies), { 200: 16 }, 'the token works');
@@ -99,7 +113,10 @@ t.test('last_used_at is written from both instances', async (t) => {
   const shownAfter = Date.now() - firstUse;
   t.comment(`both uses visible ${Math.round(shownAfter / 1000)} s after them (flush every ${LAST_USED_FLUSH_MS / 1000} s)`);
   t.ok(shownAfter < LAST_USED_FLUSH_MS + 15_000, 'within a flush period and some');
-  for (const [what, seen] of [['used on B', seenB], ['used on A', seenA]] as const) {
+  for (const [what, seen] of [
+    ['used on B', seenB],
+    ['used on A', seenA],
+  ] as const) {
     const at = Date.parse(seen);
     t.ok(at >= firstUse - 2000 && at <= firstUse + 10_000, `${what}: last_used_at ${seen} is the time of the use`);
   }

@@ -41,10 +41,10 @@ mark('private PostgreSQL (TimescaleDB) and Redis up');
 // Prometheus starts beside the cluster (whose primary migrates the empty database, timescale
 // profile, before forking the workers), and scrapes it once it listens
 const [cluster, prometheus] = await Promise.all([
-  startCluster(t, { DATABASE_URL: databaseUrl, REDIS_URL: redis.url, SENSOR_STORAGE: 'timescale' }, { workers: 2, timeoutMs: 90_000 })
-    .then((started) => (mark('2-worker cluster listening'), started)),
-  startPrometheus(t)
-    .then((started) => (mark(`Prometheus up (evaluation every 1 s; rules' for: ${FOR_IN_TEST})`), started)),
+  startCluster(t, { DATABASE_URL: databaseUrl, REDIS_URL: redis.url, SENSOR_STORAGE: 'timescale' }, { workers: 2, timeoutMs: 90_000 }).then(
+    (started) => (mark('2-worker cluster listening'), started),
+  ),
+  startPrometheus(t).then((started) => (mark(`Prometheus up (evaluation every 1 s; rules' for: ${FOR_IN_TEST})`), started)),
 ]);
 await prometheus.scrape(`127.0.0.1:${cluster.port}`);
 mark('Prometheus scrapes the cluster every 1 s');
@@ -57,7 +57,9 @@ const jwt = { authorization: `Bearer ${await mintEmployeeJwt({ secret: TEST_JWT_
 const tokens: Record<string, string>[] = [];
 for (let i = 0; i < 6; i++) {
   const reply = await send(cluster.baseUrl, '/api/v1/api-tokens', {
-    method: 'POST', headers: jwt, body: { name: `traffic ${i}`, scopes: ALL_SCOPES, cooling_unit_ids: [], expires_at: null },
+    method: 'POST',
+    headers: jwt,
+    body: { name: `traffic ${i}`, scopes: ALL_SCOPES, cooling_unit_ids: [], expires_at: null },
   });
   if (reply.status !== 201) throw new Error(`token creation: ${reply.status} ${reply.body}`);
   tokens.push({ authorization: `Bearer ${reply.json<{ token: string }>().token}` });
@@ -90,7 +92,6 @@ t.teardown(async () => {
   await Promise.all(lanes);
 });
 
-
 const statusesSince = (since: number) => {
   const counts: Record<number, number> = {};
   for (const reply of replies) if (reply.at >= since) counts[reply.status] = (counts[reply.status] ?? 0) + 1;
@@ -99,21 +100,31 @@ const statusesSince = (since: number) => {
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 t.test('PostgreSQL stopped: ColdtrackDatabaseUnavailable fires through Prometheus; started again: it resolves', async (t) => {
-  await until('the target scraped and the recording rules evaluated', async () => {
-    const { activeTargets } = await prometheus.api<{ activeTargets: { health: string }[] }>('targets');
-    const recorded = await prometheus.query('job_route:http_requests:rate1m');
-    return activeTargets[0]?.health === 'up' && (recorded.data?.result.length ?? 0) > 0;
-  }, 45_000, 250);
+  await until(
+    'the target scraped and the recording rules evaluated',
+    async () => {
+      const { activeTargets } = await prometheus.api<{ activeTargets: { health: string }[] }>('targets');
+      const recorded = await prometheus.query('job_route:http_requests:rate1m');
+      return activeTargets[0]?.health === 'up' && (recorded.data?.result.length ?? 0) > 0;
+    },
+    45_000,
+    250,
+  );
   mark('target up; job_route:http_requests:rate1m recorded');
   // every route of the traffic served (and so in the metrics) before the database goes
   const served = (path: string) => replies.some((reply) => reply.path === path && reply.status === 200);
-  await until('every route of the traffic served once', () => [...DATA_PATHS, '/api/v1/api-tokens'].every(served), 45_000, 100)
-    .catch(() => undefined);
+  await until('every route of the traffic served once', () => [...DATA_PATHS, '/api/v1/api-tokens'].every(served), 45_000, 100).catch(
+    () => undefined,
+  );
   for (const path of [...DATA_PATHS, '/api/v1/api-tokens']) t.ok(served(path), `served before the outage: ${path.split('?')[0]}`);
   // (a 503 the busy machine caused before the outage, a lookup past its 3 s deadline, would make
   // it pending: it must be quiet before the database goes)
-  await until(`${ALERT} inactive before the outage`, async () =>
-    !(await prometheus.alerts()).some((alert) => alert.labels.alertname === ALERT), 45_000, 250);
+  await until(
+    `${ALERT} inactive before the outage`,
+    async () => !(await prometheus.alerts()).some((alert) => alert.labels.alertname === ALERT),
+    45_000,
+    250,
+  );
   t.comment(`statuses before the outage: ${JSON.stringify(statusesSince(0))}`);
 
   const stopAt = Date.now();
@@ -122,14 +133,19 @@ t.test('PostgreSQL stopped: ColdtrackDatabaseUnavailable fires through Prometheu
   mark('PostgreSQL down');
 
   let pendingAt: number | null = null;
-  const firing = await until(`${ALERT} firing`, async () => {
-    const alert = (await prometheus.alerts()).find((candidate) => candidate.labels.alertname === ALERT);
-    if (alert?.state === 'pending' && pendingAt === null) {
-      pendingAt = Date.now();
-      mark(`${ALERT} pending (activeAt ${alert.activeAt})`);
-    }
-    return alert?.state === 'firing' ? alert : undefined;
-  }, 60_000, 200);
+  const firing = await until(
+    `${ALERT} firing`,
+    async () => {
+      const alert = (await prometheus.alerts()).find((candidate) => candidate.labels.alertname === ALERT);
+      if (alert?.state === 'pending' && pendingAt === null) {
+        pendingAt = Date.now();
+        mark(`${ALERT} pending (activeAt ${alert.activeAt})`);
+      }
+      return alert?.state === 'firing' ? alert : undefined;
+    },
+    60_000,
+    200,
+  );
   mark(`${ALERT} firing (value ${Number(firing.value).toFixed(2)} 503/s)`);
   const firstUnavailable = replies.find((reply) => reply.at >= stopAt && reply.status === 503);
   if (firstUnavailable) mark(`first 503 seen by the traffic (${firstUnavailable.path.split('?')[0]})`, firstUnavailable.at);
@@ -153,7 +169,8 @@ t.test('PostgreSQL stopped: ColdtrackDatabaseUnavailable fires through Prometheu
   t.ok(firstServed, 'the service served again by itself, with no restart');
 
   const origin = timeline[0]!.at;
-  const lines = [...timeline].sort((a, b) => a.at - b.at)
+  const lines = [...timeline]
+    .sort((a, b) => a.at - b.at)
     .map(({ at, what }) => `${`+${seconds(at - origin)}`.padStart(9)}  ${new Date(at).toISOString()}  ${what}`);
   t.comment(`timeline (from the private servers' start; the outage lasted ${seconds(startAt - stopAt)}):\n${lines.join('\n')}`);
 });
@@ -167,19 +184,35 @@ interface Panel {
   panels?: Panel[];
 }
 
-t.test('every dashboard panel\'s every query runs on this Prometheus, on rules and metrics that exist', async (t) => {
-  const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { uid: string; panels: Panel[]; templating: { list: { name: string }[] } };
-  t.same(dashboard.templating.list.map((variable) => variable.name), ['datasource', 'instance'], 'variables: the data source and the instance');
+t.test("every dashboard panel's every query runs on this Prometheus, on rules and metrics that exist", async (t) => {
+  const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+    uid: string;
+    panels: Panel[];
+    templating: { list: { name: string }[] };
+  };
+  t.same(
+    dashboard.templating.list.map((variable) => variable.name),
+    ['datasource', 'instance'],
+    'variables: the data source and the instance',
+  );
   const panels = dashboard.panels.flatMap((panel) => [panel, ...(panel.panels ?? [])]).filter((panel) => panel.type !== 'row');
-  t.equal(new Set(dashboard.panels.flatMap((panel) => [panel, ...(panel.panels ?? [])]).map((panel) => panel.id)).size,
-    dashboard.panels.flatMap((panel) => [panel, ...(panel.panels ?? [])]).length, 'panel ids are unique');
+  t.equal(
+    new Set(dashboard.panels.flatMap((panel) => [panel, ...(panel.panels ?? [])]).map((panel) => panel.id)).size,
+    dashboard.panels.flatMap((panel) => [panel, ...(panel.panels ?? [])]).length,
+    'panel ids are unique',
+  );
 
   // the rules as this Prometheus loaded them: all of them, each evaluated without an error
-  const { groups } = await prometheus.api<{ groups: { rules: { name: string; query: string; type: string; health: string; lastError?: string }[] }[] }>('rules');
+  const { groups } = await prometheus.api<{
+    groups: { rules: { name: string; query: string; type: string; health: string; lastError?: string }[] }[];
+  }>('rules');
   const loaded = groups.flatMap((group) => group.rules);
   t.equal(loaded.filter((rule) => rule.type === 'recording').length, recordedNames().size, 'every recording rule loaded');
-  t.same(loaded.filter((rule) => rule.health !== 'ok').map((rule) => `${rule.name}: ${rule.health} ${rule.lastError ?? ''}`), [],
-    'every rule evaluates without an error against the real series');
+  t.same(
+    loaded.filter((rule) => rule.health !== 'ok').map((rule) => `${rule.name}: ${rule.health} ${rule.lastError ?? ''}`),
+    [],
+    'every rule evaluates without an error against the real series',
+  );
 
   const present = new Set(await prometheus.api<string[]>('label/__name__/values'));
   const recorded = recordedNames();
@@ -194,7 +227,11 @@ t.test('every dashboard panel\'s every query runs on this Prometheus, on rules a
       // Grafana's variables as "All" would send them
       const expr = target.expr.replaceAll('$instance', '.*');
       const answer = await prometheus.query(expr);
-      t.equal(answer.status, 'success', `${panel.title} ${target.refId}: ${expr}${answer.error ? ` -> ${answer.errorType}: ${answer.error}` : ''}`);
+      t.equal(
+        answer.status,
+        'success',
+        `${panel.title} ${target.refId}: ${expr}${answer.error ? ` -> ${answer.errorType}: ${answer.error}` : ''}`,
+      );
       if ((answer.data?.result.length ?? 0) === 0) withoutData.push(`${panel.title} ${target.refId}`);
       for (const name of metricNames(expr)) {
         const known = recorded.has(name) || present.has(name) || name === 'ALERTS';
@@ -207,9 +244,14 @@ t.test('every dashboard panel\'s every query runs on this Prometheus, on rules a
   // which appears once TimescaleDB's scheduler has run a policy (not necessarily in the test's minute)
   const rulesRead = new Set(loaded.filter((rule) => rule.type === 'recording').flatMap((rule) => metricNames(rule.query)));
   const missing = [...rulesRead].filter((name) => !recorded.has(name) && !present.has(name));
-  t.same(missing.filter((name) => name !== 'sensor_policy_last_run_success'), [],
-    `every metric the recording rules read is scraped${missing.length ? ` (not yet: ${missing.join(', ')})` : ''}`);
-  t.comment(`${panels.length} panels, ${queries} queries, ${queries - withoutData.length} with data; ${present.size} metric names in Prometheus`);
+  t.same(
+    missing.filter((name) => name !== 'sensor_policy_last_run_success'),
+    [],
+    `every metric the recording rules read is scraped${missing.length ? ` (not yet: ${missing.join(', ')})` : ''}`,
+  );
+  t.comment(
+    `${panels.length} panels, ${queries} queries, ${queries - withoutData.length} with data; ${present.size} metric names in Prometheus`,
+  );
   t.ok(withoutData.length <= 4, `nearly every query has data after the outage; none yet: ${withoutData.join('; ') || 'none'}`);
   t.comment(`from the process's start: ${seconds(Date.now() - processStart)} (${seconds(started - processStart)} loading the modules)`);
 });

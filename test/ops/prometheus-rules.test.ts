@@ -14,7 +14,9 @@ import { alertRules, exportedNames, metricNames, OPS, recordedNames, RULE_FILES,
 
 const run = promisify(execFile);
 const TESTS_DIR = join(OPS, 'prometheus', 'tests');
-const testFiles = readdirSync(TESTS_DIR).filter((file) => file.endsWith('.yml')).map((file) => join(TESTS_DIR, file));
+const testFiles = readdirSync(TESTS_DIR)
+  .filter((file) => file.endsWith('.yml'))
+  .map((file) => join(TESTS_DIR, file));
 
 /** stdout and stderr of a command, and its exit code (0 when it succeeded). */
 async function promtool(...args: string[]) {
@@ -63,10 +65,20 @@ t.test('every alert has a firing and a non-firing promtool case', async (t) => {
   t.ok(alerts.length >= 13, `${alerts.length} alerts`);
   for (const alert of alerts) {
     const mine = cases.filter((test) => test.alertname === alert);
-    t.ok(mine.some((test) => (test.exp_alerts ?? []).length > 0), `${alert}: a case where it fires`);
-    t.ok(mine.some((test) => (test.exp_alerts ?? []).length === 0), `${alert}: a case where it does not`);
+    t.ok(
+      mine.some((test) => (test.exp_alerts ?? []).length > 0),
+      `${alert}: a case where it fires`,
+    );
+    t.ok(
+      mine.some((test) => (test.exp_alerts ?? []).length === 0),
+      `${alert}: a case where it does not`,
+    );
   }
-  t.same(cases.filter((test) => !alerts.includes(test.alertname)).map((test) => test.alertname), [], 'no case names an alert that does not exist');
+  t.same(
+    cases.filter((test) => !alerts.includes(test.alertname)).map((test) => test.alertname),
+    [],
+    'no case names an alert that does not exist',
+  );
 });
 
 t.test('every alert: severity, summary, description, and a runbook section its runbook_url points at', async (t) => {
@@ -85,8 +97,11 @@ t.test('every alert: severity, summary, description, and a runbook section its r
     }
     for (const name of metricNames(rule.expr)) t.ok(section!.includes(name), `${alert}: the section names ${name}, which it reads`);
   }
-  t.same([...sections.keys()].filter((title) => /^Coldtrack/.test(title) && !alertRules().some((rule) => rule.alert === title)), [],
-    'no runbook section for an alert that does not exist');
+  t.same(
+    [...sections.keys()].filter((title) => /^Coldtrack/.test(title) && !alertRules().some((rule) => rule.alert === title)),
+    [],
+    'no runbook section for an alert that does not exist',
+  );
 });
 
 t.test('the rules read only series the service exports or the recording rules make', async (t) => {
@@ -94,6 +109,10 @@ t.test('the rules read only series the service exports or the recording rules ma
   for (const rule of RULE_FILES.flatMap(rulesOf)) {
     const names = metricNames(rule.expr);
     t.ok(names.length > 0, `${rule.record ?? rule.alert}: reads ${names.join(', ')}`);
-    t.same(names.filter((name) => !known.has(name)), [], `${rule.record ?? rule.alert}: every name known`);
+    t.same(
+      names.filter((name) => !known.has(name)),
+      [],
+      `${rule.record ?? rule.alert}: every name known`,
+    );
   }
 });

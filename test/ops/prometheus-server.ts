@@ -55,28 +55,38 @@ export async function startPrometheus(t: Teardown): Promise<Prometheus> {
     writeFileSync(copy, rulesForTest(readFileSync(file, 'utf8')));
     return copy;
   });
-  const configure = (targets: string[]) => writeFileSync(join(dir, 'prometheus.yml'), [
-    'global:',
-    '  scrape_interval: 1s',
-    '  scrape_timeout: 1s',
-    '  evaluation_interval: 1s',
-    'rule_files:',
-    ...ruleFiles.map((file) => `  - ${file}`),
-    'scrape_configs:',
-    '  - job_name: coldtrack',
-    '    static_configs:',
-    `      - targets: [${targets.map((target) => `'${target}'`).join(', ')}]`,
-  ].join('\n') + '\n');
+  const configure = (targets: string[]) =>
+    writeFileSync(
+      join(dir, 'prometheus.yml'),
+      [
+        'global:',
+        '  scrape_interval: 1s',
+        '  scrape_timeout: 1s',
+        '  evaluation_interval: 1s',
+        'rule_files:',
+        ...ruleFiles.map((file) => `  - ${file}`),
+        'scrape_configs:',
+        '  - job_name: coldtrack',
+        '    static_configs:',
+        `      - targets: [${targets.map((target) => `'${target}'`).join(', ')}]`,
+      ].join('\n') + '\n',
+    );
   configure([]);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = reapOnExit(spawn('prometheus', [
-    `--config.file=${join(dir, 'prometheus.yml')}`,
-    `--storage.tsdb.path=${join(dir, 'data')}`,
-    `--web.listen-address=127.0.0.1:${port}`,
-    '--web.enable-lifecycle',
-    '--log.level=warn',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child: ChildProcess = reapOnExit(
+    spawn(
+      'prometheus',
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--web.enable-lifecycle',
+        '--log.level=warn',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    ),
+  );
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -90,10 +100,15 @@ export async function startPrometheus(t: Teardown): Promise<Prometheus> {
   });
   child.once('error', (error) => (output += `\nspawn failed: ${error.message} (apt-get install prometheus; .ci/run does)`));
 
-  await until('Prometheus ready', async () => {
-    if (child.exitCode !== null || /spawn failed/.test(output)) throw new Error(`prometheus exited:\n${output}`);
-    return (await fetch(`${url}/-/ready`).catch(() => null))?.ok === true;
-  }, 30_000, 100);
+  await until(
+    'Prometheus ready',
+    async () => {
+      if (child.exitCode !== null || /spawn failed/.test(output)) throw new Error(`prometheus exited:\n${output}`);
+      return (await fetch(`${url}/-/ready`).catch(() => null))?.ok === true;
+    },
+    30_000,
+    100,
+  );
 
   async function get(path: string, params: Record<string, string> = {}) {
     const response = await fetch(`${url}/api/v1/${path}?${new URLSearchParams(params)}`, { signal: AbortSignal.timeout(10_000) });
@@ -113,7 +128,8 @@ export async function startPrometheus(t: Teardown): Promise<Prometheus> {
     async scrape(target) {
       configure([target]);
       const reloaded = await fetch(`${url}/-/reload`, { method: 'POST', signal: AbortSignal.timeout(10_000) });
-      if (!reloaded.ok) throw new Error(`Prometheus did not reload its configuration: ${reloaded.status} ${await reloaded.text()}\n${output}`);
+      if (!reloaded.ok)
+        throw new Error(`Prometheus did not reload its configuration: ${reloaded.status} ${await reloaded.text()}\n${output}`);
     },
     output: () => output,
   };

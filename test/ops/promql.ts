@@ -29,7 +29,21 @@ export const alertRules = () => rulesOf(join(OPS, 'prometheus', 'alerts.yml'));
 export const recordedNames = () => new Set(rulesOf(join(OPS, 'prometheus', 'recording-rules.yml')).map((rule) => rule.record!));
 
 // words of PromQL that are not metric names
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'offset', 'bool', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'and',
+  'or',
+  'unless',
+  'offset',
+  'bool',
+  'inf',
+  'nan',
+]);
 
 /** The metric (or recorded) names an expression selects. Enough PromQL for the files in ops/. */
 export function metricNames(expr: string): string[] {
@@ -50,8 +64,10 @@ export function metricNames(expr: string): string[] {
 /** Every series name the service can export: each process's registry and the cluster primary's. */
 export function exportedNames(): Set<string> {
   const pool = new pg.Pool({ max: 1 }); // never connects: nothing is collected here
-  const metrics = [...createMetrics({ pool, rollupQueueSize: () => 0, replicaState: () => 'none' }).registry.getMetricsAsArray(),
-    ...createPrimaryMetrics().registry.getMetricsAsArray()];
+  const metrics = [
+    ...createMetrics({ pool, rollupQueueSize: () => 0, replicaState: () => 'none' }).registry.getMetricsAsArray(),
+    ...createPrimaryMetrics().registry.getMetricsAsArray(),
+  ];
   const names = new Set<string>();
   for (const metric of metrics) {
     const { name, type } = metric as unknown as { name: string; type: string };

@@ -19,8 +19,9 @@ t.test('/docs renders without console errors and points at /openapi.json', async
   const response = await page.goto(`${address}/docs/`);
   t.match(response?.headers()['content-security-policy'] ?? '', /script-src 'self'; script-src-attr 'none'/, 'a strict CSP');
   await page.getByText('Sensor data', { exact: true }).first().waitFor({ timeout: 15_000 });
-  for (const tag of ['Operations', 'API tokens', 'Sensor data']) t.ok(await page.getByText(tag, { exact: true }).first().isVisible(), `tag ${tag} shown`);
-  t.ok(await page.locator('a', { hasText: '/openapi.json' }).first().isVisible(), 'the document\'s URL shown is /openapi.json');
+  for (const tag of ['Operations', 'API tokens', 'Sensor data'])
+    t.ok(await page.getByText(tag, { exact: true }).first().isVisible(), `tag ${tag} shown`);
+  t.ok(await page.locator('a', { hasText: '/openapi.json' }).first().isVisible(), "the document's URL shown is /openapi.json");
   t.same([...new Set(specRequests)], ['/openapi.json'], 'the reference loads /openapi.json only');
   t.same(problems, [], 'no console error (CSP violations included)');
 });

@@ -22,7 +22,11 @@ t.test('the served document lints clean under the recommended rules', async (t) 
   const run = await redoclyLint(['--format', 'json']);
   t.equal(run.code, 0, `redocly lint exits 0${run.code ? `: ${run.stdout}${run.stderr}` : ''}`);
   const { totals, problems } = report(run.stdout);
-  t.same(problems.map((problem) => `${problem.severity} ${problem.ruleId} ${problem.location[0]?.pointer}`), [], 'no problem');
+  t.same(
+    problems.map((problem) => `${problem.severity} ${problem.ruleId} ${problem.location[0]?.pointer}`),
+    [],
+    'no problem',
+  );
   t.same(totals, { errors: 0, warnings: 0, ignored: 1 }, 'no error, no warning; the one exception ignored');
 });
 
@@ -31,8 +35,11 @@ t.test('the configuration: the recommended rules, one exception', async (t) => {
   t.same(config.extends, ['recommended'], 'extends the recommended set');
   t.notOk('rules' in config, 'no rule turned off or lowered');
   const ignored = parse(readFileSync(join(REPO_ROOT, '.redocly.lint-ignore.yaml'), 'utf8')) as unknown;
-  t.same(ignored, { '.openapi/openapi.json': { 'no-path-trailing-slash': ['#/paths/~1v1~1users~1validate-cooling-user-id~1'] } },
-    "the ignore file holds the spec's trailing slash and nothing else");
+  t.same(
+    ignored,
+    { '.openapi/openapi.json': { 'no-path-trailing-slash': ['#/paths/~1v1~1users~1validate-cooling-user-id~1'] } },
+    "the ignore file holds the spec's trailing slash and nothing else",
+  );
 });
 
 t.test('the lint finds what a generator would stumble on', async (t) => {
@@ -56,5 +63,9 @@ t.test('the lint finds what a generator would stumble on', async (t) => {
     'operation-operationId #/paths/~1api~1v1~1analytics~1revenue/get/operationId',
     'security-defined #/paths/~1healthz/get',
     'no-path-trailing-slash #/paths/~1api~1v1~1cooling-units~1',
-  ]) t.ok(found.some((problem) => problem.startsWith(expected)), `${expected}: reported (${found.join('; ')})`);
+  ])
+    t.ok(
+      found.some((problem) => problem.startsWith(expected)),
+      `${expected}: reported (${found.join('; ')})`,
+    );
 });

@@ -12,7 +12,8 @@ import { servedOpenApiDocument } from '../../client/codegen/generate-types.js';
 type Operation = { operationId?: string };
 const document = (await servedOpenApiDocument()) as { paths: Record<string, Record<string, Operation>> };
 const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
-  Object.entries(methods).map(([method, operation]) => ({ method: method.toUpperCase(), path, operationId: operation.operationId })));
+  Object.entries(methods).map(([method, operation]) => ({ method: method.toUpperCase(), path, operationId: operation.operationId })),
+);
 
 t.test('every operation has a camelCase operationId of its own', async (t) => {
   t.ok(operations.length >= 14, `${operations.length} operations`);
@@ -21,7 +22,10 @@ t.test('every operation has a camelCase operationId of its own', async (t) => {
     const name = `${method} ${path}`;
     if (!t.ok(operationId, `${name} has an operationId`)) continue;
     t.match(operationId, /^[a-z][a-zA-Z0-9]*$/, `${name}: ${operationId} is camelCase`);
-    t.notOk(seen.has(operationId!), `${operationId} is ${name}'s alone${seen.has(operationId!) ? ` (also ${seen.get(operationId!)})` : ''}`);
+    t.notOk(
+      seen.has(operationId!),
+      `${operationId} is ${name}'s alone${seen.has(operationId!) ? ` (also ${seen.get(operationId!)})` : ''}`,
+    );
     seen.set(operationId!, name);
   }
 });
@@ -52,8 +56,9 @@ t.test('the published ids stay: a rename breaks every generated client (docs/par
 /** The operation a request reaches: its method and a path matching the template. */
 function operationOf(method: string, url: URL) {
   const pathname = url.pathname.replace(/^\/base/, '');
-  return operations.find((operation) => operation.method === method &&
-    new RegExp(`^${operation.path.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(pathname));
+  return operations.find(
+    (operation) => operation.method === method && new RegExp(`^${operation.path.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(pathname),
+  );
 }
 
 /** A client whose every request is recorded and answered with an empty page. */
@@ -91,7 +96,10 @@ t.test('each method of the client calls the operation of its name', async (t) =>
 });
 
 t.test('auditEvents.list() and coolingUnits.list() call listAuditEvents and listCoolingUnits', async (t) => {
-  for (const [namespace, operationId] of [['auditEvents', 'listAuditEvents'], ['coolingUnits', 'listCoolingUnits']] as const) {
+  for (const [namespace, operationId] of [
+    ['auditEvents', 'listAuditEvents'],
+    ['coolingUnits', 'listCoolingUnits'],
+  ] as const) {
     const { client, requests } = recordingClient();
     await client[namespace].list({});
     t.equal(requests.length, 1);

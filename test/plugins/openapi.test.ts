@@ -27,7 +27,7 @@ const expected: Array<[string, string, string[]]> = [
   ['post', '/v1/users/validate-cooling-user-id/', []],
 ];
 
-t.test('every endpoint under the spec\'s path, with its parameters', async (t) => {
+t.test("every endpoint under the spec's path, with its parameters", async (t) => {
   for (const [method, path, parameters] of expected) {
     const operation = document.paths[path]?.[method];
     t.ok(operation, `${method.toUpperCase()} ${path} is documented`);
@@ -56,7 +56,12 @@ t.test('one schema per shape: no unreferenced *Input twin of a component', async
 t.test('every operation documents every answer it can give, with its headers', async (t) => {
   type Answer = { description: string; headers?: Record<string, unknown>; content?: unknown };
   const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
-    Object.entries(methods).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, path, operation: operation as Operation & { responses: Record<string, Answer>; security?: unknown[] } })));
+    Object.entries(methods).map(([method, operation]) => ({
+      name: `${method.toUpperCase()} ${path}`,
+      path,
+      operation: operation as Operation & { responses: Record<string, Answer>; security?: unknown[] },
+    })),
+  );
   t.ok(operations.length >= 10, `${operations.length} operations`);
   for (const { name, path, operation } of operations) {
     const statuses = Object.keys(operation.responses);
@@ -78,7 +83,10 @@ t.test('every operation documents every answer it can give, with its headers', a
 });
 
 t.test('query integers are integers with the bounds the service applies', async (t) => {
-  const parameters = document.paths['/api/v1/sensor-data']!.get!.parameters as unknown as Array<{ name: string; schema: Record<string, unknown> }>;
+  const parameters = document.paths['/api/v1/sensor-data']!.get!.parameters as unknown as Array<{
+    name: string;
+    schema: Record<string, unknown>;
+  }>;
   const byName = Object.fromEntries(parameters.map((parameter) => [parameter.name, parameter.schema]));
   t.same(byName.page, { type: 'integer', minimum: 1, maximum: 2147483647 });
   t.same(byName.page_size, { type: 'integer', minimum: 1, maximum: 1000 });
@@ -88,11 +96,19 @@ t.test('query integers are integers with the bounds the service applies', async 
 t.test('servers (PUBLIC_BASE_URL, "/" by default), licence and contact', async (t) => {
   const { servers, info } = document as unknown as { servers: unknown; info: Record<string, unknown> };
   t.same(servers, [{ url: '/', description: 'This deployment' }], 'by default the origin the document was fetched from');
-  t.match(info, {
-    license: { name: /^Proprietary/, identifier: /^LicenseRef-/ },
-    contact: { name: /partner support/, email: /@/ },
-  }, 'info.license (an SPDX LicenseRef: no open-source licence) and info.contact');
+  t.match(
+    info,
+    {
+      license: { name: /^Proprietary/, identifier: /^LicenseRef-/ },
+      contact: { name: /partner support/, email: /@/ },
+    },
+    'info.license (an SPDX LicenseRef: no open-source licence) and info.contact',
+  );
   const configured = await createTestApp(t, { PUBLIC_BASE_URL: 'https://api.coldtrack.example/partner/' }, { database: ctx.db });
   const served = (await configured.app.inject({ method: 'GET', url: '/openapi.json' })).json<{ servers: unknown }>();
-  t.same(served.servers, [{ url: 'https://api.coldtrack.example/partner', description: 'This deployment' }], 'PUBLIC_BASE_URL, without its trailing slash');
+  t.same(
+    served.servers,
+    [{ url: 'https://api.coldtrack.example/partner', description: 'This deployment' }],
+    'PUBLIC_BASE_URL, without its trailing slash',
+  );
 });

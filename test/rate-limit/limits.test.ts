@@ -40,7 +40,7 @@ t.test('every data response carries the limit headers; Reset is a Unix timestamp
   t.equal(notFound.headers['x-ratelimit-reset'], String(reset), 'same window');
 });
 
-t.test('a window ends on a whole second, and every response names it, however late Redis\'s reply arrives', async (t) => {
+t.test("a window ends on a whole second, and every response names it, however late Redis's reply arrives", async (t) => {
   // a third "process" reaches the same Redis through a link that holds every reply back 200 ms
   // (well inside the 500 ms command timeout, past which the process would count on its own):
   // Reset must not move with the delay (it once did: Date.now() + a TTL Redis measured earlier)
@@ -58,8 +58,8 @@ t.test('a window ends on a whole second, and every response names it, however la
   const first = await ctx.app.inject({ method: 'GET', url: dataUrl, headers });
   const reset = Number(first.headers['x-ratelimit-reset']);
   const key = `coldtrack-test-${ctx.db.name}:rl:analytics_api_token:${id}`;
-  t.equal(await redis.get(key), '1', 'the window is counted under the token\'s id');
-  t.equal(await redis.pexpiretime(key), reset * 1000, 'Reset is the instant the window\'s key expires, a whole second');
+  t.equal(await redis.get(key), '1', "the window is counted under the token's id");
+  t.equal(await redis.pexpiretime(key), reset * 1000, "Reset is the instant the window's key expires, a whole second");
 
   proxy.replyDelayMs = 200;
   for (let i = 0; i < 3; i++) {
@@ -96,17 +96,23 @@ t.test('the analytics limit is per token: another token of the same company is u
   t.equal(fresh.headers['x-ratelimit-remaining'], '99');
 });
 
-t.test('refused requests count too: against the header\'s token, else the caller\'s IP', async (t) => {
+t.test("refused requests count too: against the header's token, else the caller's IP", async (t) => {
   const { token, headers } = await issueToken(ctx, acme.employeeId);
   const ip = freshIp();
   const remaining = (response: { headers: Record<string, unknown> }) => Number(response.headers['x-ratelimit-remaining']);
   const first = await getData(headers, dataUrl, ip);
-  t.equal(first.headers['x-ratelimit-limit'], '100', 'the token\'s limit');
+  t.equal(first.headers['x-ratelimit-limit'], '100', "the token's limit");
   const inQuery = await getData(headers, `${dataUrl}&token=${token}`, ip);
   t.equal(inQuery.statusCode, 400, 'a token in the query string: 400');
-  t.equal(inQuery.headers['x-ratelimit-limit'], '100', 'with the header token\'s rate-limit headers');
+  t.equal(inQuery.headers['x-ratelimit-limit'], '100', "with the header token's rate-limit headers");
   t.equal(remaining(inQuery), remaining(first) - 1, 'and counted against it');
-  const withBody = await ctx.app.inject({ method: 'GET', url: dataUrl, headers: { ...headers, 'content-type': 'application/json' }, payload: { x: 1 }, remoteAddress: ip });
+  const withBody = await ctx.app.inject({
+    method: 'GET',
+    url: dataUrl,
+    headers: { ...headers, 'content-type': 'application/json' },
+    payload: { x: 1 },
+    remoteAddress: ip,
+  });
   t.equal(withBody.statusCode, 400, 'a body: 400');
   t.equal(withBody.json().error.details.field, 'body');
   t.equal(remaining(withBody), remaining(first) - 2, 'counted against the token');
@@ -114,7 +120,7 @@ t.test('refused requests count too: against the header\'s token, else the caller
   const anonymous = await getData({}, `${dataUrl}&api_token=${token}`, ip);
   t.equal(anonymous.statusCode, 400, 'no header, a token in the query string: still 400, not 401');
   t.equal(anonymous.json().error.details.field, 'api_token');
-  t.equal(anonymous.headers['x-ratelimit-limit'], '120', 'counted against the caller\'s IP (public_read)');
+  t.equal(anonymous.headers['x-ratelimit-limit'], '120', "counted against the caller's IP (public_read)");
   const again = await getData({ authorization: 'Bearer not-a-token' }, `${dataUrl}&access_token=x`, ip);
   t.equal(again.statusCode, 400);
   t.equal(remaining(again), remaining(anonymous) - 1, 'each such request is counted');
@@ -123,7 +129,13 @@ t.test('refused requests count too: against the header\'s token, else the caller
 t.test('public_write: 20 unauthenticated POSTs a minute per client IP', async (t) => {
   const ip = freshIp();
   const post = (remoteAddress: string) =>
-    ctx.app.inject({ method: 'POST', url: '/api/v1/api-tokens', remoteAddress, headers: { 'content-type': 'application/json' }, payload: {} });
+    ctx.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-tokens',
+      remoteAddress,
+      headers: { 'content-type': 'application/json' },
+      payload: {},
+    });
   const statuses = [];
   for (let i = 0; i < 21; i++) statuses.push((await post(ip)).statusCode);
   t.same(statuses.slice(0, 20), Array(20).fill(401), 'the first 20 are answered (401: no credentials)');
@@ -134,7 +146,9 @@ t.test('public_write: 20 unauthenticated POSTs a minute per client IP', async (t
 t.test('public_read: 120 unauthenticated GETs a minute per IP, bad tokens included', async (t) => {
   const ip = freshIp();
   const results = await Promise.all(
-    Array.from({ length: 121 }, () => ctx.app.inject({ method: 'GET', url: dataUrl, remoteAddress: ip, headers: { authorization: 'Bearer ctk_guess' } })),
+    Array.from({ length: 121 }, () =>
+      ctx.app.inject({ method: 'GET', url: dataUrl, remoteAddress: ip, headers: { authorization: 'Bearer ctk_guess' } }),
+    ),
   );
   const statuses = results.map((response) => response.statusCode);
   t.equal(statuses.filter((status) => status === 401).length, 120);
@@ -145,7 +159,12 @@ t.test('authenticated_write: 120 POSTs a minute per user, whatever the IP', asyn
   const fresh = await createCompany(ctx.db.pool, 'Fresh'); // an employee who has spent nothing yet
   const jwt = await ctx.jwtFor(fresh.employeeId);
   const revoke = (remoteAddress: string) =>
-    ctx.app.inject({ method: 'POST', url: `/api/v1/api-tokens/${randomUUID()}/revoke`, remoteAddress, headers: { authorization: `Bearer ${jwt}` } });
+    ctx.app.inject({
+      method: 'POST',
+      url: `/api/v1/api-tokens/${randomUUID()}/revoke`,
+      remoteAddress,
+      headers: { authorization: `Bearer ${jwt}` },
+    });
   const statuses = await Promise.all(Array.from({ length: 121 }, () => revoke(freshIp())).map(async (r) => (await r).statusCode));
   t.equal(statuses.filter((status) => status === 404).length, 120);
   t.equal(statuses.filter((status) => status === 429).length, 1);
@@ -161,7 +180,9 @@ t.test('authenticated_read: 600 GETs a minute per user', async (t) => {
   const jwt = await ctx.jwtFor(other.employeeId);
   // 40 at a time, not all 601: each admitted request reads the database through a pool of 10, and
   // on a busy machine the last of 601 at once waited past the 3 s lookup deadline (503)
-  const read = async () => (await ctx.app.inject({ method: 'GET', url: '/api/v1/api-tokens?page_size=1', headers: { authorization: `Bearer ${jwt}` } })).statusCode;
+  const read = async () =>
+    (await ctx.app.inject({ method: 'GET', url: '/api/v1/api-tokens?page_size=1', headers: { authorization: `Bearer ${jwt}` } }))
+      .statusCode;
   const statuses: number[] = [];
   for (let sent = 0; sent < 601; sent += 40) statuses.push(...(await Promise.all(Array.from({ length: Math.min(40, 601 - sent) }, read))));
   const counts = Object.fromEntries([...new Set(statuses)].map((status) => [status, statuses.filter((each) => each === status).length]));

@@ -8,12 +8,14 @@ import { createWorld, type ErrorJson } from './api-tokens/setup.js';
 const world = await createWorld(t);
 const { a, b } = world;
 const URL = '/api/v1/cooling-units';
-const ids = async (jwt: string, query = '') => (await world.get(jwt, `${URL}${query}`)).json<{ data: Array<{ id: number }> }>().data.map((unit) => unit.id);
+const ids = async (jwt: string, query = '') =>
+  (await world.get(jwt, `${URL}${query}`)).json<{ data: Array<{ id: number }> }>().data.map((unit) => unit.id);
 
 t.test('each company sees its own live units and never another’s', async (t) => {
   t.strictSame(await ids(a.jwt), a.unitIds);
   t.strictSame(await ids(b.jwt), b.unitIds);
-  for (const id of [...b.unitIds, b.deletedUnitId, a.deletedUnitId]) t.notOk((await ids(a.jwt, '?page_size=1000')).includes(id), `unit ${id} not listed for A`);
+  for (const id of [...b.unitIds, b.deletedUnitId, a.deletedUnitId])
+    t.notOk((await ids(a.jwt, '?page_size=1000')).includes(id), `unit ${id} not listed for A`);
   const body = (await world.get(a.jwt, URL)).body;
   t.notOk(body.includes('Beta Cold'), 'no name of the other company');
 });

@@ -19,7 +19,8 @@ t.test('healthz and readyz with the database up', async (t) => {
   t.same(ready.json(), { status: 'ready', checks: { database: 'ok' } }, 'no Redis, no replica: the database only');
   // probes are not rate limited: more than the public budget of 120 a minute
   const statuses = new Set<number>();
-  for (let i = 0; i < 130; i++) statuses.add((await ctx.app.inject({ method: 'GET', url: '/readyz', remoteAddress: '198.51.100.1' })).statusCode);
+  for (let i = 0; i < 130; i++)
+    statuses.add((await ctx.app.inject({ method: 'GET', url: '/readyz', remoteAddress: '198.51.100.1' })).statusCode);
   t.same([...statuses], [200], '130 probes from one address, never 429');
 });
 

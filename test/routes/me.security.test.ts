@@ -35,9 +35,13 @@ t.test('a query parameter is 400 naming it', async (t) => {
   }
 });
 
-t.test('the company is the user record\'s, read on every request', async (t) => {
-  const { rows: [mover] } = await world.db.pool.query<{ id: number }>(
-    "INSERT INTO users (role, company_id, first_name) VALUES ('REGISTERED_EMPLOYEE', $1, 'Mover') RETURNING id", [a.companyId]);
+t.test("the company is the user record's, read on every request", async (t) => {
+  const {
+    rows: [mover],
+  } = await world.db.pool.query<{ id: number }>(
+    "INSERT INTO users (role, company_id, first_name) VALUES ('REGISTERED_EMPLOYEE', $1, 'Mover') RETURNING id",
+    [a.companyId],
+  );
   const jwt = await world.jwtFor(mover!.id);
   t.match((await world.get(jwt, ME)).json(), { company_id: a.companyId, company_name: 'Alpha Cold' });
   await world.db.pool.query('UPDATE users SET company_id = $1 WHERE id = $2', [b.companyId, mover!.id]);

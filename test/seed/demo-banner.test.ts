@@ -13,11 +13,21 @@ t.test('every printed command runs verbatim and does what it says', async (t) =>
   const ctx = await createTestApp(t);
   const acme = await createCompany(ctx.db.pool, 'Banner Co');
   const address = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
-  const banner = demoBanner(address.replace('://127.0.0.1', '://localhost'), {
-    id: acme.companyId, name: 'Banner Co', employee_jwt: await ctx.jwtFor(acme.employeeId), cooling_unit_ids: acme.unitIds,
-  }, { databaseUrl: ctx.db.url });
+  const banner = demoBanner(
+    address.replace('://127.0.0.1', '://localhost'),
+    {
+      id: acme.companyId,
+      name: 'Banner Co',
+      employee_jwt: await ctx.jwtFor(acme.employeeId),
+      cooling_unit_ids: acme.unitIds,
+    },
+    { databaseUrl: ctx.db.url },
+  );
 
-  const commands = banner.split('\n').filter((line) => line.startsWith('  ')).map((line) => line.trim());
+  const commands = banner
+    .split('\n')
+    .filter((line) => line.startsWith('  '))
+    .map((line) => line.trim());
   t.ok(commands.length >= 10, `${commands.length} commands printed`);
   t.notMatch(banner, /<[a-z_]+>/, 'no placeholder to fill in by hand');
   // each command's output on its own line, then whether the token still works after the revoke
@@ -31,10 +41,16 @@ t.test('every printed command runs verbatim and does what it says', async (t) =>
   const lines = stdout.split('\n').filter(Boolean);
   const created = JSON.parse(lines[0]!) as { id: string; token: string };
   t.match(created.token, /^ctk_/, 'the create line answers the new token');
-  t.ok(lines.some((line) => line.includes(`"id":"${created.id}"`) && line.includes('"data"')), 'the list shows it');
+  t.ok(
+    lines.some((line) => line.includes(`"id":"${created.id}"`) && line.includes('"data"')),
+    'the list shows it',
+  );
   t.ok(lines.filter((line) => line.startsWith('{"id":"' + created.id)).length >= 2, 'retrieve answers it by the kept id');
   t.equal(lines.filter((line) => line.includes('"pagination"')).length, 4, 'the list and the three data pulls answer pages');
-  t.ok(lines.some((line) => line.includes('"revoked":true')), 'the revoke line revokes it');
+  t.ok(
+    lines.some((line) => line.includes('"revoked":true')),
+    'the revoke line revokes it',
+  );
   t.ok(lines.includes('after-revoke: 401'), 'the revoked token is refused');
   t.ok(lines.includes(`database: ${ctx.db.url}`), 'the printed DATABASE_URL line exports the database');
 });
@@ -54,6 +70,8 @@ t.test('the printed console URL opens the console, signed in by the JWT in its f
   const page = await fetch(new URL(url.pathname, address));
   t.equal(page.status, 200);
   t.match(page.headers.get('content-type'), /^text\/html/);
-  const list = await fetch(new URL('/api/v1/api-tokens', address), { headers: { authorization: `Bearer ${url.hash.slice('#jwt='.length)}` } });
-  t.equal(list.status, 200, 'the fragment\'s JWT signs in');
+  const list = await fetch(new URL('/api/v1/api-tokens', address), {
+    headers: { authorization: `Bearer ${url.hash.slice('#jwt='.length)}` },
+  });
+  t.equal(list.status, 200, "the fragment's JWT signs in");
 });

@@ -19,7 +19,8 @@ const DAY = 86_400_000;
 async function tableCounts(pool: pg.Pool): Promise<Record<string, number>> {
   const { rows: tables } = await pool.query<{ name: string }>(
     `SELECT quote_ident(table_name) AS name FROM information_schema.tables
-     WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`);
+     WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`,
+  );
   const counts: Record<string, number> = {};
   for (const { name } of tables) {
     const { rows } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${name}`);
@@ -52,23 +53,44 @@ t.test('demo data set', async (t) => {
 
   t.ok(summary.companies.length >= 2, 'at least two companies');
   const { rows: unanalyzed } = await pool.query<{ relname: string }>(
-    `SELECT relname FROM pg_class WHERE relname IN ('check_ins', 'crates', 'check_outs', 'users') AND reltuples < 0`);
+    `SELECT relname FROM pg_class WHERE relname IN ('check_ins', 'crates', 'check_outs', 'users') AND reltuples < 0`,
+  );
   t.same(unanalyzed, [], 'planner statistics taken for what was loaded (autovacuum may be off)');
   for (const company of summary.companies) {
     t.test(company.name, async (t) => {
-      t.same(Object.keys(company).sort(), ['cooling_unit_ids', 'deleted_cooling_unit_ids',
-        'employee_jwt', 'id', 'location_ids', 'name', 'non_employee_jwt']);
+      t.same(Object.keys(company).sort(), [
+        'cooling_unit_ids',
+        'deleted_cooling_unit_ids',
+        'employee_jwt',
+        'id',
+        'location_ids',
+        'name',
+        'non_employee_jwt',
+      ]);
       t.ok(company.location_ids.length >= 1, 'locations');
       t.ok(company.cooling_unit_ids.length >= 3, 'at least three live units');
       t.ok(company.deleted_cooling_unit_ids.length >= 1, 'a soft-deleted unit');
 
-      const { rows: units } = await pool.query(
-        'SELECT id, deleted, deleted_at FROM cooling_units WHERE company_id = $1 ORDER BY id', [company.id]);
-      t.same(units.filter((u) => !u.deleted).map((u) => u.id), company.cooling_unit_ids);
-      t.same(units.filter((u) => u.deleted).map((u) => u.id), company.deleted_cooling_unit_ids);
-      t.ok(units.filter((u) => u.deleted).every((u) => u.deleted_at instanceof Date), 'deleted_at set');
+      const { rows: units } = await pool.query('SELECT id, deleted, deleted_at FROM cooling_units WHERE company_id = $1 ORDER BY id', [
+        company.id,
+      ]);
+      t.same(
+        units.filter((u) => !u.deleted).map((u) => u.id),
+        company.cooling_unit_ids,
+      );
+      t.same(
+        units.filter((u) => u.deleted).map((u) => u.id),
+        company.deleted_cooling_unit_ids,
+      );
+      t.ok(
+        units.filter((u) => u.deleted).every((u) => u.deleted_at instanceof Date),
+        'deleted_at set',
+      );
 
-      const { rows: [stats] } = await pool.query(`
+      const {
+        rows: [stats],
+      } = await pool.query(
+        `
         SELECT
           (SELECT count(*)::int FROM users WHERE company_id = $1 AND role = 'FARMER') AS farmers,
           (SELECT count(*)::int FROM check_ins ci JOIN cooling_units u ON u.id = ci.cooling_unit_id
@@ -84,7 +106,9 @@ t.test('demo data set', async (t) => {
           (SELECT count(*)::int FROM market_surveys ms JOIN check_outs co ON co.id = ms.check_out_id
             JOIN cooling_units u ON u.id = co.cooling_unit_id WHERE u.company_id = $1) AS market_surveys,
           (SELECT count(*)::int FROM baseline_surveys bs JOIN users f ON f.id = bs.farmer_id
-            WHERE f.company_id = $1) AS baseline_surveys`, [company.id]);
+            WHERE f.company_id = $1) AS baseline_surveys`,
+        [company.id],
+      );
       t.ok(stats.farmers > 0, 'farmers');
       t.ok(stats.check_ins > 0, 'check-ins');
       t.ok(stats.currencies >= 2, 'check-outs in two or more currencies');
@@ -93,18 +117,23 @@ t.test('demo data set', async (t) => {
       t.ok(stats.market_surveys > 0, 'market surveys');
       t.ok(stats.baseline_surveys > 0, 'baseline surveys');
 
-      const { rows: series } = await pool.query<{ id: number; type: string; n: number; first: Date; last: Date }>(`
+      const { rows: series } = await pool.query<{ id: number; type: string; n: number; first: Date; last: Date }>(
+        `
         SELECT u.id, s.type, count(r.recorded_at)::int AS n, min(r.recorded_at) AS first, max(r.recorded_at) AS last
         FROM unnest($1::int[]) AS u (id)
         CROSS JOIN unnest(ARRAY['TEMPERATURE', 'HUMIDITY']::specification_type[]) AS s (type)
         LEFT JOIN sensor_readings r ON r.cooling_unit_id = u.id AND r.specification_type = s.type
-        GROUP BY 1, 2`, [company.cooling_unit_ids]);
+        GROUP BY 1, 2`,
+        [company.cooling_unit_ids],
+      );
       t.equal(series.length, company.cooling_unit_ids.length * 2);
       for (const s of series) {
         const label = `unit ${s.id} ${s.type}`;
         t.ok(s.first.getTime() <= now.getTime() - 30 * DAY, `${label}: starts 30 days back`);
-        t.ok(s.last.getTime() <= now.getTime() && s.last.getTime() > now.getTime() - 15 * 60_000,
-          `${label}: ends at the last 15-minute mark`);
+        t.ok(
+          s.last.getTime() <= now.getTime() && s.last.getTime() > now.getTime() - 15 * 60_000,
+          `${label}: ends at the last 15-minute mark`,
+        );
         t.equal(s.last.toISOString().slice(0, 10), now.toISOString().slice(0, 10), `${label}: ends today`);
         t.equal(s.n, (s.last.getTime() - s.first.getTime()) / 900_000 + 1, `${label}: no gaps`);
       }
@@ -113,9 +142,9 @@ t.test('demo data set', async (t) => {
       const later = new Date(now.getTime() + 3600_000);
       const employee = await verifier.verify(company.employee_jwt, later);
       const operator = await verifier.verify(company.non_employee_jwt, later);
-      const { rows: users } = await pool.query(
-        'SELECT id, role, company_id, is_active FROM users WHERE id = ANY($1::int[]) ORDER BY id',
-        [[Number(employee.sub), Number(operator.sub)]]);
+      const { rows: users } = await pool.query('SELECT id, role, company_id, is_active FROM users WHERE id = ANY($1::int[]) ORDER BY id', [
+        [Number(employee.sub), Number(operator.sub)],
+      ]);
       const roleOf = (sub: string) => users.find((u) => String(u.id) === sub);
       t.match(roleOf(employee.sub), { role: 'REGISTERED_EMPLOYEE', company_id: company.id, is_active: true });
       t.match(roleOf(operator.sub), { role: 'OPERATOR', company_id: company.id });
@@ -137,20 +166,23 @@ t.test('demo data set', async (t) => {
   });
 });
 
-interface Run { code: number | null; stdout: string; stderr: string }
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** The seed CLI as a partner engineer runs it (`npm run seed -- ...`), or straight from node. */
 function runSeedCli(args: string[], env: Record<string, string>, via: 'npm' | 'node' = 'node'): Promise<Run> {
   const { DATABASE_URL: _d, JWT_SECRET: _s, JWT_PUBLIC_KEY: _k, ...inherited } = process.env;
   // what `npm test` passes down to its children would otherwise configure the inner npm
   for (const name of Object.keys(inherited)) if (/^npm_/i.test(name)) delete inherited[name];
-  const [command, commandArgs] = via === 'npm'
-    ? ['npm', ['run', 'seed', '--', ...args]]
-    : [process.execPath, [...nodeArgs('src/cli/seed.ts'), ...args]];
+  const [command, commandArgs] =
+    via === 'npm' ? ['npm', ['run', 'seed', '--', ...args]] : [process.execPath, [...nodeArgs('src/cli/seed.ts'), ...args]];
   return new Promise((resolve) => {
-    execFile(command, commandArgs,
-      { cwd: repoRoot, env: { ...inherited, ...env }, timeout: 120_000 },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }));
+    execFile(command, commandArgs, { cwd: repoRoot, env: { ...inherited, ...env }, timeout: 120_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    );
   });
 }
 

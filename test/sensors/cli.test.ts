@@ -14,8 +14,12 @@ const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 function run(script: string, args: string[], env: Record<string, string> = {}) {
   return new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [...nodeArgs(`src/cli/${script}.ts`), ...args], { cwd: repoRoot, env: { ...process.env, ...env } },
-      (error, stdout, stderr) => resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
+    execFile(
+      process.execPath,
+      [...nodeArgs(`src/cli/${script}.ts`), ...args],
+      { cwd: repoRoot, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
   });
 }
 
@@ -31,7 +35,12 @@ t.test('generate-readings, then ingest', async (t) => {
   t.match(generated.stderr, /wrote 1152 readings/);
   const again = await run('generate-readings', args);
   const first = again.stdout.split('\n')[0]!;
-  t.same(JSON.parse(first), { cooling_unit_id: company.unitIds[0], specification_type: 'TEMPERATURE', recorded_at: '2025-12-30T00:00:00Z', value: JSON.parse(first).value });
+  t.same(JSON.parse(first), {
+    cooling_unit_id: company.unitIds[0],
+    specification_type: 'TEMPERATURE',
+    recorded_at: '2025-12-30T00:00:00Z',
+    value: JSON.parse(first).value,
+  });
   t.equal(again.stdout.split('\n').length - 1, 1152, 'the same readings on stdout');
 
   const env = { DATABASE_URL: db.url };
@@ -44,8 +53,11 @@ t.test('generate-readings, then ingest', async (t) => {
   t.equal(rows[0]!.n, 1152, 'the daily aggregate counts each once');
 
   const bad = join(dir, 'bad.csv');
-  writeFileSync(bad, `cooling_unit_id,specification_type,recorded_at,value\n${company.unitIds[1]},HUMIDITY,2025-12-01T00:00:00Z,88\n` +
-    `${company.unitIds[1]},HUMIDITY,2025-12-01T00:15:00Z,lots\n${company.unitIds[1]},HUMIDITY,2025-12-01T00:30:00Z,89\n`);
+  writeFileSync(
+    bad,
+    `cooling_unit_id,specification_type,recorded_at,value\n${company.unitIds[1]},HUMIDITY,2025-12-01T00:00:00Z,88\n` +
+      `${company.unitIds[1]},HUMIDITY,2025-12-01T00:15:00Z,lots\n${company.unitIds[1]},HUMIDITY,2025-12-01T00:30:00Z,89\n`,
+  );
   const aborted = await run('ingest', [bad], env);
   t.equal(aborted.status, 1, 'abort (the default) exits 1');
   t.match(aborted.stderr, /line 3: value must be a finite number, not "lots"/);

@@ -27,11 +27,23 @@ async function parse(text: string): Promise<ParsedLine[]> {
 
 t.test('binary COPY: every row reads back exactly, microseconds and float8 bits included', async (t) => {
   const db = await createTestDatabase(t);
-  const instants = ['2000-01-01T00:00:00Z', '2000-01-01T00:00:00.000001Z', '2026-03-14T10:00:00.999999Z', '2026-03-14T10:00:00.5+05:30',
-    '2026-03-14 10:00-0030', '2024-02-29T23:59:59.123456-15:59', '2026-03-14T10:00:00+15:59', '2026-03-14T24:00:00Z', '2026-03-15T12:00Z',
-    '2010-06-30T23:59:59.000010z', '2026-03-14T10:00:00.1234+14'];
+  const instants = [
+    '2000-01-01T00:00:00Z',
+    '2000-01-01T00:00:00.000001Z',
+    '2026-03-14T10:00:00.999999Z',
+    '2026-03-14T10:00:00.5+05:30',
+    '2026-03-14 10:00-0030',
+    '2024-02-29T23:59:59.123456-15:59',
+    '2026-03-14T10:00:00+15:59',
+    '2026-03-14T24:00:00Z',
+    '2026-03-15T12:00Z',
+    '2010-06-30T23:59:59.000010z',
+    '2026-03-14T10:00:00.1234+14',
+  ];
   const values = ['0.1', '-0', '4.35', '1e-300', '5e-324', '1.7976931348623157e308', '123456.78901234567', '-273.15', '+.5e+2', '3.'];
-  const lines = instants.map((at, i) => `${i % 2 ? 2147483647 : 1},${i % 2 ? 'HUMIDITY' : 'TEMPERATURE'},${at},${values[i % values.length]}`);
+  const lines = instants.map(
+    (at, i) => `${i % 2 ? 2147483647 : 1},${i % 2 ? 'HUMIDITY' : 'TEMPERATURE'},${at},${values[i % values.length]}`,
+  );
   const readings = (await parse([HEADER, ...lines].join('\n'))) as Reading[];
   t.equal(readings.filter((row) => 'reason' in row).length, 0, 'all valid');
 
@@ -39,16 +51,21 @@ t.test('binary COPY: every row reads back exactly, microseconds and float8 bits 
     recorded_at timestamptz, value double precision)`);
   const client = await db.pool.connect();
   try {
-    await pipeline(Readable.from([encodeReadings(readings)]),
-      client.query(copyFrom(`COPY roundtrip ${COPY_COLUMNS} FROM STDIN WITH (FORMAT binary)`)));
+    await pipeline(
+      Readable.from([encodeReadings(readings)]),
+      client.query(copyFrom(`COPY roundtrip ${COPY_COLUMNS} FROM STDIN WITH (FORMAT binary)`)),
+    );
   } finally {
     client.release();
   }
   const micros = "to_char(%s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US')";
-  const { rows } = await db.pool.query<{ unit: number; type: string; stored: string; parsed: string; value: number }>(`
+  const { rows } = await db.pool.query<{ unit: number; type: string; stored: string; parsed: string; value: number }>(
+    `
     SELECT r.cooling_unit_id AS unit, r.specification_type::text AS type, ${micros.replace('%s', 'r.recorded_at')} AS stored,
            ${micros.replace('%s', 'k.text::timestamptz')} AS parsed, r.value
-    FROM roundtrip r JOIN unnest($1::text[]) WITH ORDINALITY AS k (text, n) USING (n) ORDER BY n`, [instants]);
+    FROM roundtrip r JOIN unnest($1::text[]) WITH ORDINALITY AS k (text, n) USING (n) ORDER BY n`,
+    [instants],
+  );
   t.equal(rows.length, instants.length);
   for (const [i, row] of rows.entries()) {
     t.equal(row.stored, row.parsed, `${instants[i]}: the instant PostgreSQL itself reads from the text`);
@@ -60,11 +77,20 @@ t.test('binary COPY: every row reads back exactly, microseconds and float8 bits 
 });
 
 t.test('instants the binary format cannot carry are refused, not sent', async (t) => {
-  const parsed = await parse([HEADER, '1,TEMPERATURE,1999-12-31T23:59:59.999999Z,1', '1,TEMPERATURE,2026-03-14T10:00:00+16:00,1'].join('\n'));
-  t.match(parsed[0], { line: 2, reason: /before 2000/ }, 'before PostgreSQL\'s epoch: a bad row');
+  const parsed = await parse(
+    [HEADER, '1,TEMPERATURE,1999-12-31T23:59:59.999999Z,1', '1,TEMPERATURE,2026-03-14T10:00:00+16:00,1'].join('\n'),
+  );
+  t.match(parsed[0], { line: 2, reason: /before 2000/ }, "before PostgreSQL's epoch: a bad row");
   t.match(parsed[1], { line: 3, reason: /not a real instant/ }, 'an offset PostgreSQL refuses: a bad row, not a failed batch');
-  const reading = (recordedAtUs: number): Reading =>
-    ({ line: 9, unitId: 1, type: 'HUMIDITY', recordedAt: 'x', recordedAtMs: 0, recordedAtUs, value: 1 });
+  const reading = (recordedAtUs: number): Reading => ({
+    line: 9,
+    unitId: 1,
+    type: 'HUMIDITY',
+    recordedAt: 'x',
+    recordedAtMs: 0,
+    recordedAtUs,
+    value: 1,
+  });
   t.throws(() => encodeReadings([reading(-1)]), RangeError, 'a negative count of microseconds');
   t.throws(() => encodeReadings([reading(0.5)]), RangeError, 'a fraction of a microsecond');
   t.throws(() => encodeReadings([reading(2 ** 53)]), RangeError, 'beyond exact integers');
@@ -87,21 +113,42 @@ t.test('CSV: the in-place fast path and the general path give the same answers',
   const fast = await parse([HEADER, ...rows.map((pair) => pair[0])].join('\n'));
   const general = await parse([HEADER, ...rows.map((pair) => pair[1])].join('\n'));
   t.same(fast, general, 'every row: the same reading or the same reason');
-  t.same(fast.map((row) => ('reason' in row ? 'bad' : 'ok')), ['ok', 'ok', 'bad', 'bad', 'bad', 'bad', 'bad', 'bad', 'bad', 'ok', 'bad']);
+  t.same(
+    fast.map((row) => ('reason' in row ? 'bad' : 'ok')),
+    ['ok', 'ok', 'bad', 'bad', 'bad', 'bad', 'bad', 'bad', 'bad', 'ok', 'bad'],
+  );
   t.match(fast[2], { reason: 'cooling_unit_id must be a positive whole number, not "x5"' });
   t.match(fast[7], { reason: 'value must be a finite number, not "1e400"' });
   t.match(fast[10], { reason: 'expected 4 fields, found 3' });
 
-  const crlf = await parse(`value,recorded_at,specification_type,cooling_unit_id\r\n\r\n4.5,2026-03-14T10:00:00Z,TEMPERATURE,5\r\n  \r\n1,nope,HUMIDITY,5\r\n2,2026-03-14T10:15:00Z,HUMIDITY,6`);
-  t.same(crlf.map((row) => row.line), [3, 5, 6], 'CRLF, blank lines and a last line without newline keep their numbers');
-  t.match(crlf[0], { unitId: 5, type: 'TEMPERATURE', value: 4.5, recordedAtUs: Date.parse('2026-03-14T10:00:00Z') * 1000 - Date.UTC(2000, 0, 1) * 1000 });
+  const crlf = await parse(
+    `value,recorded_at,specification_type,cooling_unit_id\r\n\r\n4.5,2026-03-14T10:00:00Z,TEMPERATURE,5\r\n  \r\n1,nope,HUMIDITY,5\r\n2,2026-03-14T10:15:00Z,HUMIDITY,6`,
+  );
+  t.same(
+    crlf.map((row) => row.line),
+    [3, 5, 6],
+    'CRLF, blank lines and a last line without newline keep their numbers',
+  );
+  t.match(crlf[0], {
+    unitId: 5,
+    type: 'TEMPERATURE',
+    value: 4.5,
+    recordedAtUs: Date.parse('2026-03-14T10:00:00Z') * 1000 - Date.UTC(2000, 0, 1) * 1000,
+  });
   t.match(crlf[1], { reason: /recorded_at must be an ISO 8601 timestamp/ });
   t.match(crlf[2], { unitId: 6, value: 2 });
 });
 
 /** Raw, hourly and daily counts, and hourly rows that disagree with their readings. */
 async function totals(db: TestDatabase) {
-  const { rows } = await db.pool.query<{ raw: number; hourly: number; daily: number; hours: number; hourly_rows: number; mismatched: number }>(`
+  const { rows } = await db.pool.query<{
+    raw: number;
+    hourly: number;
+    daily: number;
+    hours: number;
+    hourly_rows: number;
+    mismatched: number;
+  }>(`
     WITH raw AS (
       SELECT date_bin('1 hour', recorded_at, '2000-01-01 00:00:00+00') AS bucket, cooling_unit_id, specification_type,
              avg(value) AS value, min(value) AS min, max(value) AS max, count(*) AS n
@@ -133,8 +180,11 @@ eachProfile(t, async (t, profile) => {
     // 37 readings a batch: every batch shares an hour (and a day) with the one loading beside it
     t.same(await load(csv, { batchSize: 37 }), { rows: 1152, inserted: 1152, duplicates: 0, bad: 0, batches: 32, abortedAt: null });
     t.match(await load(csv, { batchSize: 500 }), { inserted: 0, duplicates: 1152 }, 'again: all duplicates');
-    t.same(await totals(db), { raw: 1152, hourly: 1152, daily: 1152, hours: 288, hourly_rows: 288, mismatched: 0 },
-      'raw = hourly = daily counts; every hour\'s mean, min, max and count agree with its readings');
+    t.same(
+      await totals(db),
+      { raw: 1152, hourly: 1152, daily: 1152, hours: 288, hourly_rows: 288, mismatched: 0 },
+      "raw = hourly = daily counts; every hour's mean, min, max and count agree with its readings",
+    );
   });
 
   // timescale: the aggregates materialized up to March 10th, so the two days before are late
@@ -145,7 +195,12 @@ eachProfile(t, async (t, profile) => {
     t.match(await load(days('2026-03-10T00:00:00Z'), { batchSize: 500 }), { inserted: 1152 });
     await materializeAggregates(db.pool, profile, new Date('2026-03-10T00:00:00Z'));
     const late = await load(days('2026-03-08T00:00:00Z'), { batchSize: 37, loadsInFlight }).catch((error: Error) => error);
-    t.same(late, { rows: 1152, inserted: 1152, duplicates: 0, bad: 0, batches: 32, abortedAt: null }, 'two days late, every batch loaded once', extra);
+    t.same(
+      late,
+      { rows: 1152, inserted: 1152, duplicates: 0, bad: 0, batches: 32, abortedAt: null },
+      'two days late, every batch loaded once',
+      extra,
+    );
     t.same(await totals(db), { raw: 2304, hourly: 2304, daily: 2304, hours: 576, hourly_rows: 576, mismatched: 0 }, 'still exact', extra);
     await expectConsistent(t, db, 'after late batches', extra);
   };
@@ -153,35 +208,57 @@ eachProfile(t, async (t, profile) => {
   // With two batches in flight (the default), the timescale profile's refreshes of neighbouring
   // late batches would overlap, which TimescaleDB refuses (55P03): the ingest runs them one at a
   // time and waits out a refresh already running (a policy's)
-  t.test('late batches loading at once keep the aggregates exact', (t) =>
-    lateBatches(t, 2));
+  t.test('late batches loading at once keep the aggregates exact', (t) => lateBatches(t, 2));
 
   t.test('the INSERT transport loads what COPY loads', async (t) => {
     const db = await createProfileDatabase(t, profile);
     const company = await createCompany(db.pool, 'Insert Co');
-    const csv = [...readingChunks({ units: 2, firstUnitId: company.unitIds[0], days: 2, end: new Date('2026-03-01T00:00:00Z'), seed: 9 })].join('');
-    const half = csv.split('\n').filter((_, index) => index % 2 === 0).join('\n');
-    t.same(await loadReadings(db, half, () => NOW, { transport: 'insert', batchSize: 100 }),
-      { rows: 384, inserted: 384, duplicates: 0, bad: 0, batches: 4, abortedAt: null }, 'INSERT: every other reading');
-    t.same(await loadReadings(db, csv, () => NOW, { transport: 'insert', batchSize: 300 }),
-      { rows: 768, inserted: 384, duplicates: 384, bad: 0, batches: 3, abortedAt: null }, 'INSERT: all of them, half duplicates');
+    const csv = [
+      ...readingChunks({ units: 2, firstUnitId: company.unitIds[0], days: 2, end: new Date('2026-03-01T00:00:00Z'), seed: 9 }),
+    ].join('');
+    const half = csv
+      .split('\n')
+      .filter((_, index) => index % 2 === 0)
+      .join('\n');
+    t.same(
+      await loadReadings(db, half, () => NOW, { transport: 'insert', batchSize: 100 }),
+      { rows: 384, inserted: 384, duplicates: 0, bad: 0, batches: 4, abortedAt: null },
+      'INSERT: every other reading',
+    );
+    t.same(
+      await loadReadings(db, csv, () => NOW, { transport: 'insert', batchSize: 300 }),
+      { rows: 768, inserted: 384, duplicates: 384, bad: 0, batches: 3, abortedAt: null },
+      'INSERT: all of them, half duplicates',
+    );
     t.match(await loadReadings(db, csv, () => NOW, { transport: 'copy' }), { inserted: 0, duplicates: 768 }, 'COPY finds them all');
     await expectConsistent(t, db, 'after the INSERT transport');
   });
 
   t.test('bad rows by line number, skipped or aborting, whole batches only', async (t) => {
     const { a3, one, load } = await createSensorWorld(t, profile);
-    const count = async () => (await one<{ n: number }>('SELECT count(*)::int AS n FROM sensor_readings WHERE cooling_unit_id = $1', [a3])).n;
+    const count = async () =>
+      (await one<{ n: number }>('SELECT count(*)::int AS n FROM sensor_readings WHERE cooling_unit_id = $1', [a3])).n;
     const rows = (hours: number[]) => hours.map((h) => `${a3},TEMPERATURE,2026-03-15T0${h}:01:00Z,4.5`);
-    const file = ['cooling_unit_id,specification_type,recorded_at,value', ...rows([1, 2, 3]),
-      `${a3},TEMPERATURE,yesterday,4.5`, ...rows([4]), `${a3},COLD,2026-03-15T05:01:00Z,1`, `999999,HUMIDITY,2026-03-15T06:01:00Z,1`,
-      `${a3},HUMIDITY,2026-03-15T07:01:00Z,abc`, ...rows([8, 9])].join('\n');
+    const file = [
+      'cooling_unit_id,specification_type,recorded_at,value',
+      ...rows([1, 2, 3]),
+      `${a3},TEMPERATURE,yesterday,4.5`,
+      ...rows([4]),
+      `${a3},COLD,2026-03-15T05:01:00Z,1`,
+      `999999,HUMIDITY,2026-03-15T06:01:00Z,1`,
+      `${a3},HUMIDITY,2026-03-15T07:01:00Z,abc`,
+      ...rows([8, 9]),
+    ].join('\n');
 
     const start = await count();
     const bad: { line: number; reason: string }[] = [];
     const skipped = await load(file, { onError: 'skip', batchSize: 3, onBadRow: (row) => bad.push(row) });
     // rows failing validation are reported as read, unknown units when their batch loads
-    t.same(bad.map((row) => row.line).sort((x, y) => x - y), [5, 7, 8, 9], 'each bad row by its line number');
+    t.same(
+      bad.map((row) => row.line).sort((x, y) => x - y),
+      [5, 7, 8, 9],
+      'each bad row by its line number',
+    );
     const reason = (line: number) => bad.find((row) => row.line === line)?.reason;
     t.match(reason(5), /recorded_at/);
     t.match(reason(7), /specification_type/);
@@ -190,8 +267,12 @@ eachProfile(t, async (t, profile) => {
     t.match(skipped, { rows: 10, inserted: 6, bad: 4 });
     t.equal(await count(), start + 6, 'skip: the good rows load');
 
-    const aborting = ['cooling_unit_id,specification_type,recorded_at,value', ...rows([1, 2, 3]).map((r) => r.replace(':01:', ':02:')),
-      ...rows([4, 5]).map((r) => r.replace(':01:', ':02:')), `${a3},TEMPERATURE,2026-03-15T06:02:00Z,oops`].join('\n');
+    const aborting = [
+      'cooling_unit_id,specification_type,recorded_at,value',
+      ...rows([1, 2, 3]).map((r) => r.replace(':01:', ':02:')),
+      ...rows([4, 5]).map((r) => r.replace(':01:', ':02:')),
+      `${a3},TEMPERATURE,2026-03-15T06:02:00Z,oops`,
+    ].join('\n');
     const error = await load(aborting, { onError: 'abort', batchSize: 3 }).catch((e: unknown) => e);
     t.ok(error instanceof IngestAborted, 'abort stops the run');
     t.equal((error as IngestAborted).bad.line, 7);

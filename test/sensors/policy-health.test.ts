@@ -23,22 +23,42 @@ interface JobStats {
   job_status: string | null;
 }
 
-const stats = async (db: Queryable, jobId: number) => (await db.query<JobStats>(`
+const stats = async (db: Queryable, jobId: number) =>
+  (
+    await db.query<JobStats>(
+      `
   SELECT coalesce(total_runs, 0)::int AS total_runs, (coalesce(total_successes, 0) + coalesce(total_failures, 0))::int AS finished,
          coalesce(total_failures, 0)::int AS total_failures, last_run_status, job_status
-  FROM timescaledb_information.jobs j LEFT JOIN timescaledb_information.job_stats s USING (job_id) WHERE j.job_id = $1`, [jobId])).rows[0]!;
+  FROM timescaledb_information.jobs j LEFT JOIN timescaledb_information.job_stats s USING (job_id) WHERE j.job_id = $1`,
+      [jobId],
+    )
+  ).rows[0]!;
 
-const jobIdOf = async (db: Queryable, proc: string, relation: string) => (await db.query<{ job_id: number }>(
-  'SELECT job_id FROM timescaledb_information.jobs WHERE proc_name = $1 AND hypertable_name = $2', [proc, relation])).rows[0]!.job_id;
+const jobIdOf = async (db: Queryable, proc: string, relation: string) =>
+  (
+    await db.query<{ job_id: number }>('SELECT job_id FROM timescaledb_information.jobs WHERE proc_name = $1 AND hypertable_name = $2', [
+      proc,
+      relation,
+    ])
+  ).rows[0]!.job_id;
 
-const latestError = async (db: Queryable, jobId: number) => (await db.query<{ err_message: string }>(
-  'SELECT err_message FROM timescaledb_information.job_errors WHERE job_id = $1 ORDER BY finish_time DESC NULLS LAST LIMIT 1', [jobId])).rows[0]?.err_message;
+const latestError = async (db: Queryable, jobId: number) =>
+  (
+    await db.query<{ err_message: string }>(
+      'SELECT err_message FROM timescaledb_information.job_errors WHERE job_id = $1 ORDER BY finish_time DESC NULLS LAST LIMIT 1',
+      [jobId],
+    )
+  ).rows[0]?.err_message;
 
 /** The mat_hypertable_id a refresh policy's config names: `broken` points it at nothing. */
-const setMaterialization = (db: Queryable, jobId: number, view: string, broken: boolean) => db.query(`
+const setMaterialization = (db: Queryable, jobId: number, view: string, broken: boolean) =>
+  db.query(
+    `
   UPDATE _timescaledb_catalog.bgw_job SET config = jsonb_set(config, '{mat_hypertable_id}',
     CASE WHEN $3 THEN to_jsonb(987000 + id) ELSE to_jsonb((SELECT mat_hypertable_id FROM _timescaledb_catalog.continuous_agg WHERE user_view_name = $2)) END)
-  WHERE id = $1`, [jobId, view, broken]);
+  WHERE id = $1`,
+    [jobId, view, broken],
+  );
 
 /**
  * One run of a refresh policy by TimescaleDB's scheduler: scheduled a moment from now, waited for,
@@ -78,7 +98,8 @@ async function runByScheduler(db: Queryable, jobId: number, view: string, broken
         const crashed = after.total_runs > before.total_runs && after.finished === before.finished && after.job_status !== 'Running';
         crashedSince = crashed ? (crashedSince ?? Date.now()) : null;
         if (crashedSince !== null && Date.now() - crashedSince > 3000) break;
-        if (Date.now() > deadline) throw new Error(`TimescaleDB's scheduler did not run job ${jobId} within 90 s (${JSON.stringify(after)})`);
+        if (Date.now() > deadline)
+          throw new Error(`TimescaleDB's scheduler did not run job ${jobId} within 90 s (${JSON.stringify(after)})`);
       }
     } finally {
       if (broken) await setMaterialization(db, jobId, view, false);
@@ -99,8 +120,10 @@ async function sample(ctx: TestApp, name: string, job: string): Promise<number |
   return line === undefined ? null : Number(line.split(' ').at(-1));
 }
 
-const warnings = (ctx: TestApp) => ctx.logs.map((line) => JSON.parse(line) as { level: number; msg: string; sensorPolicy?: Record<string, unknown> })
-  .filter((entry) => entry.level === 40 && entry.sensorPolicy);
+const warnings = (ctx: TestApp) =>
+  ctx.logs
+    .map((line) => JSON.parse(line) as { level: number; msg: string; sensorPolicy?: Record<string, unknown> })
+    .filter((entry) => entry.level === 40 && entry.sensorPolicy);
 
 async function timescaleApp(t: Test) {
   const db = await createTimescaleDatabase(t);
@@ -118,24 +141,43 @@ t.test('the watch runs on the timescale profile only', async (t) => {
   const ctx = await timescaleApp(t);
   t.ok(ctx.app.sensorPolicies, 'timescale profile: the check is there');
   const { statuses } = await ctx.app.sensorPolicies!.check();
-  t.same(statuses.map((status) => status.job).sort(),
+  t.same(
+    statuses.map((status) => status.job).sort(),
     ['columnstore_daily', 'columnstore_hourly', 'compress_readings', 'refresh_daily', 'refresh_hourly'],
-    'the five sensor policies of a database without retention');
+    'the five sensor policies of a database without retention',
+  );
   for (const status of statuses) {
     const { job } = status;
     const recorded = await stats(ctx.db.pool, status.jobId);
     t.equal(await sample(ctx, 'sensor_policy_scheduled', job), 0, `${job}: paused (the test template pauses them), and the metric says so`);
-    t.equal(await sample(ctx, 'sensor_policy_failures_total', job), recorded.total_failures, `${job}: the failures TimescaleDB recorded (${recorded.total_failures})`);
-    t.equal(await sample(ctx, 'sensor_policy_last_run_success', job),
-      recorded.last_run_status === null ? null : recorded.last_run_status === 'Success' ? 1 : 0, `${job}: its last run (${recorded.last_run_status ?? 'none'})`);
+    t.equal(
+      await sample(ctx, 'sensor_policy_failures_total', job),
+      recorded.total_failures,
+      `${job}: the failures TimescaleDB recorded (${recorded.total_failures})`,
+    );
+    t.equal(
+      await sample(ctx, 'sensor_policy_last_run_success', job),
+      recorded.last_run_status === null ? null : recorded.last_run_status === 'Success' ? 1 : 0,
+      `${job}: its last run (${recorded.last_run_status ?? 'none'})`,
+    );
     t.ok((await sample(ctx, 'sensor_policy_last_success_age_seconds', job))! >= 0, `${job}: an age`);
-    const { rows: [interval] } = await ctx.db.pool.query<{ seconds: number }>(
-      'SELECT extract(epoch FROM schedule_interval)::float8 AS seconds FROM timescaledb_information.jobs WHERE job_id = $1', [status.jobId]);
-    t.equal(await sample(ctx, 'sensor_policy_schedule_interval_seconds', job), interval!.seconds,
-      `${job}: its schedule interval (${interval!.seconds} s), what the staleness alert measures the age against`);
+    const {
+      rows: [interval],
+    } = await ctx.db.pool.query<{ seconds: number }>(
+      'SELECT extract(epoch FROM schedule_interval)::float8 AS seconds FROM timescaledb_information.jobs WHERE job_id = $1',
+      [status.jobId],
+    );
+    t.equal(
+      await sample(ctx, 'sensor_policy_schedule_interval_seconds', job),
+      interval!.seconds,
+      `${job}: its schedule interval (${interval!.seconds} s), what the staleness alert measures the age against`,
+    );
   }
-  t.same(SENSOR_POLICY_JOBS.map((policy) => policy.job).filter((job) => !statuses.some((status) => status.job === job)), ['retention'],
-    'retention only with SENSOR_RETENTION_DAYS');
+  t.same(
+    SENSOR_POLICY_JOBS.map((policy) => policy.job).filter((job) => !statuses.some((status) => status.job === job)),
+    ['retention'],
+    'retention only with SENSOR_RETENTION_DAYS',
+  );
 });
 
 t.test('runs, a forced failure and the recovery show in the metrics; the failure is logged with its error', async (t) => {
@@ -151,9 +193,13 @@ t.test('runs, a forced failure and the recovery show in the metrics; the failure
   const dailyAtStart = await sample(ctx, 'sensor_policy_last_run_success', 'refresh_daily');
   // runs the server could not start (no background-worker slot: the test databases' schedulers
   // share them) are real failures the watch rightly logs, but not the ones this test forces
-  const hourlyWarnings = () => warnings(ctx)
-    .filter((entry) => entry.sensorPolicy!.job === 'refresh_hourly' && !/failed to start/.test(entry.msg));
-  t.equal(hourlyWarnings().length, atStart.last_run_status === 'Failed' ? 1 : 0, 'the template\'s history: a warning only if refresh_hourly\'s last run failed');
+  const hourlyWarnings = () =>
+    warnings(ctx).filter((entry) => entry.sensorPolicy!.job === 'refresh_hourly' && !/failed to start/.test(entry.msg));
+  t.equal(
+    hourlyWarnings().length,
+    atStart.last_run_status === 'Failed' ? 1 : 0,
+    "the template's history: a warning only if refresh_hourly's last run failed",
+  );
   const warnedAtStart = hourlyWarnings().length;
 
   // CALL run_job leaves no trace in job_stats: the watch sees only the scheduler's runs
@@ -168,7 +214,11 @@ t.test('runs, a forced failure and the recovery show in the metrics; the failure
   t.equal(await sample(ctx, 'sensor_policy_last_run_success', 'refresh_hourly'), 1, 'sensor_policy_last_run_success 1');
   const age = (await sample(ctx, 'sensor_policy_last_success_age_seconds', 'refresh_hourly'))!;
   t.ok(age >= 0 && age < 60, `sensor_policy_last_success_age_seconds: ${age.toFixed(1)} s`);
-  t.equal(await sample(ctx, 'sensor_policy_failures_total', 'refresh_hourly'), (await stats(db, hourly)).total_failures, 'the failures TimescaleDB recorded (none new)');
+  t.equal(
+    await sample(ctx, 'sensor_policy_failures_total', 'refresh_hourly'),
+    (await stats(db, hourly)).total_failures,
+    'the failures TimescaleDB recorded (none new)',
+  );
   t.equal(hourlyWarnings().length, warnedAtStart, 'nothing logged');
 
   // a forced failure: the job's materialization hypertable id pointed at nothing
@@ -179,16 +229,25 @@ t.test('runs, a forced failure and the recovery show in the metrics; the failure
   t.match(recorded, new RegExp(String(987000 + hourly)), `TimescaleDB recorded the error: "${recorded}"`);
   const newFailures = failed.total_failures - beforeFailure.total_failures;
   const { failures } = await check();
-  t.same(failures.map((failure) => [failure.job, failure.newFailures, failure.error?.message]), [['refresh_hourly', newFailures, recorded]],
-    'the check reports the new failure with its error');
+  t.same(
+    failures.map((failure) => [failure.job, failure.newFailures, failure.error?.message]),
+    [['refresh_hourly', newFailures, recorded]],
+    'the check reports the new failure with its error',
+  );
   t.equal(await sample(ctx, 'sensor_policy_last_run_success', 'refresh_hourly'), 0, 'sensor_policy_last_run_success 0');
-  t.equal(await sample(ctx, 'sensor_policy_failures_total', 'refresh_hourly'), failed.total_failures,
-    `sensor_policy_failures_total: +${newFailures} (1, and any run the server could not start)`);
+  t.equal(
+    await sample(ctx, 'sensor_policy_failures_total', 'refresh_hourly'),
+    failed.total_failures,
+    `sensor_policy_failures_total: +${newFailures} (1, and any run the server could not start)`,
+  );
   t.equal(await sample(ctx, 'sensor_policy_last_run_success', 'refresh_daily'), dailyAtStart, 'the other policies: untouched');
   const logged = hourlyWarnings();
   t.equal(logged.length, warnedAtStart + 1, 'one warning');
-  t.equal(logged.at(-1)?.msg, `sensor policy refresh_hourly (TimescaleDB job ${hourly}) failed${newFailures > 1 ? ` ${newFailures} times` : ''}: ${recorded}`,
-    `logged: "${logged.at(-1)?.msg}"`);
+  t.equal(
+    logged.at(-1)?.msg,
+    `sensor policy refresh_hourly (TimescaleDB job ${hourly}) failed${newFailures > 1 ? ` ${newFailures} times` : ''}: ${recorded}`,
+    `logged: "${logged.at(-1)?.msg}"`,
+  );
 
   await check();
   t.equal(hourlyWarnings().length, warnedAtStart + 1, 'the same failure is not logged twice');
@@ -217,9 +276,17 @@ t.test('a process starting next to a failed policy reports it at its first check
   t.same(failures, [], 'its own check after the start-up one: nothing new');
   t.equal(await sample(second, 'sensor_policy_last_run_success', 'refresh_daily'), 0, 'sensor_policy_last_run_success 0');
   t.equal(await sample(second, 'sensor_policy_failures_total', 'refresh_daily'), failed.total_failures, 'the recorded failures counted');
-  t.match(warnings(second).filter((entry) => entry.sensorPolicy!.job === 'refresh_daily').map((entry) => entry.msg),
-    [new RegExp(`^sensor policy refresh_daily \\(TimescaleDB job ${daily}\\) is failing: .*${987000 + daily}.* \\(${failed.total_failures} failed runs recorded\\)$`)],
-    'and logged once, with the latest error');
+  t.match(
+    warnings(second)
+      .filter((entry) => entry.sensorPolicy!.job === 'refresh_daily')
+      .map((entry) => entry.msg),
+    [
+      new RegExp(
+        `^sensor policy refresh_daily \\(TimescaleDB job ${daily}\\) is failing: .*${987000 + daily}.* \\(${failed.total_failures} failed runs recorded\\)$`,
+      ),
+    ],
+    'and logged once, with the latest error',
+  );
 
   // repaired and run: a third process counts the failures, and has nothing to warn about
   const repaired = await runByScheduler(db, daily, 'sensor_readings_daily');
@@ -229,5 +296,9 @@ t.test('a process starting next to a failed policy reports it at its first check
   await third.app.sensorPolicies!.check();
   t.equal(await sample(third, 'sensor_policy_failures_total', 'refresh_daily'), repaired.total_failures, 'the failures still counted');
   t.equal(await sample(third, 'sensor_policy_last_run_success', 'refresh_daily'), 1, 'the last run succeeded');
-  t.same(warnings(third).filter((entry) => entry.sensorPolicy!.job === 'refresh_daily'), [], 'an old failure since recovered is not logged');
+  t.same(
+    warnings(third).filter((entry) => entry.sensorPolicy!.job === 'refresh_daily'),
+    [],
+    'an old failure since recovered is not logged',
+  );
 });

@@ -16,7 +16,9 @@ import { nodeArgs } from '../helpers/entry.js';
 
 /** Every migration of sql/migrations, in order, as node-pg-migrate names them (not the folders of their SQL). */
 const MIGRATIONS = readdirSync(new URL('../../sql/migrations/', import.meta.url))
-  .filter((file) => /\.(sql|js)$/.test(file)).map((file) => file.replace(/\.(sql|js)$/, '')).sort();
+  .filter((file) => /\.(sql|js)$/.test(file))
+  .map((file) => file.replace(/\.(sql|js)$/, ''))
+  .sort();
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -35,7 +37,8 @@ function migrate(databaseUrl: string, sensorStorage?: string, retentionDays?: st
   if (retentionDays !== undefined) env.SENSOR_RETENTION_DAYS = retentionDays;
   return new Promise((resolve) => {
     execFile(process.execPath, nodeArgs('src/cli/migrate.ts'), { cwd: repoRoot, env, timeout: 60_000 }, (error, stdout, stderr) =>
-      resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, lines: stderr.split('\n').filter((line) => line.trim() !== '') }));
+      resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, lines: stderr.split('\n').filter((line) => line.trim() !== '') }),
+    );
   });
 }
 
@@ -49,22 +52,32 @@ async function query<T>(url: string, sql: string): Promise<T[]> {
   }
 }
 
-const profileOf = async (url: string) => (await query<{ profile: string }>(url, 'SELECT profile FROM sensor_storage')).map((row) => row.profile);
+const profileOf = async (url: string) =>
+  (await query<{ profile: string }>(url, 'SELECT profile FROM sensor_storage')).map((row) => row.profile);
 
 function oneLineFailure(t: Test, run: Run, label: string) {
   t.equal(run.status, 1, `${label}: exit 1`);
   t.equal(run.lines.length, 1, `${label}: exactly one line on stderr (${JSON.stringify(run.lines)})`);
-  t.notOk(run.lines.some((line) => line.startsWith('    at ')), `${label}: no stack trace`);
+  t.notOk(
+    run.lines.some((line) => line.startsWith('    at ')),
+    `${label}: no stack trace`,
+  );
 }
 
 const fresh = (t: Test, server: DatabaseServer) => createEmptyDatabase(t, server);
 
 t.test('the local PostgreSQL lists TimescaleDB without preloading it', async (t) => {
-  const [state] = await query<{ available: boolean; preload: string }>(postgresServer.adminUrl, `
+  const [state] = await query<{ available: boolean; preload: string }>(
+    postgresServer.adminUrl,
+    `
     SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'timescaledb') AS available,
-           current_setting('shared_preload_libraries') AS preload`);
-  t.same([state!.available, /timescaledb/.test(state!.preload)], [true, false],
-    'the premise of the next two tests: timescaledb offered, not in shared_preload_libraries');
+           current_setting('shared_preload_libraries') AS preload`,
+  );
+  t.same(
+    [state!.available, /timescaledb/.test(state!.preload)],
+    [true, false],
+    'the premise of the next two tests: timescaledb offered, not in shared_preload_libraries',
+  );
 
   await t.test('SENSOR_STORAGE unset: the postgres profile, and one line saying why', async (t) => {
     const { url } = await fresh(t, postgresServer);
@@ -83,8 +96,11 @@ t.test('the local PostgreSQL lists TimescaleDB without preloading it', async (t)
     oneLineFailure(t, run, 'SENSOR_STORAGE=timescale');
     t.match(run.lines[0], /^Invalid configuration: /, 'starts with Invalid configuration:');
     t.match(run.lines[0], /shared_preload_libraries/, 'names shared_preload_libraries');
-    t.same(await query(url, "SELECT to_regclass('sensor_storage') AS storage, to_regclass('sensor_readings_hourly') AS hourly"),
-      [{ storage: null, hourly: null }], 'no sensor store (003 not applied)');
+    t.same(
+      await query(url, "SELECT to_regclass('sensor_storage') AS storage, to_regclass('sensor_readings_hourly') AS hourly"),
+      [{ storage: null, hourly: null }],
+      'no sensor store (003 not applied)',
+    );
     const again = await migrate(url);
     t.equal(again.status, 0, 'migrating again without SENSOR_STORAGE completes');
     t.same(await profileOf(url), ['postgres']);
@@ -97,8 +113,11 @@ t.test('the TimescaleDB server: the timescale profile', async (t) => {
   t.equal(run.status, 0, 'exit 0');
   t.same(run.lines, [], 'nothing on stderr');
   t.same(await profileOf(url), ['timescale'], 'SELECT profile FROM sensor_storage: timescale');
-  t.same(await query(url, "SELECT count(*)::int AS n FROM timescaledb_information.hypertables WHERE hypertable_name = 'sensor_readings'"), [{ n: 1 }],
-    'sensor_readings is a hypertable');
+  t.same(
+    await query(url, "SELECT count(*)::int AS n FROM timescaledb_information.hypertables WHERE hypertable_name = 'sensor_readings'"),
+    [{ n: 1 }],
+    'sensor_readings is a hypertable',
+  );
 
   const { url: chosen } = await fresh(t, timescaleServer);
   t.equal((await migrate(chosen, 'postgres')).status, 0, 'SENSOR_STORAGE=postgres there: exit 0');
@@ -124,17 +143,22 @@ t.test('SENSOR_RETENTION_DAYS reaches the migration through src/config.ts', asyn
 
   const run = await migrate(url, 'postgres', '60');
   t.equal(run.status, 0, 'SENSOR_RETENTION_DAYS=60: exit 0');
-  t.same(await query(url, 'SELECT profile, retention::text FROM sensor_storage'), [{ profile: 'postgres', retention: '60 days' }],
-    'recorded in sensor_storage');
+  t.same(
+    await query(url, 'SELECT profile, retention::text FROM sensor_storage'),
+    [{ profile: 'postgres', retention: '60 days' }],
+    'recorded in sensor_storage',
+  );
 });
 
 t.test('an unreachable database: exit 1, one line', async (t) => {
   // a port that was just free on loopback: nothing listens there
   const port = await new Promise<number>((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    }).on('error', reject);
+    const server = createServer()
+      .listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      })
+      .on('error', reject);
   });
   const run = await migrate(`postgres://postgres@127.0.0.1:${port}/coldtrack`);
   oneLineFailure(t, run, 'closed port');

@@ -26,9 +26,19 @@ const generated = (firstUnitId: number, days: number, end: string, seed: number)
 /** Readings on the edges of hours, days, months and a year, to the microsecond, with odd values. */
 function edgeReadings(units: number[]): string {
   const random = seededRandom(11); // the same "random" values in both databases
-  const instants = ['2025-12-31T23:59:59.999999Z', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00.000001Z', '2026-02-28T23:59:59.999999Z',
-    '2026-03-01T00:00:00Z', '2026-02-28T22:59:59.5Z', '2026-02-28T23:00:00.000001Z', '2026-03-01T00:59:59.999999+00:00',
-    '2026-03-01T01:00:00+01:00', '2026-02-27T12:34:56.789012Z', '2026-03-02T23:30:00.25-00:30'];
+  const instants = [
+    '2025-12-31T23:59:59.999999Z',
+    '2026-01-01T00:00:00Z',
+    '2026-01-01T00:00:00.000001Z',
+    '2026-02-28T23:59:59.999999Z',
+    '2026-03-01T00:00:00Z',
+    '2026-02-28T22:59:59.5Z',
+    '2026-02-28T23:00:00.000001Z',
+    '2026-03-01T00:59:59.999999+00:00',
+    '2026-03-01T01:00:00+01:00',
+    '2026-02-27T12:34:56.789012Z',
+    '2026-03-02T23:30:00.25-00:30',
+  ];
   const lines: string[] = [];
   for (const [i, at] of instants.entries()) {
     for (const unit of units) {
@@ -68,17 +78,29 @@ async function buildSide(t: Test, profile: StorageProfile): Promise<Side> {
 
   const a1 = units[0]!;
   // four days over the end of February, in batches
-  t.match(await load('four days over a month\'s end', generated(a1, 4, '2026-03-03T00:00:00Z', 3)), { inserted: 2304, duplicates: 0, batches: 4 });
+  t.match(await load("four days over a month's end", generated(a1, 4, '2026-03-03T00:00:00Z', 3)), {
+    inserted: 2304,
+    duplicates: 0,
+    batches: 4,
+  });
   // timescale: what its refresh policies would have materialized by March 2nd; postgres: nothing to do
   await materializeAggregates(db.pool, profile, new Date('2026-03-02T00:00:00Z'));
   // late: the readings on the edges (some on the 15-minute grid: duplicates), into the
   // materialized part, and a year's end, months late
   t.match(await load('edges, late', edgeReadings(units)), { rows: 88, inserted: 74, duplicates: 14 });
-  t.match(await load('a year\'s end, months late', generated(a1, 3, '2026-01-02T00:00:00Z', 4)), { rows: 1728, inserted: 1722, duplicates: 6 });
+  t.match(await load("a year's end, months late", generated(a1, 3, '2026-01-02T00:00:00Z', 4)), {
+    rows: 1728,
+    inserted: 1722,
+    duplicates: 6,
+  });
   // duplicates: delivered again, within one batch, and a batch that overlaps what is stored
   t.match(await load('the edges again', edgeReadings(units)), { inserted: 0, duplicates: 88 });
-  const twice = [CSV_HEADER, `${a1},HUMIDITY,2026-02-28T23:15:00.5Z,10`, `${a1},HUMIDITY,2026-02-28T23:15:00.500000+00:00,11`,
-    `${a1},HUMIDITY,2026-02-28T23:15:00Z,12`].join('\n');
+  const twice = [
+    CSV_HEADER,
+    `${a1},HUMIDITY,2026-02-28T23:15:00.5Z,10`,
+    `${a1},HUMIDITY,2026-02-28T23:15:00.500000+00:00,11`,
+    `${a1},HUMIDITY,2026-02-28T23:15:00Z,12`,
+  ].join('\n');
   t.match(await load('a duplicate within one batch, and one already stored', twice), { inserted: 1, duplicates: 2 });
   t.match(await load('five days, four of them stored', generated(a1, 5, '2026-03-04T00:00:00Z', 3)), { inserted: 576, duplicates: 2304 });
   return { profile, ctx, headers: token.headers, units, loads };
@@ -93,9 +115,13 @@ const RELATIONS = {
     FROM sensor_readings_daily ORDER BY bucket, cooling_unit_id, specification_type`,
 };
 
-const QUERIES = ['start_date=2025-12-29&end_date=2026-01-02', 'start_date=2026-02-26&end_date=2026-03-04',
-  'aggregation=hourly&start_date=2025-12-29&end_date=2026-03-04', 'aggregation=daily&start_date=2025-12-01&end_date=2026-03-31',
-  'aggregation=hourly&specification_type=HUMIDITY&start_date=2026-02-28&end_date=2026-03-01'];
+const QUERIES = [
+  'start_date=2025-12-29&end_date=2026-01-02',
+  'start_date=2026-02-26&end_date=2026-03-04',
+  'aggregation=hourly&start_date=2025-12-29&end_date=2026-03-04',
+  'aggregation=daily&start_date=2025-12-01&end_date=2026-03-31',
+  'aggregation=hourly&specification_type=HUMIDITY&start_date=2026-02-28&end_date=2026-03-01',
+];
 
 /** Rows equal field for field; `value`, a computed mean where aggregated, to TOLERANCE there. */
 function sameRows(t: Test, actual: Record<string, unknown>[], expected: Record<string, unknown>[], label: string, exact: boolean) {
@@ -106,8 +132,11 @@ function sameRows(t: Test, actual: Record<string, unknown>[], expected: Record<s
   let first = '';
   for (let i = 0; i < Math.max(actual.length, expected.length); i++) {
     const [x, y] = [actual[i], expected[i]];
-    const ok = x !== undefined && y !== undefined && JSON.stringify(strip(x)) === JSON.stringify(strip(y))
-      && Math.abs((x.value as number) - (y.value as number)) <= tolerance * Math.max(1, Math.abs(y.value as number));
+    const ok =
+      x !== undefined &&
+      y !== undefined &&
+      JSON.stringify(strip(x)) === JSON.stringify(strip(y)) &&
+      Math.abs((x.value as number) - (y.value as number)) <= tolerance * Math.max(1, Math.abs(y.value as number));
     if (!ok) {
       differing += 1;
       first ||= `row ${i}: ${JSON.stringify(x)} vs ${JSON.stringify(y)}`;
@@ -135,7 +164,11 @@ async function pages(side: Side, query: string) {
   const records: Page['data'] = [];
   const meta: Page['meta'][] = [];
   for (let page = 1; ; page++) {
-    const response = await side.ctx.app.inject({ method: 'GET', url: `/api/v1/sensor-data?${query}&page_size=400&page=${page}`, headers: side.headers });
+    const response = await side.ctx.app.inject({
+      method: 'GET',
+      url: `/api/v1/sensor-data?${query}&page_size=400&page=${page}`,
+      headers: side.headers,
+    });
     if (response.statusCode !== 200) throw new Error(`${side.profile} ${query}: ${response.statusCode} ${response.body}`);
     const body = response.json<Page>();
     records.push(...body.data);
@@ -156,10 +189,12 @@ t.test('the same readings give the same rows in both profiles', async (t) => {
   // timescale's policies materialize everything and compress every chunk, the readings' and the
   // aggregates' (all past seven days by the server's clock), in job order: refreshes first
   await maintainStore(postgres.ctx.db.pool, new Date('2026-04-10T00:00:00Z'));
-  t.ok(await compactAggregates(postgres.ctx.db.pool, new Date('2026-04-10T00:00:00Z'), 12) >= 2, 'postgres: closed months compacted');
+  t.ok((await compactAggregates(postgres.ctx.db.pool, new Date('2026-04-10T00:00:00Z'), 12)) >= 2, 'postgres: closed months compacted');
   const { rows: jobs } = await timescale.ctx.db.pool.query<{ job_id: number }>(
-    'SELECT job_id FROM timescaledb_information.jobs WHERE proc_name = ANY($1) ORDER BY job_id', [SENSOR_POLICY_PROCS]);
-  t.equal(jobs.length, 5, 'timescale: two refresh policies, compression, and both aggregates\' columnstore');
+    'SELECT job_id FROM timescaledb_information.jobs WHERE proc_name = ANY($1) ORDER BY job_id',
+    [SENSOR_POLICY_PROCS],
+  );
+  t.equal(jobs.length, 5, "timescale: two refresh policies, compression, and both aggregates' columnstore");
   for (const job of jobs) await timescale.ctx.db.pool.query('CALL run_job($1)', [job.job_id]);
   const { rows: compression } = await timescale.ctx.db.pool.query<{ relation: string; compressed: number; all: number }>(`
     SELECT coalesce(a.view_name, c.hypertable_name::text) AS relation,
@@ -168,8 +203,13 @@ t.test('the same readings give the same rows in both profiles', async (t) => {
     LEFT JOIN timescaledb_information.continuous_aggregates a
       ON a.materialization_hypertable_schema = c.hypertable_schema AND a.materialization_hypertable_name = c.hypertable_name
     GROUP BY 1 ORDER BY 1`);
-  t.same(compression.map((row) => row.relation), ['sensor_readings', 'sensor_readings_daily', 'sensor_readings_hourly'], 'timescale: chunks of the readings and both aggregates');
-  for (const row of compression) t.ok(row.compressed > 0 && row.compressed === row.all, `timescale: ${row.relation}: ${row.compressed} chunks compressed`);
+  t.same(
+    compression.map((row) => row.relation),
+    ['sensor_readings', 'sensor_readings_daily', 'sensor_readings_hourly'],
+    'timescale: chunks of the readings and both aggregates',
+  );
+  for (const row of compression)
+    t.ok(row.compressed > 0 && row.compressed === row.all, `timescale: ${row.relation}: ${row.compressed} chunks compressed`);
   for (const side of [postgres, timescale]) side.ctx.clock.advance(60 * 60_000);
   await compare(t, postgres, timescale, 'after the upkeep');
 });

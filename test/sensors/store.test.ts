@@ -10,24 +10,38 @@ eachProfile(t, async (t, profile) => {
 
   await t.test('the aggregates agree with the readings', async (t) => {
     await consistent(t, 'after loading');
-    const hour = await one<{ value: number; min: number; max: number; sample_count: number }>(`
+    const hour = await one<{ value: number; min: number; max: number; sample_count: number }>(
+      `
       SELECT value, min, max, sample_count FROM sensor_readings_hourly
-      WHERE cooling_unit_id = $1 AND specification_type = 'TEMPERATURE' AND bucket = '2026-03-10T13:00:00Z'`, [a1]);
-    const raw = await one<{ value: number; min: number; max: number; n: number }>(`
+      WHERE cooling_unit_id = $1 AND specification_type = 'TEMPERATURE' AND bucket = '2026-03-10T13:00:00Z'`,
+      [a1],
+    );
+    const raw = await one<{ value: number; min: number; max: number; n: number }>(
+      `
       SELECT avg(value) AS value, min(value) AS min, max(value) AS max, count(*)::int AS n FROM sensor_readings
       WHERE cooling_unit_id = $1 AND specification_type = 'TEMPERATURE'
-        AND recorded_at >= '2026-03-10T13:00:00Z' AND recorded_at < '2026-03-10T14:00:00Z'`, [a1]);
+        AND recorded_at >= '2026-03-10T13:00:00Z' AND recorded_at < '2026-03-10T14:00:00Z'`,
+      [a1],
+    );
     t.equal(hour.sample_count, 4, 'four readings an hour');
     t.ok(Math.abs(hour.value - raw.value) < 1e-9, 'hourly value is the mean');
     t.same([hour.min, hour.max, hour.sample_count], [raw.min, raw.max, raw.n], 'hourly min, max, sample_count');
   });
 
   await t.test('late readings land in the aggregates, duplicates never count twice', async (t) => {
-    const hourOf = () => one<{ value: number; sample_count: number }>(`
+    const hourOf = () =>
+      one<{ value: number; sample_count: number }>(
+        `
       SELECT value, sample_count FROM sensor_readings_hourly
-      WHERE cooling_unit_id = $1 AND specification_type = 'HUMIDITY' AND bucket = '2026-03-06T10:00:00Z'`, [a1]);
-    const dayOf = () => one<{ sample_count: number }>(`SELECT sample_count FROM sensor_readings_daily
-      WHERE cooling_unit_id = $1 AND specification_type = 'HUMIDITY' AND bucket = '2026-03-06T00:00:00Z'`, [a1]);
+      WHERE cooling_unit_id = $1 AND specification_type = 'HUMIDITY' AND bucket = '2026-03-06T10:00:00Z'`,
+        [a1],
+      );
+    const dayOf = () =>
+      one<{ sample_count: number }>(
+        `SELECT sample_count FROM sensor_readings_daily
+      WHERE cooling_unit_id = $1 AND specification_type = 'HUMIDITY' AND bucket = '2026-03-06T00:00:00Z'`,
+        [a1],
+      );
     const hour = await hourOf();
     t.equal(hour.sample_count, 4);
     // eight days late, in the part TimescaleDB has already materialized
@@ -47,7 +61,7 @@ eachProfile(t, async (t, profile) => {
     await consistent(t, 'after late readings and duplicates');
   });
 
-  await t.test('the store\'s upkeep keeps the aggregates exact', async (t) => {
+  await t.test("the store's upkeep keeps the aggregates exact", async (t) => {
     const before = await get(`aggregation=hourly&cooling_unit_id=${a1}&start_date=2026-03-05&end_date=2026-03-15&page_size=1000`);
     // April 10th: March is closed (postgres profile: its aggregate tables compacted; timescale: nothing to do)
     await maintainStore(db.pool, new Date('2026-04-10T00:00:00Z'));

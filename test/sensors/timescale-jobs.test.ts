@@ -21,9 +21,15 @@ interface Job {
   config: Record<string, unknown>;
 }
 
-const jobsOf = async (db: Pick<pg.Pool, 'query'>) => (await db.query<Job>(`
+const jobsOf = async (db: Pick<pg.Pool, 'query'>) =>
+  (
+    await db.query<Job>(
+      `
   SELECT job_id, proc_name, hypertable_name, scheduled, schedule_interval::text, config
-  FROM timescaledb_information.jobs WHERE proc_name = ANY($1) ORDER BY job_id`, [SENSOR_POLICY_PROCS])).rows;
+  FROM timescaledb_information.jobs WHERE proc_name = ANY($1) ORDER BY job_id`,
+      [SENSOR_POLICY_PROCS],
+    )
+  ).rows;
 
 t.test('a migration declares the sensor policies, scheduled', async (t) => {
   const { url } = await createEmptyDatabase(t, timescaleServer);
@@ -35,20 +41,60 @@ t.test('a migration declares the sensor policies, scheduled', async (t) => {
   const byName = (name: string, table: string) => jobs.find((job) => job.proc_name === name && job.hypertable_name === table);
   const shape = (job: Job | undefined) => job && { scheduled: job.scheduled, schedule_interval: job.schedule_interval, config: job.config };
   t.equal(jobs.length, 6, 'six policies');
-  t.same(shape(byName('policy_refresh_continuous_aggregate', 'sensor_readings_hourly')), { scheduled: true, schedule_interval: '00:15:00',
-    config: { end_offset: '01:00:00', start_offset: '29 days', mat_hypertable_id: byName('policy_refresh_continuous_aggregate', 'sensor_readings_hourly')?.config.mat_hypertable_id } },
-  'hourly refresh every 15 minutes, its window ending a day short of the retention');
-  t.same(shape(byName('policy_refresh_continuous_aggregate', 'sensor_readings_daily')), { scheduled: true, schedule_interval: '01:00:00',
-    config: { end_offset: '1 day', start_offset: '29 days', mat_hypertable_id: byName('policy_refresh_continuous_aggregate', 'sensor_readings_daily')?.config.mat_hypertable_id } },
-  'daily refresh every hour, the same window');
-  t.same(shape(byName('policy_compression', 'sensor_readings')), { scheduled: true, schedule_interval: '12:00:00',
-    config: { hypertable_id: byName('policy_compression', 'sensor_readings')?.config.hypertable_id, compress_after: '7 days' } }, 'compression after 7 days');
-  t.same(shape(byName('policy_retention', 'sensor_readings')), { scheduled: true, schedule_interval: '1 day',
-    config: { hypertable_id: byName('policy_retention', 'sensor_readings')?.config.hypertable_id, drop_after: '30 days' } }, 'retention after SENSOR_RETENTION_DAYS');
+  t.same(
+    shape(byName('policy_refresh_continuous_aggregate', 'sensor_readings_hourly')),
+    {
+      scheduled: true,
+      schedule_interval: '00:15:00',
+      config: {
+        end_offset: '01:00:00',
+        start_offset: '29 days',
+        mat_hypertable_id: byName('policy_refresh_continuous_aggregate', 'sensor_readings_hourly')?.config.mat_hypertable_id,
+      },
+    },
+    'hourly refresh every 15 minutes, its window ending a day short of the retention',
+  );
+  t.same(
+    shape(byName('policy_refresh_continuous_aggregate', 'sensor_readings_daily')),
+    {
+      scheduled: true,
+      schedule_interval: '01:00:00',
+      config: {
+        end_offset: '1 day',
+        start_offset: '29 days',
+        mat_hypertable_id: byName('policy_refresh_continuous_aggregate', 'sensor_readings_daily')?.config.mat_hypertable_id,
+      },
+    },
+    'daily refresh every hour, the same window',
+  );
+  t.same(
+    shape(byName('policy_compression', 'sensor_readings')),
+    {
+      scheduled: true,
+      schedule_interval: '12:00:00',
+      config: { hypertable_id: byName('policy_compression', 'sensor_readings')?.config.hypertable_id, compress_after: '7 days' },
+    },
+    'compression after 7 days',
+  );
+  t.same(
+    shape(byName('policy_retention', 'sensor_readings')),
+    {
+      scheduled: true,
+      schedule_interval: '1 day',
+      config: { hypertable_id: byName('policy_retention', 'sensor_readings')?.config.hypertable_id, drop_after: '30 days' },
+    },
+    'retention after SENSOR_RETENTION_DAYS',
+  );
   for (const view of ['sensor_readings_hourly', 'sensor_readings_daily']) {
-    t.same(shape(byName('policy_compression', view)), { scheduled: true, schedule_interval: '12:00:00',
-      config: { hypertable_id: byName('policy_refresh_continuous_aggregate', view)?.config.mat_hypertable_id, compress_after: '7 days' } },
-    `${view}: into the columnstore a week after a chunk ends (008)`);
+    t.same(
+      shape(byName('policy_compression', view)),
+      {
+        scheduled: true,
+        schedule_interval: '12:00:00',
+        config: { hypertable_id: byName('policy_refresh_continuous_aggregate', view)?.config.mat_hypertable_id, compress_after: '7 days' },
+      },
+      `${view}: into the columnstore a week after a chunk ends (008)`,
+    );
   }
   const { rows: layout } = await client.query<{ view_name: string; interval: string; segmentby: string; orderby: string }>(`
     SELECT a.view_name, d.time_interval::text AS interval,
@@ -58,11 +104,17 @@ t.test('a migration declares the sensor policies, scheduled', async (t) => {
     JOIN timescaledb_information.dimensions d ON d.hypertable_name = a.materialization_hypertable_name
     JOIN timescaledb_information.compression_settings s ON s.hypertable_name = a.materialization_hypertable_name
     GROUP BY 1, 2 ORDER BY 1 DESC`);
-  t.same(layout, [
-    { view_name: 'sensor_readings_hourly', interval: '30 days', segmentby: 'cooling_unit_id, specification_type', orderby: 'bucket' },
-    { view_name: 'sensor_readings_daily', interval: '90 days', segmentby: 'cooling_unit_id, specification_type', orderby: 'bucket' },
-  ], 'the aggregates\' layout: 30- and 90-day chunks, segmented by unit and type, ordered by bucket');
-  const { rows: [storage] } = await client.query<{ profile: string; retention: string }>('SELECT profile, retention::text FROM sensor_storage');
+  t.same(
+    layout,
+    [
+      { view_name: 'sensor_readings_hourly', interval: '30 days', segmentby: 'cooling_unit_id, specification_type', orderby: 'bucket' },
+      { view_name: 'sensor_readings_daily', interval: '90 days', segmentby: 'cooling_unit_id, specification_type', orderby: 'bucket' },
+    ],
+    "the aggregates' layout: 30- and 90-day chunks, segmented by unit and type, ordered by bucket",
+  );
+  const {
+    rows: [storage],
+  } = await client.query<{ profile: string; retention: string }>('SELECT profile, retention::text FROM sensor_storage');
   t.same(storage, { profile: 'timescale', retention: '30 days' });
 });
 
@@ -74,7 +126,11 @@ async function history(world: SensorWorld, t: Test, queries: string[]): Promise<
   for (const query of queries) {
     const records: Page['data'] = [];
     for (let page = 1; ; page++) {
-      const response = await ctx.app.inject({ method: 'GET', url: `/api/v1/sensor-data?${query}&page_size=1000&page=${page}`, headers: world.all.headers });
+      const response = await ctx.app.inject({
+        method: 'GET',
+        url: `/api/v1/sensor-data?${query}&page_size=1000&page=${page}`,
+        headers: world.all.headers,
+      });
       if (response.statusCode !== 200) throw new Error(`${query}: ${response.statusCode} ${response.body}`);
       const body = response.json<Page>();
       records.push(...body.data);
@@ -85,37 +141,56 @@ async function history(world: SensorWorld, t: Test, queries: string[]): Promise<
   return result;
 }
 
-const QUERIES = ['start_date=2026-03-01&end_date=2026-03-15', 'aggregation=hourly&start_date=2026-03-01&end_date=2026-03-15',
-  'aggregation=daily&start_date=2026-01-01&end_date=2026-03-31', 'aggregation=hourly&specification_type=HUMIDITY&start_date=2026-03-14&end_date=2026-03-15'];
+const QUERIES = [
+  'start_date=2026-03-01&end_date=2026-03-15',
+  'aggregation=hourly&start_date=2026-03-01&end_date=2026-03-15',
+  'aggregation=daily&start_date=2026-01-01&end_date=2026-03-31',
+  'aggregation=hourly&specification_type=HUMIDITY&start_date=2026-03-14&end_date=2026-03-15',
+];
 
 t.test('the policies run with run_job: aggregates materialized, chunks compressed, the same history', async (t) => {
   const world = await createSensorWorld(t, 'timescale');
   const { db, one, a1, load, consistent } = world;
   const jobs = await jobsOf(db.pool);
-  const refreshOf = (view: string) => jobs.find((job) => job.proc_name === 'policy_refresh_continuous_aggregate' && job.hypertable_name === view);
+  const refreshOf = (view: string) =>
+    jobs.find((job) => job.proc_name === 'policy_refresh_continuous_aggregate' && job.hypertable_name === view);
   const hourlyJob = refreshOf('sensor_readings_hourly');
   const dailyJob = refreshOf('sensor_readings_daily');
   const compressionJob = jobs.find((job) => job.proc_name === 'policy_compression' && job.hypertable_name === 'sensor_readings');
   const columnstoreJobs = jobs.filter((job) => job.proc_name === 'policy_compression' && job.hypertable_name !== 'sensor_readings');
   t.ok(hourlyJob && dailyJob && compressionJob, 'the refresh and compression policies are in timescaledb_information.jobs');
-  t.same(columnstoreJobs.map((job) => job.hypertable_name).sort(), ['sensor_readings_daily', 'sensor_readings_hourly'], 'and the aggregates\' columnstore policies');
-  t.same(jobs.map((job) => job.scheduled), [false, false, false, false, false], 'paused in the test template: they run only when the test runs them');
+  t.same(
+    columnstoreJobs.map((job) => job.hypertable_name).sort(),
+    ['sensor_readings_daily', 'sensor_readings_hourly'],
+    "and the aggregates' columnstore policies",
+  );
+  t.same(
+    jobs.map((job) => job.scheduled),
+    [false, false, false, false, false],
+    'paused in the test template: they run only when the test runs them',
+  );
   const { rows: aggregates } = await db.pool.query<{ view_name: string; mat: string }>(`
     SELECT view_name, format('%I.%I', materialization_hypertable_schema, materialization_hypertable_name) AS mat
     FROM timescaledb_information.continuous_aggregates ORDER BY view_name`);
   const mat = Object.fromEntries(aggregates.map((row) => [row.view_name, row.mat]));
   t.same(Object.keys(mat), ['sensor_readings_daily', 'sensor_readings_hourly']);
 
-  const materialized = async (view: string) => one<{ rows: number; since_14th: number; view_rows: number }>(`
+  const materialized = async (view: string) =>
+    one<{ rows: number; since_14th: number; view_rows: number }>(`
     SELECT (SELECT count(*) FROM ${mat[view]})::int AS rows,
            (SELECT count(*) FROM ${mat[view]} WHERE bucket >= '2026-03-14T00:00:00Z')::int AS since_14th,
            (SELECT count(*) FROM ${view})::int AS view_rows`);
-  const chunks = () => one<{ chunks: number; compressed: number }>(`
+  const chunks = () =>
+    one<{ chunks: number; compressed: number }>(`
     SELECT count(*)::int AS chunks, (count(*) FILTER (WHERE is_compressed))::int AS compressed
     FROM timescaledb_information.chunks WHERE hypertable_name = 'sensor_readings'`);
-  const watermark = (view: string) => one<{ at: string }>(`
+  const watermark = (view: string) =>
+    one<{ at: string }>(
+      `
     SELECT _timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(mat_hypertable_id))::text AS at
-    FROM _timescaledb_catalog.continuous_agg WHERE user_view_name = $1`, [view]);
+    FROM _timescaledb_catalog.continuous_agg WHERE user_view_name = $1`,
+      [view],
+    );
 
   const before = await history(world, t, QUERIES);
   t.ok(before[QUERIES[0]!]!.length > 5000 && before[QUERIES[1]!]!.length > 1000, 'a history to compare');
@@ -143,18 +218,22 @@ t.test('the policies run with run_job: aggregates materialized, chunks compresse
   t.equal((await watermark('sensor_readings_daily')).at, '2026-03-16 00:00:00+00', 'daily watermark: after the last day with readings');
 
   await db.pool.query('CALL run_job($1)', [compressionJob!.job_id]);
-  t.same(await chunks(), { chunks: 11, compressed: 11 }, 'compression: every chunk (all over seven days old by the server\'s clock)');
+  t.same(await chunks(), { chunks: 11, compressed: 11 }, "compression: every chunk (all over seven days old by the server's clock)");
   const stats = await one<{ chunks: number }>(`
     SELECT count(*)::int AS chunks FROM chunk_compression_stats('sensor_readings') WHERE compression_status = 'Compressed'`);
   t.equal(stats.chunks, 11, 'chunk_compression_stats: eleven compressed chunks');
 
   // the aggregates' columnstore (008): their chunks too are over a week past their end by the
   // server's clock
-  const aggregateChunks = (view: string) => one<{ chunks: number; compressed: number }>(`
+  const aggregateChunks = (view: string) =>
+    one<{ chunks: number; compressed: number }>(
+      `
     SELECT count(*)::int AS chunks, (count(*) FILTER (WHERE is_compressed))::int AS compressed
     FROM timescaledb_information.chunks c JOIN timescaledb_information.continuous_aggregates a
       ON c.hypertable_schema = a.materialization_hypertable_schema AND c.hypertable_name = a.materialization_hypertable_name
-    WHERE a.view_name = $1`, [view]);
+    WHERE a.view_name = $1`,
+      [view],
+    );
   for (const job of columnstoreJobs) await db.pool.query('CALL run_job($1)', [job.job_id]);
   for (const view of ['sensor_readings_hourly', 'sensor_readings_daily']) {
     const { chunks, compressed } = await aggregateChunks(view);
@@ -166,8 +245,12 @@ t.test('the policies run with run_job: aggregates materialized, chunks compresse
 
   // a late reading and a duplicate into a compressed, materialized chunk (the readings' and both
   // aggregates': the refresh rewrites the hour and the day inside the columnstore)
-  const hourOf = () => one<{ sample_count: number; max: number }>(`SELECT sample_count, max FROM sensor_readings_hourly
-    WHERE cooling_unit_id = $1 AND specification_type = 'TEMPERATURE' AND bucket = '2026-03-08T04:00:00Z'`, [a1]);
+  const hourOf = () =>
+    one<{ sample_count: number; max: number }>(
+      `SELECT sample_count, max FROM sensor_readings_hourly
+    WHERE cooling_unit_id = $1 AND specification_type = 'TEMPERATURE' AND bucket = '2026-03-08T04:00:00Z'`,
+      [a1],
+    );
   t.same(await hourOf(), { sample_count: 4, max: (await hourOf()).max });
   const late = `cooling_unit_id,specification_type,recorded_at,value\n${a1},TEMPERATURE,2026-03-08T04:20:00Z,99\n${a1},TEMPERATURE,2026-03-08T04:15:00Z,98\n`;
   t.match(await load(late), { inserted: 1, duplicates: 1 }, 'into a compressed chunk: the new reading loads, the duplicate is found');
@@ -210,7 +293,10 @@ t.test('retention: raw chunks past it are dropped, the aggregates keep their his
   await refreshAll();
   const later = await history(world, t, aggregated);
   // records and readings behind them, not the records (a failure would diff thousands of lines)
-  const summary = (records: Page['data']) => ({ records: records.length, readings: records.reduce((sum, r) => sum + (r.sample_count as number), 0) });
+  const summary = (records: Page['data']) => ({
+    records: records.length,
+    readings: records.reduce((sum, r) => sum + (r.sample_count as number), 0),
+  });
   for (const query of aggregated) {
     t.same(summary(later[query]!), summary(before[query]!), `${query}: the same records after the refresh policies ran again`);
   }

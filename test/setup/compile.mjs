@@ -61,4 +61,6 @@ for (const name of LINKED) symlinkSync(join('..', name), join(out, name));
 
 // the client package's build (its `npm run build`, without npm's ~0.3 s start)
 rmSync(join(root, 'client', 'dist'), { recursive: true, force: true });
-execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'client', 'tsconfig.json')], { stdio: 'inherit' });
+execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'client', 'tsconfig.json')], {
+  stdio: 'inherit',
+});

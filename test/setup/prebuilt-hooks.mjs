@@ -12,8 +12,7 @@ const root = pathToFileURL(fileURLToPath(new URL('../..', import.meta.url))).hre
 const built = new URL('.build/', root).href;
 
 /** Ours: a .ts file of the repository, outside node_modules and .build. */
-const isOwnTypeScript = (url) =>
-  url.startsWith(root) && url.endsWith('.ts') && !url.includes('/node_modules/') && !url.startsWith(built);
+const isOwnTypeScript = (url) => url.startsWith(root) && url.endsWith('.ts') && !url.includes('/node_modules/') && !url.startsWith(built);
 
 async function mtime(url) {
   try {

@@ -13,8 +13,9 @@ register('./prebuilt-hooks.mjs', import.meta.url);
 // test processes inherit, goes too; other NODE_OPTIONS (test/tools/cpu-by-process.mjs's recorder)
 // stay.
 processOnSpawn.addListener((spawn) => {
-  const options = spawn.env.NODE_OPTIONS?.split(/\s+/)
-    .filter((option) => option && !option.includes('@tapjs/processinfo') && !option.includes('quiet-processinfo'));
+  const options = spawn.env.NODE_OPTIONS?.split(/\s+/).filter(
+    (option) => option && !option.includes('@tapjs/processinfo') && !option.includes('quiet-processinfo'),
+  );
   const env = { ...spawn.env };
   if (options?.length) env.NODE_OPTIONS = options.join(' ');
   else delete env.NODE_OPTIONS;

@@ -13,7 +13,9 @@ const dir = mkdtempSync(join(tmpdir(), 'coldtrack-cpu-'));
 const log = join(dir, 'processes.tsv');
 const recorder = join(dir, 'record.mjs');
 writeFileSync(log, '');
-writeFileSync(recorder, `
+writeFileSync(
+  recorder,
+  `
 import { appendFileSync, readFileSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 if (isMainThread) process.on('exit', () => {
@@ -23,7 +25,8 @@ if (isMainThread) process.on('exit', () => {
     appendFileSync(${JSON.stringify(log)}, seconds + '\\t' + process.argv.slice(1).join(' ').replace(process.cwd() + '/', '') + '\\n');
   } catch {}
 });
-`);
+`,
+);
 
 const run = spawnSync('npm', ['test', '--', ...process.argv.slice(2)], {
   stdio: 'inherit',
@@ -41,10 +44,14 @@ const kindOf = (command) => {
   if (/\btsc$/.test(script) && !command.includes('.tshy')) return 'type check';
   return 'npm, tap and set-up';
 };
-const rows = readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => {
-  const [seconds, command] = line.split('\t');
-  return { seconds: Number(seconds), command };
-});
+const rows = readFileSync(log, 'utf8')
+  .trim()
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => {
+    const [seconds, command] = line.split('\t');
+    return { seconds: Number(seconds), command };
+  });
 const byKind = new Map();
 for (const row of rows) {
   const kind = kindOf(row.command);
@@ -57,7 +64,10 @@ for (const [kind, { seconds, count }] of [...byKind].sort((a, b) => b[1].seconds
   console.log(`${seconds.toFixed(0).padStart(6)} s  ${String(count).padStart(4)} processes  ${kind}`);
 }
 console.log('\nTest files using the most CPU (their own process; what they start is counted above):');
-for (const row of rows.filter((row) => isTestFile(row.command)).sort((a, b) => b.seconds - a.seconds).slice(0, 15)) {
+for (const row of rows
+  .filter((row) => isTestFile(row.command))
+  .sort((a, b) => b.seconds - a.seconds)
+  .slice(0, 15)) {
   console.log(`${row.seconds.toFixed(1).padStart(6)} s  ${scriptOf(row.command)}`);
 }
 process.exit(run.status ?? 1);

@@ -25,7 +25,11 @@ export async function writeServedDocument(document?: Record<string, unknown>): P
   return LINTED_DOCUMENT;
 }
 
-export interface LintRun { code: number; stdout: string; stderr: string }
+export interface LintRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 /**
  * `redocly lint` with these arguments (none: the API redocly.yaml names), on this Node, from the

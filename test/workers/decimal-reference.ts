@@ -32,7 +32,9 @@ export function unitsOf(n: Numeric, scale: number): bigint {
 
 /** `units` 10^-decimals as text with exactly `decimals` decimals (what numeric(_, decimals) prints). */
 export function textOfUnits(units: bigint, decimals: number): string {
-  const digits = abs(units).toString().padStart(decimals + 1, '0');
+  const digits = abs(units)
+    .toString()
+    .padStart(decimals + 1, '0');
   const point = digits.length - decimals;
   return `${units < 0n ? '-' : ''}${digits.slice(0, point)}${decimals === 0 ? '' : `.${digits.slice(point)}`}`;
 }
@@ -123,13 +125,27 @@ export class Ratio {
     return new Ratio(unitsOf(n, n.fraction.length), pow10(n.fraction.length));
   }
 
-  plus(o: Ratio): Ratio { return new Ratio(this.n * o.d + o.n * this.d, this.d * o.d); }
-  minus(o: Ratio): Ratio { return new Ratio(this.n * o.d - o.n * this.d, this.d * o.d); }
-  times(o: Ratio): Ratio { return new Ratio(this.n * o.n, this.d * o.d); }
-  over(o: Ratio): Ratio { return new Ratio(this.n * o.d, this.d * o.n); }
-  isPositive(): boolean { return this.n > 0n; }
-  isZero(): boolean { return this.n === 0n; }
-  round(decimals: number): string { return roundText(this.n, this.d, decimals); }
+  plus(o: Ratio): Ratio {
+    return new Ratio(this.n * o.d + o.n * this.d, this.d * o.d);
+  }
+  minus(o: Ratio): Ratio {
+    return new Ratio(this.n * o.d - o.n * this.d, this.d * o.d);
+  }
+  times(o: Ratio): Ratio {
+    return new Ratio(this.n * o.n, this.d * o.d);
+  }
+  over(o: Ratio): Ratio {
+    return new Ratio(this.n * o.d, this.d * o.n);
+  }
+  isPositive(): boolean {
+    return this.n > 0n;
+  }
+  isZero(): boolean {
+    return this.n === 0n;
+  }
+  round(decimals: number): string {
+    return roundText(this.n, this.d, decimals);
+  }
 }
 
 export const ZERO = new Ratio(0n);
@@ -154,7 +170,13 @@ export const integerPart = fc.oneof(
  * numeric(p, s) column always prints s of them; a bare numeric as many as it holds), negative
  * only when `negative` is allowed and the value is not zero (PostgreSQL has no -0).
  */
-export function numeric(options: { minDecimals?: number; maxDecimals: number; negative?: boolean; integer?: fc.Arbitrary<bigint>; fraction?: (length: number) => fc.Arbitrary<string> }): fc.Arbitrary<Numeric> {
+export function numeric(options: {
+  minDecimals?: number;
+  maxDecimals: number;
+  negative?: boolean;
+  integer?: fc.Arbitrary<bigint>;
+  fraction?: (length: number) => fc.Arbitrary<string>;
+}): fc.Arbitrary<Numeric> {
   const fraction = options.fraction ?? digitsOf;
   return fc
     .record({
@@ -167,4 +189,10 @@ export function numeric(options: { minDecimals?: number; maxDecimals: number; ne
 
 /** Fraction digits that often end in 5, so ties of round() come up as often as anything else. */
 export const tieProne = (length: number): fc.Arbitrary<string> =>
-  length === 0 ? fc.constant('') : fc.oneof(digitsOf(length), digitsOf(length - 1).map((d) => `${d}5`), digitsOf(length - 1).map((d) => `${d}0`));
+  length === 0
+    ? fc.constant('')
+    : fc.oneof(
+        digitsOf(length),
+        digitsOf(length - 1).map((d) => `${d}5`),
+        digitsOf(length - 1).map((d) => `${d}0`),
+      );

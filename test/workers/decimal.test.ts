@@ -85,36 +85,62 @@ t.test('the reference agrees with the golden examples too', async (t) => {
 });
 
 t.test('a numeric text parses exactly at its scale', async (t) => {
-  check(t, 'scaled(text, s) is the exact count of 10^-s units', fc.property(
-    fc.integer({ min: 0, max: 6 }).chain((scale) => fc.tuple(fc.constant(scale), numeric({ maxDecimals: scale, negative: true }))),
-    ([scale, n]) => assert.equal(scaled(textOf(n), scale), unitsOf(n, scale)),
-  ), RUNS);
-  check(t, 'scaled refuses a text with more decimals than its scale', fc.property(
-    fc.integer({ min: 0, max: 5 }).chain((scale) => fc.tuple(fc.constant(scale), numeric({ minDecimals: scale + 1, maxDecimals: 6, negative: true }))),
-    ([scale, n]) => assert.throws(() => scaled(textOf(n), scale), isRangeError),
-  ), RUNS);
+  check(
+    t,
+    'scaled(text, s) is the exact count of 10^-s units',
+    fc.property(
+      fc.integer({ min: 0, max: 6 }).chain((scale) => fc.tuple(fc.constant(scale), numeric({ maxDecimals: scale, negative: true }))),
+      ([scale, n]) => assert.equal(scaled(textOf(n), scale), unitsOf(n, scale)),
+    ),
+    RUNS,
+  );
+  check(
+    t,
+    'scaled refuses a text with more decimals than its scale',
+    fc.property(
+      fc
+        .integer({ min: 0, max: 5 })
+        .chain((scale) => fc.tuple(fc.constant(scale), numeric({ minDecimals: scale + 1, maxDecimals: 6, negative: true }))),
+      ([scale, n]) => assert.throws(() => scaled(textOf(n), scale), isRangeError),
+    ),
+    RUNS,
+  );
 });
 
 t.test('money parses into exact Number cents, or is refused', async (t) => {
-  check(t, 'centsOf is the exact cents while they are a safe integer, a RangeError beyond', fc.property(
-    numeric({ maxDecimals: 2 }),
-    (n) => {
+  check(
+    t,
+    'centsOf is the exact cents while they are a safe integer, a RangeError beyond',
+    fc.property(numeric({ maxDecimals: 2 }), (n) => {
       const cents = unitsOf(n, 2);
       if (cents > MAX_SAFE) assert.throws(() => centsOf(textOf(n)), isRangeError);
       else assert.equal(centsOf(textOf(n)), Number(cents));
-    },
-  ), RUNS);
-  check(t, 'centsOf agrees with scaled(text, 2) on every amount it accepts', fc.property(
-    numeric({ minDecimals: 2, maxDecimals: 2, integer: fc.bigInt({ min: 0n, max: MAX_SAFE / 100n }) }).filter((n) => unitsOf(n, 2) <= MAX_SAFE),
-    (n) => assert.equal(BigInt(centsOf(textOf(n))), scaled(textOf(n), 2)),
-  ), RUNS);
-  check(t, 'centsOf refuses negative amounts and more than 2 decimals', fc.property(
-    fc.oneof(
-      numeric({ maxDecimals: 2, negative: true }).filter((n) => n.negative),
-      numeric({ minDecimals: 3, maxDecimals: 6 }),
+    }),
+    RUNS,
+  );
+  check(
+    t,
+    'centsOf agrees with scaled(text, 2) on every amount it accepts',
+    fc.property(
+      numeric({ minDecimals: 2, maxDecimals: 2, integer: fc.bigInt({ min: 0n, max: MAX_SAFE / 100n }) }).filter(
+        (n) => unitsOf(n, 2) <= MAX_SAFE,
+      ),
+      (n) => assert.equal(BigInt(centsOf(textOf(n))), scaled(textOf(n), 2)),
     ),
-    (n) => assert.throws(() => centsOf(textOf(n)), isRangeError),
-  ), RUNS);
+    RUNS,
+  );
+  check(
+    t,
+    'centsOf refuses negative amounts and more than 2 decimals',
+    fc.property(
+      fc.oneof(
+        numeric({ maxDecimals: 2, negative: true }).filter((n) => n.negative),
+        numeric({ minDecimals: 3, maxDecimals: 6 }),
+      ),
+      (n) => assert.throws(() => centsOf(textOf(n)), isRangeError),
+    ),
+    RUNS,
+  );
 });
 
 t.test('decimal(p, q, n) is p/q rounded half away from zero to n places', async (t) => {
@@ -125,18 +151,25 @@ t.test('decimal(p, q, n) is p/q rounded half away from zero to n places', async 
     fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }),
     fc.bigInt({ min: -pow10(24), max: pow10(24) }),
   );
-  const denominator = fc.oneof(
-    fc.bigInt({ min: 1n, max: 1000n }),
-    fc.constantFrom(100n, 10_000n, 1_000_000n, 2n, 8n, 200n),
-    fc.bigInt({ min: 1n, max: 2n ** 80n }),
-  ).chain((d) => fc.constantFrom(d, -d));
-  check(t, 'any fraction, any sign, 0 to 6 places', fc.property(
-    numerator, denominator, fc.integer({ min: 0, max: 6 }),
-    (p, q, decimals) => expectDecimal(decimal(p, q, decimals), p, q, decimals),
-  ), 5_000);
-  check(t, 'an exact half rounds away from zero, a hair below it towards zero', fc.property(
-    fc.bigInt({ min: 0n, max: pow10(20) }), fc.integer({ min: 0, max: 6 }), fc.boolean(),
-    (k, decimals, negative) => {
+  const denominator = fc
+    .oneof(
+      fc.bigInt({ min: 1n, max: 1000n }),
+      fc.constantFrom(100n, 10_000n, 1_000_000n, 2n, 8n, 200n),
+      fc.bigInt({ min: 1n, max: 2n ** 80n }),
+    )
+    .chain((d) => fc.constantFrom(d, -d));
+  check(
+    t,
+    'any fraction, any sign, 0 to 6 places',
+    fc.property(numerator, denominator, fc.integer({ min: 0, max: 6 }), (p, q, decimals) =>
+      expectDecimal(decimal(p, q, decimals), p, q, decimals),
+    ),
+    5_000,
+  );
+  check(
+    t,
+    'an exact half rounds away from zero, a hair below it towards zero',
+    fc.property(fc.bigInt({ min: 0n, max: pow10(20) }), fc.integer({ min: 0, max: 6 }), fc.boolean(), (k, decimals, negative) => {
       const sign = negative ? -1n : 1n;
       // (k + 1/2) / 10^n: exactly half a unit of the last place
       assert.equal(decimal(sign * (2n * k + 1n), 2n * pow10(decimals), decimals), Number(textOfUnits(sign * (k + 1n), decimals)));
@@ -144,39 +177,56 @@ t.test('decimal(p, q, n) is p/q rounded half away from zero to n places', async 
       const below = decimal(sign * ((2n * k + 1n) * pow10(9) - 2n), 2n * pow10(decimals + 9), decimals);
       assert.equal(below, k === 0n ? 0 : Number(textOfUnits(sign * k, decimals)));
       assert.ok(!Object.is(below, -0));
-    },
-  ), RUNS);
-  check(t, 'a numeric text rounded to fewer places is PostgreSQL\'s round(numeric, n) of it', fc.property(
-    numeric({ maxDecimals: 6, negative: true, fraction: tieProne }), fc.integer({ min: 0, max: 4 }),
-    (n, decimals) => {
+    }),
+    RUNS,
+  );
+  check(
+    t,
+    "a numeric text rounded to fewer places is PostgreSQL's round(numeric, n) of it",
+    fc.property(numeric({ maxDecimals: 6, negative: true, fraction: tieProne }), fc.integer({ min: 0, max: 4 }), (n, decimals) => {
       const units = unitsOf(n, 6);
       assert.equal(scaled(textOf(n), 6), units);
       expectDecimal(decimal(scaled(textOf(n), 6), pow10(6), decimals), units, pow10(6), decimals);
-    },
-  ), RUNS);
+    }),
+    RUNS,
+  );
 });
 
 t.test('cents print as the exact amount', async (t) => {
-  check(t, 'centsToNumber(c) is the double nearest c/100, with at most 2 decimals', fc.property(
-    fc.oneof(fc.maxSafeInteger(), fc.integer({ min: -1_000_000, max: 1_000_000 }), fc.bigInt({ min: MAX_SAFE - 100_000n, max: MAX_SAFE }).map(Number)),
-    (cents) => {
-      const value = centsToNumber(cents);
-      const reference = roundText(BigInt(cents), 100n, 2);
-      assert.equal(value, Number(reference));
-      assert.ok(printedDecimals(value) <= 2);
-      // below 2^46 money units a double is finer than a cent, so the JSON text is the exact amount
-      // (above it, up to 2^53 cents, neighbouring cents can share a double)
-      if (Math.abs(cents) < 2 ** 46 * 100) assert.equal(String(value), jsonText(reference));
-    },
-  ), RUNS);
-  check(t, 'centsToNumber refuses what is not a safe integer count of cents', fc.property(
-    fc.oneof(
-      fc.bigInt({ min: MAX_SAFE + 1n, max: 2n ** 70n }).map(Number),
-      fc.bigInt({ min: MAX_SAFE + 1n, max: 2n ** 70n }).map((c) => -Number(c)),
-      fc.double({ noInteger: true, noNaN: true }),
+  check(
+    t,
+    'centsToNumber(c) is the double nearest c/100, with at most 2 decimals',
+    fc.property(
+      fc.oneof(
+        fc.maxSafeInteger(),
+        fc.integer({ min: -1_000_000, max: 1_000_000 }),
+        fc.bigInt({ min: MAX_SAFE - 100_000n, max: MAX_SAFE }).map(Number),
+      ),
+      (cents) => {
+        const value = centsToNumber(cents);
+        const reference = roundText(BigInt(cents), 100n, 2);
+        assert.equal(value, Number(reference));
+        assert.ok(printedDecimals(value) <= 2);
+        // below 2^46 money units a double is finer than a cent, so the JSON text is the exact amount
+        // (above it, up to 2^53 cents, neighbouring cents can share a double)
+        if (Math.abs(cents) < 2 ** 46 * 100) assert.equal(String(value), jsonText(reference));
+      },
     ),
-    (cents) => assert.throws(() => centsToNumber(cents), isRangeError),
-  ), RUNS);
+    RUNS,
+  );
+  check(
+    t,
+    'centsToNumber refuses what is not a safe integer count of cents',
+    fc.property(
+      fc.oneof(
+        fc.bigInt({ min: MAX_SAFE + 1n, max: 2n ** 70n }).map(Number),
+        fc.bigInt({ min: MAX_SAFE + 1n, max: 2n ** 70n }).map((c) => -Number(c)),
+        fc.double({ noInteger: true, noNaN: true }),
+      ),
+      (cents) => assert.throws(() => centsToNumber(cents), isRangeError),
+    ),
+    RUNS,
+  );
 });
 
 t.test('sums of many amounts equal the reference sum', async (t) => {
@@ -186,42 +236,79 @@ t.test('sums of many amounts equal the reference sum', async (t) => {
     fc.array(money(pow10(10) - 1n), { maxLength: 400 }),
     fc.array(money(pow10(12) - 1n), { minLength: 60, maxLength: 140 }),
   );
-  check(t, 'Number cents summed: the exact total, or a RangeError once it passes 2^53 cents', fc.property(amounts, (list) => {
-    let sum = 0;
-    for (const n of list) sum += centsOf(textOf(n));
-    const exact = list.reduce((total, n) => total + unitsOf(n, 2), 0n);
-    if (exact > MAX_SAFE) assert.throws(() => centsToNumber(sum), isRangeError);
-    else assert.equal(centsToNumber(sum), Number(roundText(exact, 100n, 2)));
-  }), 500);
-  check(t, 'BigInt units summed: signed amounts of any size, exact to the last unit', fc.property(
-    fc.integer({ min: 0, max: 4 }).chain((scale) => fc.tuple(fc.constant(scale), fc.array(numeric({ maxDecimals: scale, negative: true }), { maxLength: 200 }))),
-    ([scale, list]) => {
-      const sum = list.reduce((total, n) => total + scaled(textOf(n), scale), 0n);
-      const exact = list.reduce((total, n) => total + unitsOf(n, scale), 0n);
-      assert.equal(sum, exact);
-      expectDecimal(decimal(sum, pow10(scale), Math.min(scale, 2)), exact, pow10(scale), Math.min(scale, 2));
-    },
-  ), 500);
+  check(
+    t,
+    'Number cents summed: the exact total, or a RangeError once it passes 2^53 cents',
+    fc.property(amounts, (list) => {
+      let sum = 0;
+      for (const n of list) sum += centsOf(textOf(n));
+      const exact = list.reduce((total, n) => total + unitsOf(n, 2), 0n);
+      if (exact > MAX_SAFE) assert.throws(() => centsToNumber(sum), isRangeError);
+      else assert.equal(centsToNumber(sum), Number(roundText(exact, 100n, 2)));
+    }),
+    500,
+  );
+  check(
+    t,
+    'BigInt units summed: signed amounts of any size, exact to the last unit',
+    fc.property(
+      fc
+        .integer({ min: 0, max: 4 })
+        .chain((scale) => fc.tuple(fc.constant(scale), fc.array(numeric({ maxDecimals: scale, negative: true }), { maxLength: 200 }))),
+      ([scale, list]) => {
+        const sum = list.reduce((total, n) => total + scaled(textOf(n), scale), 0n);
+        const exact = list.reduce((total, n) => total + unitsOf(n, scale), 0n);
+        assert.equal(sum, exact);
+        expectDecimal(decimal(sum, pow10(scale), Math.min(scale, 2)), exact, pow10(scale), Math.min(scale, 2));
+      },
+    ),
+    500,
+  );
 });
 
 t.test('PostgreSQL agrees: its text, round() and sum() against the reference and the code', async (t) => {
   const sample = (arbitrary: fc.Arbitrary<Numeric>, numRuns: number, seed: number) => fc.sample(arbitrary, { numRuns, seed }).map(textOf);
-  const goldens = ['0.005', '-0.005', '2.675', '-2.675', '1.005', '0.125', '-0.0049', '99999999999.995', '0.00005', '2.5', '-2.5', '0', '7'];
+  const goldens = [
+    '0.005',
+    '-0.005',
+    '2.675',
+    '-2.675',
+    '1.005',
+    '0.125',
+    '-0.0049',
+    '99999999999.995',
+    '0.00005',
+    '2.5',
+    '-2.5',
+    '0',
+    '7',
+  ];
   const values = [...goldens, ...sample(numeric({ maxDecimals: 6, negative: true, fraction: tieProne }), 300, 20_250_301)];
-  const amounts = sample(numeric({ minDecimals: 2, maxDecimals: 2, negative: true, integer: fc.bigInt({ min: 0n, max: pow10(12) - 1n }) }), 200, 7);
-  const { rows } = await withAdmin((client) => client.query<{ results: [string, string, string, string, string][]; sum: string }>(
-    `SELECT (SELECT json_agg(json_build_array(v, v::numeric::text, round(v::numeric, 0)::text, round(v::numeric, 2)::text,
+  const amounts = sample(
+    numeric({ minDecimals: 2, maxDecimals: 2, negative: true, integer: fc.bigInt({ min: 0n, max: pow10(12) - 1n }) }),
+    200,
+    7,
+  );
+  const { rows } = await withAdmin((client) =>
+    client.query<{ results: [string, string, string, string, string][]; sum: string }>(
+      `SELECT (SELECT json_agg(json_build_array(v, v::numeric::text, round(v::numeric, 0)::text, round(v::numeric, 2)::text,
                                              round(v::numeric, 4)::text) ORDER BY i)
                FROM unnest($1::text[]) WITH ORDINALITY AS x (v, i)) AS results,
             (SELECT sum(v::numeric)::text FROM unnest($2::text[]) AS y (v)) AS sum`,
-    [values, amounts],
-  ));
+      [values, amounts],
+    ),
+  );
   const { results, sum } = rows[0]!;
   t.equal(results.length, values.length);
   let mismatches = 0;
   for (const [text, printed, r0, r2, r4] of results) {
     const units = scaled(text, 6);
-    const expected = { printed: text, r0: roundText(units, pow10(6), 0), r2: roundText(units, pow10(6), 2), r4: roundText(units, pow10(6), 4) };
+    const expected = {
+      printed: text,
+      r0: roundText(units, pow10(6), 0),
+      r2: roundText(units, pow10(6), 2),
+      r4: roundText(units, pow10(6), 4),
+    };
     const actual = { printed, r0, r2, r4 };
     const code = { r0: decimal(units, pow10(6), 0), r2: decimal(units, pow10(6), 2), r4: decimal(units, pow10(6), 4) };
     const ours = { r0: Number(r0), r2: Number(r2), r4: Number(r4) };

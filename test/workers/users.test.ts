@@ -5,7 +5,14 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
 import t from 'tap';
-import { type JoinedRow, type MovementColumns, rollupUsers, runRollup, type UsersBucket, type UsersInput } from '../../workers/rollups/index.js';
+import {
+  type JoinedRow,
+  type MovementColumns,
+  rollupUsers,
+  runRollup,
+  type UsersBucket,
+  type UsersInput,
+} from '../../workers/rollups/index.js';
 import { check } from './property.js';
 
 const decoder = new TextDecoder();
@@ -22,17 +29,32 @@ const page = fc
     begun: fc.integer({ min: 0, max: 8 }),
     // how many of the page's buckets each unit reports on (all: a live unit)
     reach: fc.array(fc.integer({ min: 0, max: 8 }), { minLength: UNITS.length, maxLength: UNITS.length }),
-    movements: fc.array(fc.tuple(fc.boolean(), fc.integer({ min: -2, max: 75 }), fc.constantFrom(...UNITS, OFF_PAGE_UNIT), fc.constantFrom(...FARMERS)), { maxLength: 120 }),
+    movements: fc.array(
+      fc.tuple(fc.boolean(), fc.integer({ min: -2, max: 75 }), fc.constantFrom(...UNITS, OFF_PAGE_UNIT), fc.constantFrom(...FARMERS)),
+      { maxLength: 120 },
+    ),
     joined: fc.array(fc.tuple(fc.integer({ min: -1, max: 75 }), fc.integer({ min: 1, max: 5 })), { maxLength: 20 }),
   })
   .map(({ lengths, begun, reach, movements, joined }) => {
     let day = 0;
     const buckets: UsersBucket[] = lengths.map((length, index) => {
-      const bucket = { period_start: `2025-01-${String(index + 1).padStart(2, '0')}`, period_end: `2025-02-${String(index + 1).padStart(2, '0')}`, firstDay: day, lastDay: day + length - 1, elapsed: index < begun };
+      const bucket = {
+        period_start: `2025-01-${String(index + 1).padStart(2, '0')}`,
+        period_end: `2025-02-${String(index + 1).padStart(2, '0')}`,
+        firstDay: day,
+        lastDay: day + length - 1,
+        elapsed: index < begun,
+      };
       day += length;
       return bucket;
     });
-    return { buckets, units: UNITS.map((id, index): [number, number] => [id, Math.min(reach[index]!, buckets.length)]), movements, joined, days: day };
+    return {
+      buckets,
+      units: UNITS.map((id, index): [number, number] => [id, Math.min(reach[index]!, buckets.length)]),
+      movements,
+      joined,
+      days: day,
+    };
   });
 type Page = typeof page extends fc.Arbitrary<infer P> ? P : never;
 
@@ -73,27 +95,43 @@ function reference(p: Page) {
   });
 }
 
-t.test('users records equal the figures\' definitions, as JSON.stringify writes them', async (t) => {
-  check(t, 'rollupUsers against the reference', fc.property(page, (p) => {
-    const expected = reference(p);
-    const text = rollupText(inputOf(p));
-    assert.deepStrictEqual(JSON.parse(text), expected);
-    assert.equal(text, JSON.stringify(expected), 'byte for byte');
-    assert.equal(decoder.decode(runRollup({ kind: 'users', input: inputOf(p) }) as Uint8Array), text);
-  }), 500);
+t.test("users records equal the figures' definitions, as JSON.stringify writes them", async (t) => {
+  check(
+    t,
+    'rollupUsers against the reference',
+    fc.property(page, (p) => {
+      const expected = reference(p);
+      const text = rollupText(inputOf(p));
+      assert.deepStrictEqual(JSON.parse(text), expected);
+      assert.equal(text, JSON.stringify(expected), 'byte for byte');
+      assert.equal(decoder.decode(runRollup({ kind: 'users', input: inputOf(p) }) as Uint8Array), text);
+    }),
+    500,
+  );
 });
 
 t.test('an empty page and a page without movements', async (t) => {
   t.equal(rollupText({ buckets: [], units: [[1, 0]], joined: '[]', checkIns: '[[],[],[]]', checkOuts: '[[],[],[]]' }), '[]');
-  const quiet = JSON.parse(rollupText({
-    buckets: [{ period_start: '2025-03-01', period_end: '2025-03-07', firstDay: 0, lastDay: 6, elapsed: true }],
-    units: [[5, 1], [6, 0]],
-    joined: '[[-1,4],[2,1]]',
-    checkIns: '[[],[],[]]',
-    checkOuts: '[[],[],[]]',
-  }));
-  t.strictSame(quiet, [{
-    period_start: '2025-03-01', period_end: '2025-03-07', registered_users: 5, active_users: 0, sign_ups: 1,
-    by_cooling_unit: [{ cooling_unit_id: 5, active_users: 0, check_ins: 0, check_outs: 0 }],
-  }]);
+  const quiet = JSON.parse(
+    rollupText({
+      buckets: [{ period_start: '2025-03-01', period_end: '2025-03-07', firstDay: 0, lastDay: 6, elapsed: true }],
+      units: [
+        [5, 1],
+        [6, 0],
+      ],
+      joined: '[[-1,4],[2,1]]',
+      checkIns: '[[],[],[]]',
+      checkOuts: '[[],[],[]]',
+    }),
+  );
+  t.strictSame(quiet, [
+    {
+      period_start: '2025-03-01',
+      period_end: '2025-03-07',
+      registered_users: 5,
+      active_users: 0,
+      sign_ups: 1,
+      by_cooling_unit: [{ cooling_unit_id: 5, active_users: 0, check_ins: 0, check_outs: 0 }],
+    },
+  ]);
 });

@@ -6,8 +6,14 @@ import { type Cell, CellGrid, type ImpactInput, parseJson } from './rows.js';
 
 export interface ImpactRecord extends Cell {
   currency: string;
-  kg_checked_in: number; food_loss_prevented_kg: number; market_loss_share: number | null; income_increase: number;
-  co2_reduction_kg: number; farmers_served: number; community_served: number; market_surveys: number;
+  kg_checked_in: number;
+  food_loss_prevented_kg: number;
+  market_loss_share: number | null;
+  income_increase: number;
+  co2_reduction_kg: number;
+  farmers_served: number;
+  community_served: number;
+  market_surveys: number;
 }
 
 /** Average household size by country, in tenths of a person (domain.md, "Community served"). */
@@ -35,7 +41,14 @@ interface ImpactSums {
 
 export function rollupImpact(input: ImpactInput): ImpactRecord[] {
   const sums = new CellGrid<ImpactSums>(input.cells, () => ({
-    kgIn: 0n, co2: 0n, lost: 0n, surveyed: 0n, surveys: 0, lossNumerator: 0n, income: new Map(), farmers: 0,
+    kgIn: 0n,
+    co2: 0n,
+    lost: 0n,
+    surveyed: 0n,
+    surveys: 0,
+    lossNumerator: 0n,
+    income: new Map(),
+    farmers: 0,
   }));
   const baselines = new Map<string, Baseline>();
   for (const [periodStart, unitId, farmerId, served, lossShare, currency, pricePerKg] of parseJson(input.farmers)) {

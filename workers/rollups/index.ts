@@ -20,14 +20,23 @@ export { HOUSEHOLD_TENTHS, type ImpactRecord, rollupImpact } from './impact.js';
 export { type CurrencyTotal, type PaymentMethodTotal, type RevenueRecord, rollupRevenue } from './revenue.js';
 export { rollupUsers } from './users.js';
 export {
-  type Cell, type CheckOutRow, type CrateRow, type FarmerRow, type ImpactInput, type JoinedRow, type Json, type MovementColumns,
-  parseJson, type RevenueInput, type SurveyRow, type UsersBucket, type UsersInput,
+  type Cell,
+  type CheckOutRow,
+  type CrateRow,
+  type FarmerRow,
+  type ImpactInput,
+  type JoinedRow,
+  type Json,
+  type MovementColumns,
+  parseJson,
+  type RevenueInput,
+  type SurveyRow,
+  type UsersBucket,
+  type UsersInput,
 } from './rows.js';
 
 export type RollupTask =
-  | { kind: 'revenue'; input: RevenueInput }
-  | { kind: 'impact'; input: ImpactInput }
-  | { kind: 'users'; input: UsersInput };
+  { kind: 'revenue'; input: RevenueInput } | { kind: 'impact'; input: ImpactInput } | { kind: 'users'; input: UsersInput };
 
 /** The records of a task as JSON: text, or UTF-8 bytes where they are written as bytes (users). */
 export function runRollup(task: RollupTask): Json<unknown[]> | Uint8Array {
@@ -47,8 +56,12 @@ export type RollupRequest =
   | { kind: 'revenue'; cells: Cell[]; checkOuts: RowsQuery }
   | { kind: 'impact'; cells: Cell[]; currency: string; country: string; crates: RowsQuery; surveys: RowsQuery; farmers: RowsQuery }
   | {
-      kind: 'users'; buckets: UsersBucket[]; units: UsersInput['units'];
-      joined: RowsQuery; checkIns: RowsQuery; checkOuts: RowsQuery;
+      kind: 'users';
+      buckets: UsersBucket[];
+      units: UsersInput['units'];
+      joined: RowsQuery;
+      checkIns: RowsQuery;
+      checkOuts: RowsQuery;
     };
 
 /** Runs a request's queries through `rowsOf` (the thread's pool, or the main one inline) and rolls the rows up. */

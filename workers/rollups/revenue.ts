@@ -11,11 +11,22 @@ import { type Cell, CellGrid, parseJson, type RevenueInput } from './rows.js';
 
 export interface CurrencyTotal {
   currency: string;
-  total_revenue: number; paid_revenue: number; pending_revenue: number; cooling_fees: number; discounts: number;
-  check_outs: number; paid_check_outs: number; pending_check_outs: number;
+  total_revenue: number;
+  paid_revenue: number;
+  pending_revenue: number;
+  cooling_fees: number;
+  discounts: number;
+  check_outs: number;
+  paid_check_outs: number;
+  pending_check_outs: number;
 }
 
-export interface PaymentMethodTotal { payment_method: string | null; currency: string; total_revenue: number; check_outs: number }
+export interface PaymentMethodTotal {
+  payment_method: string | null;
+  currency: string;
+  total_revenue: number;
+  check_outs: number;
+}
 
 export interface RevenueRecord extends Cell {
   check_outs: number;
@@ -46,8 +57,20 @@ function sortFew<T>(items: T[], compare: (a: T, b: T) => number): T[] {
   return items;
 }
 
-interface CurrencySums { fees: number; discounts: number; paid: number; pending: number; paidCount: number; pendingCount: number }
-interface MethodSums { method: string | null; currency: string; revenue: number; count: number }
+interface CurrencySums {
+  fees: number;
+  discounts: number;
+  paid: number;
+  pending: number;
+  paidCount: number;
+  pendingCount: number;
+}
+interface MethodSums {
+  method: string | null;
+  currency: string;
+  revenue: number;
+  count: number;
+}
 
 export function rollupRevenue(input: RevenueInput): RevenueRecord[] {
   const sums = new CellGrid(input.cells, () => ({ currencies: new Map<string, CurrencySums>(), methods: new Map<string, MethodSums>() }));

@@ -17,18 +17,40 @@ export interface Cell {
   period_end: string;
 }
 
-export type CheckOutRow = [periodStart: string, unitId: number, currency: string, coolingFees: string, discount: string,
-  paid: boolean, paymentMethod: string | null];
+export type CheckOutRow = [
+  periodStart: string,
+  unitId: number,
+  currency: string,
+  coolingFees: string,
+  discount: string,
+  paid: boolean,
+  paymentMethod: string | null,
+];
 export type CrateRow = [periodStart: string, unitId: number, farmerId: number, kg: string, factorWithout: string, factorWith: string];
-export type SurveyRow = [periodStart: string, unitId: number, farmerId: number, currency: string, sellingPricePerUnit: string,
-  kgPerUnit: string, kgSold: string, kgLost: string];
+export type SurveyRow = [
+  periodStart: string,
+  unitId: number,
+  farmerId: number,
+  currency: string,
+  sellingPricePerUnit: string,
+  kgPerUnit: string,
+  kgSold: string,
+  kgLost: string,
+];
 /**
  * A farmer of a bucket with the farmer's baseline for the bucket: one per distinct (bucket, unit,
  * farmer) with a movement (`served`), and one per market survey of the bucket whose farmer may
  * have had none there (not served: the row only carries the baseline the survey's income needs).
  */
-export type FarmerRow = [periodStart: string, unitId: number, farmerId: number, served: boolean, lossShare: string | null,
-  baselineCurrency: string | null, baselinePricePerKg: string | null];
+export type FarmerRow = [
+  periodStart: string,
+  unitId: number,
+  farmerId: number,
+  served: boolean,
+  lossShare: string | null,
+  baselineCurrency: string | null,
+  baselinePricePerKg: string | null,
+];
 
 /** one per (day, farmers): day is an offset from the page's first day, -1 for any day before it */
 export type JoinedRow = [day: number, farmers: number];

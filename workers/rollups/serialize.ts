@@ -25,8 +25,15 @@ export const serializeRevenue = fastJson({
     currency_totals: {
       type: 'array',
       items: objectOf({
-        currency: string, total_revenue: number, paid_revenue: number, pending_revenue: number, cooling_fees: number,
-        discounts: number, check_outs: integer, paid_check_outs: integer, pending_check_outs: integer,
+        currency: string,
+        total_revenue: number,
+        paid_revenue: number,
+        pending_revenue: number,
+        cooling_fees: number,
+        discounts: number,
+        check_outs: integer,
+        paid_check_outs: integer,
+        pending_check_outs: integer,
       }),
     },
     payment_methods: {
@@ -40,7 +47,14 @@ export const serializeImpact = fastJson({
   type: 'array',
   items: objectOf({
     ...cellProperties,
-    currency: string, kg_checked_in: number, food_loss_prevented_kg: number, market_loss_share: nullable(number),
-    income_increase: number, co2_reduction_kg: number, farmers_served: integer, community_served: integer, market_surveys: integer,
+    currency: string,
+    kg_checked_in: number,
+    food_loss_prevented_kg: number,
+    market_loss_share: nullable(number),
+    income_increase: number,
+    co2_reduction_kg: number,
+    farmers_served: integer,
+    community_served: integer,
+    market_surveys: integer,
   }),
 } as Schema) as (records: ImpactRecord[]) => string;

@@ -119,7 +119,8 @@ export function rollupUsers(input: UsersInput): Uint8Array {
   // `{"cooling_unit_id":<id>` of each unit, and room for every entry at its longest
   const opening = units.map(([id]) => ascii(`{"cooling_unit_id":${id}`));
   let capacity = 2;
-  for (let u = 0; u < unitCount; u++) capacity += Math.min(reach[u]!, bucketCount) * (opening[u]!.length + IDLE.length + 3 * MAX_DIGITS + 1);
+  for (let u = 0; u < unitCount; u++)
+    capacity += Math.min(reach[u]!, bucketCount) * (opening[u]!.length + IDLE.length + 3 * MAX_DIGITS + 1);
   for (const bucket of buckets) capacity += 160 + bucket.period_start.length + bucket.period_end.length;
   const out = new JsonBytes(capacity);
 

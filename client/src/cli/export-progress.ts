@@ -56,7 +56,9 @@ export class ExportDisplay {
     } else if (event.type === 'retry' && event.reason !== 'rate_limited') {
       this.status = `retrying (${event.status ?? event.reason})`;
       this.waitingUntil = Date.now() + event.ms;
-      this.say(`${event.status ? `${event.status} ${event.reason}` : event.reason}: retrying in ${(event.ms / 1000).toFixed(1)} s (attempt ${event.attempt + 1})`);
+      this.say(
+        `${event.status ? `${event.status} ${event.reason}` : event.reason}: retrying in ${(event.ms / 1000).toFixed(1)} s (attempt ${event.attempt + 1})`,
+      );
     } else if (event.type === 'retry') {
       this.say(`429: the token's budget is spent elsewhere too; waiting ${duration(event.ms / 1000)} for its window to end`);
     } else if (event.type === 'response' && event.status < 400) {
@@ -90,14 +92,18 @@ export class ExportDisplay {
     const total = latest.estimatedTotal ?? 0;
     if (this.bar) {
       const share = total > 0 ? Math.min(1, latest.records / total) : 0;
-      this.bar.draw(`${barOf(share)} ${Math.floor(100 * share)}% | ${count(latest.records)}/` +
-        `${latest.estimatedTotal === null ? '?' : `~${count(total)}`} records | ${count(latest.pages)} pages | ` +
-        `units ${latest.unitsDone}/${latest.unitsTotal} | ${this.statusNow()} | ETA ${this.eta()}`);
+      this.bar.draw(
+        `${barOf(share)} ${Math.floor(100 * share)}% | ${count(latest.records)}/` +
+          `${latest.estimatedTotal === null ? '?' : `~${count(total)}`} records | ${count(latest.pages)} pages | ` +
+          `units ${latest.unitsDone}/${latest.unitsTotal} | ${this.statusNow()} | ETA ${this.eta()}`,
+      );
     } else if (force || Date.now() - this.lastLine >= 5000) {
       this.lastLine = Date.now();
       const share = total > 0 ? ` (${Math.floor((100 * latest.records) / total)}%)` : '';
-      this.say(`exported ${count(latest.records)} of ${latest.estimatedTotal === null ? '?' : `~${count(total)}`} records${share}, ` +
-        `${count(latest.pages)} pages, units ${latest.unitsDone}/${latest.unitsTotal} done, ETA ${this.eta()}`);
+      this.say(
+        `exported ${count(latest.records)} of ${latest.estimatedTotal === null ? '?' : `~${count(total)}`} records${share}, ` +
+          `${count(latest.pages)} pages, units ${latest.unitsDone}/${latest.unitsTotal} done, ETA ${this.eta()}`,
+      );
     }
   }
 

@@ -43,18 +43,23 @@ The token is read from COLDTRACK_TOKEN, never from the command line.`;
 export class UsageError extends Error {}
 
 /** What the command line decides of the export's options: all of them but the callbacks. */
-export type ExportArguments = Required<Pick<ExportOptions, 'baseUrl' | 'from' | 'to' | 'aggregation' | 'units' | 'format' | 'outDir' | 'concurrency' | 'pageSize'>>;
+export type ExportArguments = Required<
+  Pick<ExportOptions, 'baseUrl' | 'from' | 'to' | 'aggregation' | 'units' | 'format' | 'outDir' | 'concurrency' | 'pageSize'>
+>;
 
 function wholeNumber(name: string, text: string | undefined, fallback: number, max: number): number {
   if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) throw new UsageError(`--${name} must be a whole number from 1 to ${max}, not "${text}"`);
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max)
+    throw new UsageError(`--${name} must be a whole number from 1 to ${max}, not "${text}"`);
   return Number(text);
 }
 
 /** The arguments, checked; a UsageError names the first problem in one line. */
 export function parseExportArguments(argv: string[]): ExportArguments | 'help' {
   if (argv.some((argument) => /^--?(token|api-token)(=|$)/.test(argument))) {
-    throw new UsageError('the token is read from COLDTRACK_TOKEN only, never from the command line (it would show in ps and the shell history)');
+    throw new UsageError(
+      'the token is read from COLDTRACK_TOKEN only, never from the command line (it would show in ps and the shell history)',
+    );
   }
   let values;
   try {
@@ -63,9 +68,16 @@ export function parseExportArguments(argv: string[]): ExportArguments | 'help' {
       strict: true,
       allowPositionals: false,
       options: {
-        'base-url': { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, aggregation: { type: 'string' },
-        units: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' }, concurrency: { type: 'string' },
-        'page-size': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        'base-url': { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        aggregation: { type: 'string' },
+        units: { type: 'string' },
+        format: { type: 'string' },
+        out: { type: 'string' },
+        concurrency: { type: 'string' },
+        'page-size': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
       },
     }));
   } catch (error) {
@@ -81,14 +93,16 @@ export function parseExportArguments(argv: string[]): ExportArguments | 'help' {
   } catch {
     throw new UsageError(`--base-url must be an http:// or https:// URL, not "${values['base-url']}"`);
   }
-  if (baseUrl.protocol !== 'http:' && baseUrl.protocol !== 'https:') throw new UsageError(`--base-url must be an http:// or https:// URL, not "${values['base-url']}"`);
+  if (baseUrl.protocol !== 'http:' && baseUrl.protocol !== 'https:')
+    throw new UsageError(`--base-url must be an http:// or https:// URL, not "${values['base-url']}"`);
   for (const name of ['from', 'to'] as const) {
     const day = values[name]!;
     if (parseDay(day) === null || day > '9999-12-31') throw new UsageError(`--${name} must be a date YYYY-MM-DD, not "${day}"`);
   }
   if (values.from! > values.to!) throw new UsageError(`--from (${values.from}) is after --to (${values.to})`);
   const aggregation = values.aggregation ?? 'hourly';
-  if (!(AGGREGATIONS as readonly string[]).includes(aggregation)) throw new UsageError(`--aggregation must be raw, hourly or daily, not "${aggregation}"`);
+  if (!(AGGREGATIONS as readonly string[]).includes(aggregation))
+    throw new UsageError(`--aggregation must be raw, hourly or daily, not "${aggregation}"`);
   const format = values.format ?? 'csv';
   if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be csv or ndjson, not "${format}"`);
   const unitsText = values.units ?? 'all';
@@ -118,9 +132,14 @@ function reasonOf(error: unknown): string {
   const unit = error instanceof ExportUnitError ? `cooling unit ${error.unitId}: ` : '';
   const cause = error instanceof ExportUnitError ? error.cause : error;
   if (cause instanceof ColdtrackApiError) {
-    const hint = cause.status === 401 ? ' (is COLDTRACK_TOKEN right, and not revoked or expired?)'
-      : cause.status === 403 ? ` (the token needs the ${String(cause.details?.required_scope ?? 'sensor_data')} scope)`
-        : cause.status === 404 ? ' (not a unit this token may read)' : '';
+    const hint =
+      cause.status === 401
+        ? ' (is COLDTRACK_TOKEN right, and not revoked or expired?)'
+        : cause.status === 403
+          ? ` (the token needs the ${String(cause.details?.required_scope ?? 'sensor_data')} scope)`
+          : cause.status === 404
+            ? ' (not a unit this token may read)'
+            : '';
     return `${unit}${cause.status} ${cause.code}: ${cause.message}${hint}`;
   }
   return `${unit}${cause instanceof Error ? cause.message : String(cause)}`;
@@ -138,7 +157,11 @@ async function main(): Promise<number> {
   const ticker = display.startTicking();
   try {
     const summary = await exportSensorHistory(client, {
-      ...args, signal: interrupt.signal, onNotice: display.say, onProgress: display.onProgress, onPageWritten,
+      ...args,
+      signal: interrupt.signal,
+      onNotice: display.say,
+      onProgress: display.onProgress,
+      onPageWritten,
     });
     display.finish();
     console.error(completionLine(summary, args.outDir, display));
@@ -207,8 +230,8 @@ function crashTestHook(): ExportOptions['onPageWritten'] {
   let pagesWritten = 0;
   return crashAfter > 0
     ? () => {
-      if (++pagesWritten >= crashAfter) process.kill(process.pid, 'SIGKILL');
-    }
+        if (++pagesWritten >= crashAfter) process.kill(process.pid, 'SIGKILL');
+      }
     : undefined;
 }
 
@@ -217,13 +240,15 @@ function completionLine(summary: ExportSummary, outDir: string, display: ExportD
   return summary.alreadyComplete
     ? `export already complete in ${outDir}: ${count(summary.records)} records in ${summary.files.length} files; nothing to do`
     : `export complete: ${count(summary.records)} records in ${summary.files.length} files in ${outDir} ` +
-      `(${count(summary.recordsThisRun)} this run, ${count(display.requests)} requests, ${duration(seconds)})`;
+        `(${count(summary.recordsThisRun)} this run, ${count(display.requests)} requests, ${duration(seconds)})`;
 }
 
 /** The last line of an export that did not complete, and its exit status (130, 2 or 1). */
 function reportStop(error: unknown, run: { interrupted: boolean; outDir: string; records: number }): number {
   if (run.interrupted) {
-    console.error(`export interrupted: ${count(run.records)} records safely in ${run.outDir}; to continue, run the same command again: ${sameCommand()}`);
+    console.error(
+      `export interrupted: ${count(run.records)} records safely in ${run.outDir}; to continue, run the same command again: ${sameCommand()}`,
+    );
     return 130;
   }
   if (error instanceof ExportConflictError) {
@@ -231,8 +256,12 @@ function reportStop(error: unknown, run: { interrupted: boolean; outDir: string;
     return 2;
   }
   // a checkpoint problem is not fixed by running again; anything else is continued by it
-  console.error(`export stopped: ${reasonOf(error)}` +
-    (error instanceof CheckpointError ? '' : `; ${count(run.records)} records kept in ${run.outDir}, the same command continues from there`));
+  console.error(
+    `export stopped: ${reasonOf(error)}` +
+      (error instanceof CheckpointError
+        ? ''
+        : `; ${count(run.records)} records kept in ${run.outDir}, the same command continues from there`),
+  );
   return 1;
 }
 

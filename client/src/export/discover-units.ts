@@ -12,7 +12,12 @@ export interface FoundUnits {
   from: string;
 }
 
-export async function discoverUnits(client: ColdtrackClient, range: { from: string; to: string }, call: CallOptions, countPage: () => void): Promise<FoundUnits> {
+export async function discoverUnits(
+  client: ColdtrackClient,
+  range: { from: string; to: string },
+  call: CallOptions,
+  countPage: () => void,
+): Promise<FoundUnits> {
   const ids = new Set<number>();
   try {
     const day = { start_date: range.from, end_date: range.from, period: 'day' as const };

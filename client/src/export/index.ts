@@ -42,7 +42,17 @@ import { exportUnit, type UnitRun } from './unit-file.js';
 
 export { CHECKPOINT_FILE, CheckpointError, LOCK_FILE } from './checkpoint.js';
 export type { ExportOptions, ExportProgress, ExportSummary } from './options.js';
-export { AGGREGATIONS, type Aggregation, CSV_COLUMNS, type ExportFormat, FORMATS, MAX_WINDOW_DAYS, parseDay, unitFileName, windowsOf } from './plan.js';
+export {
+  AGGREGATIONS,
+  type Aggregation,
+  CSV_COLUMNS,
+  type ExportFormat,
+  FORMATS,
+  MAX_WINDOW_DAYS,
+  parseDay,
+  unitFileName,
+  windowsOf,
+} from './plan.js';
 
 /** A unit's export failed: which unit, and why (the client's error as `cause`). */
 export class ExportUnitError extends Error {
@@ -129,12 +139,20 @@ function stopOnCallerAbort(signal: AbortSignal | undefined) {
 }
 
 /** The checkpoint in the directory, if it is this export's; else a new one (units found once, here). */
-async function continueOrStart(client: ColdtrackClient, options: ExportOptions, identity: ExportIdentity, call: CallOptions, countPage: () => void) {
+async function continueOrStart(
+  client: ColdtrackClient,
+  options: ExportOptions,
+  identity: ExportIdentity,
+  call: CallOptions,
+  countPage: () => void,
+) {
   const previous = await readCheckpoint(options.outDir);
   if (previous) {
     const difference = identityDifference(previous.export, identity);
     if (difference) {
-      throw new ExportConflictError(`${options.outDir} holds another export: its ${difference} differ; choose another --out, or delete ${options.outDir} to start over`);
+      throw new ExportConflictError(
+        `${options.outDir} holds another export: its ${difference} differ; choose another --out, or delete ${options.outDir} to start over`,
+      );
     }
     return { checkpoint: previous, resumed: true };
   }
@@ -178,7 +196,11 @@ function resumeNotice(checkpoint: Checkpoint, recordsBefore: number): string {
   return `resuming: ${exported.filter((id) => checkpoint.units[id]!.done).length} of ${exported.length} units done, ${recordsBefore.toLocaleString('en-US')} records already written`;
 }
 
-function summarize(checkpoint: Checkpoint, outDir: string, run: { recordsBefore: number; pages: number; resumed: boolean; alreadyComplete: boolean }): ExportSummary {
+function summarize(
+  checkpoint: Checkpoint,
+  outDir: string,
+  run: { recordsBefore: number; pages: number; resumed: boolean; alreadyComplete: boolean },
+): ExportSummary {
   const units = exportedIdsOf(checkpoint);
   const records = recordsIn(checkpoint);
   return {
@@ -231,7 +253,8 @@ function progressOf(checkpoint: Checkpoint, pages: number): ExportProgress {
   const records = units.reduce((sum, unit) => sum + unit.records, 0);
   return {
     records,
-    estimatedTotal: unknown === 0 || average !== null ? Math.max(records, Math.round(known.reduce((a, b) => a + b, 0) + unknown * (average ?? 0))) : null,
+    estimatedTotal:
+      unknown === 0 || average !== null ? Math.max(records, Math.round(known.reduce((a, b) => a + b, 0) + unknown * (average ?? 0))) : null,
     pages,
     unitsDone: units.filter((unit) => unit.done).length,
     unitsTotal: units.length,

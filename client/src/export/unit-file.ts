@@ -74,7 +74,9 @@ function openUnitFile(path: string): Promise<FileHandle> {
 async function resumePosition(handle: FileHandle, path: string, state: UnitProgress, options: ExportOptions): Promise<number> {
   const { size } = await handle.stat();
   if (size < state.bytes) {
-    throw new CheckpointError(`${path} has ${size} bytes, fewer than the ${state.bytes} the checkpoint counts: it was changed outside the export; delete ${options.outDir} to start over`);
+    throw new CheckpointError(
+      `${path} has ${size} bytes, fewer than the ${state.bytes} the checkpoint counts: it was changed outside the export; delete ${options.outDir} to start over`,
+    );
   }
   if (size > state.bytes) await handle.truncate(state.bytes);
   let position = state.bytes;
@@ -122,7 +124,13 @@ async function appendRecords(handle: FileHandle, position: number, records: Sens
 }
 
 /** The unit's checkpoint entry after a page's records reached the file: where the next page is. */
-function advancePastPage(state: UnitProgress, page: DataPage<'sensorData'>, fresh: SensorRecord[], position: number, windows: number): void {
+function advancePastPage(
+  state: UnitProgress,
+  page: DataPage<'sensorData'>,
+  fresh: SensorRecord[],
+  position: number,
+  windows: number,
+): void {
   const last = fresh.at(-1);
   state.bytes = position;
   state.records += fresh.length;

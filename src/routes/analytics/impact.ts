@@ -46,7 +46,9 @@ const record = z
     market_loss_share: z
       .number()
       .nullable()
-      .describe('kg lost / (kg sold + kg lost), pooled over the market surveys taken in the period; rounded to 4 decimals, half up; null when there were none'),
+      .describe(
+        'kg lost / (kg sold + kg lost), pooled over the market surveys taken in the period; rounded to 4 decimals, half up; null when there were none',
+      ),
     income_increase: z
       .number()
       .describe(
@@ -58,7 +60,9 @@ const record = z
     community_served: z
       .number()
       .int()
-      .describe("farmers_served x the country's average household size (NG 4.7, IN 4.4, PH 4.2, else 3), rounded half up (15 x 4.7 = 70.5 -> 71)"),
+      .describe(
+        "farmers_served x the country's average household size (NG 4.7, IN 4.4, PH 4.2, else 3), rounded half up (15 x 4.7 = 70.5 -> 71)",
+      ),
     market_surveys: z.number().int().describe('Market surveys taken in the period'),
   })
   .meta({ id: 'ImpactRecord' });
@@ -92,15 +96,18 @@ export default async function impactRoute(app: App) {
         const { days, periodStarts, periodEnds } = pageDays(grid);
         const values = [grid.unitIds, days, periodStarts];
         const { currency, country } = company.rows[0]!;
-        data = await app.rollups.rollUp({
-          kind: 'impact',
-          cells: pageCells(grid),
-          currency,
-          country,
-          crates: { text: sql.impactCrates, values },
-          surveys: { text: sql.impactSurveys, values },
-          farmers: { text: sql.impactFarmers, values: [...values, periodEnds] },
-        }, grid.unitIds.length * days.length);
+        data = await app.rollups.rollUp(
+          {
+            kind: 'impact',
+            cells: pageCells(grid),
+            currency,
+            country,
+            crates: { text: sql.impactCrates, values },
+            surveys: { text: sql.impactSurveys, values },
+            farmers: { text: sql.impactFarmers, values: [...values, periodEnds] },
+          },
+          grid.unitIds.length * days.length,
+        );
       }
       const meta: z.infer<typeof envelope>['meta'] = {
         company_id: companyId,

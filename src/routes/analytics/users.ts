@@ -31,11 +31,16 @@ const record = z
       .int()
       .nullable()
       .describe("Farmers of the request's units registered before the end of the period; null for a period that has not begun"),
-    active_users: z.number().int().describe("Distinct farmers with a check-in or check-out at any of the request's units (0 for a period that has not begun)"),
+    active_users: z
+      .number()
+      .int()
+      .describe("Distinct farmers with a check-in or check-out at any of the request's units (0 for a period that has not begun)"),
     sign_ups: z.number().int().describe("Farmers of the request's units who registered during the period"),
     by_cooling_unit: z
       .array(unitFigures)
-      .describe('Every unit the request reports on, ascending id: the live ones, and a deleted one for the periods that began before its deletion'),
+      .describe(
+        'Every unit the request reports on, ascending id: the live ones, and a deleted one for the periods that began before its deletion',
+      ),
   })
   .meta({ id: 'UsersRecord' });
 
@@ -73,20 +78,23 @@ export default async function usersRoute(app: App) {
           unit.deletedAt === null ? buckets.length : buckets.filter((bucket) => reportsOn(unit, bucket.start)).length,
         ]);
         const values = [scope.units.map((unit) => unit.id), formatDay(first), formatDay(last)];
-        data = await app.rollups.rollUp({
-          kind: 'users',
-          buckets: buckets.map((bucket) => ({
-            period_start: formatDay(bucket.start),
-            period_end: formatDay(bucket.end),
-            firstDay: (bucket.start - first) / DAY_MS,
-            lastDay: (bucket.end - first) / DAY_MS,
-            elapsed: bucket.start < now.getTime(),
-          })),
-          units,
-          joined: { text: sql.usersJoined, values },
-          checkIns: { text: sql.usersCheckIns, values },
-          checkOuts: { text: sql.usersCheckOuts, values },
-        }, units.length * ((last - first) / DAY_MS + 1));
+        data = await app.rollups.rollUp(
+          {
+            kind: 'users',
+            buckets: buckets.map((bucket) => ({
+              period_start: formatDay(bucket.start),
+              period_end: formatDay(bucket.end),
+              firstDay: (bucket.start - first) / DAY_MS,
+              lastDay: (bucket.end - first) / DAY_MS,
+              elapsed: bucket.start < now.getTime(),
+            })),
+            units,
+            joined: { text: sql.usersJoined, values },
+            checkIns: { text: sql.usersCheckIns, values },
+            checkOuts: { text: sql.usersCheckOuts, values },
+          },
+          units.length * ((last - first) / DAY_MS + 1),
+        );
       }
       const meta: z.infer<typeof envelope>['meta'] = {
         company_id: scope.companyId,

@@ -27,11 +27,15 @@ const record = z
       .number()
       .nullable()
       .describe(
-        'Crates in storage, time-averaged over the elapsed part of the period (up to now, or to the unit\'s deletion), ' +
+        "Crates in storage, time-averaged over the elapsed part of the period (up to now, or to the unit's deletion), " +
           `rounded to 4 decimals, half up; 0 for a unit without crates; ${notBegun}`,
       ),
     capacity_crates: z.number().int(),
-    crates_in_storage: z.number().int().nullable().describe(`Crates in the unit at the end of the period's elapsed part (now, for the current period); ${notBegun}`),
+    crates_in_storage: z
+      .number()
+      .int()
+      .nullable()
+      .describe(`Crates in the unit at the end of the period's elapsed part (now, for the current period); ${notBegun}`),
     kg_in_storage: z.number().nullable().describe(`Kg in the unit at the same instant (exact, at most 2 decimals); ${notBegun}`),
     check_ins: z.number().int().describe('Check-ins in the period'),
     check_outs: z.number().int().describe('Check-outs in the period'),
@@ -77,7 +81,11 @@ export default async function utilizationRoute(app: App) {
         // replica lagging): its cells come from the primary, which the unit directory read
         const missing = grid.unitIds.flatMap((unitId, index) => (known.has(unitId) ? [] : [index]));
         if (missing.length > 0 && app.readRouting.state() !== 'none') {
-          const found = await query(app.db, missing.map((index) => grid.unitIds[index]!), missing.map((index) => deletedAt[index]!));
+          const found = await query(
+            app.db,
+            missing.map((index) => grid.unitIds[index]!),
+            missing.map((index) => deletedAt[index]!),
+          );
           for (const row of found.rows) rows.set(cellKey(row.period_start, row.cooling_unit_id), row);
         }
       }

@@ -26,7 +26,7 @@ const body = z.strictObject({
     .refine(distinct, 'must not repeat a unit')
     .meta({ uniqueItems: true })
     .default([])
-    .describe('Units the token is restricted to, each a live unit of the employee\'s company (else 400); empty or omitted: company-wide'),
+    .describe("Units the token is restricted to, each a live unit of the employee's company (else 400); empty or omitted: company-wide"),
   expires_at: isoInstant()
     .nullable()
     .default(null)
@@ -67,10 +67,7 @@ export default async function createApiToken(app: App) {
         const live = await app.tokenRepository.liveUnitIds(companyId, coolingUnitIds);
         const unknown = coolingUnitIds.filter((id) => !live.has(id));
         if (unknown.length > 0) {
-          throw invalidRequest(
-            'cooling_unit_ids',
-            `Not a live cooling unit of your company: ${unknown.slice(0, 10).join(', ')}`,
-          );
+          throw invalidRequest('cooling_unit_ids', `Not a live cooling unit of your company: ${unknown.slice(0, 10).join(', ')}`);
         }
       }
 

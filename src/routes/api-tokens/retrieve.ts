@@ -16,9 +16,7 @@ export default async function retrieveApiToken(app: App) {
     },
     handler: async (request) => {
       const { token_id: tokenId } = request.params;
-      const record = isTokenId(tokenId)
-        ? await app.tokenRepository.findToken(request.employee.companyId, tokenId)
-        : null;
+      const record = isTokenId(tokenId) ? await app.tokenRepository.findToken(request.employee.companyId, tokenId) : null;
       if (!record) throw notFound('No API token with this id');
       return record;
     },

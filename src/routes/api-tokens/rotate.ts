@@ -71,7 +71,15 @@ export default async function rotateApiToken(app: App) {
       let outcome: RotationOutcome;
       try {
         outcome = await app.tokenRepository.rotateToken(
-          { companyId, tokenId, rotatedBy: userId, tokenHash: hashToken(token), now: app.clock.now(), graceMs, origin: employeeOrigin(request) },
+          {
+            companyId,
+            tokenId,
+            rotatedBy: userId,
+            tokenHash: hashToken(token),
+            now: app.clock.now(),
+            graceMs,
+            origin: employeeOrigin(request),
+          },
           async (id, expiresAt) => {
             try {
               await app.revocations.announceExpiry(id, expiresAt.getTime());

@@ -13,13 +13,17 @@ const querystring = z.strictObject({
   token_id: z
     .string({ error: 'must be given once' })
     .optional()
-    .describe('Only events naming this token, either way (a rotation names the token rotated and its replacement). A token of another company, an unknown id or one that is not a UUID: 404'),
+    .describe(
+      'Only events naming this token, either way (a rotation names the token rotated and its replacement). A token of another company, an unknown id or one that is not a UUID: 404',
+    ),
   action: z
     .enum(AUDIT_ACTIONS, { error: `must be one of ${AUDIT_ACTIONS.join(', ')}` })
     .optional()
     .describe('Only events of this action; omitted: all'),
   from: isoInstant().optional().describe('Only events at or after this instant: ISO 8601 with a zone, on a day of the years 0001-9999'),
-  to: isoInstant().optional().describe('Only events before this instant: ISO 8601 with a zone, on a day of the years 0001-9999; to before from is 400'),
+  to: isoInstant()
+    .optional()
+    .describe('Only events before this instant: ISO 8601 with a zone, on a day of the years 0001-9999; to before from is 400'),
 });
 
 const filters = z.object({
@@ -37,7 +41,7 @@ export default async function listAuditEvents(app: App) {
       description:
         'Every token event of the company (created, rotated, revoked), newest first: who (actor), when, from which IP and ' +
         'user agent, with which request id. Events are never changed or removed; each carries a hash over its content and ' +
-        'the previous event\'s hash, a chain per company.',
+        "the previous event's hash, a chain per company.",
       tags: ['Audit'],
       security: [{ employeeJwt: [] }],
       querystring,

@@ -22,21 +22,27 @@ const sensorQuery = {
   start_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days'),
   end_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date'),
   ...paginationQuery,
-  cooling_unit_id: idQuery().optional().describe('Only this unit (404 when the token may not read it); default every unit the token may read'),
+  cooling_unit_id: idQuery()
+    .optional()
+    .describe('Only this unit (404 when the token may not read it); default every unit the token may read'),
   location_id: idQuery().optional().describe('Only units at this location'),
   specification_type: specificationTypes.optional().describe('TEMPERATURE, HUMIDITY or TEMPERATURE,HUMIDITY (default both)'),
-  aggregation: z.enum(AGGREGATIONS, { error: 'must be hourly or daily (or raw, the default)' }).default('raw')
-    .describe('hourly or daily means with min, max and sample_count; raw (default) for the readings themselves. ' +
-      `Longest window: ${MAX_SENSOR_WINDOW_DAYS.raw} days, ${MAX_SENSOR_WINDOW_DAYS.daily.toLocaleString('en')} with daily`)
+  aggregation: z
+    .enum(AGGREGATIONS, { error: 'must be hourly or daily (or raw, the default)' })
+    .default('raw')
+    .describe(
+      'hourly or daily means with min, max and sample_count; raw (default) for the readings themselves. ' +
+        `Longest window: ${MAX_SENSOR_WINDOW_DAYS.raw} days, ${MAX_SENSOR_WINDOW_DAYS.daily.toLocaleString('en')} with daily`,
+    )
     .meta({ 'x-max-window-days': MAX_SENSOR_WINDOW_DAYS }),
 };
 
 const record = z
   .object({
-    timestamp: z.string().describe('ISO 8601 UTC: the reading\'s instant, or the start of its hour or day'),
+    timestamp: z.string().describe("ISO 8601 UTC: the reading's instant, or the start of its hour or day"),
     cooling_unit_id: z.number().int(),
     specification_type: z.enum(SPECIFICATION_TYPES),
-    value: z.number().describe('The reading, or the mean of the bucket\'s readings'),
+    value: z.number().describe("The reading, or the mean of the bucket's readings"),
     sample_count: z.number().int().describe('Readings behind the record (1 for raw readings)'),
     min: z.number().optional().describe('Lowest reading of the bucket (aggregations only)'),
     max: z.number().optional().describe('Highest reading of the bucket (aggregations only)'),
@@ -83,21 +89,24 @@ export default async function sensorDataRoute(app: App) {
         page: query.page,
         pageSize: query.page_size,
       });
-      return withRenderedData({
-        data: [],
-        meta: {
-          company_id: request.unitScope.companyId,
-          filters: {
-            start_date: formatDay(window.start),
-            end_date: formatDay(window.end),
-            cooling_unit_id: query.cooling_unit_id ?? null,
-            location_id: query.location_id ?? null,
-            specification_type: types,
-            aggregation: query.aggregation,
+      return withRenderedData(
+        {
+          data: [],
+          meta: {
+            company_id: request.unitScope.companyId,
+            filters: {
+              start_date: formatDay(window.start),
+              end_date: formatDay(window.end),
+              cooling_unit_id: query.cooling_unit_id ?? null,
+              location_id: query.location_id ?? null,
+              specification_type: types,
+              aggregation: query.aggregation,
+            },
+            pagination: paginationFor(query.page, query.page_size, totalCount),
           },
-          pagination: paginationFor(query.page, query.page_size, totalCount),
         },
-      }, dataJson);
+        dataJson,
+      );
     },
   });
 }

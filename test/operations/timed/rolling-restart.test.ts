@@ -49,10 +49,14 @@ t.test('SIGHUP under load: zero failed requests, every worker replaced', async (
     [world.acme.companyId, EMPLOYEES],
   );
   const jwts = await Promise.all(rows.map((row) => world.jwt(row.id)));
-  const before = await until('two workers', () => {
-    const pids = cluster.workerPids();
-    return pids.length === 2 && pids;
-  }, 5000);
+  const before = await until(
+    'two workers',
+    () => {
+      const pids = cluster.workerPids();
+      return pids.length === 2 && pids;
+    },
+    5000,
+  );
 
   // a capped rate on the limited endpoint (well under 10 x 600 a minute), and /readyz (outside the
   // limits, one database round trip) as fast as it goes; both on kept-alive connections
@@ -77,16 +81,25 @@ t.test('SIGHUP under load: zero failed requests, every worker replaced', async (
   const results = await Promise.all([managed.result, probes.result]);
 
   t.comment(`rolling restart took ${Math.round(restartMs)} ms`);
-  for (const [name, result] of [['management reads', results[0]], ['/readyz', results[1]]] as const) {
+  for (const [name, result] of [
+    ['management reads', results[0]],
+    ['/readyz', results[1]],
+  ] as const) {
     const failed = result.non2xx + result.errors + result.timeouts;
-    t.comment(`${name}: ${result.requests.total} requests, ${failed} failed (non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts}, resets ${result.resets}); statuses ${JSON.stringify(result.statusCodeStats)}`);
+    t.comment(
+      `${name}: ${result.requests.total} requests, ${failed} failed (non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts}, resets ${result.resets}); statuses ${JSON.stringify(result.statusCodeStats)}`,
+    );
     t.ok(result.requests.total > 50, `${name}: load was applied`);
     t.equal(failed, 0, `${name}: no failed request during the rolling restart`);
   }
 
   const after = cluster.workerPids();
   t.equal(after.length, 2, 'two workers after the restart');
-  t.same(after.filter((pid) => before.includes(pid)), [], `every worker was replaced (${before.join(', ')} -> ${after.join(', ')})`);
+  t.same(
+    after.filter((pid) => before.includes(pid)),
+    [],
+    `every worker was replaced (${before.join(', ')} -> ${after.join(', ')})`,
+  );
   t.notMatch(cluster.output(), /died/, 'no worker counted as crashed');
   t.notMatch(cluster.output(), /killed by timeout/, 'the old workers drained within their deadline');
 });
@@ -102,6 +115,10 @@ t.test('two SIGHUPs in a row roll the workers once: still exactly two workers', 
   await sleep(2000);
   const after = cluster.workerPids();
   t.equal(after.length, 2, `two workers (${after.join(', ')})`);
-  t.same(after.filter((pid) => before.includes(pid)), [], 'both replaced');
+  t.same(
+    after.filter((pid) => before.includes(pid)),
+    [],
+    'both replaced',
+  );
   t.equal((await send(cluster.baseUrl, '/readyz')).status, 200);
 });

@@ -14,10 +14,14 @@ const cluster = await startCluster(t, { DATABASE_URL: world.databaseUrl, REDIS_U
 const DETECTION_WINDOW_MS = 200;
 
 t.test('SIGKILL on a worker: the other keeps serving, a replacement listens', async (t) => {
-  const before = await until('two worker processes', () => {
-    const pids = cluster.workerPids();
-    return pids.length === 2 && pids;
-  }, 5000);
+  const before = await until(
+    'two worker processes',
+    () => {
+      const pids = cluster.workerPids();
+      return pids.length === 2 && pids;
+    },
+    5000,
+  );
   const headers = { authorization: `Bearer ${await world.jwt(world.acme.employeeId)}` };
 
   // steady traffic on fresh connections (an authenticated database read and /readyz), not waiting
@@ -48,7 +52,12 @@ t.test('SIGKILL on a worker: the other keeps serving, a replacement listens', as
   const victim = before[0]!;
   const killedAt = performance.now();
   process.kill(victim, 'SIGKILL');
-  const replacement = await until('a replacement worker listening', () => cluster.listeningPids().find((pid) => !before.includes(pid)), 10_000, 10);
+  const replacement = await until(
+    'a replacement worker listening',
+    () => cluster.listeningPids().find((pid) => !before.includes(pid)),
+    10_000,
+    10,
+  );
   const respawnMs = performance.now() - killedAt;
   await sleep(300);
   running = false;
@@ -59,7 +68,11 @@ t.test('SIGKILL on a worker: the other keeps serving, a replacement listens', as
   t.ok(respawnMs < 8000, `respawned in ${Math.round(respawnMs)} ms`);
   const relative = failures.map((failure) => ({ at: Math.round(failure.startedAt - killedAt), error: failure.error }));
   t.comment(`${served} requests served around the kill; failed: ${JSON.stringify(relative)}`);
-  t.same(relative.filter((failure) => !failure.error.startsWith('Error:')), [], 'no request got an error answer (only connections lost with the killed worker)');
+  t.same(
+    relative.filter((failure) => !failure.error.startsWith('Error:')),
+    [],
+    'no request got an error answer (only connections lost with the killed worker)',
+  );
   t.same(
     relative.filter((failure) => failure.at > DETECTION_WINDOW_MS).map((failure) => failure.error),
     [],
@@ -74,9 +87,13 @@ t.test('SIGKILL on a worker: the other keeps serving, a replacement listens', as
   // and the replacement serves: consecutive connections go round-robin
   const ids = ['after-0', 'after-1', 'after-2', 'after-3'];
   for (const id of ids) t.equal((await send(cluster.baseUrl, '/readyz', { headers: { 'x-request-id': id } })).status, 200);
-  const pids = await until('requests in the logs', () => {
-    const found = ids.map((id) => cluster.pidOfRequest(id));
-    return found.every((pid) => pid !== undefined) && new Set(found);
-  }, 5000);
+  const pids = await until(
+    'requests in the logs',
+    () => {
+      const found = ids.map((id) => cluster.pidOfRequest(id));
+      return found.every((pid) => pid !== undefined) && new Set(found);
+    },
+    5000,
+  );
   t.ok(pids.has(replacement), 'the replacement answers requests');
 });

@@ -17,11 +17,19 @@ const a = await createCompany(pool, 'Impact A'); // NG: household 4.7, NGN
 const b = await createCompany(pool, 'Impact B', 'IN', 'INR'); // household 4.4
 const [u1, u2, u3] = a.unitIds as [number, number, number];
 const [f1, f2] = a.farmerIds as [number, number];
-const f3 = await one("INSERT INTO users (role, company_id, first_name, user_code) VALUES ('FARMER', $1, 'F3', 'IA-F3') RETURNING id", [a.companyId]);
+const f3 = await one("INSERT INTO users (role, company_id, first_name, user_code) VALUES ('FARMER', $1, 'F3', 'IA-F3') RETURNING id", [
+  a.companyId,
+]);
 const [fb1, fb2] = b.farmerIds as [number, number];
 // CO2 factors: tomato saves 0.5 - 0.1 = 0.4 kg/kg, onion 0.3 - 0.25 = 0.05 kg/kg
-const tomato = await one("INSERT INTO crops (name, emission_factor_without_cooling, emission_factor_with_cooling) VALUES ('Tomato', 0.5, 0.1) RETURNING id", []);
-const onion = await one("INSERT INTO crops (name, emission_factor_without_cooling, emission_factor_with_cooling) VALUES ('Onion', 0.3, 0.25) RETURNING id", []);
+const tomato = await one(
+  "INSERT INTO crops (name, emission_factor_without_cooling, emission_factor_with_cooling) VALUES ('Tomato', 0.5, 0.1) RETURNING id",
+  [],
+);
+const onion = await one(
+  "INSERT INTO crops (name, emission_factor_without_cooling, emission_factor_with_cooling) VALUES ('Onion', 0.3, 0.25) RETURNING id",
+  [],
+);
 
 async function baseline(farmer: number, at: string, lossShare: string, currency: string, pricePerKg: string) {
   await pool.query(
@@ -31,13 +39,29 @@ async function baseline(farmer: number, at: string, lossShare: string, currency:
 }
 
 async function checkIn(unit: number, farmer: number, at: string, crates: [number, string][]) {
-  const id = await one('INSERT INTO check_ins (cooling_unit_id, farmer_id, checked_in_at) VALUES ($1, $2, $3) RETURNING id', [unit, farmer, at]);
+  const id = await one('INSERT INTO check_ins (cooling_unit_id, farmer_id, checked_in_at) VALUES ($1, $2, $3) RETURNING id', [
+    unit,
+    farmer,
+    at,
+  ]);
   for (const [crop, kg] of crates) {
-    await pool.query('INSERT INTO crates (check_in_id, cooling_unit_id, crop_id, initial_weight_kg) VALUES ($1, $2, $3, $4)', [id, unit, crop, kg]);
+    await pool.query('INSERT INTO crates (check_in_id, cooling_unit_id, crop_id, initial_weight_kg) VALUES ($1, $2, $3, $4)', [
+      id,
+      unit,
+      crop,
+      kg,
+    ]);
   }
 }
 
-interface Survey { currency: string; price: string; kgPerUnit: string; sold: string; lost: string; at?: string }
+interface Survey {
+  currency: string;
+  price: string;
+  kgPerUnit: string;
+  sold: string;
+  lost: string;
+  at?: string;
+}
 
 async function checkOut(unit: number, farmer: number, at: string, survey?: Survey) {
   const id = await one(
@@ -62,20 +86,34 @@ await baseline(f2, '2025-05-01T12:00:00Z', '0.1000', 'NGN', '10.00');
 await baseline(f2, '2025-04-01T12:00:00Z', '0.3000', 'NGN', '50.00');
 
 // U1, 03-01: 125 kg in (tomato 20 + 30 + 40, onion 10 + 25); surveys: lost 2 + 5 + 0 of 80 kg
-await checkIn(u1, f1, '2025-03-01T08:00:00Z', [[tomato, '20.00'], [tomato, '30.00'], [onion, '10.00']]);
+await checkIn(u1, f1, '2025-03-01T08:00:00Z', [
+  [tomato, '20.00'],
+  [tomato, '30.00'],
+  [onion, '10.00'],
+]);
 await checkIn(u1, f2, '2025-03-01T09:00:00Z', [[tomato, '40.00']]);
 await checkIn(u1, f3, '2025-03-01T10:00:00Z', [[onion, '25.00']]);
 await checkOut(u1, f1, '2025-03-01T15:00:00Z', { currency: 'NGN', price: '3000.00', kgPerUnit: '20.00', sold: '18.00', lost: '2.00' });
 await checkOut(u1, f2, '2025-03-01T16:00:00Z', { currency: 'NGN', price: '1000.00', kgPerUnit: '25.00', sold: '45.00', lost: '5.00' });
 await checkOut(u1, f3, '2025-03-01T17:00:00Z', { currency: 'USD', price: '10.00', kgPerUnit: '1.00', sold: '10.00', lost: '0' });
 // U2, 03-01: 0.10 + 0.20 kg in, a check-out without a survey
-await checkIn(u2, f1, '2025-03-01T08:00:00Z', [[tomato, '0.10'], [tomato, '0.20']]);
+await checkIn(u2, f1, '2025-03-01T08:00:00Z', [
+  [tomato, '0.10'],
+  [tomato, '0.20'],
+]);
 await checkOut(u2, f2, '2025-03-01T09:00:00Z');
 // U1, 03-02: 10 kg in; surveys at 400 per 3 kg and 100 per 7 kg (prices per kg 133.33... and
 // 14.28...), the second taken the next day: it belongs to 03-03, when it was taken
 await checkIn(u1, f1, '2025-03-02T08:00:00Z', [[tomato, '10.00']]);
 await checkOut(u1, f1, '2025-03-02T12:00:00Z', { currency: 'NGN', price: '400.00', kgPerUnit: '3.00', sold: '3.00', lost: '1.00' });
-await checkOut(u1, f1, '2025-03-02T13:00:00Z', { currency: 'NGN', price: '100.00', kgPerUnit: '7.00', sold: '7.00', lost: '0', at: '2025-03-03T09:00:00Z' });
+await checkOut(u1, f1, '2025-03-02T13:00:00Z', {
+  currency: 'NGN',
+  price: '100.00',
+  kgPerUnit: '7.00',
+  sold: '7.00',
+  lost: '0',
+  at: '2025-03-03T09:00:00Z',
+});
 // Not company A's: company B (FB2's baseline is in USD, its survey in INR), and a unit deleted
 // before the window (it reports only on periods that began before: deleted-units.golden.test.ts)
 await pool.query("UPDATE cooling_units SET deleted_at = '2025-02-15T00:00:00Z' WHERE deleted");
@@ -83,8 +121,20 @@ await checkIn(a.deletedUnitId, f1, '2025-03-01T08:00:00Z', [[tomato, '999.00']])
 await baseline(fb1, '2025-01-01T00:00:00Z', '0.2000', 'INR', '20.00');
 await baseline(fb2, '2025-01-01T00:00:00Z', '0.2000', 'USD', '1.00');
 await checkIn(b.unitIds[0]!, fb1, '2025-03-01T08:00:00Z', [[tomato, '100.00']]);
-await checkOut(b.unitIds[0]!, fb1, '2025-03-01T09:00:00Z', { currency: 'INR', price: '500.00', kgPerUnit: '10.00', sold: '90.00', lost: '10.00' });
-await checkOut(b.unitIds[0]!, fb2, '2025-03-01T10:00:00Z', { currency: 'INR', price: '100.00', kgPerUnit: '10.00', sold: '10.00', lost: '0' });
+await checkOut(b.unitIds[0]!, fb1, '2025-03-01T09:00:00Z', {
+  currency: 'INR',
+  price: '500.00',
+  kgPerUnit: '10.00',
+  sold: '90.00',
+  lost: '10.00',
+});
+await checkOut(b.unitIds[0]!, fb2, '2025-03-01T10:00:00Z', {
+  currency: 'INR',
+  price: '100.00',
+  kgPerUnit: '10.00',
+  sold: '10.00',
+  lost: '0',
+});
 
 const tokenA = await issueToken(ctx, a.employeeId, { scopes: ['impact'] });
 const tokenB = await issueToken(ctx, b.employeeId, { scopes: ['impact'] });
@@ -96,8 +146,15 @@ async function impact(token: { headers: Record<string, string> }, query: string)
 }
 
 const zero = {
-  currency: 'NGN', kg_checked_in: 0, food_loss_prevented_kg: 0, market_loss_share: null, income_increase: 0,
-  co2_reduction_kg: 0, farmers_served: 0, community_served: 0, market_surveys: 0,
+  currency: 'NGN',
+  kg_checked_in: 0,
+  food_loss_prevented_kg: 0,
+  market_loss_share: null,
+  income_increase: 0,
+  co2_reduction_kg: 0,
+  farmers_served: 0,
+  community_served: 0,
+  market_surveys: 0,
 };
 const day = (unit: number, date: string) => ({ cooling_unit_id: unit, period_start: date, period_end: date });
 
@@ -144,7 +201,7 @@ t.test('by day', async (t) => {
   ]);
 });
 
-t.test('a market survey belongs to the period it was taken in, whatever its check-out\'s', async (t) => {
+t.test("a market survey belongs to the period it was taken in, whatever its check-out's", async (t) => {
   // the survey of U1's 03-02 13:00 check-out, taken 03-03 09:00: no movement at U1 on 03-03, so
   // nothing was checked in or served that day, but the survey and its income are that day's
   const [record] = await impact(tokenA, `start_date=2025-03-03&end_date=2025-03-03&cooling_unit_id=${u1}`);
@@ -162,12 +219,22 @@ t.test('a market survey belongs to the period it was taken in, whatever its chec
   });
   // the days add up to the month: every survey is in exactly one period
   const days = await impact(tokenA, `start_date=2025-03-01&end_date=2025-03-31&cooling_unit_id=${u1}`);
-  t.equal(days.reduce((sum, r) => sum + (r.market_surveys as number), 0), 5);
+  t.equal(
+    days.reduce((sum, r) => sum + (r.market_surveys as number), 0),
+    5,
+  );
 });
 
 t.test('a survey taken the next month belongs to that month', async (t) => {
   // U3, check-out 02-28 23:00, survey taken 03-01 08:00: February, once reconciled, stays as it was
-  await checkOut(u3, f2, '2025-02-28T23:00:00Z', { currency: 'NGN', price: '600.00', kgPerUnit: '10.00', sold: '20.00', lost: '5.00', at: '2025-03-01T08:00:00Z' });
+  await checkOut(u3, f2, '2025-02-28T23:00:00Z', {
+    currency: 'NGN',
+    price: '600.00',
+    kgPerUnit: '10.00',
+    sold: '20.00',
+    lost: '5.00',
+    at: '2025-03-01T08:00:00Z',
+  });
   const [february, march] = await impact(tokenA, `start_date=2025-02-01&end_date=2025-03-31&period=month&cooling_unit_id=${u3}`);
   t.match(february, { period_start: '2025-02-01', market_surveys: 0, market_loss_share: null, income_increase: 0, farmers_served: 1 });
   // F2 has no baseline before March ends: their earliest, 04-01 12:00 (50 per kg): (600/10 - 50) x 20
@@ -204,7 +271,9 @@ t.test('a farmer without a baseline counts in the pooled loss share but claims n
 t.test('a month bucket uses the baseline before its end', async (t) => {
   const [record] = await impact(tokenA, `start_date=2025-03-01&end_date=2025-03-31&period=month&cooling_unit_id=${u1}`);
   t.strictSame(record, {
-    cooling_unit_id: u1, period_start: '2025-03-01', period_end: '2025-03-31',
+    cooling_unit_id: u1,
+    period_start: '2025-03-01',
+    period_end: '2025-03-31',
     currency: 'NGN',
     kg_checked_in: 135,
     // loss share 8/91; F1 now has the 03-05 baseline 0.9: 70 x (0.9 - 8/91) + 40 x (0.3 - 8/91) = 5945/91
@@ -221,11 +290,17 @@ t.test('a month bucket uses the baseline before its end', async (t) => {
 
 t.test('location_id selects the same units; another company sees only its own, in its currency', async (t) => {
   const byLocation = await impact(tokenA, `start_date=2025-03-01&end_date=2025-03-01&location_id=${a.locationId}`);
-  t.strictSame(byLocation.map((r) => r.cooling_unit_id), [u1, u2, u3]);
+  t.strictSame(
+    byLocation.map((r) => r.cooling_unit_id),
+    [u1, u2, u3],
+  );
   t.equal(byLocation[0]!.food_loss_prevented_kg, 27.25);
 
   const records = await impact(tokenB, 'start_date=2025-03-01&end_date=2025-03-01');
-  t.strictSame(records.map((r) => r.cooling_unit_id), b.unitIds);
+  t.strictSame(
+    records.map((r) => r.cooling_unit_id),
+    b.unitIds,
+  );
   t.strictSame(records[0], {
     ...day(b.unitIds[0]!, '2025-03-01'),
     currency: 'INR',

@@ -18,10 +18,13 @@ const headers = { authorization: `Bearer ${(created.json() as { token: string })
 const units = [...company.cooling_unit_ids].sort((x, y) => x - y);
 // the demo deletes a unit of every company, with history before that: it reports on the periods
 // that began before its deletion (docs/figures.md, "Deleted units")
-const deleted = (await ctx.db.pool.query<{ id: number; deleted_at: Date }>(
-  'SELECT id, deleted_at FROM cooling_units WHERE id = ANY($1)', [company.deleted_cooling_unit_ids],
-)).rows;
-const unitsReportingOn = (periodStart: string) => units.length + deleted.filter((unit) => Date.parse(periodStart) < unit.deleted_at.getTime()).length;
+const deleted = (
+  await ctx.db.pool.query<{ id: number; deleted_at: Date }>('SELECT id, deleted_at FROM cooling_units WHERE id = ANY($1)', [
+    company.deleted_cooling_unit_ids,
+  ])
+).rows;
+const unitsReportingOn = (periodStart: string) =>
+  units.length + deleted.filter((unit) => Date.parse(periodStart) < unit.deleted_at.getTime()).length;
 
 interface ImpactRecord {
   cooling_unit_id: number;
@@ -51,11 +54,27 @@ async function get(query: string): Promise<Body> {
 t.test('defaults: the last 30 days by day, every filter echoed', async (t) => {
   const body = await get('');
   t.equal(body.meta.company_id, company.id);
-  t.strictSame(body.meta.filters, { start_date: '2026-05-17', end_date: '2026-06-15', period: 'day', cooling_unit_id: null, location_id: null });
+  t.strictSame(body.meta.filters, {
+    start_date: '2026-05-17',
+    end_date: '2026-06-15',
+    period: 'day',
+    cooling_unit_id: null,
+    location_id: null,
+  });
   t.match(body.meta.pagination, { page: 1, page_size: 100, total_count: 30 * units.length, has_next: true, has_previous: false });
   t.strictSame(Object.keys(body.data[0]!).sort(), [
-    'co2_reduction_kg', 'community_served', 'cooling_unit_id', 'currency', 'farmers_served', 'food_loss_prevented_kg',
-    'income_increase', 'kg_checked_in', 'market_loss_share', 'market_surveys', 'period_end', 'period_start',
+    'co2_reduction_kg',
+    'community_served',
+    'cooling_unit_id',
+    'currency',
+    'farmers_served',
+    'food_loss_prevented_kg',
+    'income_increase',
+    'kg_checked_in',
+    'market_loss_share',
+    'market_surveys',
+    'period_end',
+    'period_start',
   ]);
   for (const record of body.data) {
     t.equal(record.currency, 'NGN');
@@ -64,7 +83,10 @@ t.test('defaults: the last 30 days by day, every filter echoed', async (t) => {
     t.equal(record.market_loss_share === null, record.market_surveys === 0);
     if (record.market_surveys === 0) t.equal(record.food_loss_prevented_kg, 0);
   }
-  t.ok(body.data.some((r) => r.food_loss_prevented_kg > 0 && r.income_increase !== 0), 'the demo shows an impact');
+  t.ok(
+    body.data.some((r) => r.food_loss_prevented_kg > 0 && r.income_increase !== 0),
+    'the demo shows an impact',
+  );
 });
 
 t.test('a pagination walk covers every (month, unit) once, in order, and agrees with SQL', async (t) => {
@@ -79,7 +101,10 @@ t.test('a pagination walk covers every (month, unit) once, in order, and agrees 
   t.ok(deleted.length > 0 && deleted.every((unit) => records.some((r) => r.cooling_unit_id === unit.id)), 'the deleted unit has records');
   const months = [...new Set(records.map((r) => r.period_start))];
   t.equal(months.length, 12);
-  t.equal(records.length, months.reduce((sum, month) => sum + unitsReportingOn(month), 0));
+  t.equal(
+    records.length,
+    months.reduce((sum, month) => sum + unitsReportingOn(month), 0),
+  );
   const keys = records.map((r) => `${r.period_start}/${String(r.cooling_unit_id).padStart(9, '0')}`);
   t.strictSame(keys, [...keys].sort(), 'ordered by period_start, then cooling_unit_id');
   t.equal(new Set(keys).size, keys.length);
@@ -96,8 +121,14 @@ t.test('a pagination walk covers every (month, unit) once, in order, and agrees 
     [[...units, ...deleted.map((unit) => unit.id)]],
   );
   const sql = rows[0]!;
-  t.equal(records.reduce((sum, r) => sum + BigInt(Math.round(r.kg_checked_in * 100)), 0n), BigInt(sql.kg.replace('.', '')));
-  t.equal(records.reduce((sum, r) => sum + r.market_surveys, 0), sql.surveys);
+  t.equal(
+    records.reduce((sum, r) => sum + BigInt(Math.round(r.kg_checked_in * 100)), 0n),
+    BigInt(sql.kg.replace('.', '')),
+  );
+  t.equal(
+    records.reduce((sum, r) => sum + r.market_surveys, 0),
+    sql.surveys,
+  );
   // each record rounds its CO2 to 2 decimals: the sum is within half a hundredth per record
   const co2 = records.reduce((sum, r) => sum + r.co2_reduction_kg, 0);
   t.ok(Math.abs(co2 - Number(sql.co2)) <= 0.005 * records.length, `${co2} ~ ${sql.co2}`);

@@ -17,7 +17,15 @@ const b = await createCompany(pool, 'Golden B', 'IN', 'INR');
 const [u1, u2, u3] = a.unitIds as [number, number, number];
 const farmer = a.farmerIds[0]!;
 
-async function checkOut(unit: number, at: string, currency: string, fees: string, discount: string, method: string | null, paid = method !== null) {
+async function checkOut(
+  unit: number,
+  at: string,
+  currency: string,
+  fees: string,
+  discount: string,
+  method: string | null,
+  paid = method !== null,
+) {
   await pool.query(
     `INSERT INTO check_outs (cooling_unit_id, farmer_id, checked_out_at, currency, cooling_fees, discount, paid, payment_method, paid_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $7 THEN $3::timestamptz END)`,
@@ -73,12 +81,33 @@ t.test('payment_status=all (the default), by day', async (t) => {
   const body = await revenue(window);
   t.strictSame(body.data, [
     {
-      cooling_unit_id: u1, period_start: '2025-03-01', period_end: '2025-03-01', check_outs: 7,
+      cooling_unit_id: u1,
+      period_start: '2025-03-01',
+      period_end: '2025-03-01',
+      check_outs: 7,
       currency_totals: [
-        { currency: 'NGN', total_revenue: 1650.51, paid_revenue: 1400.51, pending_revenue: 250, cooling_fees: 1750.76,
-          discounts: 100.25, check_outs: 4, paid_check_outs: 3, pending_check_outs: 1 },
-        { currency: 'USD', total_revenue: 10.3, paid_revenue: 0.3, pending_revenue: 10, cooling_fees: 12.3,
-          discounts: 2, check_outs: 3, paid_check_outs: 2, pending_check_outs: 1 },
+        {
+          currency: 'NGN',
+          total_revenue: 1650.51,
+          paid_revenue: 1400.51,
+          pending_revenue: 250,
+          cooling_fees: 1750.76,
+          discounts: 100.25,
+          check_outs: 4,
+          paid_check_outs: 3,
+          pending_check_outs: 1,
+        },
+        {
+          currency: 'USD',
+          total_revenue: 10.3,
+          paid_revenue: 0.3,
+          pending_revenue: 10,
+          cooling_fees: 12.3,
+          discounts: 2,
+          check_outs: 3,
+          paid_check_outs: 2,
+          pending_check_outs: 1,
+        },
       ],
       payment_methods: [
         { payment_method: 'BANK_TRANSFER', currency: 'NGN', total_revenue: 500.5, check_outs: 1 },
@@ -89,18 +118,42 @@ t.test('payment_status=all (the default), by day', async (t) => {
     { cooling_unit_id: u2, period_start: '2025-03-01', period_end: '2025-03-01', ...none },
     { cooling_unit_id: u3, period_start: '2025-03-01', period_end: '2025-03-01', ...none },
     {
-      cooling_unit_id: u1, period_start: '2025-03-02', period_end: '2025-03-02', check_outs: 101,
+      cooling_unit_id: u1,
+      period_start: '2025-03-02',
+      period_end: '2025-03-02',
+      check_outs: 101,
       currency_totals: [
-        { currency: 'NGN', total_revenue: 11, paid_revenue: 1, pending_revenue: 10, cooling_fees: 11,
-          discounts: 0, check_outs: 101, paid_check_outs: 100, pending_check_outs: 1 },
+        {
+          currency: 'NGN',
+          total_revenue: 11,
+          paid_revenue: 1,
+          pending_revenue: 10,
+          cooling_fees: 11,
+          discounts: 0,
+          check_outs: 101,
+          paid_check_outs: 100,
+          pending_check_outs: 1,
+        },
       ],
       payment_methods: [{ payment_method: 'USSD', currency: 'NGN', total_revenue: 1, check_outs: 100 }],
     },
     {
-      cooling_unit_id: u2, period_start: '2025-03-02', period_end: '2025-03-02', check_outs: 2,
+      cooling_unit_id: u2,
+      period_start: '2025-03-02',
+      period_end: '2025-03-02',
+      check_outs: 2,
       currency_totals: [
-        { currency: 'NGN', total_revenue: 12, paid_revenue: 12, pending_revenue: 0, cooling_fees: 12,
-          discounts: 0, check_outs: 2, paid_check_outs: 2, pending_check_outs: 0 },
+        {
+          currency: 'NGN',
+          total_revenue: 12,
+          paid_revenue: 12,
+          pending_revenue: 0,
+          cooling_fees: 12,
+          discounts: 0,
+          check_outs: 2,
+          paid_check_outs: 2,
+          pending_check_outs: 0,
+        },
       ],
       payment_methods: [
         { payment_method: 'OPAY', currency: 'NGN', total_revenue: 7, check_outs: 1 },
@@ -108,10 +161,22 @@ t.test('payment_status=all (the default), by day', async (t) => {
       ],
     },
     {
-      cooling_unit_id: u3, period_start: '2025-03-02', period_end: '2025-03-02', check_outs: 3,
+      cooling_unit_id: u3,
+      period_start: '2025-03-02',
+      period_end: '2025-03-02',
+      check_outs: 3,
       currency_totals: [
-        { currency: 'EUR', total_revenue: 2999999999999.97, paid_revenue: 2999999999999.97, pending_revenue: 0,
-          cooling_fees: 2999999999999.97, discounts: 0, check_outs: 3, paid_check_outs: 3, pending_check_outs: 0 },
+        {
+          currency: 'EUR',
+          total_revenue: 2999999999999.97,
+          paid_revenue: 2999999999999.97,
+          pending_revenue: 0,
+          cooling_fees: 2999999999999.97,
+          discounts: 0,
+          check_outs: 3,
+          paid_check_outs: 3,
+          pending_check_outs: 0,
+        },
       ],
       payment_methods: [{ payment_method: 'BANK_TRANSFER', currency: 'EUR', total_revenue: 2999999999999.97, check_outs: 3 }],
     },
@@ -125,15 +190,42 @@ t.test('payment_status=all (the default), by day', async (t) => {
 t.test('payment_status=paid counts paid check-outs only', async (t) => {
   const body = await revenue(`${window}&payment_status=paid&cooling_unit_id=${u1}`);
   t.strictSame(body.data[0]!.currency_totals, [
-    { currency: 'NGN', total_revenue: 1400.51, paid_revenue: 1400.51, pending_revenue: 0, cooling_fees: 1500.51,
-      discounts: 100, check_outs: 3, paid_check_outs: 3, pending_check_outs: 0 },
-    { currency: 'USD', total_revenue: 0.3, paid_revenue: 0.3, pending_revenue: 0, cooling_fees: 0.3,
-      discounts: 0, check_outs: 2, paid_check_outs: 2, pending_check_outs: 0 },
+    {
+      currency: 'NGN',
+      total_revenue: 1400.51,
+      paid_revenue: 1400.51,
+      pending_revenue: 0,
+      cooling_fees: 1500.51,
+      discounts: 100,
+      check_outs: 3,
+      paid_check_outs: 3,
+      pending_check_outs: 0,
+    },
+    {
+      currency: 'USD',
+      total_revenue: 0.3,
+      paid_revenue: 0.3,
+      pending_revenue: 0,
+      cooling_fees: 0.3,
+      discounts: 0,
+      check_outs: 2,
+      paid_check_outs: 2,
+      pending_check_outs: 0,
+    },
   ]);
   t.equal(body.data[0]!.check_outs, 5);
   t.strictSame(body.data[1]!.currency_totals, [
-    { currency: 'NGN', total_revenue: 1, paid_revenue: 1, pending_revenue: 0, cooling_fees: 1,
-      discounts: 0, check_outs: 100, paid_check_outs: 100, pending_check_outs: 0 },
+    {
+      currency: 'NGN',
+      total_revenue: 1,
+      paid_revenue: 1,
+      pending_revenue: 0,
+      cooling_fees: 1,
+      discounts: 0,
+      check_outs: 100,
+      paid_check_outs: 100,
+      pending_check_outs: 0,
+    },
   ]);
   t.equal((body.meta.filters as { payment_status: string }).payment_status, 'paid');
 });
@@ -141,15 +233,42 @@ t.test('payment_status=paid counts paid check-outs only', async (t) => {
 t.test('payment_status=pending counts unpaid check-outs only, with no payment methods', async (t) => {
   const body = await revenue(`${window}&payment_status=pending&cooling_unit_id=${u1}`);
   t.strictSame(body.data[0]!.currency_totals, [
-    { currency: 'NGN', total_revenue: 250, paid_revenue: 0, pending_revenue: 250, cooling_fees: 250.25,
-      discounts: 0.25, check_outs: 1, paid_check_outs: 0, pending_check_outs: 1 },
-    { currency: 'USD', total_revenue: 10, paid_revenue: 0, pending_revenue: 10, cooling_fees: 12,
-      discounts: 2, check_outs: 1, paid_check_outs: 0, pending_check_outs: 1 },
+    {
+      currency: 'NGN',
+      total_revenue: 250,
+      paid_revenue: 0,
+      pending_revenue: 250,
+      cooling_fees: 250.25,
+      discounts: 0.25,
+      check_outs: 1,
+      paid_check_outs: 0,
+      pending_check_outs: 1,
+    },
+    {
+      currency: 'USD',
+      total_revenue: 10,
+      paid_revenue: 0,
+      pending_revenue: 10,
+      cooling_fees: 12,
+      discounts: 2,
+      check_outs: 1,
+      paid_check_outs: 0,
+      pending_check_outs: 1,
+    },
   ]);
   t.strictSame(body.data[0]!.payment_methods, []);
   t.strictSame(body.data[1]!.currency_totals, [
-    { currency: 'NGN', total_revenue: 10, paid_revenue: 0, pending_revenue: 10, cooling_fees: 10,
-      discounts: 0, check_outs: 1, paid_check_outs: 0, pending_check_outs: 1 },
+    {
+      currency: 'NGN',
+      total_revenue: 10,
+      paid_revenue: 0,
+      pending_revenue: 10,
+      cooling_fees: 10,
+      discounts: 0,
+      check_outs: 1,
+      paid_check_outs: 0,
+      pending_check_outs: 1,
+    },
   ]);
 });
 
@@ -157,27 +276,58 @@ t.test('a month bucket sums its days; a week bucket is clipped to the window', a
   const month = await revenue(`${window}&period=month&cooling_unit_id=${u1}`);
   t.equal(month.data.length, 1);
   t.match(month.data[0], { period_start: '2025-03-01', period_end: '2025-03-02', check_outs: 108 });
-  t.strictSame((month.data[0]!.currency_totals as { currency: string; total_revenue: number }[]).map((c) => [c.currency, c.total_revenue]), [
-    ['NGN', 1661.51],
-    ['USD', 10.3],
-  ]);
+  t.strictSame(
+    (month.data[0]!.currency_totals as { currency: string; total_revenue: number }[]).map((c) => [c.currency, c.total_revenue]),
+    [
+      ['NGN', 1661.51],
+      ['USD', 10.3],
+    ],
+  );
   // 2025-03-01 is a Saturday: the ISO week from Monday 2025-02-24 is clipped to 03-01..03-02
   const week = await revenue(`start_date=2025-02-27&end_date=2025-03-03&period=week&cooling_unit_id=${u3}`);
-  t.strictSame(week.data.map((r) => [r.period_start, r.period_end]), [['2025-02-27', '2025-03-02'], ['2025-03-03', '2025-03-03']]);
-  t.strictSame((week.data[0]!.currency_totals as { currency: string; total_revenue: number }[]).map((c) => [c.currency, c.total_revenue]), [
-    ['EUR', 2999999999999.97],
-    ['NGN', 50],
-  ]);
-  t.strictSame((week.data[1]!.currency_totals as { currency: string; total_revenue: number }[]).map((c) => [c.currency, c.total_revenue]), [['NGN', 60]]);
+  t.strictSame(
+    week.data.map((r) => [r.period_start, r.period_end]),
+    [
+      ['2025-02-27', '2025-03-02'],
+      ['2025-03-03', '2025-03-03'],
+    ],
+  );
+  t.strictSame(
+    (week.data[0]!.currency_totals as { currency: string; total_revenue: number }[]).map((c) => [c.currency, c.total_revenue]),
+    [
+      ['EUR', 2999999999999.97],
+      ['NGN', 50],
+    ],
+  );
+  t.strictSame(
+    (week.data[1]!.currency_totals as { currency: string; total_revenue: number }[]).map((c) => [c.currency, c.total_revenue]),
+    [['NGN', 60]],
+  );
 });
 
 t.test("another company's figures stay with it", async (t) => {
   const tokenB = await issueToken(ctx, b.employeeId, { scopes: ['revenue'] });
-  const response = await ctx.app.inject({ method: 'GET', url: `/api/v1/analytics/revenue?${window}&period=month`, headers: tokenB.headers });
+  const response = await ctx.app.inject({
+    method: 'GET',
+    url: `/api/v1/analytics/revenue?${window}&period=month`,
+    headers: tokenB.headers,
+  });
   const records = (response.json() as { data: { cooling_unit_id: number; currency_totals: unknown[] }[] }).data;
-  t.strictSame(records.map((r) => r.cooling_unit_id), b.unitIds);
+  t.strictSame(
+    records.map((r) => r.cooling_unit_id),
+    b.unitIds,
+  );
   t.strictSame(records[0]!.currency_totals, [
-    { currency: 'INR', total_revenue: 80, paid_revenue: 80, pending_revenue: 0, cooling_fees: 80,
-      discounts: 0, check_outs: 1, paid_check_outs: 1, pending_check_outs: 0 },
+    {
+      currency: 'INR',
+      total_revenue: 80,
+      paid_revenue: 80,
+      pending_revenue: 0,
+      cooling_fees: 80,
+      discounts: 0,
+      check_outs: 1,
+      paid_check_outs: 1,
+      pending_check_outs: 0,
+    },
   ]);
 });

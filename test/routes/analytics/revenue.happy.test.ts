@@ -18,12 +18,21 @@ const headers = { authorization: `Bearer ${(created.json() as { token: string })
 const units = [...company.cooling_unit_ids].sort((x, y) => x - y);
 // the demo deletes a unit of every company, with history before that: it reports on the periods
 // that began before its deletion (docs/figures.md, "Deleted units")
-const deleted = (await ctx.db.pool.query<{ id: number; deleted_at: Date }>(
-  'SELECT id, deleted_at FROM cooling_units WHERE id = ANY($1)', [company.deleted_cooling_unit_ids],
-)).rows;
-const unitsReportingOn = (periodStart: string) => units.length + deleted.filter((unit) => Date.parse(periodStart) < unit.deleted_at.getTime()).length;
+const deleted = (
+  await ctx.db.pool.query<{ id: number; deleted_at: Date }>('SELECT id, deleted_at FROM cooling_units WHERE id = ANY($1)', [
+    company.deleted_cooling_unit_ids,
+  ])
+).rows;
+const unitsReportingOn = (periodStart: string) =>
+  units.length + deleted.filter((unit) => Date.parse(periodStart) < unit.deleted_at.getTime()).length;
 
-interface CurrencyTotal { currency: string; total_revenue: number; paid_revenue: number; pending_revenue: number; check_outs: number }
+interface CurrencyTotal {
+  currency: string;
+  total_revenue: number;
+  paid_revenue: number;
+  pending_revenue: number;
+  check_outs: number;
+}
 interface RevenueRecord {
   cooling_unit_id: number;
   period_start: string;
@@ -50,17 +59,34 @@ t.test('defaults: the last 30 days by day, every filter echoed', async (t) => {
   t.strictSame(Object.keys(body).sort(), ['data', 'meta']);
   t.equal(body.meta.company_id, company.id);
   t.strictSame(body.meta.filters, {
-    start_date: '2026-05-17', end_date: '2026-06-15', period: 'day', cooling_unit_id: null, location_id: null, payment_status: 'all',
+    start_date: '2026-05-17',
+    end_date: '2026-06-15',
+    period: 'day',
+    cooling_unit_id: null,
+    location_id: null,
+    payment_status: 'all',
   });
   t.strictSame(body.meta.pagination, {
-    page: 1, page_size: 100, total_count: 30 * units.length, total_pages: Math.ceil((30 * units.length) / 100),
-    has_next: true, has_previous: false,
+    page: 1,
+    page_size: 100,
+    total_count: 30 * units.length,
+    total_pages: Math.ceil((30 * units.length) / 100),
+    has_next: true,
+    has_previous: false,
   });
-  t.strictSame(body.data.slice(0, units.length).map((r) => [r.period_start, r.period_end, r.cooling_unit_id]),
-    units.map((unit) => ['2026-05-17', '2026-05-17', unit]));
-  t.ok(body.data.some((r) => r.currency_totals.length > 1), 'the demo has more than one currency in a day');
+  t.strictSame(
+    body.data.slice(0, units.length).map((r) => [r.period_start, r.period_end, r.cooling_unit_id]),
+    units.map((unit) => ['2026-05-17', '2026-05-17', unit]),
+  );
+  t.ok(
+    body.data.some((r) => r.currency_totals.length > 1),
+    'the demo has more than one currency in a day',
+  );
   for (const record of body.data) {
-    t.strictSame(record.currency_totals.map((c) => c.currency), record.currency_totals.map((c) => c.currency).sort());
+    t.strictSame(
+      record.currency_totals.map((c) => c.currency),
+      record.currency_totals.map((c) => c.currency).sort(),
+    );
     for (const total of record.currency_totals) {
       t.equal(cents(total.paid_revenue) + cents(total.pending_revenue), cents(total.total_revenue));
     }
@@ -86,7 +112,10 @@ t.test('a pagination walk covers every (week, unit) once, in order, and agrees w
   const weeks = 17; // Sunday 03-01 (a clipped week), then the 16 Mondays 03-02 .. 06-15
   t.equal(new Set(records.map((r) => r.period_start)).size, weeks);
   t.ok(deleted.length > 0 && deleted.every((unit) => records.some((r) => r.cooling_unit_id === unit.id)), 'the deleted unit has records');
-  t.equal(records.length, [...new Set(records.map((r) => r.period_start))].reduce((sum, week) => sum + unitsReportingOn(week), 0));
+  t.equal(
+    records.length,
+    [...new Set(records.map((r) => r.period_start))].reduce((sum, week) => sum + unitsReportingOn(week), 0),
+  );
   const keys = records.map((r) => `${r.period_start}/${String(r.cooling_unit_id).padStart(9, '0')}`);
   t.strictSame(keys, [...keys].sort(), 'ordered by period_start, then cooling_unit_id');
   t.equal(new Set(keys).size, keys.length, 'no record twice');
@@ -125,7 +154,10 @@ t.test('payment methods add up to the paid revenue', async (t) => {
   for (const record of body.data) {
     for (const total of record.currency_totals) {
       const methods = record.payment_methods.filter((m) => m.currency === total.currency);
-      t.equal(methods.reduce((sum, m) => sum + cents(m.total_revenue), 0n), cents(total.paid_revenue));
+      t.equal(
+        methods.reduce((sum, m) => sum + cents(m.total_revenue), 0n),
+        cents(total.paid_revenue),
+      );
     }
   }
 });

@@ -17,14 +17,21 @@ const [unitA, unitB, unitC] = company.unitIds as [number, number, number];
 const [f1, f2] = company.farmerIds as [number, number];
 const one = async (sql: string, params: unknown[]) => (await pool.query<{ id: string }>(sql, params)).rows[0]!.id;
 await pool.query('UPDATE cooling_units SET capacity_crates = 3 WHERE id = $1', [unitB]);
-const crop = await one("INSERT INTO crops (name, emission_factor_without_cooling, emission_factor_with_cooling) VALUES ('Yam', 0.5, 0) RETURNING id", []);
+const crop = await one(
+  "INSERT INTO crops (name, emission_factor_without_cooling, emission_factor_with_cooling) VALUES ('Yam', 0.5, 0) RETURNING id",
+  [],
+);
 await pool.query(
   "INSERT INTO baseline_surveys (farmer_id, loss_share, currency, average_price_per_kg, surveyed_at) VALUES ($1, 0.5, 'NGN', 1.00, '2026-01-01T00:00:00Z')",
   [f1],
 );
 
 async function stay(unit: number, farmer: number, from: string, kg: string[], until?: string) {
-  const checkIn = await one('INSERT INTO check_ins (cooling_unit_id, farmer_id, checked_in_at) VALUES ($1, $2, $3) RETURNING id', [unit, farmer, from]);
+  const checkIn = await one('INSERT INTO check_ins (cooling_unit_id, farmer_id, checked_in_at) VALUES ($1, $2, $3) RETURNING id', [
+    unit,
+    farmer,
+    from,
+  ]);
   await pool.query(
     'INSERT INTO crates (check_in_id, cooling_unit_id, crop_id, initial_weight_kg, fully_checked_out_at) SELECT $1, $2, $3, unnest($4::numeric[]), $5',
     [checkIn, unit, crop, kg, until ?? null],
@@ -45,7 +52,11 @@ async function survey(unit: number, farmer: number, at: string, price: string, s
 
 const { headers } = await issueToken(ctx, company.employeeId, { scopes: ['utilization', 'impact'] });
 async function record(endpoint: string, unit: number, day: string) {
-  const response = await ctx.app.inject({ method: 'GET', url: `/api/v1/analytics/${endpoint}?start_date=${day}&end_date=${day}&cooling_unit_id=${unit}`, headers });
+  const response = await ctx.app.inject({
+    method: 'GET',
+    url: `/api/v1/analytics/${endpoint}?start_date=${day}&end_date=${day}&cooling_unit_id=${unit}`,
+    headers,
+  });
   if (response.statusCode !== 200) throw new Error(`${endpoint}: ${response.statusCode} ${response.body}`);
   return (response.json() as { data: Record<string, unknown>[] }).data[0]!;
 }
@@ -66,7 +77,10 @@ t.test('crates_checked_out: 2 decimals, half up; kg exact', async (t) => {
     "INSERT INTO check_outs (cooling_unit_id, farmer_id, checked_out_at, currency, cooling_fees) VALUES ($1, $2, '2026-03-02T10:00:00Z', 'NGN', 1) RETURNING id",
     [unitA, f1],
   );
-  await pool.query('INSERT INTO crate_check_outs (check_out_id, crate_id, percentage, weight_kg, days_stored) VALUES ($1, $2, 12.50, 1.25, 1)', [checkOut, crateId]);
+  await pool.query(
+    'INSERT INTO crate_check_outs (check_out_id, crate_id, percentage, weight_kg, days_stored) VALUES ($1, $2, 12.50, 1.25, 1)',
+    [checkOut, crateId],
+  );
   t.match(await record('utilization', unitA, '2026-03-02'), { check_outs: 1, crates_checked_out: 0.13, kg_checked_out: 1.25 });
 });
 
@@ -74,7 +88,14 @@ t.test('impact: community_served to a whole person, half up; kg and share exact 
   // C, 03-02: 15 farmers each check in one crate of 0.01 kg (f2 among them reports 1 kg lost of 32)
   const farmers = [f1, f2];
   for (let i = 3; i <= 15; i++) {
-    farmers.push(Number(await one("INSERT INTO users (role, company_id, first_name, user_code) VALUES ('FARMER', $1, 'F', $2) RETURNING id", [company.companyId, `R-F${i}`])));
+    farmers.push(
+      Number(
+        await one("INSERT INTO users (role, company_id, first_name, user_code) VALUES ('FARMER', $1, 'F', $2) RETURNING id", [
+          company.companyId,
+          `R-F${i}`,
+        ]),
+      ),
+    );
   }
   for (const farmer of farmers) await stay(unitC, farmer, '2026-03-02T08:00:00Z', ['0.01']);
   await survey(unitC, f2, '2026-03-02T16:00:00Z', '1.00', '31.00', '1.00');

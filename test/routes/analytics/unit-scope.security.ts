@@ -48,7 +48,12 @@ export async function unitScopeSecuritySuite(t: Test, { endpoint: ENDPOINT, scop
   });
 
   t.test("another company's unit or location, a deleted or unknown unit: 404", async (t) => {
-    for (const query of [`cooling_unit_id=${b.unitIds[0]}`, `cooling_unit_id=${a.deletedUnitId}`, 'cooling_unit_id=2147483647', `location_id=${b.locationId}`]) {
+    for (const query of [
+      `cooling_unit_id=${b.unitIds[0]}`,
+      `cooling_unit_id=${a.deletedUnitId}`,
+      'cooling_unit_id=2147483647',
+      `location_id=${b.locationId}`,
+    ]) {
       const response = await get(query);
       t.equal(response.statusCode, 404, query);
       t.equal((response.json() as { error: { code: string } }).error.code, 'not_found', query);
@@ -56,18 +61,28 @@ export async function unitScopeSecuritySuite(t: Test, { endpoint: ENDPOINT, scop
   });
 
   t.test('a company-wide token reads only its own live units', async (t) => {
-    const body = (await get('start_date=2025-03-09&end_date=2025-03-09')).json() as { data: Array<{ cooling_unit_id: number } & Record<string, number>> };
-    t.strictSame(body.data.map((r) => r.cooling_unit_id), a.unitIds);
-    t.ok(body.data.every((r) => r[oneCheckOutField] === 1), `${oneCheckOutField} is 1 on every unit`);
+    const body = (await get('start_date=2025-03-09&end_date=2025-03-09')).json() as {
+      data: Array<{ cooling_unit_id: number } & Record<string, number>>;
+    };
+    t.strictSame(
+      body.data.map((r) => r.cooling_unit_id),
+      a.unitIds,
+    );
+    t.ok(
+      body.data.every((r) => r[oneCheckOutField] === 1),
+      `${oneCheckOutField} is 1 on every unit`,
+    );
   });
 
   t.test("a deleted unit's history stays with the tokens that read it, up to its deletion", async (t) => {
     // unit D of A: granted to a restricted token while live, a check-out on 03-05, deleted 03-07 00:00
-    const unitD = (await ctx.db.pool.query<{ id: number }>(
-      `INSERT INTO cooling_units (location_id, company_id, name, capacity_crates, capacity_kg)
+    const unitD = (
+      await ctx.db.pool.query<{ id: number }>(
+        `INSERT INTO cooling_units (location_id, company_id, name, capacity_crates, capacity_kg)
        VALUES ($1, $2, 'Security A unit D', 100, 2500) RETURNING id`,
-      [a.locationId, a.companyId],
-    )).rows[0]!.id;
+        [a.locationId, a.companyId],
+      )
+    ).rows[0]!.id;
     const withD = await issueToken(ctx, a.employeeId, { scopes: [SCOPE], cooling_unit_ids: [u2, unitD] });
     const withoutD = await issueToken(ctx, a.employeeId, { scopes: [SCOPE], cooling_unit_ids: [u2] });
     await ctx.db.pool.query(
@@ -77,18 +92,30 @@ export async function unitScopeSecuritySuite(t: Test, { endpoint: ENDPOINT, scop
     );
     await ctx.db.pool.query("UPDATE cooling_units SET deleted = true, deleted_at = '2025-03-07T00:00:00Z' WHERE id = $1", [unitD]);
     // the live directory hears of the deletion asynchronously (LISTEN/NOTIFY): wait until it has
-    for (let i = 0; i < 200 && (await get(`cooling_unit_id=${unitD}`)).statusCode !== 404; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 200 && (await get(`cooling_unit_id=${unitD}`)).statusCode !== 404; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     t.equal((await get(`cooling_unit_id=${unitD}`)).statusCode, 404, 'a deleted unit cannot be named');
 
-    type Body = { data: Array<{ cooling_unit_id: number; period_start: string } & Record<string, number>>; meta: { pagination: { total_count: number } } };
+    type Body = {
+      data: Array<{ cooling_unit_id: number; period_start: string } & Record<string, number>>;
+      meta: { pagination: { total_count: number } };
+    };
     const window = 'start_date=2025-03-01&end_date=2025-03-09&page_size=1000';
     const days = (body: Body) => body.data.filter((r) => r.cooling_unit_id === unitD).map((r) => r.period_start);
     const reported = ['2025-03-01', '2025-03-02', '2025-03-03', '2025-03-04', '2025-03-05', '2025-03-06'];
 
     const companyWide = (await get(window)).json() as Body;
-    t.equal(companyWide.meta.pagination.total_count, 9 * a.unitIds.length + 6, 'every live unit each day, D on the 6 days before its deletion');
+    t.equal(
+      companyWide.meta.pagination.total_count,
+      9 * a.unitIds.length + 6,
+      'every live unit each day, D on the 6 days before its deletion',
+    );
     t.strictSame(days(companyWide), reported);
-    t.equal(companyWide.data.find((r) => r.cooling_unit_id === unitD && r.period_start === '2025-03-05')![oneCheckOutField], 1, 'its check-out still counts');
+    t.equal(
+      companyWide.data.find((r) => r.cooling_unit_id === unitD && r.period_start === '2025-03-05')![oneCheckOutField],
+      1,
+      'its check-out still counts',
+    );
 
     const byLocation = (await get(`${window}&location_id=${a.locationId}`)).json() as Body;
     t.strictSame(byLocation.data, companyWide.data, 'a location reports on its deleted units too');

@@ -39,7 +39,10 @@ const movements = (
 ).rows.map((row): Movement => ({ ...row, at: Number(row.at) }));
 
 const deletedAt = new Map(
-  (await pool.query<{ id: number; deleted_at: Date }>('SELECT id, deleted_at FROM cooling_units WHERE deleted')).rows.map((row) => [row.id, row.deleted_at.getTime()]),
+  (await pool.query<{ id: number; deleted_at: Date }>('SELECT id, deleted_at FROM cooling_units WHERE deleted')).rows.map((row) => [
+    row.id,
+    row.deleted_at.getTime(),
+  ]),
 );
 
 /**
@@ -106,7 +109,11 @@ for (const company of demo.companies) {
     const window = { start: '2025-03-15', end: '2026-03-15' };
     for (const period of ['day', 'week', 'month'] as const) {
       const records = await readAll(companyWide, `start_date=${window.start}&end_date=${window.end}&period=${period}`);
-      t.same(records, recount([...units, ...company.deleted_cooling_unit_ids], window.start, window.end, period), `company-wide, by ${period}`);
+      t.same(
+        records,
+        recount([...units, ...company.deleted_cooling_unit_ids], window.start, window.end, period),
+        `company-wide, by ${period}`,
+      );
     }
     const pair = units.slice(0, 2);
     const restricted = await create(pair);

@@ -33,10 +33,17 @@ t.test('dates', async (t) => {
   t.equal((await world.get(token.headers, 'start_date=2025-01-01&end_date=2026-01-01')).statusCode, 200, '366 days is fine');
   // there is no year 0 (PostgreSQL refuses it); the years 1-99 are real years, not 1901-1999
   await expectInvalid(t, 'start_date=0000-12-31&end_date=0001-01-01', 'start_date');
-  for (const [start, end] of [['0001-01-01', '0001-01-31'], ['0050-02-27', '0050-03-01'], ['9999-12-01', '9999-12-31']]) {
+  for (const [start, end] of [
+    ['0001-01-01', '0001-01-31'],
+    ['0050-02-27', '0050-03-01'],
+    ['9999-12-01', '9999-12-31'],
+  ]) {
     const response = await world.get(token.headers, `start_date=${start}&end_date=${end}&period=month`);
     t.equal(response.statusCode, 200, `${start}..${end}: 200`);
-    const body = response.json<{ data: { period_start: string; period_end: string }[]; meta: { filters: { start_date: string; end_date: string } } }>();
+    const body = response.json<{
+      data: { period_start: string; period_end: string }[];
+      meta: { filters: { start_date: string; end_date: string } };
+    }>();
     t.same([body.meta.filters.start_date, body.meta.filters.end_date], [start, end], `${start}..${end}: echoed as asked`);
     t.equal(body.data[0]?.period_start, start, `${start}..${end}: the first bucket starts on the first day asked`);
     t.equal(body.data.at(-1)?.period_end, end, `${start}..${end}: the last bucket ends on the last day asked`);

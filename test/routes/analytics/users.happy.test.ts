@@ -48,7 +48,10 @@ t.test('envelope: one record per bucket, meta echoes the filters in effect', asy
   for (const record of body.data) {
     t.same(Object.keys(record).sort(), ['active_users', 'by_cooling_unit', 'period_end', 'period_start', 'registered_users', 'sign_ups']);
     // every live unit, ascending, and the deleted one in the weeks that began before its deletion
-    t.same(record.by_cooling_unit.map((unit) => unit.cooling_unit_id), aUnits(record.period_start));
+    t.same(
+      record.by_cooling_unit.map((unit) => unit.cooling_unit_id),
+      aUnits(record.period_start),
+    );
   }
 });
 
@@ -186,5 +189,9 @@ t.test('a longest window by day answers 366 buckets in one page', async (t) => {
   const body = await read(tokenA.headers, 'start_date=2025-03-11&end_date=2026-03-11&page_size=1000');
   t.equal(body.data.length, 366);
   t.equal(body.data[365]!.registered_users, 8);
-  t.equal(body.data.reduce((sum, record) => sum + record.sign_ups, 0), 8, 'every sign-up of A once (f1..f7 and f9 joined in the window)');
+  t.equal(
+    body.data.reduce((sum, record) => sum + record.sign_ups, 0),
+    8,
+    'every sign-up of A once (f1..f7 and f9 joined in the window)',
+  );
 });

@@ -61,7 +61,10 @@ t.test("company B's token never counts company A's units", async (t) => {
   const body = (await world.get(token.headers, `${GOLDEN_WINDOW}&period=month`)).json<UsersJson>();
   t.equal(body.meta.company_id, b.companyId);
   for (const record of body.data) {
-    t.same(record.by_cooling_unit.map((unit) => unit.cooling_unit_id), b.unitIds);
+    t.same(
+      record.by_cooling_unit.map((unit) => unit.cooling_unit_id),
+      b.unitIds,
+    );
   }
   const a3Farmers = await world.get(token.headers, `${GOLDEN_WINDOW}&cooling_unit_id=${a3}`);
   t.equal(a3Farmers.statusCode, 404);

@@ -74,7 +74,7 @@ interface Teardown {
 }
 
 async function one(pool: pg.Pool, sql: string, params: unknown[]): Promise<number> {
-  return ((await pool.query<{ id: number }>(sql, params)).rows[0]!).id;
+  return (await pool.query<{ id: number }>(sql, params)).rows[0]!.id;
 }
 
 export async function createUsersWorld(t: Teardown): Promise<UsersWorld> {
@@ -96,7 +96,11 @@ export async function createUsersWorld(t: Teardown): Promise<UsersWorld> {
      VALUES ($1, $2, 'Gamma gone', 10, 250, true, '2026-01-15T00:00:00Z')`,
     [locationC, companyC],
   );
-  const employeeC = await one(pool, "INSERT INTO users (role, company_id, first_name) VALUES ('REGISTERED_EMPLOYEE', $1, 'Gamma') RETURNING id", [companyC]);
+  const employeeC = await one(
+    pool,
+    "INSERT INTO users (role, company_id, first_name) VALUES ('REGISTERED_EMPLOYEE', $1, 'Gamma') RETURNING id",
+    [companyC],
+  );
 
   const operator = (companyId: number, name: string) =>
     one(pool, "INSERT INTO users (role, company_id, first_name) VALUES ('OPERATOR', $1, $2) RETURNING id", [companyId, name]);

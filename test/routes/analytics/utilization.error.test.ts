@@ -8,7 +8,7 @@ t.test('the shared parameters', async (t) => {
   await sharedParameterCases(t);
   await expect400(t, 'coolingunit=1', 'coolingunit', /Unknown/);
   await expect400(t, 'cooling_unit_id=1&cooling_unit_id=2', 'cooling_unit_id');
-  await expect400(t, "cooling_unit_id=1;DROP TABLE api_tokens", 'cooling_unit_id');
+  await expect400(t, 'cooling_unit_id=1;DROP TABLE api_tokens', 'cooling_unit_id');
 });
 
 t.test('valid edge values pass', async (t) => {

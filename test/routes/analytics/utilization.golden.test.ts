@@ -16,9 +16,15 @@ const q = (sql: string, params: unknown[] = []) => ctx.db.pool.query(sql, params
 // the deleted units were deleted before every window here (deleted units: deleted-units.golden.test.ts)
 await q("UPDATE cooling_units SET deleted_at = '2026-02-01T00:00:00Z' WHERE deleted");
 
-const crop = (await q("INSERT INTO crops (name, emission_factor_without_cooling, emission_factor_with_cooling) VALUES ('Tomato', 1.2, 0.4) RETURNING id")).rows[0].id;
+const crop = (
+  await q(
+    "INSERT INTO crops (name, emission_factor_without_cooling, emission_factor_with_cooling) VALUES ('Tomato', 1.2, 0.4) RETURNING id",
+  )
+).rows[0].id;
 const checkIn = async (unit: number, farmer: number, at: string, weights: number[]) => {
-  const id = (await q('INSERT INTO check_ins (cooling_unit_id, farmer_id, checked_in_at) VALUES ($1, $2, $3) RETURNING id', [unit, farmer, at])).rows[0].id;
+  const id = (
+    await q('INSERT INTO check_ins (cooling_unit_id, farmer_id, checked_in_at) VALUES ($1, $2, $3) RETURNING id', [unit, farmer, at])
+  ).rows[0].id;
   const crates = await q(
     'INSERT INTO crates (check_in_id, cooling_unit_id, crop_id, initial_weight_kg) SELECT $1, $2, $3, unnest($4::numeric[]) RETURNING id',
     [id, unit, crop, weights],
@@ -26,16 +32,24 @@ const checkIn = async (unit: number, farmer: number, at: string, weights: number
   return crates.rows.map((row) => row.id as string);
 };
 const crates = await checkIn(unitA, farmer1, '2026-03-01T00:00:00Z', Array(10).fill(20));
-const checkOut = (await q(
-  `INSERT INTO check_outs (cooling_unit_id, farmer_id, checked_out_at, currency, cooling_fees, paid)
+const checkOut = (
+  await q(
+    `INSERT INTO check_outs (cooling_unit_id, farmer_id, checked_out_at, currency, cooling_fees, paid)
    VALUES ($1, $2, '2026-03-02T12:00:00Z', 'NGN', 100, true) RETURNING id`,
-  [unitA, farmer1],
-)).rows[0].id;
+    [unitA, farmer1],
+  )
+).rows[0].id;
 for (const crate of crates.slice(0, 4)) {
-  await q('INSERT INTO crate_check_outs (check_out_id, crate_id, percentage, weight_kg, days_stored) VALUES ($1, $2, 100, 20, 2)', [checkOut, crate]);
+  await q('INSERT INTO crate_check_outs (check_out_id, crate_id, percentage, weight_kg, days_stored) VALUES ($1, $2, 100, 20, 2)', [
+    checkOut,
+    crate,
+  ]);
   await q("UPDATE crates SET fully_checked_out_at = '2026-03-02T12:00:00Z' WHERE id = $1", [crate]);
 }
-await q('INSERT INTO crate_check_outs (check_out_id, crate_id, percentage, weight_kg, days_stored) VALUES ($1, $2, 50, 10, 2)', [checkOut, crates[4]]);
+await q('INSERT INTO crate_check_outs (check_out_id, crate_id, percentage, weight_kg, days_stored) VALUES ($1, $2, 50, 10, 2)', [
+  checkOut,
+  crates[4],
+]);
 await checkIn(unitA, farmer2, '2026-03-03T06:00:00Z', [25, 25]);
 // the rival's busy unit must never show up
 await checkIn(rival.unitIds[0]!, rival.farmerIds[0]!, '2026-03-01T00:00:00Z', Array(50).fill(30));
@@ -46,15 +60,57 @@ const fetchRecords = async (query: string) => {
   t.equal(response.statusCode, 200, query);
   return response.json() as { data: Array<Record<string, number | string>>; meta: { pagination: { total_count: number } } };
 };
-const zero = { check_ins: 0, check_outs: 0, crates_checked_in: 0, kg_checked_in: 0, crates_checked_out: 0, kg_checked_out: 0, active_users: 0 };
+const zero = {
+  check_ins: 0,
+  check_outs: 0,
+  crates_checked_in: 0,
+  kg_checked_in: 0,
+  crates_checked_out: 0,
+  kg_checked_out: 0,
+  active_users: 0,
+};
 
 t.test('period=day', async (t) => {
   const body = await fetchRecords(`start_date=2026-03-01&end_date=2026-03-03&cooling_unit_id=${unitA}`);
   t.equal(body.meta.pagination.total_count, 3);
   t.match(body.data, [
-    { period_start: '2026-03-01', period_end: '2026-03-01', utilization_rate: 0.1, average_crates_in_storage: 10, crates_in_storage: 10, kg_in_storage: 200, check_ins: 1, crates_checked_in: 10, kg_checked_in: 200, check_outs: 0, active_users: 1 },
-    { period_start: '2026-03-02', utilization_rate: 0.08, average_crates_in_storage: 8, crates_in_storage: 6, kg_in_storage: 110, check_ins: 0, check_outs: 1, crates_checked_out: 4.5, kg_checked_out: 90, active_users: 1 },
-    { period_start: '2026-03-03', utilization_rate: 0.075, average_crates_in_storage: 7.5, crates_in_storage: 8, kg_in_storage: 160, check_ins: 1, crates_checked_in: 2, kg_checked_in: 50, check_outs: 0, active_users: 1 },
+    {
+      period_start: '2026-03-01',
+      period_end: '2026-03-01',
+      utilization_rate: 0.1,
+      average_crates_in_storage: 10,
+      crates_in_storage: 10,
+      kg_in_storage: 200,
+      check_ins: 1,
+      crates_checked_in: 10,
+      kg_checked_in: 200,
+      check_outs: 0,
+      active_users: 1,
+    },
+    {
+      period_start: '2026-03-02',
+      utilization_rate: 0.08,
+      average_crates_in_storage: 8,
+      crates_in_storage: 6,
+      kg_in_storage: 110,
+      check_ins: 0,
+      check_outs: 1,
+      crates_checked_out: 4.5,
+      kg_checked_out: 90,
+      active_users: 1,
+    },
+    {
+      period_start: '2026-03-03',
+      utilization_rate: 0.075,
+      average_crates_in_storage: 7.5,
+      crates_in_storage: 8,
+      kg_in_storage: 160,
+      check_ins: 1,
+      crates_checked_in: 2,
+      kg_checked_in: 50,
+      check_outs: 0,
+      active_users: 1,
+    },
   ]);
 });
 
@@ -62,16 +118,40 @@ t.test('period=week starts on Monday and clips to the window', async (t) => {
   const body = await fetchRecords(`start_date=2026-03-01&end_date=2026-03-03&period=week&cooling_unit_id=${unitA}`);
   t.match(body.data, [
     { period_start: '2026-03-01', period_end: '2026-03-01', utilization_rate: 0.1 },
-    { period_start: '2026-03-02', period_end: '2026-03-03', utilization_rate: 0.0775, average_crates_in_storage: 7.75, check_ins: 1, check_outs: 1, active_users: 2 },
+    {
+      period_start: '2026-03-02',
+      period_end: '2026-03-03',
+      utilization_rate: 0.0775,
+      average_crates_in_storage: 7.75,
+      check_ins: 1,
+      check_outs: 1,
+      active_users: 2,
+    },
   ]);
 });
 
 t.test('period=month, every unit of the company, none of the rival', async (t) => {
   const body = await fetchRecords('start_date=2026-03-01&end_date=2026-03-03&period=month');
   t.equal(body.meta.pagination.total_count, 3, 'one bucket x three live units');
-  t.same(body.data.map((record) => record.cooling_unit_id), acme.unitIds);
-  t.match(body.data[0], { period_start: '2026-03-01', period_end: '2026-03-03', utilization_rate: 0.085, check_ins: 2, check_outs: 1, crates_checked_in: 12, kg_checked_in: 250, active_users: 2 });
-  t.match(body.data[1], { cooling_unit_id: unitB, utilization_rate: 0, crates_in_storage: 0, ...zero }, 'a unit without movements is 0, not missing');
+  t.same(
+    body.data.map((record) => record.cooling_unit_id),
+    acme.unitIds,
+  );
+  t.match(body.data[0], {
+    period_start: '2026-03-01',
+    period_end: '2026-03-03',
+    utilization_rate: 0.085,
+    check_ins: 2,
+    check_outs: 1,
+    crates_checked_in: 12,
+    kg_checked_in: 250,
+    active_users: 2,
+  });
+  t.match(
+    body.data[1],
+    { cooling_unit_id: unitB, utilization_rate: 0, crates_in_storage: 0, ...zero },
+    'a unit without movements is 0, not missing',
+  );
 });
 
 t.test('the current period is averaged up to now; one that has not begun has no occupancy (null)', async (t) => {
@@ -79,7 +159,14 @@ t.test('the current period is averaged up to now; one that has not begun has no 
   const body = await fetchRecords(`start_date=2026-03-15&end_date=2026-03-16&cooling_unit_id=${unitA}`);
   t.match(body.data, [
     { period_start: '2026-03-15', average_crates_in_storage: 8, utilization_rate: 0.08, crates_in_storage: 8, kg_in_storage: 160 },
-    { period_start: '2026-03-16', average_crates_in_storage: null, utilization_rate: null, crates_in_storage: null, kg_in_storage: null, ...zero },
+    {
+      period_start: '2026-03-16',
+      average_crates_in_storage: null,
+      utilization_rate: null,
+      crates_in_storage: null,
+      kg_in_storage: null,
+      ...zero,
+    },
   ]);
 });
 

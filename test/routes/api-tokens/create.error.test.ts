@@ -1,14 +1,7 @@
 // POST /api/v1/api-tokens, refused input: every bad body is a 400 invalid_request naming the
 // field (or a 413/415), nothing is created, and no input at all produces a 5xx.
 import t, { type Test } from 'tap';
-import {
-  BASE,
-  createWorld,
-  randomJson,
-  randomTimestampLike,
-  seededRandom,
-  type ErrorJson,
-} from './setup.js';
+import { BASE, createWorld, randomJson, randomTimestampLike, seededRandom, type ErrorJson } from './setup.js';
 
 const world = await createWorld(t);
 const { a, b } = world;
@@ -161,11 +154,7 @@ t.test('cooling_unit_ids errors name the unit, not its owner', async (t) => {
     message(missing).replace('2000000000', '#'),
     'a foreign unit reads exactly like a unit that does not exist',
   );
-  t.equal(
-    message(deleted).replace(String(a.deletedUnitId), '#'),
-    message(missing).replace('2000000000', '#'),
-    'and so does a deleted one',
-  );
+  t.equal(message(deleted).replace(String(a.deletedUnitId), '#'), message(missing).replace('2000000000', '#'), 'and so does a deleted one');
 });
 
 t.test('expires_at: past, now, malformed, no zone, impossible dates', async (t) => {

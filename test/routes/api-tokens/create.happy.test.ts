@@ -41,21 +41,19 @@ t.test('every field given: all scopes, restricted units, an expiry with an offse
   t.equal(response.statusCode, 201);
   const body = response.json<CreatedToken>();
   t.strictSame([...body.scopes].sort(), [...SCOPES].sort());
-  t.strictSame(body.cooling_unit_ids, [u1, u2, u3].sort((x, y) => x - y), 'the units, in id order');
+  t.strictSame(
+    body.cooling_unit_ids,
+    [u1, u2, u3].sort((x, y) => x - y),
+    'the units, in id order',
+  );
   t.equal(body.expires_at, '2099-06-01T10:30:00.000Z', 'expires_at is answered in UTC');
   t.equal(body.revoked, false);
 });
 
 t.test('expires_at: null explicitly is non-expiring; Z and fractional seconds are accepted', async (t) => {
   t.equal((await world.createToken(a.jwt, { expires_at: null })).expires_at, null);
-  t.equal(
-    (await world.createToken(a.jwt, { expires_at: '2099-01-02T03:04:05.678Z' })).expires_at,
-    '2099-01-02T03:04:05.678Z',
-  );
-  t.equal(
-    (await world.createToken(a.jwt, { expires_at: '2099-01-02T03:04:05-00:00' })).expires_at,
-    '2099-01-02T03:04:05.000Z',
-  );
+  t.equal((await world.createToken(a.jwt, { expires_at: '2099-01-02T03:04:05.678Z' })).expires_at, '2099-01-02T03:04:05.678Z');
+  t.equal((await world.createToken(a.jwt, { expires_at: '2099-01-02T03:04:05-00:00' })).expires_at, '2099-01-02T03:04:05.000Z');
   t.equal(
     (await world.createToken(a.jwt, { expires_at: '2096-02-29T00:00:00Z' })).expires_at,
     '2096-02-29T00:00:00.000Z',
@@ -63,7 +61,11 @@ t.test('expires_at: null explicitly is non-expiring; Z and fractional seconds ar
   );
   // ISO 8601 lets the seconds go
   t.equal((await world.createToken(a.jwt, { expires_at: '2099-01-01T00:00Z' })).expires_at, '2099-01-01T00:00:00.000Z', 'minutes, Z');
-  t.equal((await world.createToken(a.jwt, { expires_at: '2099-01-01T00:30+02:00' })).expires_at, '2098-12-31T22:30:00.000Z', 'minutes, offset');
+  t.equal(
+    (await world.createToken(a.jwt, { expires_at: '2099-01-01T00:30+02:00' })).expires_at,
+    '2098-12-31T22:30:00.000Z',
+    'minutes, offset',
+  );
 });
 
 t.test('an expiry one second ahead of the clock is accepted', async (t) => {
@@ -79,7 +81,11 @@ t.test('name is trimmed; 100 characters and any printable Unicode are fine', asy
   t.equal((await world.createToken(a.jwt, { name: `a${' '.repeat(101)}` })).name, 'a', 'trailing spaces past 100 are trimmed, not counted');
   t.equal((await world.createToken(a.jwt, { name: '\tx\n' })).name, 'x', 'whitespace controls at the ends are trimmed away');
   const corn = '🌽'.repeat(100);
-  t.equal((await world.createToken(a.jwt, { name: corn })).name, corn, '100 characters outside the BMP (200 UTF-16 units): characters are code points');
+  t.equal(
+    (await world.createToken(a.jwt, { name: corn })).name,
+    corn,
+    '100 characters outside the BMP (200 UTF-16 units): characters are code points',
+  );
   t.equal((await world.createToken(a.jwt, { name: 'Récolte 🌽 — 冷藏' })).name, 'Récolte 🌽 — 冷藏');
   t.equal((await world.createToken(a.jwt, { name: "O'Brien; DROP TABLE api_tokens" })).name, "O'Brien; DROP TABLE api_tokens");
 });

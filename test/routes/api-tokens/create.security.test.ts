@@ -116,7 +116,11 @@ t.test('the creation response is the only place the raw token appears', async (t
   const retrieved = await world.get(a.jwt, `${BASE}/${created.id}`);
   const listed = await world.get(a.jwt, `${BASE}?page_size=1000`);
   const revoked = await world.post(a.jwt, `${BASE}/${created.id}/revoke`);
-  for (const [label, response] of [['retrieve', retrieved], ['list', listed], ['revoke', revoked]] as const) {
+  for (const [label, response] of [
+    ['retrieve', retrieved],
+    ['list', listed],
+    ['revoke', revoked],
+  ] as const) {
     t.equal(response.statusCode, 200, label);
     t.notOk(response.body.includes(created.token), `${label}: no raw token`);
     t.notOk(response.body.includes('"token"'), `${label}: no token field`);

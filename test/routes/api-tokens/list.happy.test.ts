@@ -60,14 +60,18 @@ t.test('walking the pages adds up: every token once, in order, with consistent f
   let pageNumber = 1;
   for (;;) {
     const page = await list(a.jwt, `?page=${pageNumber}&page_size=3`);
-    t.strictSame(page.meta.pagination, {
-      page: pageNumber,
-      page_size: 3,
-      total_count: 7,
-      total_pages: 3,
-      has_next: pageNumber < 3,
-      has_previous: pageNumber > 1,
-    }, `page ${pageNumber}`);
+    t.strictSame(
+      page.meta.pagination,
+      {
+        page: pageNumber,
+        page_size: 3,
+        total_count: 7,
+        total_pages: 3,
+        has_next: pageNumber < 3,
+        has_previous: pageNumber > 1,
+      },
+      `page ${pageNumber}`,
+    );
     t.equal(page.data.length, pageNumber < 3 ? 3 : 1);
     seen.push(...ids(page));
     if (!page.meta.pagination.has_next) break;
@@ -149,7 +153,11 @@ t.test('state filter: active, expired, revoked, echoed in meta.filters', async (
   t.strictSame(await byState('revoked'), ['revoked']);
 
   const all = (await s.get(s.a.jwt, BASE)).json<ListJson>();
-  t.strictSame(all.data.map((token) => token.name), ['revoked', 'long', 'short', 'forever'], 'no filter: every state');
+  t.strictSame(
+    all.data.map((token) => token.name),
+    ['revoked', 'long', 'short', 'forever'],
+    'no filter: every state',
+  );
   t.equal(all.meta.filters.state, null);
   t.ok(forever.id && shortLived.id && longLived.id);
 });

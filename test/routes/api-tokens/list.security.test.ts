@@ -44,7 +44,10 @@ t.test('company B never sees company A’s tokens, in any state or page', async 
     t.equal(response.statusCode, 200);
     const page = response.json<ListJson>();
     t.equal(page.meta.company_id, b.companyId, `${query}: meta.company_id`);
-    t.notOk(page.data.some((token) => aIds.has(token.id) || token.company_id !== b.companyId), `${query}: only B’s tokens`);
+    t.notOk(
+      page.data.some((token) => aIds.has(token.id) || token.company_id !== b.companyId),
+      `${query}: only B’s tokens`,
+    );
     t.notOk(response.body.includes('A active') || response.body.includes('A revoked'), `${query}: no A names`);
   }
   const counts = (await world.get(b.jwt, BASE)).json<ListJson>().meta.pagination;
@@ -64,7 +67,10 @@ t.test('A sees its own three tokens in the expected states', async (t) => {
 });
 
 t.test('no list response contains a raw token', async (t) => {
-  for (const [jwt, tokens] of [[a.jwt, aTokens], [b.jwt, [bToken]]] as const) {
+  for (const [jwt, tokens] of [
+    [a.jwt, aTokens],
+    [b.jwt, [bToken]],
+  ] as const) {
     for (const query of ['', '?state=active', '?state=expired', '?state=revoked', '?page_size=1000']) {
       const response = await world.get(jwt, `${BASE}${query}`);
       for (const token of tokens) t.notOk(response.body.includes(token.token), `${query}: ${token.name}`);

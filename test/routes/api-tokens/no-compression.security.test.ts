@@ -19,7 +19,12 @@ const ASKS = ['gzip, br', 'br', 'gzip', 'br;q=1, gzip;q=0.5, identity;q=0', '*']
 
 t.test('create and rotate: 201 with a plain JSON body and no Content-Encoding, whatever is asked', async (t) => {
   for (const accept of ASKS) {
-    const created = await world.post(a.jwt, BASE, { name: `big ${accept}`, scopes: ['users'], cooling_unit_ids: unitIds }, { 'accept-encoding': accept });
+    const created = await world.post(
+      a.jwt,
+      BASE,
+      { name: `big ${accept}`, scopes: ['users'], cooling_unit_ids: unitIds },
+      { 'accept-encoding': accept },
+    );
     t.equal(created.statusCode, 201, `create, ${accept}`);
     t.equal(created.headers['content-encoding'], undefined, `create, ${accept}: not compressed`);
     t.ok(created.rawPayload.length > COMPRESSION_THRESHOLD, `create: ${created.rawPayload.length} bytes, past the threshold`);
@@ -40,7 +45,10 @@ t.test('answers without a secret are still compressed: the list page and the tok
   t.equal(list.statusCode, 200);
   t.equal(list.headers['content-encoding'], 'br', 'the list page (brotli on a tie)');
   const listed = JSON.parse(zlib.brotliDecompressSync(list.rawPayload).toString('utf8')) as { data: CreatedToken[] };
-  t.notOk(listed.data.some((entry) => 'token' in entry), 'and carries no secret');
+  t.notOk(
+    listed.data.some((entry) => 'token' in entry),
+    'and carries no secret',
+  );
   const retrieved = await world.get(a.jwt, `${BASE}/${token.id}`, { 'accept-encoding': 'gzip' });
   t.equal(retrieved.headers['content-encoding'], 'gzip', 'the same token without its secret');
   t.ok(zlib.gunzipSync(retrieved.rawPayload).length > COMPRESSION_THRESHOLD, 'a body past the threshold, as the create answers were');

@@ -21,7 +21,16 @@ t.test('an unknown UUID is 404 not_found', async (t) => {
 });
 
 t.test('an id that is not a UUID is 404', async (t) => {
-  for (const id of ['abc', '1', '-1', existing.id.replace(/-/g, ''), `${existing.id}x`, `{${existing.id}}`, 'x'.repeat(150), existing.token]) {
+  for (const id of [
+    'abc',
+    '1',
+    '-1',
+    existing.id.replace(/-/g, ''),
+    `${existing.id}x`,
+    `{${existing.id}}`,
+    'x'.repeat(150),
+    existing.token,
+  ]) {
     const response = await world.post(a.jwt, `${BASE}/${encodeURIComponent(id)}/revoke`);
     t.equal(response.statusCode, 404, `${id.slice(0, 40)} (${id.length} chars)`);
     t.equal(response.json<ErrorJson>().error?.code, 'not_found');
@@ -53,7 +62,11 @@ t.test('malformed JSON is 400 and revokes nothing', async (t) => {
 
 t.test('other methods on the revoke path do not revoke', async (t) => {
   for (const method of ['GET', 'PUT', 'DELETE', 'PATCH'] as const) {
-    const response = await world.app.inject({ method, url: `${BASE}/${existing.id}/revoke`, headers: { authorization: `Bearer ${a.jwt}` } });
+    const response = await world.app.inject({
+      method,
+      url: `${BASE}/${existing.id}/revoke`,
+      headers: { authorization: `Bearer ${a.jwt}` },
+    });
     t.ok(response.statusCode >= 400 && response.statusCode < 500, `${method}: ${response.statusCode}`);
     t.type(response.json<ErrorJson>().error?.code, 'string', `${method}: an error body`);
   }

@@ -43,7 +43,10 @@ t.test('revoking an expired token marks it revoked', async (t) => {
   const created = await world.createToken(a.jwt, { expires_at: new Date(world.clock.now().getTime() + 60_000).toISOString() });
   world.clock.advance(61_000);
   const expired = (await world.get(a.jwt, `${BASE}?state=expired`)).json<ListJson>();
-  t.ok(expired.data.some((token) => token.id === created.id), 'expired before the revoke');
+  t.ok(
+    expired.data.some((token) => token.id === created.id),
+    'expired before the revoke',
+  );
   const response = await revoke(created.id);
   t.equal(response.statusCode, 200);
   const body = response.json<ApiTokenJson>();
@@ -51,9 +54,15 @@ t.test('revoking an expired token marks it revoked', async (t) => {
   t.equal(body.revoked_at, world.clock.now().toISOString());
   t.equal(body.expires_at, created.expires_at, 'expires_at is kept');
   const revoked = (await world.get(a.jwt, `${BASE}?state=revoked`)).json<ListJson>();
-  t.ok(revoked.data.some((token) => token.id === created.id), 'listed as revoked');
+  t.ok(
+    revoked.data.some((token) => token.id === created.id),
+    'listed as revoked',
+  );
   const stillExpired = (await world.get(a.jwt, `${BASE}?state=expired`)).json<ListJson>();
-  t.notOk(stillExpired.data.some((token) => token.id === created.id), 'no longer listed as expired');
+  t.notOk(
+    stillExpired.data.some((token) => token.id === created.id),
+    'no longer listed as expired',
+  );
 });
 
 t.test('retrieve and list show the revocation', async (t) => {
@@ -61,7 +70,10 @@ t.test('retrieve and list show the revocation', async (t) => {
   const revoked = (await revoke(created.id)).json<ApiTokenJson>();
   t.strictSame((await world.get(a.jwt, `${BASE}/${created.id}`)).json(), revoked);
   const listed = (await world.get(a.jwt, `${BASE}?state=revoked&page_size=1000`)).json<ListJson>();
-  t.strictSame(listed.data.find((token) => token.id === created.id), revoked);
+  t.strictSame(
+    listed.data.find((token) => token.id === created.id),
+    revoked,
+  );
 });
 
 t.test('the id is matched whatever the case of its hex digits', async (t) => {
@@ -84,7 +96,11 @@ t.test('the call needs no body; an empty JSON object or an empty JSON body is fi
 t.test('a revoked token is refused on the data surface (401) right after the call', async (t) => {
   const created = await world.createToken(a.jwt, { scopes: ['utilization'] });
   const data = () =>
-    world.app.inject({ method: 'GET', url: '/api/v1/analytics/utilization?page_size=1', headers: { authorization: `Bearer ${created.token}` } });
+    world.app.inject({
+      method: 'GET',
+      url: '/api/v1/analytics/utilization?page_size=1',
+      headers: { authorization: `Bearer ${created.token}` },
+    });
   t.not((await data()).statusCode, 401, 'accepted before');
   t.equal((await revoke(created.id)).statusCode, 200);
   const after = await data();

@@ -13,7 +13,13 @@ const rowOf = async (id: string) =>
   (await world.db.pool.query('SELECT expires_at, revoked, revoked_at, token_hash FROM api_tokens WHERE id = $1', [id])).rows[0];
 
 /** The call was refused with `status`/`code` and changed nothing: no new token, the old row as it was. */
-async function refusedWithoutChange(t: Test, id: string, call: () => Promise<{ statusCode: number; json<T>(): T }>, status: number, code: string) {
+async function refusedWithoutChange(
+  t: Test,
+  id: string,
+  call: () => Promise<{ statusCode: number; json<T>(): T }>,
+  status: number,
+  code: string,
+) {
   const [count, row] = [await world.tokenCount(), await rowOf(id)];
   const response = await call();
   t.equal(response.statusCode, status);
@@ -64,7 +70,16 @@ t.test('two rotations of one token at once: one 201, one 409 already_rotated', a
 t.test('an unknown UUID or an id that is not a UUID is 404 not_found', async (t) => {
   const count = await world.tokenCount();
   const existing = await world.createToken(a.jwt);
-  for (const id of [randomUUID(), '00000000-0000-0000-0000-000000000000', 'abc', '1', existing.id.replace(/-/g, ''), `${existing.id}x`, 'x'.repeat(150), existing.token]) {
+  for (const id of [
+    randomUUID(),
+    '00000000-0000-0000-0000-000000000000',
+    'abc',
+    '1',
+    existing.id.replace(/-/g, ''),
+    `${existing.id}x`,
+    'x'.repeat(150),
+    existing.token,
+  ]) {
     const response = await rotate(encodeURIComponent(id));
     t.equal(response.statusCode, 404, `${id.slice(0, 40)} (${id.length} chars)`);
     t.equal(response.json<ErrorJson>().error.code, 'not_found');
@@ -91,7 +106,13 @@ t.test('a bad grace period or an unknown body field is 400 naming it', async (t)
   ];
   for (const [payload, field] of cases) {
     const raw = typeof payload === 'string' ? payload : JSON.stringify(payload);
-    const body = await refusedWithoutChange(t, token.id, () => rotate(token.id, raw, { 'content-type': 'application/json' }), 400, 'invalid_request');
+    const body = await refusedWithoutChange(
+      t,
+      token.id,
+      () => rotate(token.id, raw, { 'content-type': 'application/json' }),
+      400,
+      'invalid_request',
+    );
     t.equal(body.error.details?.field, field, raw);
   }
   const message = (await rotate(token.id, { grace_period_seconds: 604_801 })).json<ErrorJson>().error.message;
@@ -104,10 +125,22 @@ t.test('a body that is not JSON is 415; malformed JSON is 400; neither rotates',
     ['text/plain', 'grace=60'],
     ['application/x-www-form-urlencoded', 'grace_period_seconds=60'],
   ] as const) {
-    await refusedWithoutChange(t, token.id, () => rotate(token.id, payload, { 'content-type': contentType }), 415, 'unsupported_media_type');
+    await refusedWithoutChange(
+      t,
+      token.id,
+      () => rotate(token.id, payload, { 'content-type': contentType }),
+      415,
+      'unsupported_media_type',
+    );
   }
   for (const payload of ['{', '{"grace_period_seconds":', 'nul', '{"__proto__":{"x":1}}']) {
-    await refusedWithoutChange(t, token.id, () => rotate(token.id, payload, { 'content-type': 'application/json' }), 400, 'invalid_request');
+    await refusedWithoutChange(
+      t,
+      token.id,
+      () => rotate(token.id, payload, { 'content-type': 'application/json' }),
+      400,
+      'invalid_request',
+    );
   }
 });
 

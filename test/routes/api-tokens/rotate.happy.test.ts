@@ -2,7 +2,17 @@
 // expiry (its raw token shown once), and the old token ending after the grace period, to the
 // millisecond of the app's clock, on the data surface too. Both name each other.
 import t from 'tap';
-import { API_TOKEN_KEYS, BASE, createWorld, EMPTY_BODIES, TOKEN_PATTERN, UUID_PATTERN, type ApiTokenJson, type CreatedToken, type ListJson } from './setup.js';
+import {
+  API_TOKEN_KEYS,
+  BASE,
+  createWorld,
+  EMPTY_BODIES,
+  TOKEN_PATTERN,
+  UUID_PATTERN,
+  type ApiTokenJson,
+  type CreatedToken,
+  type ListJson,
+} from './setup.js';
 
 const world = await createWorld(t);
 const { a } = world;
@@ -17,7 +27,12 @@ const dataStatus = async (token: string) =>
 
 t.test('201: a replacement like the old token, its raw token once; the old one ends in 24 hours by default', async (t) => {
   const expiresAt = new Date(world.clock.now().getTime() + 90 * 24 * HOUR_MS).toISOString();
-  const old = await world.createToken(a.jwt, { name: 'Partner ERP', scopes: ['users', 'impact'], cooling_unit_ids: [a.unitIds[2], a.unitIds[0]], expires_at: expiresAt });
+  const old = await world.createToken(a.jwt, {
+    name: 'Partner ERP',
+    scopes: ['users', 'impact'],
+    cooling_unit_ids: [a.unitIds[2], a.unitIds[0]],
+    expires_at: expiresAt,
+  });
   world.clock.advance(60_000);
   const now = world.clock.now();
   const response = await rotate(old.id);
@@ -30,7 +45,13 @@ t.test('201: a replacement like the old token, its raw token once; the old one e
   t.match(created.id, UUID_PATTERN);
   t.not(created.id, old.id);
   t.strictSame(
-    { name: created.name, company_id: created.company_id, scopes: created.scopes, cooling_unit_ids: created.cooling_unit_ids, expires_at: created.expires_at },
+    {
+      name: created.name,
+      company_id: created.company_id,
+      scopes: created.scopes,
+      cooling_unit_ids: created.cooling_unit_ids,
+      expires_at: created.expires_at,
+    },
     { name: old.name, company_id: old.company_id, scopes: old.scopes, cooling_unit_ids: old.cooling_unit_ids, expires_at: old.expires_at },
     'same name, company, scopes, units and expiry',
   );
@@ -50,9 +71,16 @@ t.test('201: a replacement like the old token, its raw token once; the old one e
   const { token: _secret, ...metadata } = created;
   t.strictSame(await retrieve(created.id), metadata, 'retrieve shows the replacement, without the secret');
   const listed = (await world.get(a.jwt, `${BASE}?page_size=1000`)).json<ListJson>();
-  t.strictSame(listed.data.find((token) => token.id === created.id), metadata, 'the list shows it too');
+  t.strictSame(
+    listed.data.find((token) => token.id === created.id),
+    metadata,
+    'the list shows it too',
+  );
   t.equal(listed.data.find((token) => token.id === old.id)?.replaced_by, created.id);
-  t.notOk(listed.data.some((token) => 'token' in token), 'the list never carries a raw token');
+  t.notOk(
+    listed.data.some((token) => 'token' in token),
+    'the list never carries a raw token',
+  );
 });
 
 t.test('grace period: both tokens work until it ends, the old one is refused from that millisecond on', async (t) => {
@@ -125,7 +153,11 @@ t.test('a replacement can be rotated in turn: a chain of links', async (t) => {
   t.equal(third.rotated_from, second.id);
   t.strictSame(
     [await retrieve(first.id), await retrieve(second.id), await retrieve(third.id)].map((token) => [token.rotated_from, token.replaced_by]),
-    [[null, second.id], [first.id, third.id], [second.id, null]],
+    [
+      [null, second.id],
+      [first.id, third.id],
+      [second.id, null],
+    ],
   );
   t.equal(third.name, 'chain');
 });

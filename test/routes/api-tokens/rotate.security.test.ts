@@ -36,7 +36,11 @@ t.test('401 and 403 callers rotate nothing', async (t) => {
     ['no Authorization', {}, 401],
     ['garbage JWT', { authorization: 'Bearer x.y.z' }, 401],
     ['the API token itself', { authorization: `Bearer ${aToken.token}` }, 401],
-    ['an expired JWT', { authorization: `Bearer ${await world.jwtFor(a.employeeId, { ttlSeconds: 60, now: new Date(Date.now() - 3_600_000) })}` }, 401],
+    [
+      'an expired JWT',
+      { authorization: `Bearer ${await world.jwtFor(a.employeeId, { ttlSeconds: 60, now: new Date(Date.now() - 3_600_000) })}` },
+      401,
+    ],
     ['inactive employee', { authorization: `Bearer ${await world.jwtFor(a.inactiveEmployeeId)}` }, 401],
     ['operator', { authorization: `Bearer ${await world.jwtFor(a.operatorId)}` }, 403],
     ['farmer', { authorization: `Bearer ${await world.jwtFor(a.farmerIds[0]!)}` }, 403],
@@ -58,11 +62,23 @@ t.test('the replacement reads exactly what the old token read: same scopes, same
   await world.db.pool.query('UPDATE cooling_units SET deleted = true, deleted_at = now() WHERE id = $1', [gone]);
   try {
     const replacement = (await world.post(a.jwt, `${BASE}/${restricted.id}/rotate`)).json<CreatedToken>();
-    t.strictSame(replacement.cooling_unit_ids, [kept, gone].sort((x, y) => x - y), 'the unit list is copied as it is');
+    t.strictSame(
+      replacement.cooling_unit_ids,
+      [kept, gone].sort((x, y) => x - y),
+      'the unit list is copied as it is',
+    );
     const lonely = (await world.post(a.jwt, `${BASE}/${onlyGone.id}/rotate`)).json<CreatedToken>();
     t.strictSame(lonely.cooling_unit_ids, [gone], 'never emptied: an empty list would mean company-wide');
-    t.equal((await data(lonely.token, `/api/v1/analytics/utilization?cooling_unit_id=${kept}`)).statusCode, 404, 'and it reads no other unit');
-    t.equal((await data(replacement.token, `/api/v1/analytics/utilization?cooling_unit_id=${a.unitIds[2]}`)).statusCode, 404, 'nor does the other');
+    t.equal(
+      (await data(lonely.token, `/api/v1/analytics/utilization?cooling_unit_id=${kept}`)).statusCode,
+      404,
+      'and it reads no other unit',
+    );
+    t.equal(
+      (await data(replacement.token, `/api/v1/analytics/utilization?cooling_unit_id=${a.unitIds[2]}`)).statusCode,
+      404,
+      'nor does the other',
+    );
     t.equal((await data(replacement.token)).statusCode, 403, 'no scope it did not have');
   } finally {
     await world.db.pool.query('UPDATE cooling_units SET deleted = false, deleted_at = NULL WHERE id = $1', [gone]);
@@ -75,7 +91,10 @@ t.test('the new secret is in the 201 only: not in retrieve, list or the logs', a
   const secret = response.json<CreatedToken>().token;
   const listed = await world.get(a.jwt, `${BASE}?page_size=1000`);
   const retrieved = await world.get(a.jwt, `${BASE}/${response.json<CreatedToken>().id}`);
-  for (const [label, body] of [['list', listed.body], ['retrieve', retrieved.body]]) {
+  for (const [label, body] of [
+    ['list', listed.body],
+    ['retrieve', retrieved.body],
+  ]) {
     t.notOk(body!.includes(secret), `${label}: no secret`);
     t.notOk(body!.includes('"token"'), `${label}: no token field`);
   }
@@ -103,7 +122,11 @@ t.test('two processes sharing Redis: the new expiry holds on the one whose cache
   const rotated = await post(`${BASE}/${old.id.toUpperCase()}/rotate`, { grace_period_seconds: 2 });
   t.equal(rotated.statusCode, 201);
   const end = one.clock.now().getTime() + 2000;
-  t.strictSame(await two.app.revocations.status(old.id), { state: 'live', expiresAt: end }, 'the shared store tells process two the new end');
+  t.strictSame(
+    await two.app.revocations.status(old.id),
+    { state: 'live', expiresAt: end },
+    'the shared store tells process two the new end',
+  );
   two.clock.set(new Date(end - 1));
   t.equal(await onTwo(), 200, 'accepted until the end');
   two.clock.set(new Date(end));
@@ -119,7 +142,12 @@ t.test('rotations count against the management write limit, with creations: the 
   const created = await limited.app.inject({ method: 'POST', url: BASE, headers, payload: { name: 'limited', scopes: ['users'] } });
   let replacement = created.json<CreatedToken>();
   for (let i = 1; i < 120; i++) {
-    const response = await limited.app.inject({ method: 'POST', url: `${BASE}/${replacement.id}/rotate`, headers, payload: { grace_period_seconds: 0 } });
+    const response = await limited.app.inject({
+      method: 'POST',
+      url: `${BASE}/${replacement.id}/rotate`,
+      headers,
+      payload: { grace_period_seconds: 0 },
+    });
     if (response.statusCode !== 201) t.fail(`rotation ${i}: ${response.statusCode}`);
     replacement = response.json<CreatedToken>();
   }
@@ -128,5 +156,9 @@ t.test('rotations count against the management write limit, with creations: the 
   t.equal(refused.json<ErrorJson>().error.code, 'rate_limited');
   t.match(refused.json<ErrorJson>().error.details, { scope: 'authenticated_write' });
   t.ok(Number(refused.headers['retry-after']) > 0, 'Retry-After');
-  t.equal((await limited.app.inject({ url: `${BASE}/${replacement.id}`, headers })).json<ApiTokenJson>().replaced_by, null, 'the refused call rotated nothing');
+  t.equal(
+    (await limited.app.inject({ url: `${BASE}/${replacement.id}`, headers })).json<ApiTokenJson>().replaced_by,
+    null,
+    'the refused call rotated nothing',
+  );
 });

@@ -103,8 +103,7 @@ export async function createWorld(t: Teardown, env: Record<string, string> = {})
       headers: { ...bearer(jwt), ...headers },
       ...(payload === undefined ? {} : { payload: payload as string | object }),
     });
-  const get: World['get'] = (jwt, url, headers = {}) =>
-    test.app.inject({ method: 'GET', url, headers: { ...bearer(jwt), ...headers } });
+  const get: World['get'] = (jwt, url, headers = {}) => test.app.inject({ method: 'GET', url, headers: { ...bearer(jwt), ...headers } });
 
   return {
     ...test,
@@ -125,7 +124,6 @@ export async function createWorld(t: Teardown, env: Record<string, string> = {})
     },
   };
 }
-
 
 /** A random JSON value: scalars of every type, odd strings, nested arrays and objects. */
 export function randomJson(random: () => number, depth = 0): unknown {

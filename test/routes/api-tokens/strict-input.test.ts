@@ -22,10 +22,19 @@ t.test('unknown query parameters and body fields are refused everywhere', async 
     t.equal(reply.statusCode, 400, `${method} ${url}`);
     t.match(reply.json(), { error: { code: 'invalid_request', message: /Unknown query parameter/ } });
   }
-  const revokeWithBody = await ctx.app.inject({ method: 'POST', url: `/api/v1/api-tokens/${token.id}/revoke`, headers: { ...auth, 'content-type': 'application/json' }, payload: '{"x":1}' });
+  const revokeWithBody = await ctx.app.inject({
+    method: 'POST',
+    url: `/api/v1/api-tokens/${token.id}/revoke`,
+    headers: { ...auth, 'content-type': 'application/json' },
+    payload: '{"x":1}',
+  });
   t.equal(revokeWithBody.statusCode, 400, 'a revoke with an unknown body field');
   t.match(revokeWithBody.json(), { error: { details: { field: 'x' } } });
-  t.equal((await ctx.app.inject({ method: 'GET', url: `/api/v1/api-tokens/${token.id}`, headers: auth })).json().revoked, false, 'and nothing was revoked');
+  t.equal(
+    (await ctx.app.inject({ method: 'GET', url: `/api/v1/api-tokens/${token.id}`, headers: auth })).json().revoked,
+    false,
+    'and nothing was revoked',
+  );
   for (const payload of [undefined, '{}']) {
     const headers = payload ? { ...auth, 'content-type': 'application/json' } : auth;
     const reply = await ctx.app.inject({ method: 'POST', url: `/api/v1/api-tokens/${token.id}/revoke`, headers, payload });

@@ -25,7 +25,14 @@ t.test('page and page_size', async (t) => {
 });
 
 t.test('action: one of the known actions, once', async (t) => {
-  for (const query of ['action=bogus', 'action=created', 'action=TOKEN.CREATED', 'action=', 'action=token.created&action=token.revoked', 'action=token.created,token.revoked']) {
+  for (const query of [
+    'action=bogus',
+    'action=created',
+    'action=TOKEN.CREATED',
+    'action=',
+    'action=token.created&action=token.revoked',
+    'action=token.created,token.revoked',
+  ]) {
     await expectInvalid(t, query, 'action');
   }
   const response = await world.get(a.jwt, `${EVENTS}?action=bogus`);
@@ -33,7 +40,17 @@ t.test('action: one of the known actions, once', async (t) => {
 });
 
 t.test('from and to: ISO 8601 instants with a zone, on real days, once; to not before from', async (t) => {
-  for (const value of ['2026-01-01', '2026-01-01T00:00:00', 'yesterday', '1767225600', '2026-02-30T00:00:00Z', '2026-13-01T00:00Z', '0000-01-01T00:00Z', '2026-01-01T25:00Z', '']) {
+  for (const value of [
+    '2026-01-01',
+    '2026-01-01T00:00:00',
+    'yesterday',
+    '1767225600',
+    '2026-02-30T00:00:00Z',
+    '2026-13-01T00:00Z',
+    '0000-01-01T00:00Z',
+    '2026-01-01T25:00Z',
+    '',
+  ]) {
     await expectInvalid(t, `from=${encodeURIComponent(value)}`, 'from');
     await expectInvalid(t, `to=${encodeURIComponent(value)}`, 'to');
   }
@@ -54,7 +71,17 @@ t.test('unknown parameters are refused and named, before anything else', async (
 });
 
 t.test('a token_id that names no token of the company is 404 not_found, like the token routes', async (t) => {
-  for (const id of [randomUUID(), '00000000-0000-0000-0000-000000000000', 'abc', '1', token.id.replace(/-/g, ''), `${token.id}x`, 'x'.repeat(300), token.token, '']) {
+  for (const id of [
+    randomUUID(),
+    '00000000-0000-0000-0000-000000000000',
+    'abc',
+    '1',
+    token.id.replace(/-/g, ''),
+    `${token.id}x`,
+    'x'.repeat(300),
+    token.token,
+    '',
+  ]) {
     const response = await world.get(a.jwt, `${EVENTS}?token_id=${encodeURIComponent(id)}`);
     t.equal(response.statusCode, 404, `${id.slice(0, 40)} (${id.length} chars)`);
     t.equal(response.json<ErrorJson>().error.code, 'not_found');

@@ -35,17 +35,27 @@ t.test('401 without a usable JWT, 403 for non-employees; no event shown', async 
 });
 
 t.test('each company sees its own events only, whatever the filters', async (t) => {
-  for (const query of ['', '?action=token.created', '?action=token.rotated', '?action=token.revoked', '?page_size=1000', '?from=2000-01-01T00:00Z']) {
+  for (const query of [
+    '',
+    '?action=token.created',
+    '?action=token.rotated',
+    '?action=token.revoked',
+    '?page_size=1000',
+    '?from=2000-01-01T00:00Z',
+  ]) {
     const page = await listEvents(world, b.jwt, query);
     t.equal(page.meta.company_id, b.companyId, `${query}: meta.company_id`);
-    t.ok(page.data.every((event) => event.token_id === bToken.id), `${query}: only B's token`);
+    t.ok(
+      page.data.every((event) => event.token_id === bToken.id),
+      `${query}: only B's token`,
+    );
     t.notOk(JSON.stringify(page).includes(aToken.id) || JSON.stringify(page).includes('A secret project'), `${query}: nothing of A`);
   }
   t.equal((await listEvents(world, a.jwt)).meta.pagination.total_count, 3, 'A sees its three');
-  t.equal((await listEvents(world, b.jwt)).data[0]!.sequence, 1, 'B\'s chain is its own: its first event is sequence 1');
+  t.equal((await listEvents(world, b.jwt)).data[0]!.sequence, 1, "B's chain is its own: its first event is sequence 1");
 });
 
-t.test('B filtering by A\'s token is 404, byte for byte what an unknown token gets', async (t) => {
+t.test("B filtering by A's token is 404, byte for byte what an unknown token gets", async (t) => {
   for (const id of [aToken.id, aReplacement.id]) {
     const foreign = await world.get(b.jwt, `${EVENTS}?token_id=${id}`);
     const unknown = await world.get(b.jwt, `${EVENTS}?token_id=${randomUUID()}`);
@@ -69,7 +79,7 @@ t.test('no raw token, and no token hash, in any event', async (t) => {
   t.equal(rows[0]!.n, 0, 'nor in the table');
 });
 
-t.test('reads count against the employee\'s management read limit, with the token list: the 601st in a minute is 429', async (t) => {
+t.test("reads count against the employee's management read limit, with the token list: the 601st in a minute is 429", async (t) => {
   const limited = await createTestApp(t, {}, { realRateLimits: true });
   const company = await createCompany(limited.db.pool, 'Limited Co');
   const headers = { authorization: `Bearer ${await limited.jwtFor(company.employeeId)}` };

@@ -31,7 +31,19 @@ export interface AuditPageJson {
 }
 
 export const AUDIT_EVENT_KEYS = [
-  'action', 'actor', 'client_ip', 'details', 'hash', 'id', 'occurred_at', 'prev_hash', 'related_token_id', 'request_id', 'sequence', 'token_id', 'user_agent',
+  'action',
+  'actor',
+  'client_ip',
+  'details',
+  'hash',
+  'id',
+  'occurred_at',
+  'prev_hash',
+  'related_token_id',
+  'request_id',
+  'sequence',
+  'token_id',
+  'user_agent',
 ];
 
 /** GET /api/v1/audit-events as `jwt`, failing loudly unless it answers 200. */
@@ -43,7 +55,17 @@ export async function listEvents(world: World, jwt: string, query = ''): Promise
 
 /** Rows of token_audit_events (all companies, or one), in chain order. */
 export async function eventRows(pool: pg.Pool, companyId?: number) {
-  const { rows } = await pool.query<{ id: string; company_id: number; sequence: string; action: string; token_id: string; related_token_id: string | null; actor_type: string; actor_id: string; client_ip: string | null }>(
+  const { rows } = await pool.query<{
+    id: string;
+    company_id: number;
+    sequence: string;
+    action: string;
+    token_id: string;
+    related_token_id: string | null;
+    actor_type: string;
+    actor_id: string;
+    client_ip: string | null;
+  }>(
     `SELECT id, company_id, sequence, action, token_id, related_token_id, actor_type, actor_id, host(client_ip) AS client_ip
      FROM token_audit_events WHERE $1::int IS NULL OR company_id = $1 ORDER BY company_id, sequence`,
     [companyId ?? null],

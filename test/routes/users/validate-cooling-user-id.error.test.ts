@@ -58,7 +58,23 @@ t.test('unknown and missing fields: 400', async (t) => {
 });
 
 t.test('cooling_user_id of the wrong type or size: 400', async (t) => {
-  const values = [null, 1, 1.5, true, [], ['Alpha Cold-F1'], {}, { length: [{ toString: 1 }] }, { length: 3 }, '', '   ', 'x'.repeat(65), '🌽'.repeat(65), 'a\u0000b', 'a\u0007b'];
+  const values = [
+    null,
+    1,
+    1.5,
+    true,
+    [],
+    ['Alpha Cold-F1'],
+    {},
+    { length: [{ toString: 1 }] },
+    { length: 3 },
+    '',
+    '   ',
+    'x'.repeat(65),
+    '🌽'.repeat(65),
+    'a\u0000b',
+    'a\u0007b',
+  ];
   for (const value of values) {
     await expectRefused(t, JSON.stringify({ cooling_user_id: value }), 400, 'cooling_user_id');
   }
@@ -79,7 +95,8 @@ t.test('random bodies never make a 5xx, and a 200 is always exactly {"valid": bo
     if (response.statusCode === 200) {
       answered += 1;
       const body = response.json();
-      if (Object.keys(body).join() !== 'valid' || typeof body.valid !== 'boolean') t.fail(`shape for ${payload.slice(0, 80)}: ${response.body}`);
+      if (Object.keys(body).join() !== 'valid' || typeof body.valid !== 'boolean')
+        t.fail(`shape for ${payload.slice(0, 80)}: ${response.body}`);
     }
   }
   t.ok(answered > 0, `some random strings were answered (${answered})`);

@@ -15,13 +15,24 @@ t.test('the validate endpoint reveals nothing and cannot be enumerated quickly',
   await ctx.db.pool.query("UPDATE users SET user_code = 'OP-1' WHERE id = $1", [a.operatorId]);
   let address = 0;
   const validate = (code: string, remoteAddress = `192.0.2.${++address}`, headers: Record<string, string> = {}) =>
-    ctx.app.inject({ method: 'POST', url: PATH, remoteAddress, headers: { 'content-type': 'application/json', ...headers }, payload: { cooling_user_id: code } });
+    ctx.app.inject({
+      method: 'POST',
+      url: PATH,
+      remoteAddress,
+      headers: { 'content-type': 'application/json', ...headers },
+      payload: { cooling_user_id: code },
+    });
 
   await t.test('every answer has the same shape and headers, whatever the code is', async (t) => {
     const shape = async (code: string) => {
       const reply = await validate(code);
       const { date: _date, 'x-request-id': _id, 'x-ratelimit-reset': _reset, 'content-length': _length, ...headers } = reply.headers;
-      return { status: reply.statusCode, keys: Object.keys(reply.json()), headers, length: reply.body.length - (reply.json().valid ? 0 : 1) };
+      return {
+        status: reply.statusCode,
+        keys: Object.keys(reply.json()),
+        headers,
+        length: reply.body.length - (reply.json().valid ? 0 : 1),
+      };
     };
     const valid = await shape('Alpha Cold-F1');
     for (const code of ['Alpha Cold-F2', 'OP-1', 'nobody-at-all', "' OR 1=1 --", 'Alpha Cold-F1 ']) {
@@ -40,7 +51,13 @@ t.test('the validate endpoint reveals nothing and cannot be enumerated quickly',
     }
     t.same(statuses.slice(0, 30), Array(30).fill(200), 'the first 30 answer (an employee JWT buys no extra budget)');
     t.equal(statuses[30], 429, 'the 31st is refused');
-    const malformed = await ctx.app.inject({ method: 'POST', url: PATH, remoteAddress: ip, headers: { 'content-type': 'application/json' }, payload: '{"cooling_user_id": 5}' });
+    const malformed = await ctx.app.inject({
+      method: 'POST',
+      url: PATH,
+      remoteAddress: ip,
+      headers: { 'content-type': 'application/json' },
+      payload: '{"cooling_user_id": 5}',
+    });
     t.equal(malformed.statusCode, 429, 'a malformed body from the same address is refused as well, not validated');
     t.equal((await validate('Alpha Cold-F1', '198.51.100.78')).statusCode, 200, 'another address has its own budget');
   });
