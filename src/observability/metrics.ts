@@ -56,7 +56,7 @@ export function createMetrics(sources: MetricSources) {
     }),
     rateLimitFallbacks: new Counter({
       name: 'rate_limit_redis_fallbacks_total',
-      help: 'Times Redis stopped answering and rate limits fell back to per-process counting',
+      help: 'Redis outages in which rate limits fell back to per-process counting (one per outage, however its commands flap)',
       registers: [registry],
     }),
     readReplicaFallbacks: new Counter({

@@ -1,8 +1,10 @@
 // The store behind @fastify/rate-limit: one fixed window per key in Redis, counted by an atomic
 // script (INCR + PEXPIRE in one round trip), exact across processes and instances. When Redis
 // can't answer within its short timeout, the request is counted by a per-process fallback with
-// the limit divided by the worker count, and the outage is reported once, until Redis is back.
+// the limit divided by the worker count, and the outage is reported once, until Redis is back
+// (src/redis/outage.ts: back once it has answered for a while, not at its first answer).
 import type { RedisClient } from '../redis/connection.js';
+import { createOutageTracker } from '../redis/outage.js';
 import { readFileSync } from 'node:fs';
 
 // one fixed window per key, in Lua so the count and its expiry are one atomic step; the file is
@@ -18,8 +20,9 @@ export function windowEnd(now: number, windowMs: number): number {
 }
 
 export interface StoreEvents {
-  /** Redis stopped answering: counting per process until it is back. */
+  /** Redis stopped answering: counting per process, for the commands that fail, until it is back. Once per outage. */
   onDegraded?: (error: unknown) => void;
+  /** Redis has answered every command for a while (src/redis/outage.ts). Once per outage. */
   onRecovered?: () => void;
 }
 
@@ -56,7 +59,7 @@ export function createRateLimitStore(
   keyPrefix = 'coldtrack:rl:',
 ) {
   const local = new LocalWindows();
-  let degraded = false;
+  const outage = createOutageTracker({ onLost: (error) => events.onDegraded?.(error), onBack: () => events.onRecovered?.() });
   if (redis && !redis.ratelimitWindow) {
     redis.defineCommand('ratelimitWindow', { numberOfKeys: 1, lua: WINDOW_SCRIPT });
   }
@@ -71,10 +74,7 @@ export function createRateLimitStore(
       }
       redis.ratelimitWindow!(keyPrefix + key, windowMs).then(
         ([current, endsAt]) => {
-          if (degraded) {
-            degraded = false;
-            events.onRecovered?.();
-          }
+          outage.succeeded();
           // time left by this process's clock, not as Redis measured it: the reply may have waited
           // in a busy event loop, and Reset (now + ttl, rounded) must name the same second
           // throughout the window
@@ -82,10 +82,7 @@ export function createRateLimitStore(
           callback(null, { current, ttl });
         },
         (error: unknown) => {
-          if (!degraded) {
-            degraded = true;
-            events.onDegraded?.(error);
-          }
+          outage.failed(error);
           // each process may admit limit / workers: scaling the local count keeps the plugin's
           // `current > max` comparison right
           const { current, ttl } = local.incr(key, windowMs);

@@ -1,8 +1,10 @@
-// A real Redis Cluster for the operations tests: N masters (3 by default, no replicas) from
-// redis-server processes on free loopback ports, joined with `redis-cli --cluster create`, each
-// with its config file in a private temporary directory. One node can be killed (SIGKILL: an
-// outage) and started again on the same ports: it reads its nodes.conf and rejoins as the owner of
-// its slots, empty (nothing is saved). Teardown kills every node and removes the directory.
+// A real Redis Cluster for the operations tests: N masters (3 by default), with R replicas each
+// (none by default), from redis-server processes on free loopback ports, joined with `redis-cli
+// --cluster create`, each with its config file in a private temporary directory. One node can be
+// killed (SIGKILL: an outage) and started again on the same ports: it reads its nodes.conf and
+// rejoins as the owner of its slots, empty (nothing is saved); with replicas, a killed master's
+// replica takes its slots over (a failover) once the others have marked it FAIL, and the old
+// master rejoins as a replica. Teardown kills every node and removes the directory.
 //
 // What a node outage looks like with these defaults (redis.conf's own, except the timeout): until
 // `nodeTimeoutMs` has passed only the dead node's slots fail; after it the other masters mark it
@@ -24,6 +26,8 @@ interface Teardown {
 export interface RedisClusterOptions {
   /** masters (3 by default; Redis Cluster needs at least 3) */
   masters?: number;
+  /** replicas of each master (0 by default): a killed master fails over to one */
+  replicasPerMaster?: number;
   /** cluster-node-timeout: how long a silent node takes to be marked FAIL (ms, default 2000) */
   nodeTimeoutMs?: number;
   /** cluster-require-full-coverage (default true, as redis.conf has it) */
@@ -53,6 +57,8 @@ export interface RedisCluster {
   seeds: string;
   /** The master that owns `key`'s hash slot (hash tags respected). */
   nodeOf(key: string): Promise<RedisClusterNode>;
+  /** The nodes that are masters now, as the first running node sees them (failed ones left out). */
+  masters(): Promise<RedisClusterNode[]>;
   /** cluster_state of every running node ("ok", "fail"), by port. */
   states(): Promise<Record<number, string>>;
   /** Waits until every running node reports cluster_state:ok and knows all slots. */
@@ -94,12 +100,14 @@ function waitForExit(child: ChildProcess): Promise<void> {
 export async function startRedisCluster(t: Teardown, options: RedisClusterOptions = {}): Promise<RedisCluster> {
   const masters = options.masters ?? 3;
   if (masters < 3) throw new Error('a Redis Cluster needs at least 3 masters');
+  const replicasPerMaster = options.replicasPerMaster ?? 0;
+  const total = masters * (1 + replicasPerMaster);
   const dir = mkdtempSync(join(tmpdir(), 'coldtrack-redis-cluster-'));
-  const ports = await distinctPorts(masters * 2);
+  const ports = await distinctPorts(total * 2);
   const children = new Map<number, ChildProcess>();
   let stopped = false;
 
-  const nodes: RedisClusterNode[] = Array.from({ length: masters }, (_, i) => {
+  const nodes: RedisClusterNode[] = Array.from({ length: total }, (_, i) => {
     const port = ports[2 * i]!;
     const busPort = ports[2 * i + 1]!;
     const args = [
@@ -229,21 +237,25 @@ export async function startRedisCluster(t: Teardown, options: RedisClusterOption
       );
       return Object.fromEntries(entries);
     },
+    async masters() {
+      const listing = await cli(running()[0]!.port, 'CLUSTER', 'NODES');
+      const ports = listing.trim().split('\n').map((line) => line.trim().split(' '))
+        .filter((fields) => fields[2]!.split(',').includes('master') && !/fail/.test(fields[2]!))
+        .map((fields) => Number(fields[1]!.split('@')[0]!.split(':')[1]));
+      return nodes.filter((node) => ports.includes(node.port));
+    },
     async waitUntilOk(timeoutMs = 15_000) {
-      await poll(
-        'cluster_state:ok on every node',
-        async () => {
-          const infos = await Promise.all(running().map(infoOf));
-          return (
-            infos.length === masters &&
-            infos.every(
-              (info) => info.cluster_state === 'ok' && info.cluster_slots_ok === '16384' && info.cluster_known_nodes === String(masters),
-            )
-          );
-        },
-        timeoutMs,
-        100,
-      );
+      await poll('cluster_state:ok on every node', async () => {
+        const infos = await Promise.all(running().map(infoOf));
+        // every master running (a lost one's slots taken over by a replica counts as running)
+        const servingMasters = replicasPerMaster > 0 ? (await cluster.masters()).filter((node) => node.running()).length : infos.length;
+        if (servingMasters !== masters || !infos.every((info) =>
+          info.cluster_state === 'ok' && info.cluster_slots_ok === '16384' && info.cluster_known_nodes === String(total))) return false;
+        // a replica takes over only with data from its master: each has synced (the first full sync
+        // waits repl-diskless-sync-delay, 5 s)
+        const links = await Promise.all(running().map(async (node) => (await cli(node.port, 'INFO', 'replication')).match(/master_link_status:(\w+)/)?.[1]));
+        return links.every((link) => link === undefined || link === 'up');
+      }, timeoutMs, 100);
     },
     async waitUntilDown(timeoutMs = 15_000) {
       await poll(
@@ -262,9 +274,7 @@ export async function startRedisCluster(t: Teardown, options: RedisClusterOption
 
   try {
     await Promise.all(nodes.map((node) => node.start()));
-    await run('redis-cli', ['--cluster', 'create', ...nodes.map((node) => node.address), '--cluster-replicas', '0', '--cluster-yes'], {
-      timeout: 20_000,
-    });
+    await run('redis-cli', ['--cluster', 'create', ...nodes.map((node) => node.address), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'], { timeout: 20_000 });
     await cluster.waitUntilOk();
   } catch (error) {
     await stop();

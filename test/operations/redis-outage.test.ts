@@ -109,11 +109,13 @@ t.test('Redis outage and return', async (t) => {
   const recoveryMs = performance.now() - returnedAt;
   t.comment(`limits shared again ${Math.round(recoveryMs)} ms after Redis returned (${probes} probes)`);
   t.ok(recoveryMs < 10_000, 'recovered by itself, promptly');
-  t.equal(await until('/readyz ready again', async () => (await send(base, '/readyz')).status === 200 || undefined, 5000, 100), true);
-  t.ok(
-    cluster.logs().some((line) => line.msg === 'Redis is back: rate limits are shared again'),
-    'the recovery was logged',
-  );
+  t.equal((await until('/readyz ready again', async () => (await send(base, '/readyz')).status === 200 || undefined, 5000, 100)), true);
+  // "back" once Redis has answered for a while (src/redis/outage.ts), not at its first answer
+  const backLines = () => cluster.logs().filter((line) => line.msg === 'Redis is back: rate limits are shared again');
+  await until('the recovery logged', () => backLines().length > 0, 10_000, 100).catch(() => {});
+  const back = backLines();
+  t.ok(back.length >= 1 && back.length <= WORKERS, `the recovery was logged ${back.length} time(s)`);
+  t.equal(new Set(back.map((line) => line.pid)).size, back.length, 'never twice by one worker');
 
   const after = await world.issue();
   const exact = await burst(110, after.headers);
