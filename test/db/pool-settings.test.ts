@@ -13,7 +13,7 @@ import { createTestDatabase } from '../helpers/db.js';
 const SETTINGS = `SELECT current_setting('statement_timeout') AS statement_timeout, current_setting('jit') AS jit,
   current_setting('TimeZone') AS time_zone, current_setting('extra_float_digits') AS extra_float_digits`;
 
-t.test('DB_POOLER=none: the settings are the session\'s, from its start-up parameters', async (t) => {
+t.test("DB_POOLER=none: the settings are the session's, from its start-up parameters", async (t) => {
   const db = await createTestDatabase(t);
   const pool = createPool(db.url, 1, { queryTimeoutMs: 10_000 });
   t.teardown(() => pool.end());
@@ -27,10 +27,17 @@ t.test('DB_POOLER=transaction: TimeZone on connect, the rest per transaction, no
   const pool = createPool(db.url, 1, { queryTimeoutMs: 10_000, pooler: 'transaction' });
   t.teardown(() => pool.end());
   const outside = (await pool.query(SETTINGS)).rows[0];
-  t.same(outside, { statement_timeout: '0', jit: 'on', time_zone: 'UTC', extra_float_digits: '1' },
-    'outside a transaction: TimeZone as set on connect, the rest the database\'s');
+  t.same(
+    outside,
+    { statement_timeout: '0', jit: 'on', time_zone: 'UTC', extra_float_digits: '1' },
+    "outside a transaction: TimeZone as set on connect, the rest the database's",
+  );
   const inside = await inTransaction(pool, async (client) => (await client.query(SETTINGS)).rows[0]);
-  t.same(inside, { statement_timeout: '9s', jit: 'off', time_zone: 'UTC', extra_float_digits: '1' }, 'inside one of its transactions: the service\'s');
+  t.same(
+    inside,
+    { statement_timeout: '9s', jit: 'off', time_zone: 'UTC', extra_float_digits: '1' },
+    "inside one of its transactions: the service's",
+  );
   t.same((await pool.query(SETTINGS)).rows[0], outside, 'and only there (SET LOCAL)');
 });
 
@@ -47,10 +54,24 @@ t.test('a statement past its client deadline is cancelled on the server, in both
     await locker.query('LOCK TABLE locked IN ACCESS EXCLUSIVE MODE');
     try {
       const started = performance.now();
-      const error = await lookup(pool, 'SELECT count(*) FROM locked', []).then(() => null, (caught: Error) => caught);
-      t.equal(error?.message, QUERY_DEADLINE_MESSAGE, `${pooler}: the lookup gave up at its deadline (${Math.round(performance.now() - started)} ms)`);
-      const waiting = async () => Number((await db.pool.query<{ n: string }>(
-        "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND application_name = 'coldtrack-api'", [db.name])).rows[0]!.n);
+      const error = await lookup(pool, 'SELECT count(*) FROM locked', []).then(
+        () => null,
+        (caught: Error) => caught,
+      );
+      t.equal(
+        error?.message,
+        QUERY_DEADLINE_MESSAGE,
+        `${pooler}: the lookup gave up at its deadline (${Math.round(performance.now() - started)} ms)`,
+      );
+      const waiting = async () =>
+        Number(
+          (
+            await db.pool.query<{ n: string }>(
+              "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND application_name = 'coldtrack-api'",
+              [db.name],
+            )
+          ).rows[0]!.n,
+        );
       const gaveUp = performance.now();
       while ((await waiting()) > 0 && performance.now() - gaveUp < 3000) await new Promise((resolve) => setTimeout(resolve, 50));
       t.equal(await waiting(), 0, `${pooler}: no backend left waiting for the lock (${Math.round(performance.now() - gaveUp)} ms after)`);

@@ -239,23 +239,38 @@ export async function startRedisCluster(t: Teardown, options: RedisClusterOption
     },
     async masters() {
       const listing = await cli(running()[0]!.port, 'CLUSTER', 'NODES');
-      const ports = listing.trim().split('\n').map((line) => line.trim().split(' '))
+      const ports = listing
+        .trim()
+        .split('\n')
+        .map((line) => line.trim().split(' '))
         .filter((fields) => fields[2]!.split(',').includes('master') && !/fail/.test(fields[2]!))
         .map((fields) => Number(fields[1]!.split('@')[0]!.split(':')[1]));
       return nodes.filter((node) => ports.includes(node.port));
     },
     async waitUntilOk(timeoutMs = 15_000) {
-      await poll('cluster_state:ok on every node', async () => {
-        const infos = await Promise.all(running().map(infoOf));
-        // every master running (a lost one's slots taken over by a replica counts as running)
-        const servingMasters = replicasPerMaster > 0 ? (await cluster.masters()).filter((node) => node.running()).length : infos.length;
-        if (servingMasters !== masters || !infos.every((info) =>
-          info.cluster_state === 'ok' && info.cluster_slots_ok === '16384' && info.cluster_known_nodes === String(total))) return false;
-        // a replica takes over only with data from its master: each has synced (the first full sync
-        // waits repl-diskless-sync-delay, 5 s)
-        const links = await Promise.all(running().map(async (node) => (await cli(node.port, 'INFO', 'replication')).match(/master_link_status:(\w+)/)?.[1]));
-        return links.every((link) => link === undefined || link === 'up');
-      }, timeoutMs, 100);
+      await poll(
+        'cluster_state:ok on every node',
+        async () => {
+          const infos = await Promise.all(running().map(infoOf));
+          // every master running (a lost one's slots taken over by a replica counts as running)
+          const servingMasters = replicasPerMaster > 0 ? (await cluster.masters()).filter((node) => node.running()).length : infos.length;
+          if (
+            servingMasters !== masters ||
+            !infos.every(
+              (info) => info.cluster_state === 'ok' && info.cluster_slots_ok === '16384' && info.cluster_known_nodes === String(total),
+            )
+          )
+            return false;
+          // a replica takes over only with data from its master: each has synced (the first full sync
+          // waits repl-diskless-sync-delay, 5 s)
+          const links = await Promise.all(
+            running().map(async (node) => (await cli(node.port, 'INFO', 'replication')).match(/master_link_status:(\w+)/)?.[1]),
+          );
+          return links.every((link) => link === undefined || link === 'up');
+        },
+        timeoutMs,
+        100,
+      );
     },
     async waitUntilDown(timeoutMs = 15_000) {
       await poll(
@@ -274,7 +289,11 @@ export async function startRedisCluster(t: Teardown, options: RedisClusterOption
 
   try {
     await Promise.all(nodes.map((node) => node.start()));
-    await run('redis-cli', ['--cluster', 'create', ...nodes.map((node) => node.address), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'], { timeout: 20_000 });
+    await run(
+      'redis-cli',
+      ['--cluster', 'create', ...nodes.map((node) => node.address), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'],
+      { timeout: 20_000 },
+    );
     await cluster.waitUntilOk();
   } catch (error) {
     await stop();

@@ -8,7 +8,18 @@
 import t from 'tap';
 import { REDIS_BACK_AFTER_MS } from '../../src/redis/outage.js';
 import { startRedisCluster } from '../helpers/redis-cluster.js';
-import { createWorld, metricSum, type Reply, send, sleep, startCluster, statusCounts, tokenManagement, until, DATA_PATH } from './harness.js';
+import {
+  createWorld,
+  metricSum,
+  type Reply,
+  send,
+  sleep,
+  startCluster,
+  statusCounts,
+  tokenManagement,
+  until,
+  DATA_PATH,
+} from './harness.js';
 
 const WORKERS = 2;
 const NODE_TIMEOUT_MS = 2000;
@@ -26,7 +37,8 @@ const { revoke, warm } = tokenManagement(cluster, jwt, { workers: WORKERS, revok
  * minute), which a request only meets once its token was refused.
  */
 const refused = (reply: Reply) =>
-  reply.status === 401 || (reply.status === 429 && reply.json<{ error: { details?: { scope?: string } } }>().error.details?.scope === 'public_read');
+  reply.status === 401 ||
+  (reply.status === 429 && reply.json<{ error: { details?: { scope?: string } } }>().error.details?.scope === 'public_read');
 
 const perWorker = (message: string) => {
   const counts = new Map<number, number>();
@@ -60,8 +72,9 @@ t.test('a master fails over under load: one lost and one back line per worker, o
       const useRevoked = i % 5 === 0;
       const tokens = i % 2 === 0 ? onVictim : elsewhere;
       const headers = useRevoked ? revoked.headers : tokens[i % tokens.length]!.headers;
-      const reply = await send(cluster.baseUrl, DATA_PATH, { headers, timeoutMs: 8000 }).catch((error: Error) =>
-        ({ status: 0, body: error.message, headers: {}, ms: 0, json: () => ({}) }) as Reply);
+      const reply = await send(cluster.baseUrl, DATA_PATH, { headers, timeoutMs: 8000 }).catch(
+        (error: Error) => ({ status: 0, body: error.message, headers: {}, ms: 0, json: () => ({}) }) as Reply,
+      );
       replies.push({ reply, revoked: useRevoked });
       await sleep(20);
     }
@@ -72,10 +85,15 @@ t.test('a master fails over under load: one lost and one back line per worker, o
   try {
     const killed = Date.now();
     await victim.kill();
-    await until('the replica to take over', async () => {
-      const masters = await redis.masters().catch(() => []);
-      return masters.length === 3 && !masters.some((node) => node.port === victim.port);
-    }, NODE_TIMEOUT_MS * 10, 100);
+    await until(
+      'the replica to take over',
+      async () => {
+        const masters = await redis.masters().catch(() => []);
+        return masters.length === 3 && !masters.some((node) => node.port === victim.port);
+      },
+      NODE_TIMEOUT_MS * 10,
+      100,
+    );
     t.comment(`failed over ${Date.now() - killed} ms after the kill`);
     // past the quiet time that says "back", under the same load
     await sleep(REDIS_BACK_AFTER_MS + 2000);
@@ -97,10 +115,16 @@ t.test('a master fails over under load: one lost and one back line per worker, o
   const live = replies.filter((each) => !each.revoked).map((each) => each.reply);
   const counts = statusCounts(live);
   t.comment(`${live.length} requests of live tokens: ${JSON.stringify(counts)}`);
-  t.ok(live.every((reply) => reply.status === 200 || reply.status === 429), 'every live token\'s request answered 200 or 429, never a 5xx');
+  t.ok(
+    live.every((reply) => reply.status === 200 || reply.status === 429),
+    "every live token's request answered 200 or 429, never a 5xx",
+  );
   t.ok((counts[200] ?? 0) > 0, 'and served');
   const ofRevoked = replies.filter((each) => each.revoked).map((each) => each.reply);
-  t.ok(ofRevoked.length > 0 && ofRevoked.every(refused), `the revoked token: all ${ofRevoked.length} refused (${JSON.stringify(statusCounts(ofRevoked))})`);
+  t.ok(
+    ofRevoked.length > 0 && ofRevoked.every(refused),
+    `the revoked token: all ${ofRevoked.length} refused (${JSON.stringify(statusCounts(ofRevoked))})`,
+  );
   const after = await send(cluster.baseUrl, '/readyz');
   t.equal(after.status, 200, `ready after the failover: ${after.body}`);
 });

@@ -109,7 +109,7 @@ t.test('Redis outage and return', async (t) => {
   const recoveryMs = performance.now() - returnedAt;
   t.comment(`limits shared again ${Math.round(recoveryMs)} ms after Redis returned (${probes} probes)`);
   t.ok(recoveryMs < 10_000, 'recovered by itself, promptly');
-  t.equal((await until('/readyz ready again', async () => (await send(base, '/readyz')).status === 200 || undefined, 5000, 100)), true);
+  t.equal(await until('/readyz ready again', async () => (await send(base, '/readyz')).status === 200 || undefined, 5000, 100), true);
   // "back" once Redis has answered for a while (src/redis/outage.ts), not at its first answer
   const backLines = () => cluster.logs().filter((line) => line.msg === 'Redis is back: rate limits are shared again');
   await until('the recovery logged', () => backLines().length > 0, 10_000, 100).catch(() => {});

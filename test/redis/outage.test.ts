@@ -9,7 +9,10 @@ const QUIET_MS = 200;
 
 function tracked() {
   const events: string[] = [];
-  const tracker = createOutageTracker({ onLost: (error) => events.push(`lost: ${String(error)}`), onBack: () => events.push('back') }, QUIET_MS);
+  const tracker = createOutageTracker(
+    { onLost: (error) => events.push(`lost: ${String(error)}`), onBack: () => events.push('back') },
+    QUIET_MS,
+  );
   return { tracker, events };
 }
 
