@@ -69,7 +69,8 @@ if (cluster.isWorker) {
   const [{ migrateWhenReachable }, { checkConnections }] = await Promise.all([import('./db/migrate.js'), import('./db/connection-checks.js')]);
   const log = (line: string) => console.error(line);
   const prepared = config;
-  await migrateWhenReachable(config.databaseSessionUrl ?? databaseUrl, config, config.dbStartupWaitMs, log, () => checkConnections(prepared, log))
+  const sessionUrl = config.databaseSessionUrl ?? databaseUrl;
+  await migrateWhenReachable(sessionUrl, config, config.dbStartupWaitMs, log, () => checkConnections(prepared, log))
     .catch((error: unknown) => fail(migrationFailure(error)));
 
   let banner: ((address: string) => string) | null = null;

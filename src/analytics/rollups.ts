@@ -89,7 +89,8 @@ export const threadDatabaseSettings = (db: pg.Pool): PoolSettings => poolSetting
 export function createRollups(options: RollupOptions): Rollups {
   const inlineBelow = options.mode === 'inline' ? Infinity : (options.inlineBelowUnitDays ?? INLINE_BELOW_UNIT_DAYS);
   const reads = options.reads ?? createReadRouting(options.db, null);
-  const inlineRows = (query: RowsQuery) => reads.run(async (target) => (await target.pool.query<{ rows: string }>(query.text, query.values)).rows[0]!.rows);
+  const inlineRows = (query: RowsQuery) =>
+    reads.run(async (target) => (await target.pool.query<{ rows: string }>(query.text, query.values)).rows[0]!.rows);
   // created on first use: an app that never serves a heavy page (most tests) starts no threads
   let pool: Piscina<ThreadTask, ThreadAnswer> | null = null;
   // once closing, tasks run inline: a request still in flight at shutdown completes instead of
@@ -112,7 +113,8 @@ export function createRollups(options: RollupOptions): Rollups {
   };
   // the thread runs the page on the pool the routing picks; a replica it cannot reach fails the
   // task with the error's code, and the routing runs it again on the primary
-  const onThread = (request: RollupRequest): Promise<Uint8Array> => reads.run((target) => onThreadWith({ request, onReplica: target.onReplica }));
+  const onThread = (request: RollupRequest): Promise<Uint8Array> =>
+    reads.run((target) => onThreadWith({ request, onReplica: target.onReplica }));
   const onThreadWith = async (task: ThreadTask): Promise<Uint8Array> => {
     const pending = workers().run(task);
     onPool.add(pending);

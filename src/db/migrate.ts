@@ -54,7 +54,11 @@ export interface MigrateOptions {
  * returns the names of the migrations this call applied. `sessionUrl`: a connection that keeps a
  * session (PostgreSQL itself, or a session-mode pool).
  */
-export async function migrate(sessionUrl: string, sensor: SensorStorageConfig, options: MigrateOptions | ((line: string) => void) = {}): Promise<string[]> {
+export async function migrate(
+  sessionUrl: string,
+  sensor: SensorStorageConfig,
+  options: MigrateOptions | ((line: string) => void) = {},
+): Promise<string[]> {
   const { log = () => {}, verbose = false, lockWaitMs = DEFAULT_LOCK_WAIT_MS } = typeof options === 'function' ? { log: options } : options;
   const lockHolder = await connect(sessionUrl);
   try {

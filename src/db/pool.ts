@@ -71,7 +71,11 @@ const serverTimeoutMs = (queryTimeoutMs: number) => Math.max(queryTimeoutMs - SE
  * A pool's connection settings under `pooler`, and the statement that opens its transactions.
  * Also what the start-up check connects with (src/db/connection-checks.ts).
  */
-export function connectionSettings(connectionString: string, queryTimeoutMs: number, pooler: DbPooler): { config: pg.PoolConfig; begin: string } {
+export function connectionSettings(
+  connectionString: string,
+  queryTimeoutMs: number,
+  pooler: DbPooler,
+): { config: pg.PoolConfig; begin: string } {
   const common: pg.PoolConfig = {
     connectionString,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -127,7 +131,8 @@ class DeadlineClient extends pg.Client {
   private cancelling: Promise<void> | null = null;
 
   cancelStatement() {
-    const { host, port, processID, secretKey } = this as unknown as { host: string; port: number; processID: number | null; secretKey: number | null };
+    type Connected = { host: string; port: number; processID: number | null; secretKey: number | null };
+    const { host, port, processID, secretKey } = this as unknown as Connected;
     if (this.cancelling || processID === null || secretKey === null) return;
     this.cancelling = this.cancelUntilAnswered({ host, port, processID, secretKey });
   }

@@ -17,7 +17,11 @@ type Queryable = Pick<pg.ClientBase, 'query'>;
  * True when a notification sent by `notifier` reaches `listener` within `timeoutMs`. The listener
  * listens on the probe channel only for the check. A failed query rejects.
  */
-export async function notificationsArrive(listener: pg.Client, notifier: Queryable, timeoutMs = SESSION_PROBE_TIMEOUT_MS): Promise<boolean> {
+export async function notificationsArrive(
+  listener: pg.Client,
+  notifier: Queryable,
+  timeoutMs = SESSION_PROBE_TIMEOUT_MS,
+): Promise<boolean> {
   const payload = randomUUID();
   let timer: NodeJS.Timeout | undefined;
   let onNotification: ((message: pg.Notification) => void) | undefined;
