@@ -54,10 +54,7 @@ export interface Config {
   dbQueryTimeoutMs: number;
   /** how long start-up retries a database it cannot reach before it gives up */
   dbStartupWaitMs: number;
-  /**
-   * the service's queries as named (prepared) statements; off behind poolers that cannot keep them (the default with
-   * DB_POOLER=transaction)
-   */
+  /** the service's queries as named (prepared) statements; off behind poolers that cannot keep them (default with DB_POOLER=transaction) */
   dbPreparedStatements: boolean;
   /** how often a worker writes the last_used_at of the tokens it served (src/tokens/last-used.ts) */
   lastUsedFlushMs: number;
@@ -301,10 +298,8 @@ export interface MigrationConfig extends SensorStorageConfig {
 }
 
 export function loadMigrationConfig(env: NodeJS.ProcessEnv = process.env): MigrationConfig {
-  const e = parse(
-    envSchema.pick({ SENSOR_STORAGE: true, SENSOR_RETENTION_DAYS: true, DATABASE_SESSION_URL: true, DB_STARTUP_WAIT_SECONDS: true }),
-    env,
-  );
+  const read = { SENSOR_STORAGE: true, SENSOR_RETENTION_DAYS: true, DATABASE_SESSION_URL: true, DB_STARTUP_WAIT_SECONDS: true } as const;
+  const e = parse(envSchema.pick(read), env);
   return {
     ...sensorStorageOf(e),
     databaseSessionUrl: e.DATABASE_SESSION_URL ?? null,

@@ -21,10 +21,9 @@ try {
 const database = commandDatabase('npm run migrate');
 if ('problem' in database) fail(database.problem);
 const log = (line: string) => console.error(line);
-const applied = await migrate(config.databaseSessionUrl ?? database.url, config, { log, lockWaitMs: config.lockWaitMs }).catch(
-  (error: unknown) => {
-    const message = error instanceof Error ? error.message : String(error);
-    fail(message.startsWith('Invalid configuration:') ? message : `migrate failed: ${message}`);
-  },
-);
+const options = { log, lockWaitMs: config.lockWaitMs };
+const applied = await migrate(config.databaseSessionUrl ?? database.url, config, options).catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  fail(message.startsWith('Invalid configuration:') ? message : `migrate failed: ${message}`);
+});
 console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');

@@ -81,8 +81,7 @@ export function createAccessControl(pool: pg.Pool, options: AccessControlOptions
   let retry: NodeJS.Timeout | undefined;
   let saidNotASession = false;
   // a bare session: no start-up parameters a session-mode pool might refuse, no statement deadline
-  const sessionUrl =
-    options.sessionUrl ?? poolSettings(pool)?.connectionString ?? (pool as pg.Pool & { options: pg.ClientConfig }).options.connectionString;
+  const sessionUrl = options.sessionUrl ?? poolSettings(pool).connectionString;
   const sessionConfig: pg.ClientConfig = {
     connectionString: sessionUrl,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,

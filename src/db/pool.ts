@@ -131,12 +131,8 @@ class DeadlineClient extends pg.Client {
   private cancelling: Promise<void> | null = null;
 
   cancelStatement() {
-    const { host, port, processID, secretKey } = this as unknown as {
-      host: string;
-      port: number;
-      processID: number | null;
-      secretKey: number | null;
-    };
+    type Connected = { host: string; port: number; processID: number | null; secretKey: number | null };
+    const { host, port, processID, secretKey } = this as unknown as Connected;
     if (this.cancelling || processID === null || secretKey === null) return;
     this.cancelling = this.cancelUntilAnswered({ host, port, processID, secretKey });
   }
@@ -208,7 +204,8 @@ export function lookup<Row extends pg.QueryResultRow>(db: Queryable, text: strin
  * Runs `work` in one transaction on a client of its own: COMMIT when it returns, ROLLBACK and
  * rethrow when it throws. A client that failed otherwise than by the server's refusal (a deadline
  * passed, the connection broke, something outside the database threw) is discarded, not reused:
- * its connection may be stuck mid-statement.
+ * its connection may be stuck mid-statement. Past a deadline there is no ROLLBACK: the statement
+ * is cancelled and the connection closed, which ends the transaction.
  */
 export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
@@ -220,7 +217,9 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     return result;
   } catch (error) {
     if (!(error instanceof pg.DatabaseError)) failure = error as Error;
-    await client.query('ROLLBACK').catch((rollbackError: Error) => (failure ??= rollbackError));
+    // past a deadline the statement is still running: a ROLLBACK would queue behind it (for up to
+    // its own deadline); the connection is cancelled and closed instead, which ends the transaction
+    if (failure?.message !== QUERY_DEADLINE_MESSAGE) await client.query('ROLLBACK').catch((rollbackError: Error) => (failure ??= rollbackError));
     throw error;
   } finally {
     client.release(failure);

@@ -26,11 +26,8 @@ t.teardown(() => primary.end());
 const acme = await createCompany(primary, 'Acme');
 await pair.waitForReplay();
 const redis = await startRedis(t);
-const cluster = await startCluster(
-  t,
-  { DATABASE_URL: database.primaryUrl, DATABASE_READ_URL: database.replicaUrl, REDIS_URL: redis.url },
-  { workers: WORKERS },
-);
+const env = { DATABASE_URL: database.primaryUrl, DATABASE_READ_URL: database.replicaUrl, REDIS_URL: redis.url };
+const cluster = await startCluster(t, env, { workers: WORKERS });
 t.comment(`primary ${pair.primary.port}, replica ${pair.replica.port}, cluster up in ${Date.now() - started} ms`);
 t.afterEach(() => pair.resumeReplay().catch(() => {}));
 
