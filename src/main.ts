@@ -75,8 +75,9 @@ if (cluster.isWorker) {
   const log = (line: string) => console.error(line);
   const prepared = config;
   const sessionUrl = config.databaseSessionUrl ?? databaseUrl;
-  await migrateWhenReachable(sessionUrl, config, config.dbStartupWaitMs, log, () => checkConnections(prepared, log))
-    .catch((error: unknown) => fail(migrationFailure(error)));
+  await migrateWhenReachable(sessionUrl, config, config.dbStartupWaitMs, log, () => checkConnections(prepared, log)).catch(
+    (error: unknown) => fail(migrationFailure(error)),
+  );
 
   let banner: ((address: string) => string) | null = null;
   if (embedded) {

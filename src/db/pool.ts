@@ -219,7 +219,8 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     if (!(error instanceof pg.DatabaseError)) failure = error as Error;
     // past a deadline the statement is still running: a ROLLBACK would queue behind it (for up to
     // its own deadline); the connection is cancelled and closed instead, which ends the transaction
-    if (failure?.message !== QUERY_DEADLINE_MESSAGE) await client.query('ROLLBACK').catch((rollbackError: Error) => (failure ??= rollbackError));
+    if (failure?.message !== QUERY_DEADLINE_MESSAGE)
+      await client.query('ROLLBACK').catch((rollbackError: Error) => (failure ??= rollbackError));
     throw error;
   } finally {
     client.release(failure);

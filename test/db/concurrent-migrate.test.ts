@@ -101,8 +101,10 @@ t.test('a lock held elsewhere: one line naming its holder, then a bounded wait a
 
   const lines: string[] = [];
   const started = Date.now();
-  const error = await migrate(url, sensor, { log: (line) => lines.push(line), lockWaitMs: 2500 })
-    .then(() => null, (caught: Error) => caught);
+  const error = await migrate(url, sensor, { log: (line) => lines.push(line), lockWaitMs: 2500 }).then(
+    () => null,
+    (caught: Error) => caught,
+  );
   const waited = Date.now() - started;
   t.ok(error, 'migrate fails');
   t.match(

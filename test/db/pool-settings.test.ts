@@ -88,8 +88,15 @@ t.test('a transaction meeting a lock: the server ends it at its statement_timeou
   const locker = new pg.Client({ connectionString: db.url, application_name: 'test-locker' });
   await locker.connect();
   t.teardown(() => locker.end());
-  const waiting = async () => Number((await db.pool.query<{ n: string }>(
-    "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND application_name = 'coldtrack-api'", [db.name])).rows[0]!.n);
+  const waiting = async () =>
+    Number(
+      (
+        await db.pool.query<{ n: string }>(
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND application_name = 'coldtrack-api'",
+          [db.name],
+        )
+      ).rows[0]!.n,
+    );
   for (const pooler of ['none', 'transaction'] as const) {
     // a 2 s data deadline: statement_timeout 1 s on the server (with `transaction`, SET LOCAL by the BEGIN)
     const pool = createPool(db.url, 2, { queryTimeoutMs: 2000, pooler, onError: () => {} });
@@ -97,17 +104,29 @@ t.test('a transaction meeting a lock: the server ends it at its statement_timeou
     await locker.query('LOCK TABLE locked IN ACCESS EXCLUSIVE MODE');
     try {
       let started = performance.now();
-      const insert = (queryTimeoutMs: number) => inTransaction(pool, (client) =>
-        client.query({ text: 'INSERT INTO locked VALUES (1)', query_timeout: queryTimeoutMs } as pg.QueryConfig))
-        .then(() => null, (caught: Error & { code?: string }) => caught);
+      const insert = (queryTimeoutMs: number) =>
+        inTransaction(pool, (client) =>
+          client.query({ text: 'INSERT INTO locked VALUES (1)', query_timeout: queryTimeoutMs } as pg.QueryConfig),
+        ).then(
+          () => null,
+          (caught: Error & { code?: string }) => caught,
+        );
       const byServer = await insert(60_000);
-      t.equal(byServer?.code, '57014', `${pooler}: the server cancelled the statement at its statement_timeout (${Math.round(performance.now() - started)} ms)`);
+      t.equal(
+        byServer?.code,
+        '57014',
+        `${pooler}: the server cancelled the statement at its statement_timeout (${Math.round(performance.now() - started)} ms)`,
+      );
       // a client deadline before the server's: answered at it, without a ROLLBACK queued behind
       // the statement (which would wait for the lock, up to its own deadline)
       const pool9 = createPool(db.url, 2, { queryTimeoutMs: 10_000, pooler, onError: () => {} });
       started = performance.now();
       const byClient = await inTransaction(pool9, (client) =>
-        client.query({ text: 'INSERT INTO locked VALUES (2)', query_timeout: 1000 } as pg.QueryConfig)).then(() => null, (caught: Error) => caught);
+        client.query({ text: 'INSERT INTO locked VALUES (2)', query_timeout: 1000 } as pg.QueryConfig),
+      ).then(
+        () => null,
+        (caught: Error) => caught,
+      );
       const took = performance.now() - started;
       t.equal(byClient?.message, QUERY_DEADLINE_MESSAGE, `${pooler}: the client gave up at its deadline`);
       t.ok(took < 1800, `${pooler}: and answered then (${Math.round(took)} ms)`);

@@ -215,14 +215,30 @@ t.test('a table lock: requests give up at their deadline, and leave no backend w
     t.ok(slowest < 8000, `the last within ${Math.round(slowest)} ms (lookup deadline 3 s)`);
     const gaveUp = performance.now();
     // the cancel requests are on their way as the 503s go out: give them a moment to land
-    const settled = await until('no backend waiting for the lock', async () => {
-      const now = await backends();
-      return now.waiting === 0 && now;
-    }, 3000, 50).catch(async () => backends());
-    const waiters = settled.waiting === 0 ? [] : (await direct.query(
-      `SELECT pid, application_name, state, query, now() - query_start AS waited FROM pg_stat_activity
-       WHERE datname = $1 AND wait_event_type = 'Lock' AND application_name <> 'test-direct'`, [database.name])).rows;
-    t.equal(settled.waiting, 0, `no backend waiting for the lock ${Math.round(performance.now() - gaveUp)} ms after the last request gave up${waiters.length ? `: ${JSON.stringify(waiters)}` : ''}`);
+    const settled = await until(
+      'no backend waiting for the lock',
+      async () => {
+        const now = await backends();
+        return now.waiting === 0 && now;
+      },
+      3000,
+      50,
+    ).catch(async () => backends());
+    const waiters =
+      settled.waiting === 0
+        ? []
+        : (
+            await direct.query(
+              `SELECT pid, application_name, state, query, now() - query_start AS waited FROM pg_stat_activity
+       WHERE datname = $1 AND wait_event_type = 'Lock' AND application_name <> 'test-direct'`,
+              [database.name],
+            )
+          ).rows;
+    t.equal(
+      settled.waiting,
+      0,
+      `no backend waiting for the lock ${Math.round(performance.now() - gaveUp)} ms after the last request gave up${waiters.length ? `: ${JSON.stringify(waiters)}` : ''}`,
+    );
     t.ok(settled.pooled <= SERVER_POOL, `${settled.pooled} server connections (pooler's pool: ${SERVER_POOL})`);
   } finally {
     await locker.query('ROLLBACK');
