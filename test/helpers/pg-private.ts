@@ -5,15 +5,11 @@
 // are never touched. stop() is a fast shutdown (every session cut, as an outage or a failover
 // does); start() brings the same data back on the same port. Teardown drops the cluster; clusters
 // a crashed test run left behind (their pid is gone) are dropped on the next start.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
-import { promisify } from 'node:util';
+import { writeFileSync } from 'node:fs';
 import { freePort } from '../../src/free-port.js';
+import { BIN, dropCluster, dropLeftovers, sh, VERSION } from './debian-clusters.js';
 
-const run = promisify(execFile);
-const VERSION = '15';
-const BIN = `/usr/lib/postgresql/${VERSION}/bin`;
 const NAME = /^ct_private_(\d+)_[0-9a-f]+$/;
 
 interface Teardown {
@@ -31,41 +27,12 @@ export interface PrivatePostgres {
   start(): Promise<void>;
 }
 
-async function sh(command: string, args: string[], timeoutMs = 60_000): Promise<string> {
-  try {
-    return (await run(command, args, { timeout: timeoutMs })).stdout;
-  } catch (error) {
-    const { stderr, stdout } = error as { stderr?: string; stdout?: string };
-    throw new Error(`${command} ${args.join(' ')} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}`, { cause: error });
-  }
-}
-
-async function dropCluster(name: string) {
-  await sh('pg_dropcluster', ['--stop', VERSION, name], 30_000).catch(() => {});
-  // the conf.d file is ours: pg_dropcluster leaves a directory holding files it did not create
-  rmSync(`/etc/postgresql/${VERSION}/${name}`, { recursive: true, force: true });
-}
-
-async function dropLeftovers() {
-  const listing = await sh('pg_lsclusters', ['--no-header']).catch(() => '');
-  for (const line of listing.split('\n')) {
-    const [version, name] = line.trim().split(/\s+/);
-    const match = version === VERSION && name ? NAME.exec(name) : null;
-    if (!match) continue;
-    try {
-      process.kill(Number(match[1]), 0);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EPERM') await dropCluster(name!);
-    }
-  }
-}
-
 /** pg_ctl as the postgres user (PostgreSQL refuses root), on the cluster's Debian configuration. */
 const pgCtl = (name: string, ...args: string[]) =>
   sh('runuser', ['-u', 'postgres', '--', `${BIN}/pg_ctl`, ...args, '-w', '-s', '-t', '30', '-D', `/var/lib/postgresql/${VERSION}/${name}`]);
 
 export async function startPrivatePostgres(t: Teardown, options: { timescale?: boolean } = {}): Promise<PrivatePostgres> {
-  await dropLeftovers();
+  await dropLeftovers(NAME, 1);
   const name = `ct_private_${process.pid}_${randomBytes(3).toString('hex')}`;
   const port = await freePort();
   let dropped = false;

@@ -13,15 +13,12 @@
 // Replica lag on demand: pauseReplay() (pg_wal_replay_pause() on the replica: WAL still arrives,
 // nothing new becomes visible) and resumeReplay(). A lost replica: stopReplica() (a fast shutdown,
 // its port then refuses) and startReplica() (it resumes streaming from where it stopped).
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
-import { promisify } from 'node:util';
+import { writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { freePort } from '../../src/free-port.js';
+import { dropCluster, dropLeftovers, sh, VERSION } from './debian-clusters.js';
 
-const run = promisify(execFile);
-const VERSION = '15';
 const NAME = /^ct_(primary|replica)_(\d+)_[0-9a-f]+$/;
 
 interface Teardown {
@@ -91,39 +88,6 @@ async function query<R extends pg.QueryResultRow>(url: string, sql: string, para
   }
 }
 
-/** Output of a command, or a thrown error carrying its stderr. */
-async function sh(command: string, args: string[], timeoutMs = 60_000): Promise<string> {
-  try {
-    return (await run(command, args, { timeout: timeoutMs })).stdout;
-  } catch (error) {
-    const { stderr, stdout } = error as { stderr?: string; stdout?: string };
-    throw new Error(`${command} ${args.join(' ')} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}`, { cause: error });
-  }
-}
-
-async function dropCluster(name: string) {
-  // the conf.d file is ours: pg_dropcluster leaves a directory holding files it did not create
-  await sh('pg_dropcluster', ['--stop', VERSION, name], 30_000).catch(() => {});
-  rmSync(`/etc/postgresql/${VERSION}/${name}`, { recursive: true, force: true });
-}
-
-/** Drops pairs a test run left behind when it died before its teardown (their pid is gone). */
-async function dropLeftovers() {
-  const listing = await sh('pg_lsclusters', ['--no-header']).catch(() => '');
-  for (const line of listing.split('\n')) {
-    const [version, name] = line.trim().split(/\s+/);
-    const match = version === VERSION && name ? NAME.exec(name) : null;
-    if (!match) continue;
-    let alive = true;
-    try {
-      process.kill(Number(match[2]), 0);
-    } catch (error) {
-      alive = (error as NodeJS.ErrnoException).code === 'EPERM'; // someone else's process: alive
-    }
-    if (!alive) await dropCluster(name!);
-  }
-}
-
 /** Settings of both clusters: a private test server, not a durable one. */
 const settings = (extra: string[] = []) =>
   [
@@ -186,7 +150,7 @@ async function createCluster(name: string, port: number, extra: string[] = []) {
 }
 
 export async function startPgReplicaPair(t: Teardown): Promise<PgReplicaPair> {
-  await dropLeftovers();
+  await dropLeftovers(NAME, 2);
   const suffix = `${process.pid}_${randomBytes(3).toString('hex')}`;
   const [primaryPort, replicaPort] = [await freePort(), await freePort()];
   if (primaryPort === replicaPort) throw new Error('freePort answered the same port twice');
@@ -313,7 +277,7 @@ export interface PgPrivateServer extends PgServer {
 
 /** A private PostgreSQL 15 server alone (no replica), with `settings` added to its configuration. */
 export async function startPgServer(t: Teardown, settings: string[] = []): Promise<PgPrivateServer> {
-  await dropLeftovers();
+  await dropLeftovers(NAME, 2);
   const name = `ct_primary_${process.pid}_${randomBytes(3).toString('hex')}`;
   const port = await freePort();
   let stopped = false;
