@@ -1,14 +1,15 @@
-// A private PostgreSQL 15 server a test may stop and start again: a Debian cluster of its own
-// (pg_createcluster, trust auth, 127.0.0.1 on a free port, fsync off), named
-// ct_private_<pid>_<rand>, optionally with TimescaleDB preloaded (the extension that
-// ../shared/timescaledb/start.sh installs into the machine's PostgreSQL 15). The shared servers
-// are never touched. stop() is a fast shutdown (every session cut, as an outage or a failover
-// does); start() brings the same data back on the same port. Teardown drops the cluster; clusters
-// a crashed test run left behind (their pid is gone) are dropped on the next start.
+// A private PostgreSQL 15 server a test may stop and start again, watch in pg_stat_activity, or put
+// a pooler in front of: a Debian cluster of its own (pg_createcluster, trust auth, 127.0.0.1 on a
+// free port, fsync off), named ct_private_<pid>_<rand>, optionally with TimescaleDB preloaded (the
+// extension that ../shared/timescaledb/start.sh installs into the machine's PostgreSQL 15) and with
+// extra settings. The shared servers are never touched. stop() is a fast shutdown (every session
+// cut, as an outage or a failover does); start() brings the same data back on the same port.
+// Teardown drops the cluster; clusters a crashed test run left behind (their pid is gone) are
+// dropped on the next start.
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import type pg from 'pg';
 import { freePort } from '../../src/free-port.js';
-import { BIN, dropCluster, dropLeftovers, sh, VERSION } from './debian-clusters.js';
+import { clusterUrl, createCluster, dropCluster, dropLeftovers, queryOnce, startCluster, stopCluster } from './debian-clusters.js';
 
 const NAME = /^ct_private_(\d+)_[0-9a-f]+$/;
 
@@ -21,17 +22,27 @@ export interface PrivatePostgres {
   port: number;
   /** a URL of `database` on this server, as the superuser postgres */
   url(database?: string): string;
+  /** CREATE DATABASE (a random name unless given); its URL as the superuser. */
+  createDatabase(name?: string): Promise<{ name: string; url: string }>;
+  /** One query (the postgres database unless named). */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[], database?: string): Promise<R[]>;
   /** Fast shutdown: sessions are cut, new connections refused. Resolves once it is down. */
   stop(): Promise<void>;
   /** Starts it again on the same port; resolves once it accepts connections. */
   start(): Promise<void>;
 }
 
-/** pg_ctl as the postgres user (PostgreSQL refuses root), on the cluster's Debian configuration. */
-const pgCtl = (name: string, ...args: string[]) =>
-  sh('runuser', ['-u', 'postgres', '--', `${BIN}/pg_ctl`, ...args, '-w', '-s', '-t', '30', '-D', `/var/lib/postgresql/${VERSION}/${name}`]);
+const TIMESCALE = [
+  "shared_preload_libraries = 'timescaledb'",
+  'timescaledb.telemetry_level = off',
+  'timescaledb.max_background_workers = 4',
+  'max_worker_processes = 12',
+];
 
-export async function startPrivatePostgres(t: Teardown, options: { timescale?: boolean } = {}): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(
+  t: Teardown,
+  options: { timescale?: boolean; /** postgresql.conf lines */ settings?: string[] } = {},
+): Promise<PrivatePostgres> {
   await dropLeftovers(NAME, 1);
   const name = `ct_private_${process.pid}_${randomBytes(3).toString('hex')}`;
   const port = await freePort();
@@ -42,47 +53,24 @@ export async function startPrivatePostgres(t: Teardown, options: { timescale?: b
     await dropCluster(name);
   };
   t.teardown(drop);
-
-  const start = () =>
-    pgCtl(
-      name,
-      'start',
-      '-l',
-      `/var/log/postgresql/postgresql-${VERSION}-${name}.log`,
-      '-o',
-      `-c config_file=/etc/postgresql/${VERSION}/${name}/postgresql.conf`,
-    ).then(() => {});
   try {
-    await sh('pg_createcluster', [VERSION, name, '-p', String(port), '--', '--auth=trust', '--no-sync']);
-    // pg_createcluster's -o writes 127.0.0.1 unquoted (a syntax error): conf.d is read after the file
-    writeFileSync(
-      `/etc/postgresql/${VERSION}/${name}/conf.d/coldtrack-test.conf`,
-      [
-        "listen_addresses = '127.0.0.1'",
-        'fsync = off',
-        'full_page_writes = off',
-        'shared_buffers = 32MB',
-        'max_connections = 60',
-        ...(options.timescale
-          ? [
-              "shared_preload_libraries = 'timescaledb'",
-              'timescaledb.telemetry_level = off',
-              'timescaledb.max_background_workers = 4',
-              'max_worker_processes = 12',
-            ]
-          : []),
-      ].join('\n') + '\n',
-    );
-    await start();
+    await createCluster(name, port, [...(options.timescale ? TIMESCALE : []), ...(options.settings ?? [])]);
+    await startCluster(name);
   } catch (error) {
     await drop();
     throw error;
   }
+  const url = (database?: string) => clusterUrl(port, database);
   return {
     name,
     port,
-    url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
-    stop: () => pgCtl(name, 'stop', '-m', 'fast').then(() => {}),
-    start,
+    url,
+    async createDatabase(database = `coldtrack_private_${randomBytes(4).toString('hex')}`) {
+      await queryOnce(url(), `CREATE DATABASE ${database}`);
+      return { name: database, url: url(database) };
+    },
+    query: (sql, params, database) => queryOnce(url(database), sql, params),
+    stop: () => stopCluster(name),
+    start: () => startCluster(name),
   };
 }

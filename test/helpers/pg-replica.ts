@@ -1,6 +1,5 @@
-// A private PostgreSQL 15 primary and its streaming replica, for tests of DATABASE_READ_URL, or a
-// private server alone (startPgServer: tests behind a pooler, tests that watch pg_stat_activity). The
-// shared server on 5432 is never touched: both are Debian clusters of their own (pg_createcluster)
+// A private PostgreSQL 15 primary and its streaming replica, for tests of DATABASE_READ_URL (a
+// server alone is pg-private.ts). The shared server on 5432 is never touched: both are Debian clusters of their own (pg_createcluster)
 // on free loopback ports, named ct_primary_<pid>_<rand> / ct_replica_<pid>_<rand>:
 //   - the primary: pg_createcluster --auth=trust, listen_addresses 127.0.0.1, wal_level replica
 //     (Debian's pg_hba.conf then trusts replication from 127.0.0.1 too), fsync off (a test);
@@ -14,10 +13,19 @@
 // nothing new becomes visible) and resumeReplay(). A lost replica: stopReplica() (a fast shutdown,
 // its port then refuses) and startReplica() (it resumes streaming from where it stopped).
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { freePort } from '../../src/free-port.js';
-import { dropCluster, dropLeftovers, sh, VERSION } from './debian-clusters.js';
+import {
+  clusterUrl,
+  createCluster,
+  dropCluster,
+  dropLeftovers,
+  queryOnce as query,
+  sh,
+  startCluster,
+  stopCluster,
+  VERSION,
+} from './debian-clusters.js';
 
 const NAME = /^ct_(primary|replica)_(\d+)_[0-9a-f]+$/;
 
@@ -72,83 +80,10 @@ async function poll(what: string, check: () => Promise<boolean>, timeoutMs: numb
   }
 }
 
-const server = (name: string, port: number): PgServer => ({
-  name,
-  port,
-  url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
-});
+const server = (name: string, port: number): PgServer => ({ name, port, url: (database) => clusterUrl(port, database) });
 
-async function query<R extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  await client.connect();
-  try {
-    return (await client.query<R>(sql, params)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
-/** Settings of both clusters: a private test server, not a durable one. */
-const settings = (extra: string[] = []) =>
-  [
-    "listen_addresses = '127.0.0.1'",
-    'wal_level = replica',
-    'max_wal_senders = 5',
-    'fsync = off',
-    'full_page_writes = off',
-    'shared_buffers = 32MB',
-    'max_connections = 60',
-    ...extra,
-  ].join('\n') + '\n';
-
-/**
- * Starts a cluster with pg_ctl as the postgres user, on its Debian configuration: what
- * pg_ctlcluster start does, without the ~2.5 s it spends checking afterwards.
- */
-async function startServer(name: string) {
-  await sh('runuser', [
-    '-u',
-    'postgres',
-    '--',
-    `/usr/lib/postgresql/${VERSION}/bin/pg_ctl`,
-    'start',
-    '-w',
-    '-s',
-    '-t',
-    '30',
-    '-D',
-    `/var/lib/postgresql/${VERSION}/${name}`,
-    '-l',
-    `/var/log/postgresql/postgresql-${VERSION}-${name}.log`,
-    '-o',
-    `-c config_file=/etc/postgresql/${VERSION}/${name}/postgresql.conf`,
-  ]);
-}
-
-async function stopServer(name: string) {
-  await sh('runuser', [
-    '-u',
-    'postgres',
-    '--',
-    `/usr/lib/postgresql/${VERSION}/bin/pg_ctl`,
-    'stop',
-    '-w',
-    '-s',
-    '-t',
-    '30',
-    '-m',
-    'fast',
-    '-D',
-    `/var/lib/postgresql/${VERSION}/${name}`,
-  ]);
-}
-
-async function createCluster(name: string, port: number, extra: string[] = []) {
-  await sh('pg_createcluster', [VERSION, name, '-p', String(port), '--', '--auth=trust', '--no-sync']);
-  // pg_createcluster's -o writes 127.0.0.1 unquoted (a syntax error): conf.d is read after the file
-  writeFileSync(`/etc/postgresql/${VERSION}/${name}/conf.d/coldtrack-test.conf`, settings(extra));
-}
-
+/** What a primary needs to stream to a replica; Debian's pg_hba.conf then trusts replication from 127.0.0.1. */
+const PRIMARY = ['wal_level = replica', 'max_wal_senders = 5'];
 export async function startPgReplicaPair(t: Teardown): Promise<PgReplicaPair> {
   await dropLeftovers(NAME, 2);
   const suffix = `${process.pid}_${randomBytes(3).toString('hex')}`;
@@ -193,9 +128,9 @@ export async function startPgReplicaPair(t: Teardown): Promise<PgReplicaPair> {
     },
     queryReplica: (sql, params, database) => query(replica.url(database), sql, params),
     queryPrimary: (sql, params, database) => query(primary.url(database), sql, params),
-    stopReplica: () => stopServer(replica.name),
+    stopReplica: () => stopCluster(replica.name),
     async startReplica() {
-      await startServer(replica.name);
+      await startCluster(replica.name);
       await streaming();
     },
     async pauseReplay() {
@@ -231,10 +166,10 @@ export async function startPgReplicaPair(t: Teardown): Promise<PgReplicaPair> {
   };
 
   try {
-    await createCluster(primary.name, primary.port);
-    await startServer(primary.name);
+    await createCluster(primary.name, primary.port, PRIMARY);
+    await startCluster(primary.name);
     // the replica's own cluster (ports, logs, conf) around a data directory cloned from the primary
-    await createCluster(replica.name, replica.port, ['hot_standby = on', 'hot_standby_feedback = on']);
+    await createCluster(replica.name, replica.port, [...PRIMARY, 'hot_standby = on', 'hot_standby_feedback = on']);
     const dataDir = `/var/lib/postgresql/${VERSION}/${replica.name}`;
     await sh('find', [dataDir, '-mindepth', '1', '-delete']);
     await sh('runuser', [
@@ -257,51 +192,11 @@ export async function startPgReplicaPair(t: Teardown): Promise<PgReplicaPair> {
       'fast',
       '--no-sync',
     ]);
-    await startServer(replica.name);
+    await startCluster(replica.name);
     await streaming();
   } catch (error) {
     await stop();
     throw error;
   }
   return pair;
-}
-
-export interface PgPrivateServer extends PgServer {
-  /** CREATE DATABASE; its URL as the superuser. */
-  createDatabase(name?: string): Promise<{ name: string; url: string }>;
-  /** One query (the postgres database unless named). */
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[], database?: string): Promise<R[]>;
-  /** Stops and drops the cluster (also run by teardown). */
-  stop(): Promise<void>;
-}
-
-/** A private PostgreSQL 15 server alone (no replica), with `settings` added to its configuration. */
-export async function startPgServer(t: Teardown, settings: string[] = []): Promise<PgPrivateServer> {
-  await dropLeftovers(NAME, 2);
-  const name = `ct_primary_${process.pid}_${randomBytes(3).toString('hex')}`;
-  const port = await freePort();
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await dropCluster(name);
-  };
-  t.teardown(stop);
-  const self = server(name, port);
-  try {
-    await createCluster(name, port, settings);
-    await startServer(name);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return {
-    ...self,
-    async createDatabase(database = `coldtrack_private_${randomBytes(4).toString('hex')}`) {
-      await query(self.url(), `CREATE DATABASE ${database}`);
-      return { name: database, url: self.url(database) };
-    },
-    query: (sql, params, database) => query(self.url(database), sql, params),
-    stop,
-  };
 }

@@ -18,12 +18,12 @@ import t from 'tap';
 import { migrationsDir } from '../../src/db/migrate.js';
 import { TEST_JWT_SECRET } from '../helpers/app.js';
 import { nodeArgs, repoRoot } from '../helpers/entry.js';
-import { startPgServer } from '../helpers/pg-replica.js';
+import { startPrivatePostgres } from '../helpers/pg-private.js';
 import { startPgBouncer } from '../helpers/pgbouncer.js';
 import { reapOnExit } from '../helpers/reaper.js';
 
 const MIGRATIONS = readdirSync(migrationsDir).filter((file) => /\.(js|sql)$/.test(file)).length;
-const server = await startPgServer(t);
+const server = await startPrivatePostgres(t);
 const [transaction, dropping, session] = await Promise.all([
   startPgBouncer(t, { serverPort: server.port, poolMode: 'transaction', defaultPoolSize: 4 }),
   startPgBouncer(t, {

@@ -15,14 +15,14 @@ import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { TEST_JWT_SECRET } from '../helpers/app.js';
 import { migrateWithProfile } from '../helpers/db.js';
 import { createCompany } from '../helpers/fixtures.js';
-import { startPgServer } from '../helpers/pg-replica.js';
+import { startPrivatePostgres } from '../helpers/pg-private.js';
 import { startPgBouncer } from '../helpers/pgbouncer.js';
 import { ALL_SCOPES } from '../helpers/tokens.js';
 import { type Cluster, dataRequests, DATA_PATH, send, sleep, startCluster, startRedis, statusCounts, until } from './harness.js';
 
 const SERVER_POOL = 6;
 const started = Date.now();
-const server = await startPgServer(t);
+const server = await startPrivatePostgres(t);
 const database = await server.createDatabase();
 await migrateWithProfile(database.url, 'postgres');
 // as docs/operations.md says: statements outside a transaction run under the database's defaults
