@@ -17,11 +17,13 @@ import {
   CheckpointError,
   type ExportIdentity,
   identityDifference,
+  newUnit,
   sealOfExport,
   sealOfUnit,
   type UnitProgress,
 } from './checkpoint.js';
 import { type ExportFormat, fileHeader, MAX_WINDOW_DAYS, unitFileName, windowsOf } from './plan.js';
+import type { ExportOptions } from './options.js';
 import { ExportDirectoryError, openExistingFile } from './safe-files.js';
 
 const isWhole = (value: unknown, min = 0): value is number => Number.isSafeInteger(value) && (value as number) >= min;
@@ -168,4 +170,35 @@ function sameKey(text: string, unit: UnitProgress, format: ExportFormat, unitId:
     key = { timestamp, cooling_unit_id: Number(unitText), specification_type: type };
   }
   return key.timestamp === unit.last.timestamp && key.specification_type === unit.last.specification_type && key.cooling_unit_id === unitId;
+}
+
+/**
+ * Every unit's file checked against its checkpoint entry (done ones too: a complete export is
+ * checked before it is called complete). A unit that does not match starts again from nothing;
+ * the others continue with the hash of what their files hold.
+ */
+export async function verifyUnits(
+  checkpoint: Checkpoint,
+  options: Pick<ExportOptions, 'outDir' | 'format' | 'onNotice'>,
+): Promise<{ verified: Map<number, Hash>; changed: boolean }> {
+  const verified = new Map<number, Hash>();
+  let changed = false;
+  const windows = checkpoint.windows.length;
+  for (const unitId of Object.keys(checkpoint.units)
+    .map(Number)
+    .sort((a, b) => a - b)) {
+    const result = await verifyUnitFile(options.outDir, unitId, checkpoint.units[unitId]!, options.format);
+    if (typeof result !== 'string') {
+      verified.set(unitId, result.hash);
+      continue;
+    }
+    checkpoint.units[unitId] = newUnit(unitId, options.format, windows);
+    changed = true;
+    options.onNotice?.(`cooling unit ${unitId}: ${result}; exporting it again from the start`);
+  }
+  const allDone = Object.values(checkpoint.units).every((unit) => unit.done || unit.skipped !== undefined);
+  if (checkpoint.complete && !allDone) options.onNotice?.('the checkpoint said complete, but not every unit is: continuing');
+  changed ||= checkpoint.complete && !allDone;
+  checkpoint.complete &&= allDone;
+  return { verified, changed };
 }

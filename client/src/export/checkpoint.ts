@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Aggregation, ExportFormat, RecordKey } from './plan.js';
+import { type Aggregation, type ExportFormat, type RecordKey, unitFileName } from './plan.js';
 import { createNewFile, readExistingFile } from './safe-files.js';
 
 export const CHECKPOINT_FILE = 'export-checkpoint.json';
@@ -97,9 +97,26 @@ export function sealOfUnit(unitId: number, unit: UnitProgress): string {
   );
 }
 
+/** A unit's entry before anything of it is written. */
+export function newUnit(unitId: number, format: ExportFormat, windows: number): UnitProgress {
+  return {
+    file: unitFileName(unitId, format),
+    window: 0,
+    next_page: 1,
+    bytes: 0,
+    records: 0,
+    last: null,
+    window_totals: Array.from({ length: windows }, () => null),
+    done: false,
+    sha256: EMPTY_SHA256,
+    seal: '', // CheckpointWriter seals what it writes
+  };
+}
+
 /** Names the first parameter that differs, or null when `b` continues `a`. */
 export function identityDifference(a: ExportIdentity, b: ExportIdentity): string | null {
-  for (const key of Object.keys(a) as (keyof ExportIdentity)[]) {
+  // both sides' keys: a checkpoint missing a parameter (or with one more) is not this export
+  for (const key of new Set([...Object.keys(b), ...Object.keys(a)]) as Set<keyof ExportIdentity>) {
     if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) return `${key} (${JSON.stringify(a[key])} there, ${JSON.stringify(b[key])} now)`;
   }
   return null;

@@ -36,17 +36,16 @@ import {
   CHECKPOINT_VERSION,
   CheckpointError,
   CheckpointWriter,
-  EMPTY_SHA256,
   type ExportIdentity,
   lockDirectory,
+  newUnit,
   readCheckpointText,
-  type UnitProgress,
 } from './checkpoint.js';
-import { DifferentExportError, parseCheckpoint, verifyUnitFile } from './checkpoint-check.js';
+import { DifferentExportError, parseCheckpoint, verifyUnits } from './checkpoint-check.js';
 import { checkDirectory, makeOutDirectory } from './directory.js';
 import { discoverUnits, type FoundUnits } from './discover-units.js';
 import type { ExportOptions, ExportProgress, ExportSummary } from './options.js';
-import { type ExportFormat, MAX_WINDOW_DAYS, unitFileName, windowsOf } from './plan.js';
+import { MAX_WINDOW_DAYS, windowsOf } from './plan.js';
 import { exportUnit, type UnitRun } from './unit-file.js';
 
 export { CHECKPOINT_FILE, CheckpointError, LOCK_FILE } from './checkpoint.js';
@@ -195,47 +194,6 @@ function readPrevious(text: string, outDir: string, identity: ExportIdentity): C
       `${outDir} holds another export: its ${error.difference} differ; choose another --out, or delete ${outDir} to start over`,
     );
   }
-}
-
-/**
- * Every unit's file checked against its checkpoint entry (done ones too: a complete export is
- * checked before it is called complete). A unit that does not match starts again from nothing;
- * the others continue with the hash of what their files hold.
- */
-async function verifyUnits(checkpoint: Checkpoint, options: ExportOptions): Promise<{ verified: Map<number, Hash>; changed: boolean }> {
-  const verified = new Map<number, Hash>();
-  let changed = false;
-  const windows = checkpoint.windows.length;
-  for (const unitId of unitIdsOf(checkpoint).sort((a, b) => a - b)) {
-    const result = await verifyUnitFile(options.outDir, unitId, checkpoint.units[unitId]!, options.format);
-    if (typeof result !== 'string') {
-      verified.set(unitId, result.hash);
-      continue;
-    }
-    checkpoint.units[unitId] = newUnit(unitId, options.format, windows);
-    changed = true;
-    options.onNotice?.(`cooling unit ${unitId}: ${result}; exporting it again from the start`);
-  }
-  const allDone = exportedIdsOf(checkpoint).every((id) => checkpoint.units[id]!.done);
-  if (checkpoint.complete && !allDone) options.onNotice?.('the checkpoint said complete, but not every unit is: continuing');
-  changed ||= checkpoint.complete && !allDone;
-  checkpoint.complete &&= allDone;
-  return { verified, changed };
-}
-
-function newUnit(unitId: number, format: ExportFormat, windows: number): UnitProgress {
-  return {
-    file: unitFileName(unitId, format),
-    window: 0,
-    next_page: 1,
-    bytes: 0,
-    records: 0,
-    last: null,
-    window_totals: Array.from({ length: windows }, () => null),
-    done: false,
-    sha256: EMPTY_SHA256,
-    seal: '', // CheckpointWriter seals what it writes
-  };
 }
 
 const unitIdsOf = (checkpoint: Checkpoint) => Object.keys(checkpoint.units).map(Number);
