@@ -21,13 +21,13 @@ const root = await mkdtemp(join(tmpdir(), 'coldtrack-export-security-'));
 t.teardown(() => rm(root, { recursive: true, force: true }));
 const [first, second] = world.unitIds as [number, number];
 // January of two units, 500 records a page: 3 pages a unit, one unit at a time
-const args = (dir: string) => [
+const args = (dir: string, units = `${first},${second}`) => [
   '--from',
   '2025-01-01',
   '--to',
   '2025-01-31',
   '--units',
-  `${first},${second}`,
+  units,
   '--page-size',
   '500',
   '--concurrency',
@@ -39,9 +39,9 @@ const fileOf = (id: number) => `cooling-unit-${id}.csv`;
 const VICTIM_TEXT = 'the partner keeps this file\n';
 
 /** Each run with a token of its own: the cases do not wait for one another's rate limit. */
-async function exportInto(dir: string, env: Record<string, string> = {}): Promise<ExportRun> {
+async function exportInto(dir: string, env: Record<string, string> = {}, units?: string): Promise<ExportRun> {
   const { token } = await world.issue({ scopes: ['sensor_data'] });
-  return runExport(world, args(dir), { token, env });
+  return runExport(world, args(dir, units), { token, env });
 }
 
 function victimBeside(dir: string): string {
@@ -74,10 +74,10 @@ function sameAsReference(t: Test, dir: string) {
 
 /** A folder holding an export killed with one page of the first unit counted and its second written. */
 let partials = 0;
-async function partialExport(t: Test): Promise<string> {
+async function partialExport(t: Test, units?: string): Promise<string> {
   const dir = join(root, `partial-${++partials}`);
   await mkdir(`${dir}-outside`, { recursive: true });
-  const run = await exportInto(dir, { COLDTRACK_EXPORT_TEST_KILL_AFTER_PAGES: '2' });
+  const run = await exportInto(dir, { COLDTRACK_EXPORT_TEST_KILL_AFTER_PAGES: '2' }, units);
   t.equal(run.signal, 'SIGKILL', 'the first run was killed after its second page');
   return dir;
 }
@@ -199,6 +199,18 @@ t.test(
         t.equal(run.requests, 0, 'no request');
       });
     }
+
+    await t.test('a unit removed from an export of all units (its file not yet begun): refused by the seal', async (t) => {
+      const dir = await partialExport(t, 'all');
+      const checkpoint = readCheckpoint(dir);
+      const untouched = Object.keys(checkpoint.units).filter((id) => !existsSync(join(dir, fileOf(Number(id)))));
+      t.ok(untouched.length > 0, `units not begun: ${untouched.join(', ')}`);
+      delete checkpoint.units[untouched.at(-1)!];
+      writeCheckpoint(dir, checkpoint);
+      const run = await exportInto(dir, {}, 'all');
+      refusedInOneLine(t, run, /was changed outside the export \(its parameters, windows or units do not match its seal\)/);
+      t.equal(run.requests, 0, 'no request');
+    });
 
     const redone: Array<[string, (dir: string, checkpoint: CheckpointJson) => void, RegExp]> = [
       ['next page', (_, c) => (c.units[String(first)]!.next_page += 1), /its checkpoint entry does not match its seal/],
