@@ -4,7 +4,8 @@
 // types generated from the service's own OpenAPI document (openapi.ts); `paginate()` walks every
 // record of a query page after page; requests of one token share its rate-limit budget and wait
 // for it instead of being refused; 429 waits for X-RateLimit-Reset, 503 is retried after
-// Retry-After with jittered backoff; 400/401/403/404 throw a ColdtrackApiError at once.
+// Retry-After with jittered backoff; 400/401/403/404 throw a ColdtrackApiError at once; every
+// failure is a ColdtrackError with a `code` (errors.ts), and no message carries the token.
 //
 //   const client = new ColdtrackClient({ baseUrl: 'https://api.example.com', token: process.env.COLDTRACK_TOKEN! });
 //   for await (const reading of client.paginate('sensorData', { aggregation: 'hourly', start_date: '2025-01-01', end_date: '2025-12-31' }))
@@ -34,9 +35,18 @@ import {
   type TokenPage,
 } from './types.js';
 
-export { ColdtrackApiError, type ColdtrackErrorCode, ColdtrackNetworkError, ColdtrackTimeoutError } from './errors.js';
+export {
+  ColdtrackApiError,
+  type ColdtrackClientErrorCode,
+  ColdtrackError,
+  type ColdtrackErrorCode,
+  ColdtrackInvalidResponseError,
+  ColdtrackNetworkError,
+  ColdtrackRetryLaterError,
+  ColdtrackTimeoutError,
+} from './errors.js';
 export { RateBudget, rateBudgetFor, type RateLimitState } from './rate-budget.js';
-export type { CallOptions, ClientEvent } from './transport.js';
+export { type CallOptions, type ClientEvent, DEFAULT_MAX_TOTAL_WAIT_MS, DEFAULT_MAX_WAIT_MS } from './transport.js';
 export * from './types.js';
 /** The generated OpenAPI types themselves, for shapes types.ts does not name. */
 export type { components, paths } from './openapi.js';

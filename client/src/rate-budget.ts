@@ -21,6 +21,15 @@ export interface RateLimitObservation extends RateLimitState {
   serverDateMs?: number | undefined;
 }
 
+/** A limit on how long acquire() waits for a window to end: over it, `refuse(ms)` is thrown instead. */
+export interface WaitLimit {
+  maxWaitMs: number;
+  refuse: (ms: number) => Error;
+}
+
+/** setTimeout's largest delay; a longer one fires after 1 ms (and a wait would spin). */
+const MAX_TIMER_MS = 2_147_483_647;
+
 export interface RateBudgetOptions {
   /** the local clock (ms since the epoch); injected by tests */
   now?: () => number;
@@ -52,6 +61,11 @@ export class RateBudget {
     return this.state;
   }
 
+  /** How long from now until an instant of the service's clock (its Reset), by the local clock. */
+  msUntil(serviceTimeMs: number): number {
+    return Math.max(0, serviceTimeMs - this.skewMs + this.marginMs - this.now());
+  }
+
   /** Local time at which the known window ends (and a new one may start). */
   private windowEndLocal(): number {
     return this.state ? this.state.resetAtMs - this.skewMs + this.marginMs : 0;
@@ -60,8 +74,10 @@ export class RateBudget {
   /**
    * Resolves when a request may start, and counts it as in flight until release(). `onWait` is
    * told once per window when the wait is for the window to end (not just for answers in flight).
+   * With `limit`, a window that ends further ahead than `limit.maxWaitMs` (a Reset the service
+   * set hours or years ahead) throws `limit.refuse(ms)` instead of waiting.
    */
-  async acquire(signal?: AbortSignal, onWait?: (ms: number, untilMs: number) => void): Promise<void> {
+  async acquire(signal?: AbortSignal, onWait?: (ms: number, untilMs: number) => void, limit?: WaitLimit): Promise<void> {
     for (;;) {
       signal?.throwIfAborted();
       const now = this.now();
@@ -75,6 +91,7 @@ export class RateBudget {
       if (this.state) {
         const end = this.windowEndLocal();
         timeoutMs = end - now;
+        if (limit && this.state.remaining <= 0 && !(timeoutMs <= limit.maxWaitMs)) throw limit.refuse(timeoutMs);
         if (this.state.remaining <= 0 && this.announcedResetMs !== this.state.resetAtMs) {
           this.announcedResetMs = this.state.resetAtMs;
           onWait?.(timeoutMs, end);
@@ -130,7 +147,7 @@ export class RateBudget {
         cleanUp();
         reject(signal!.reason);
       };
-      const timer = timeoutMs === undefined ? undefined : setTimeout(done, Math.max(0, timeoutMs));
+      const timer = timeoutMs === undefined ? undefined : setTimeout(done, Math.min(MAX_TIMER_MS, Math.max(0, timeoutMs)));
       const cleanUp = () => {
         clearTimeout(timer);
         this.wakers.delete(done);

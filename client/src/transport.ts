@@ -5,8 +5,26 @@
 // ColdtrackApiError at once. Calls that are not safe to repeat (creating or rotating a token) are
 // retried after a 429 only, which the service answers before doing anything. Global fetch (Node
 // 18 and later) asks for brotli or gzip and decompresses.
-import { ColdtrackApiError, ColdtrackNetworkError, ColdtrackTimeoutError } from './errors.js';
+// Nothing from the wire is trusted: a wait the service asks for (Retry-After, X-RateLimit-Reset)
+// longer than maxWaitMs, or one that would take this call's waits past maxTotalWaitMs, is not
+// slept but thrown as a ColdtrackRetryLaterError; a success body that is not JSON is a
+// ColdtrackInvalidResponseError; the service's messages are redacted of tokens (redact.ts).
+import {
+  ColdtrackApiError,
+  ColdtrackInvalidResponseError,
+  ColdtrackNetworkError,
+  ColdtrackRetryLaterError,
+  ColdtrackTimeoutError,
+} from './errors.js';
 import type { RateBudget, RateLimitObservation } from './rate-budget.js';
+import { redactorFor, redactValue } from './redact.js';
+
+/** The longest a single wait the service asks for is taken: twice its one-minute rate-limit window. */
+export const DEFAULT_MAX_WAIT_MS = 120_000;
+/** The longest one call spends in waits after refusals and failures (429, 503, retries), together. */
+export const DEFAULT_MAX_TOTAL_WAIT_MS = 600_000;
+/** setTimeout's largest delay (2^31 - 1 ms); a longer one would fire after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 export type ClientEvent =
   /** a request is about to be sent (every attempt) */
@@ -40,6 +58,13 @@ export interface TransportOptions {
   /** first backoff step; doubles per attempt up to maxBackoffMs; default 1 s */
   backoffMs?: number;
   maxBackoffMs?: number;
+  /**
+   * The longest single wait the service may ask for (Retry-After, X-RateLimit-Reset) that the
+   * client takes; a longer one throws ColdtrackRetryLaterError at once. Default 120 s.
+   */
+  maxWaitMs?: number;
+  /** The longest one call waits after refusals and failures, all retries together; default 10 min. */
+  maxTotalWaitMs?: number;
   /** default br, gzip */
   acceptEncoding?: string;
   fetch?: typeof fetch;
@@ -77,7 +102,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
         signal?.removeEventListener('abort', aborted);
         resolve();
       },
-      Math.max(0, ms),
+      Math.min(MAX_TIMER_MS, Math.max(0, ms)),
     );
     signal?.addEventListener('abort', aborted, { once: true });
   });
@@ -101,31 +126,52 @@ function rateLimitOf(headers: Headers): RateLimitObservation | null {
   return { limit, remaining, resetAtMs: reset * 1000, serverDateMs: Number.isNaN(date) ? undefined : date };
 }
 
+/** Retry-After in seconds (delta-seconds or an HTTP date); a number no clock reaches is Infinity. */
 function retryAfterSeconds(headers: Headers): number | null {
-  const value = headers.get('retry-after');
-  if (value === null) return null;
-  if (/^\d+$/.test(value.trim())) return Number(value);
+  const value = headers.get('retry-after')?.trim();
+  if (value === undefined || value === '') return null;
+  if (/^\d+$/.test(value)) return Number(value); // 400 digits read as Infinity: waited for by no one
   const date = Date.parse(value);
   return Number.isNaN(date) ? null : Math.max(0, (date - Date.now()) / 1000);
 }
 
-async function apiErrorOf(response: Response, request: string, text: string): Promise<ColdtrackApiError> {
-  let body: { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | undefined;
+type ErrorBody = { error?: { code?: unknown; message?: unknown; details?: unknown } };
+
+function apiErrorOf(response: Response, request: string, text: string, redact: (text: string) => string): ColdtrackApiError {
+  let body: ErrorBody | undefined;
   try {
-    body = JSON.parse(text) as typeof body;
+    body = JSON.parse(text) as ErrorBody;
   } catch {
     body = undefined;
   }
-  const error = body?.error;
+  const error = body !== null && typeof body === 'object' ? body.error : undefined;
+  const string = (value: unknown) => (typeof value === 'string' && value !== '' ? redact(value) : undefined);
+  const details = error?.details !== null && typeof error?.details === 'object' ? (error.details as Record<string, unknown>) : undefined;
   return new ColdtrackApiError(
     response.status,
-    error?.code ?? `http_${response.status}`,
-    error?.message ?? `${request}: HTTP ${response.status}`,
-    error?.details,
+    string(error?.code) ?? `http_${response.status}`,
+    string(error?.message) ?? `${request}: HTTP ${response.status}`,
+    details && redactValue(details, redact),
     request,
-    response.headers.get('x-request-id'),
+    string(response.headers.get('x-request-id')) ?? null,
     retryAfterSeconds(response.headers),
   );
+}
+
+/** A success body: JSON, or nothing at all; anything else is not an answer of the API. */
+function successBody<T>(response: Response, request: string, text: string): T {
+  if (text === '') return undefined as T;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new ColdtrackInvalidResponseError(
+      request,
+      response.status,
+      response.headers.get('content-type'),
+      response.headers.get('x-request-id'),
+      'a body that is not JSON',
+    );
+  }
 }
 
 export class Transport {
@@ -133,6 +179,9 @@ export class Transport {
   private readonly fetch: typeof fetch;
   private readonly random: () => number;
   private readonly now: () => number;
+  private readonly redact: (text: string) => string;
+  private readonly maxWaitMs: number;
+  private readonly maxTotalWaitMs: number;
 
   constructor(private readonly options: TransportOptions) {
     // a base URL with a path (https://host/coldtrack) keeps it: paths are joined, not replaced
@@ -140,6 +189,9 @@ export class Transport {
     this.fetch = options.fetch ?? globalThis.fetch;
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
+    this.redact = redactorFor(options.token);
+    this.maxWaitMs = Math.min(MAX_TIMER_MS, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+    this.maxTotalWaitMs = options.maxTotalWaitMs ?? DEFAULT_MAX_TOTAL_WAIT_MS;
   }
 
   get budget(): RateBudget {
@@ -174,9 +226,23 @@ export class Transport {
     const body = call.body !== undefined ? JSON.stringify(call.body) : undefined;
     let failures = 0;
     let refusals = 0;
+    /** ms this call has waited (or is about to) after refusals and failures */
+    let waited = 0;
+    const tooLong = (serverMs: number, limit: 'maxWaitMs' | 'maxTotalWaitMs', refusal?: ColdtrackApiError) => {
+      const until = this.now() + serverMs;
+      const retryAt = Number.isFinite(until) && Math.abs(until) <= 8.64e15 ? new Date(until) : null;
+      return new ColdtrackRetryLaterError(request, serverMs / 1000, retryAt, this[limit], limit, refusal);
+    };
+    /** a wait of `ms`, of which the service asked for `serverMs`: thrown when too long, else counted */
+    const allowWait = (ms: number, serverMs: number, refusal?: ColdtrackApiError) => {
+      if (!(serverMs <= this.maxWaitMs)) throw tooLong(serverMs, 'maxWaitMs', refusal);
+      if (waited + ms > this.maxTotalWaitMs) throw tooLong(serverMs, 'maxTotalWaitMs', refusal);
+      waited += ms;
+    };
+    const budgetLimits = { maxWaitMs: this.maxWaitMs, refuse: (ms: number) => tooLong(ms, 'maxWaitMs') };
 
     for (let attempt = 1; ; attempt++) {
-      await this.budget.acquire(signal, (ms, until) => this.emit({ type: 'rate-limit-wait', ms, until: new Date(until) }));
+      await this.budget.acquire(signal, (ms, until) => this.emit({ type: 'rate-limit-wait', ms, until: new Date(until) }), budgetLimits);
       this.emit({ type: 'request', method, path, attempt });
       const started = this.now();
       let response: Response;
@@ -192,12 +258,13 @@ export class Transport {
         this.budget.release(null);
         if (signal?.aborted) throw signal.reason;
         const timedOut = controller.signal.reason instanceof ColdtrackTimeoutError;
-        const failure = timedOut ? (controller.signal.reason as ColdtrackTimeoutError) : new ColdtrackNetworkError(request, error);
+        const failure = timedOut
+          ? (controller.signal.reason as ColdtrackTimeoutError)
+          : new ColdtrackNetworkError(request, error, this.redact);
         if (!idempotent || ++failures > retries) throw failure;
-        await this.retryAfter(
-          { method, path, reason: timedOut ? 'timeout' : 'network', status: null, attempt, ms: this.backoff(failures, 0) },
-          signal,
-        );
+        const ms = this.backoff(failures, 0);
+        allowWait(ms, 0);
+        await this.retryAfter({ method, path, reason: timedOut ? 'timeout' : 'network', status: null, attempt, ms }, signal);
         continue;
       } finally {
         clearTimeout(timer);
@@ -207,22 +274,26 @@ export class Transport {
       const rateLimit = rateLimitOf(response.headers);
       this.budget.release(rateLimit);
       this.emit({ type: 'response', method, path, status: response.status, ms: this.now() - started, rateLimit });
-      if (response.ok) return (text ? JSON.parse(text) : undefined) as T;
+      if (response.ok) return successBody<T>(response, request, text);
 
-      const error = await apiErrorOf(response, request, text);
+      const error = apiErrorOf(response, request, text, this.redact);
       const status = response.status;
       if (status === 429) {
         if (++refusals > rateLimitRetries) throw error;
         // until X-RateLimit-Reset (data endpoints), else Retry-After
         const resetAtMs = rateLimit?.resetAtMs ?? this.now() + (error.retryAfterSeconds ?? 1) * 1000;
+        const ms = rateLimit ? this.budget.msUntil(resetAtMs) : Math.max(0, resetAtMs - this.now());
+        allowWait(ms, ms, error);
         this.budget.exhaust(resetAtMs, rateLimit?.limit);
-        this.emit({ type: 'retry', method, path, reason: 'rate_limited', status, attempt, ms: Math.max(0, resetAtMs - this.now()) });
+        this.emit({ type: 'retry', method, path, reason: 'rate_limited', status, attempt, ms });
         continue; // acquire() waits for the window to end
       }
       // a call that is not safe to repeat (creating a token) might have been done before the failure
       const retryable = idempotent && (status === 503 || status === 502 || status === 504);
       if (!retryable || ++failures > retries) throw error;
-      const ms = this.backoff(failures, (error.retryAfterSeconds ?? 0) * 1000);
+      const serverMs = (error.retryAfterSeconds ?? 0) * 1000;
+      const ms = this.backoff(failures, Math.min(serverMs, this.maxWaitMs));
+      allowWait(ms, serverMs, error);
       await this.retryAfter({ method, path, reason: status === 503 ? 'unavailable' : 'bad_gateway', status, attempt, ms }, signal);
     }
   }

@@ -7,17 +7,20 @@
 // in `ps` and the shell history. Interrupted (Ctrl-C, a crash, a kill), the same command continues
 // where it stopped, no record missing or written twice. Progress on stderr: a bar on a terminal,
 // plain lines otherwise (export-progress.ts). Exit status: 0 complete, 1 stopped (the service refused: 401/403/404, or
-// it stayed unreachable), 2 bad arguments, 130 interrupted.
+// it stayed unreachable, or asked to wait longer than the client waits), 2 bad arguments or a DIR the
+// export refuses (another export's, or holding what it did not write: ../export/directory.ts), 130
+// interrupted. No line it prints carries the token or a stack trace.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ColdtrackApiError, ColdtrackClient } from '../index.js';
+import { ColdtrackApiError, ColdtrackClient, ColdtrackRetryLaterError } from '../index.js';
 import {
   AGGREGATIONS,
   type Aggregation,
   CheckpointError,
   type ExportFormat,
   ExportConflictError,
+  ExportDirectoryError,
   type ExportOptions,
   type ExportSummary,
   exportSensorHistory,
@@ -25,6 +28,7 @@ import {
   FORMATS,
   parseDay,
 } from '../export/index.js';
+import { redactorFor } from '../redact.js';
 import { count, duration, ExportDisplay } from './export-progress.js';
 
 const USAGE = `usage: COLDTRACK_TOKEN=ctk_... coldtrack-export --base-url URL --from YYYY-MM-DD --to YYYY-MM-DD --out DIR
@@ -142,14 +146,26 @@ function reasonOf(error: unknown): string {
             : '';
     return `${unit}${cause.status} ${cause.code}: ${cause.message}${hint}`;
   }
+  if (cause instanceof ColdtrackRetryLaterError && cause.retryAt) {
+    return `${unit}${cause.message}; the service asks to be called again after ${cause.retryAt.toISOString()}`;
+  }
   return `${unit}${cause instanceof Error ? cause.message : String(cause)}`;
 }
+
+/**
+ * Every line the command prints about a failure goes through here: one line, no stack, and never
+ * the token (the client already redacts what the service sends; this also covers file-system
+ * errors and anything unforeseen).
+ */
+let redact = redactorFor(undefined);
+const oneLine = (text: string) => redact(text.replace(/\s*\n\s*/g, ' ').trim());
 
 async function main(): Promise<number> {
   const args = readArguments(process.argv.slice(2));
   if (typeof args === 'number') return args;
   const token = readToken();
   if (token === null) return 2;
+  redact = redactorFor(token);
   const display = new ExportDisplay(Boolean(process.stderr.isTTY));
   const client = new ColdtrackClient({ baseUrl: args.baseUrl, token, onEvent: display.onEvent, userAgent: 'coldtrack-export' });
   const interrupt = interruptOnSignals(() => display.stop());
@@ -159,7 +175,7 @@ async function main(): Promise<number> {
     const summary = await exportSensorHistory(client, {
       ...args,
       signal: interrupt.signal,
-      onNotice: display.say,
+      onNotice: (line) => display.say(redact(line)),
       onProgress: display.onProgress,
       onPageWritten,
     });
@@ -182,7 +198,7 @@ function readArguments(argv: string[]): ExportArguments | number {
     args = parseExportArguments(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    console.error(`export: ${error.message} (--help for usage)`);
+    console.error(oneLine(`export: ${error.message} (--help for usage)`));
     return 2;
   }
   if (args === 'help') {
@@ -251,13 +267,14 @@ function reportStop(error: unknown, run: { interrupted: boolean; outDir: string;
     );
     return 130;
   }
-  if (error instanceof ExportConflictError) {
-    console.error(`export: ${error.message}`);
+  // DIR holds another export, or something the export did not write: nothing was written
+  if (error instanceof ExportConflictError || error instanceof ExportDirectoryError) {
+    console.error(oneLine(`export: ${error.message}`));
     return 2;
   }
   // a checkpoint problem is not fixed by running again; anything else is continued by it
   console.error(
-    `export stopped: ${reasonOf(error)}` +
+    oneLine(`export stopped: ${reasonOf(error)}`) +
       (error instanceof CheckpointError
         ? ''
         : `; ${count(run.records)} records kept in ${run.outDir}, the same command continues from there`),
@@ -286,7 +303,17 @@ function startedAsProgram(): boolean {
   }
 }
 
+/** main(), with anything it did not foresee reported in one line (no stack trace) and exit 1. */
+async function mainReportingSurprises(): Promise<number> {
+  try {
+    return await main();
+  } catch (error) {
+    console.error(oneLine(`export failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`));
+    return 1;
+  }
+}
+
 if (startedAsProgram()) {
   // exit now rather than when fetch's idle kept-alive connections time out
-  process.exit(await main());
+  process.exit(await mainReportingSurprises());
 }

@@ -5,12 +5,20 @@
 // (written beside it, synced, renamed over it), so after a crash or Ctrl-C the checkpoint never
 // counts a page whose records are not in the file; records written after it (a page cut short by
 // the crash) are cut off on resume by truncating the file to the length the checkpoint records.
-import { open, readFile, rename, unlink } from 'node:fs/promises';
+// Nothing of it is trusted on a re-run: checkpoint-check.ts validates it against the parameters and
+// the files (each unit's SHA-256 and seal), and every file here is opened as safe-files.ts says.
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Aggregation, ExportFormat, RecordKey } from './plan.js';
+import { type Aggregation, type ExportFormat, type RecordKey, unitFileName } from './plan.js';
+import { createNewFile, readExistingFile } from './safe-files.js';
 
 export const CHECKPOINT_FILE = 'export-checkpoint.json';
+export const CHECKPOINT_TEMPORARY_FILE = `${CHECKPOINT_FILE}.tmp`;
 export const LOCK_FILE = 'export.lock';
+/** 2: with each unit's SHA-256 and the seals (1.0's checkpoints, version 1, had neither) */
+export const CHECKPOINT_VERSION = 2;
 
 /** What the export is: a re-run must ask for exactly this to continue it. */
 export interface ExportIdentity {
@@ -25,6 +33,7 @@ export interface ExportIdentity {
 }
 
 export interface UnitProgress {
+  /** the unit's file name, always unitFileName(id, format): a checkpoint naming another is refused */
   file: string;
   /** index into `windows` of the window being read */
   window: number;
@@ -40,43 +49,74 @@ export interface UnitProgress {
   done: boolean;
   /** a found unit the sensor history refused (a retired unit reported by utilization): why */
   skipped?: string;
+  /** SHA-256 (hex) of the file's first `bytes` bytes: what a re-run checks the file against */
+  sha256: string;
+  /** SHA-256 of the fields above and the unit's id (checkpoint-check.ts): an edit of one shows */
+  seal: string;
 }
 
 export interface Checkpoint {
-  version: 1;
+  version: typeof CHECKPOINT_VERSION;
   export: ExportIdentity;
   windows: { start_date: string; end_date: string }[];
   /** how the unit list was found: "listed", "utilization" or "sensor-data" */
   units_from: string;
   units: Record<string, UnitProgress>;
+  /** true once every unit is done (a re-run checks that too) */
   complete: boolean;
   updated_at: string;
+  /** SHA-256 of the parameters, windows, units_from and unit ids (checkpoint-check.ts) */
+  seal: string;
 }
 
 export class CheckpointError extends Error {
   override readonly name = 'CheckpointError';
 }
 
-export async function readCheckpoint(dir: string): Promise<Checkpoint | null> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, CHECKPOINT_FILE), 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  try {
-    const checkpoint = JSON.parse(text) as Checkpoint;
-    if (checkpoint.version !== 1 || typeof checkpoint.units !== 'object') throw new Error('unknown version');
-    return checkpoint;
-  } catch (error) {
-    throw new CheckpointError(`${join(dir, CHECKPOINT_FILE)} is not a checkpoint of this exporter (${(error as Error).message})`);
-  }
+/** The checkpoint's text, if there is one (a link or anything but a regular file is refused). */
+export async function readCheckpointText(dir: string): Promise<string | null> {
+  return readExistingFile(join(dir, CHECKPOINT_FILE));
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** SHA-256 of nothing: a unit file before its first byte. */
+export const EMPTY_SHA256 = sha256('');
+
+export function sealOfExport(checkpoint: Pick<Checkpoint, 'export' | 'windows' | 'units_from' | 'units'>): string {
+  const ids = Object.keys(checkpoint.units)
+    .map(Number)
+    .sort((a, b) => a - b);
+  return sha256(JSON.stringify(['export', checkpoint.export, checkpoint.windows, checkpoint.units_from, ids]));
+}
+
+export function sealOfUnit(unitId: number, unit: UnitProgress): string {
+  const { file, window, next_page, bytes, records, last, window_totals, done, skipped } = unit;
+  return sha256(
+    JSON.stringify(['unit', unitId, file, window, next_page, bytes, records, last, window_totals, done, skipped ?? null, unit.sha256]),
+  );
+}
+
+/** A unit's entry before anything of it is written. */
+export function newUnit(unitId: number, format: ExportFormat, windows: number): UnitProgress {
+  return {
+    file: unitFileName(unitId, format),
+    window: 0,
+    next_page: 1,
+    bytes: 0,
+    records: 0,
+    last: null,
+    window_totals: Array.from({ length: windows }, () => null),
+    done: false,
+    sha256: EMPTY_SHA256,
+    seal: '', // CheckpointWriter seals what it writes
+  };
 }
 
 /** Names the first parameter that differs, or null when `b` continues `a`. */
 export function identityDifference(a: ExportIdentity, b: ExportIdentity): string | null {
-  for (const key of Object.keys(a) as (keyof ExportIdentity)[]) {
+  // both sides' keys: a checkpoint missing a parameter (or with one more) is not this export
+  for (const key of new Set([...Object.keys(b), ...Object.keys(a)]) as Set<keyof ExportIdentity>) {
     if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) return `${key} (${JSON.stringify(a[key])} there, ${JSON.stringify(b[key])} now)`;
   }
   return null;
@@ -99,12 +139,18 @@ export class CheckpointWriter {
   }
 
   private async write(): Promise<void> {
-    this.checkpoint.updated_at = new Date().toISOString();
+    const { checkpoint } = this;
+    checkpoint.updated_at = new Date().toISOString();
+    // sealed as written: a field changed afterwards by anything but the export shows on the next run
+    for (const [id, unit] of Object.entries(checkpoint.units)) unit.seal = sealOfUnit(Number(id), unit);
+    checkpoint.seal = sealOfExport(checkpoint);
+    // the text now, with the seals: units advance while this write waits for the disk
+    const text = `${JSON.stringify(checkpoint, null, 1)}\n`;
     const path = join(this.dir, CHECKPOINT_FILE);
-    const temporary = `${path}.tmp`;
-    const handle = await open(temporary, 'w');
+    const temporary = join(this.dir, CHECKPOINT_TEMPORARY_FILE);
+    const handle = await createTemporary(temporary);
     try {
-      await handle.writeFile(`${JSON.stringify(this.checkpoint, null, 1)}\n`);
+      await handle.writeFile(text);
       await handle.sync();
     } finally {
       await handle.close();
@@ -119,6 +165,20 @@ export class CheckpointWriter {
     } finally {
       await directory.close();
     }
+  }
+}
+
+/**
+ * The temporary checkpoint, created new: one left by a crash (or put there since the directory was
+ * checked, a link included) is unlinked first, which removes the name and never touches a target.
+ */
+async function createTemporary(path: string) {
+  try {
+    return await createNewFile(path, 'w');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    await unlink(path);
+    return createNewFile(path, 'w');
   }
 }
 
@@ -139,13 +199,14 @@ export async function lockDirectory(dir: string): Promise<() => Promise<void>> {
   const path = join(dir, LOCK_FILE);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const handle = await open(path, 'wx');
+      const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o644);
       await handle.writeFile(`${process.pid}\n`);
       await handle.close();
       return () => unlink(path).catch(() => {});
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const pid = Number((await readFile(path, 'utf8').catch(() => '')).trim());
+      // a link or anything odd there holds no pid: it is unlinked (the name only) and the lock taken
+      const pid = Number(((await readExistingFile(path).catch(() => '')) ?? '').trim());
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
         throw new CheckpointError(`another export (pid ${pid}) is writing ${dir}; wait for it or stop it first`);
       }

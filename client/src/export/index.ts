@@ -10,6 +10,11 @@
 //                                    export is complete, so a re-run finds nothing left to do
 //   export.lock                      while an export runs: its pid
 //
+// Nothing there is trusted: DIR may hold only these files (directory.ts, else refused), each is
+// opened without following links (safe-files.ts), and a checkpoint found is checked against the
+// parameters and the files before the export continues from it (checkpoint-check.ts): a unit whose
+// file does not match is exported again from the start.
+//
 // Units: the ids asked for, or with units "all" every unit the token may read, found once and
 // kept in the checkpoint (discover-units.ts): from GET /analytics/utilization over a single day
 // when the token has the utilization scope (its records are a (day x unit) grid: one request lists
@@ -21,26 +26,31 @@
 // Each unit's range is read window by window (366 days, 3,660 with daily aggregates), page after
 // page (unit-file.ts); units are read in parallel (`concurrency`), all within the token's one budget.
 // Below, exportSensorHistory's steps; the options and reports it takes and gives: options.ts.
-import { mkdir } from 'node:fs/promises';
+import type { Hash } from 'node:crypto';
 import { join } from 'node:path';
 import type { ColdtrackClient } from '../index.js';
 import type { CallOptions } from '../transport.js';
 import {
   type Checkpoint,
+  CHECKPOINT_FILE,
+  CHECKPOINT_VERSION,
   CheckpointError,
   CheckpointWriter,
   type ExportIdentity,
-  identityDifference,
   lockDirectory,
-  readCheckpoint,
-  type UnitProgress,
+  newUnit,
+  readCheckpointText,
 } from './checkpoint.js';
+import { DifferentExportError, parseCheckpoint, verifyUnits } from './checkpoint-check.js';
+import { checkDirectory, makeOutDirectory } from './directory.js';
 import { discoverUnits, type FoundUnits } from './discover-units.js';
 import type { ExportOptions, ExportProgress, ExportSummary } from './options.js';
-import { type ExportFormat, MAX_WINDOW_DAYS, unitFileName, windowsOf } from './plan.js';
+import { MAX_WINDOW_DAYS, windowsOf } from './plan.js';
 import { exportUnit, type UnitRun } from './unit-file.js';
 
 export { CHECKPOINT_FILE, CheckpointError, LOCK_FILE } from './checkpoint.js';
+export { OWN_FILES } from './directory.js';
+export { ExportDirectoryError } from './safe-files.js';
 export type { ExportOptions, ExportProgress, ExportSummary } from './options.js';
 export {
   AGGREGATIONS,
@@ -77,7 +87,7 @@ const DEFAULT_CONCURRENCY = 4;
 /** Exports into `options.outDir`, or continues the export found there; resolves once every unit's file is complete. */
 export async function exportSensorHistory(client: ColdtrackClient, options: ExportOptions): Promise<ExportSummary> {
   const identity = identityOf(options);
-  await mkdir(options.outDir, { recursive: true });
+  await makeOutDirectory(options.outDir);
   const unlock = await lockDirectory(options.outDir);
   const stop = stopOnCallerAbort(options.signal);
   const call: CallOptions = { signal: stop.signal };
@@ -86,9 +96,9 @@ export async function exportSensorHistory(client: ColdtrackClient, options: Expo
     pages++;
   };
   try {
-    const { checkpoint, resumed } = await continueOrStart(client, options, identity, call, countPage);
+    const { checkpoint, resumed, verified, changed } = await continueOrStart(client, options, identity, call, countPage);
     const writer = new CheckpointWriter(options.outDir, checkpoint);
-    if (!resumed) await writer.save();
+    if (changed) await writer.save();
     const recordsBefore = recordsIn(checkpoint);
     const summary = (alreadyComplete: boolean) => summarize(checkpoint, options.outDir, { recordsBefore, pages, resumed, alreadyComplete });
     if (checkpoint.complete) return summary(true);
@@ -96,7 +106,7 @@ export async function exportSensorHistory(client: ColdtrackClient, options: Expo
     const progress = () => options.onProgress?.(progressOf(checkpoint, pages));
     progress();
     if (resumed) options.onNotice?.(resumeNotice(checkpoint, recordsBefore));
-    const run: UnitRun = { client, call, options, pageSize: identity.page_size, checkpoint, writer, countPage, progress };
+    const run: UnitRun = { client, call, options, pageSize: identity.page_size, checkpoint, writer, verified, countPage, progress };
     const pending = unitIdsOf(checkpoint).filter((id) => !checkpoint.units[id]!.done);
     const failure = await exportInParallel(pending, options.concurrency ?? DEFAULT_CONCURRENCY, stop, (unitId) => exportUnit(run, unitId));
     // an interrupt is reported as one, even when a unit had failed before it
@@ -146,16 +156,15 @@ async function continueOrStart(
   call: CallOptions,
   countPage: () => void,
 ) {
-  const previous = await readCheckpoint(options.outDir);
-  if (previous) {
-    const difference = identityDifference(previous.export, identity);
-    if (difference) {
-      throw new ExportConflictError(
-        `${options.outDir} holds another export: its ${difference} differ; choose another --out, or delete ${options.outDir} to start over`,
-      );
-    }
-    return { checkpoint: previous, resumed: true };
+  const text = await readCheckpointText(options.outDir);
+  if (text !== null) {
+    const previous = readPrevious(text, options.outDir, identity);
+    await checkDirectory(options.outDir, previous, identity.format);
+    const { verified, changed } = await verifyUnits(previous, options);
+    return { checkpoint: previous, resumed: true, verified, changed };
   }
+  // nothing is asked of the service for a folder the export refuses
+  await checkDirectory(options.outDir, null, identity.format);
   const windows = windowsOf(options.from, options.to, MAX_WINDOW_DAYS[options.aggregation]);
   let found: FoundUnits = { unitIds: identity.units as number[], from: 'listed' };
   if (options.units === 'all') {
@@ -163,28 +172,28 @@ async function continueOrStart(
     options.onNotice?.(`${found.unitIds.length} units found (from ${found.from}): ${found.unitIds.join(', ') || 'none'}`);
   }
   const checkpoint: Checkpoint = {
-    version: 1,
+    version: CHECKPOINT_VERSION,
     export: identity,
     windows,
     units_from: found.from,
     units: Object.fromEntries(found.unitIds.map((id) => [String(id), newUnit(id, options.format, windows.length)])),
     complete: false,
     updated_at: '',
+    seal: '', // CheckpointWriter seals what it writes
   };
-  return { checkpoint, resumed: false };
+  return { checkpoint, resumed: false, verified: new Map<number, Hash>(), changed: true };
 }
 
-function newUnit(unitId: number, format: ExportFormat, windows: number): UnitProgress {
-  return {
-    file: unitFileName(unitId, format),
-    window: 0,
-    next_page: 1,
-    bytes: 0,
-    records: 0,
-    last: null,
-    window_totals: Array.from({ length: windows }, () => null),
-    done: false,
-  };
+/** The checkpoint's text as this export's, or why not: another export's is an ExportConflictError. */
+function readPrevious(text: string, outDir: string, identity: ExportIdentity): Checkpoint {
+  try {
+    return parseCheckpoint(text, identity, join(outDir, CHECKPOINT_FILE));
+  } catch (error) {
+    if (!(error instanceof DifferentExportError)) throw error;
+    throw new ExportConflictError(
+      `${outDir} holds another export: its ${error.difference} differ; choose another --out, or delete ${outDir} to start over`,
+    );
+  }
 }
 
 const unitIdsOf = (checkpoint: Checkpoint) => Object.keys(checkpoint.units).map(Number);

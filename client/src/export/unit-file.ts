@@ -1,15 +1,20 @@
 // Writes one cooling unit's file: from where its checkpoint entry says it stopped, window by
 // window and page by page. Each page's new records are appended and synced before the checkpoint
-// counts them (checkpoint.ts says why that order makes a crash harmless).
-import { type FileHandle, open, unlink } from 'node:fs/promises';
+// counts them (checkpoint.ts says why that order makes a crash harmless). The file is the name
+// derived from the unit's id, created new or opened without following a link (safe-files.ts), and
+// its SHA-256 is kept up to date in the checkpoint, so a re-run can check it (checkpoint-check.ts).
+import { createHash, type Hash } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ColdtrackApiError } from '../errors.js';
 import type { ColdtrackClient } from '../index.js';
 import type { CallOptions } from '../transport.js';
 import type { DataPage, SensorRecord } from '../types.js';
-import { type Checkpoint, CheckpointError, type CheckpointWriter, type UnitProgress } from './checkpoint.js';
+import { type Checkpoint, CheckpointError, type CheckpointWriter, EMPTY_SHA256, type UnitProgress } from './checkpoint.js';
 import type { ExportOptions } from './options.js';
-import { compareKeys, type ExportFormat, fileHeader, recordLine } from './plan.js';
+import { compareKeys, type ExportFormat, fileHeader, recordLine, unitFileName } from './plan.js';
+import { createNewFile, openExistingFile } from './safe-files.js';
 
 /** What writing a unit's file shares with the rest of the run. */
 export interface UnitRun {
@@ -19,6 +24,8 @@ export interface UnitRun {
   pageSize: number;
   checkpoint: Checkpoint;
   writer: CheckpointWriter;
+  /** the SHA-256 so far of the files a re-run checked (checkpoint-check.ts), by unit id */
+  verified: Map<number, Hash>;
   /** a request answered: the run's page count */
   countPage(): void;
   /** tells the caller how far the run is */
@@ -28,10 +35,13 @@ export interface UnitRun {
 export async function exportUnit(run: UnitRun, unitId: number): Promise<void> {
   const { checkpoint, options } = run;
   const state = checkpoint.units[unitId]!;
-  const path = join(options.outDir, state.file);
-  const handle = await openUnitFile(path);
+  // never a path read from the checkpoint: the name is the unit's id (checked equal on resume)
+  const path = join(options.outDir, unitFileName(unitId, options.format));
+  const handle = await openUnitFile(path, state);
+  const hash = state.bytes > 0 ? run.verified.get(unitId) : createHash('sha256');
+  if (!hash) throw new CheckpointError(`cooling unit ${unitId}: its file was not checked before being continued`);
   try {
-    let position = await resumePosition(handle, path, state, options);
+    let position = await resumePosition(handle, path, state, options, hash);
     while (state.window < checkpoint.windows.length) {
       let page;
       try {
@@ -43,10 +53,11 @@ export async function exportUnit(run: UnitRun, unitId: number): Promise<void> {
       }
       run.countPage();
       const fresh = newRecords(page.data, state);
-      position = await appendRecords(handle, position, fresh, options.format);
+      position = await appendRecords(handle, position, fresh, options.format, hash);
       await options.onPageWritten?.({ unitId, page: state.next_page, records: fresh.length });
       // the records are in the file: now the checkpoint may count them
       advancePastPage(state, page, fresh, position, checkpoint.windows.length);
+      state.sha256 = hash.copy().digest('hex');
       await run.writer.save();
       run.progress();
     }
@@ -59,19 +70,22 @@ export async function exportUnit(run: UnitRun, unitId: number): Promise<void> {
   }
 }
 
-/** The unit's file, created by its first run. */
-function openUnitFile(path: string): Promise<FileHandle> {
-  return open(path, 'r+').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return open(path, 'w+');
-    throw error;
-  });
+/**
+ * The unit's file: created new (never an existing name, never through a link) unless the export
+ * made it already, which the checkpoint (or the file's bytes beyond what it counts) shows.
+ */
+async function openUnitFile(path: string, state: UnitProgress): Promise<FileHandle> {
+  const existing = await openExistingFile(path);
+  if (existing) return existing;
+  if (state.bytes > 0) throw new CheckpointError(`${path} disappeared while the export ran`);
+  return createNewFile(path);
 }
 
 /**
  * Where the next page goes: the file's length the checkpoint counts. Records written after the
  * last checkpoint (the run stopped before counting them) are cut off; a new file gets its header.
  */
-async function resumePosition(handle: FileHandle, path: string, state: UnitProgress, options: ExportOptions): Promise<number> {
+async function resumePosition(handle: FileHandle, path: string, state: UnitProgress, options: ExportOptions, hash: Hash): Promise<number> {
   const { size } = await handle.stat();
   if (size < state.bytes) {
     throw new CheckpointError(
@@ -80,7 +94,11 @@ async function resumePosition(handle: FileHandle, path: string, state: UnitProgr
   }
   if (size > state.bytes) await handle.truncate(state.bytes);
   let position = state.bytes;
-  if (position === 0) position += (await handle.write(fileHeader(options.format), 0)).bytesWritten;
+  if (position === 0) {
+    const header = fileHeader(options.format);
+    position += (await handle.write(header, 0)).bytesWritten;
+    hash.update(header);
+  }
   return position;
 }
 
@@ -102,6 +120,7 @@ function isRetiredUnit(checkpoint: Checkpoint, state: UnitProgress, error: unkno
 async function skipRetiredUnit(run: UnitRun, unitId: number, path: string, error: ColdtrackApiError): Promise<void> {
   const state = run.checkpoint.units[unitId]!;
   await unlink(path).catch(() => {});
+  state.sha256 = EMPTY_SHA256;
   state.skipped = `${error.status} ${error.code}: ${error.message}`;
   state.done = true;
   await run.writer.save();
@@ -115,8 +134,15 @@ function newRecords(records: SensorRecord[], state: UnitProgress): SensorRecord[
 }
 
 /** Appends the records at `position` and syncs the file; returns the new end. */
-async function appendRecords(handle: FileHandle, position: number, records: SensorRecord[], format: ExportFormat): Promise<number> {
+async function appendRecords(
+  handle: FileHandle,
+  position: number,
+  records: SensorRecord[],
+  format: ExportFormat,
+  hash: Hash,
+): Promise<number> {
   const text = records.map((record) => recordLine(record, format)).join('');
+  hash.update(text);
   let end = position;
   if (text) end += (await handle.write(text, position)).bytesWritten;
   await handle.datasync();
