@@ -36,57 +36,52 @@ WHERE co.cooling_unit_id = ANY($1::int[])
 -- cents pass 2^53, where the rollup refuses to answer: the caller rolls such a page up instead.
 -- $1..$3 the page's cells in record order (unit, bucket first and last day), $4 the page's days
 -- (ascending), $5 each day's bucket first day, $6 paid | pending | all.
-WITH cell AS (
-  SELECT * FROM unnest($1::int[], $2::date[], $3::date[]) WITH ORDINALITY AS c (unit_id, period_start, period_end, position)
-), day AS (
-  SELECT * FROM unnest($4::date[], $5::date[]) AS d (day, period_start)
-), check_out AS (
-  SELECT day.period_start, co.cooling_unit_id AS unit_id, co.currency::text COLLATE "C" AS currency, co.cooling_fees AS fees,
-         co.discount, co.paid, co.payment_method::text COLLATE "C" AS method
+-- Every parameter is read through a scalar subquery, so that no plan, custom or generic, sees
+-- its value: the custom plans then cost what the generic one does, and PostgreSQL keeps the
+-- generic plan after its first five executions instead of planning this query (longer to plan
+-- than to run) on every request. A page is at most INLINE_BELOW_UNIT_DAYS unit-days: one plan
+-- fits every page this query gets.
+WITH day AS (
+  SELECT * FROM unnest((SELECT $4::date[]), (SELECT $5::date[])) AS d (day, period_start)
+), totals AS (
+  -- one pass over the rows: per currency, and (paid check-outs only) per method and currency
+  SELECT day.period_start, co.cooling_unit_id AS unit_id, co.currency::text COLLATE "C" AS currency,
+         co.payment_method::text COLLATE "C" AS method, grouping(co.payment_method) = 1 AS per_currency,
+         count(*) AS check_outs, count(*) FILTER (WHERE co.paid) AS paid_check_outs,
+         sum(co.cooling_fees) AS fees, sum(co.discount) AS discounts,
+         coalesce(sum(co.cooling_fees - co.discount) FILTER (WHERE co.paid), 0) AS paid,
+         coalesce(sum(co.cooling_fees - co.discount) FILTER (WHERE NOT co.paid), 0) AS pending
   FROM check_outs co
   JOIN day ON day.day = (co.checked_out_at AT TIME ZONE 'UTC')::date
-  WHERE co.cooling_unit_id = ANY($1::int[])
-    AND co.checked_out_at >= ($4::date[])[1]::timestamp AT TIME ZONE 'UTC'
-    AND co.checked_out_at < (($4::date[])[cardinality($4::date[])] + 1)::timestamp AT TIME ZONE 'UTC'
-    AND ($6::text = 'all' OR co.paid = ($6::text = 'paid'))
-), by_currency AS (
-  SELECT period_start, unit_id, currency, count(*) AS check_outs, count(*) FILTER (WHERE paid) AS paid_check_outs,
-         sum(fees) AS fees, sum(discount) AS discounts,
-         coalesce(sum(fees - discount) FILTER (WHERE paid), 0) AS paid,
-         coalesce(sum(fees - discount) FILTER (WHERE NOT paid), 0) AS pending
-  FROM check_out
-  GROUP BY period_start, unit_id, currency
-), by_method AS (
-  SELECT period_start, unit_id, method, currency, sum(fees - discount) AS revenue, count(*) AS check_outs
-  FROM check_out
-  WHERE paid
-  GROUP BY period_start, unit_id, method, currency
-), currencies AS (
-  SELECT period_start, unit_id, sum(check_outs) AS check_outs, count(*) FILTER (WHERE fees * 100 > 9007199254740991) AS beyond_exact,
+  WHERE co.cooling_unit_id = ANY ((SELECT $1::int[])::int[])
+    AND co.checked_out_at >= (SELECT ($4::date[])[1]::timestamp AT TIME ZONE 'UTC')
+    AND co.checked_out_at < (SELECT (($4::date[])[cardinality($4::date[])] + 1)::timestamp AT TIME ZONE 'UTC')
+    AND ((SELECT $6::text) = 'all' OR co.paid = ((SELECT $6::text) = 'paid'))
+  GROUP BY GROUPING SETS ((day.period_start, co.cooling_unit_id, co.currency),
+                          (day.period_start, co.cooling_unit_id, co.payment_method, co.currency))
+), cells AS (
+  SELECT period_start, unit_id,
+         sum(check_outs) FILTER (WHERE per_currency) AS check_outs,
+         count(*) FILTER (WHERE per_currency AND fees * 100 > 9007199254740991) AS beyond_exact,
          string_agg(
            '{"currency":"' || currency || '","total_revenue":' || (fees - discounts)::float8 ||
            ',"paid_revenue":' || paid::float8 || ',"pending_revenue":' || pending::float8 ||
            ',"cooling_fees":' || fees::float8 || ',"discounts":' || discounts::float8 ||
            ',"check_outs":' || check_outs || ',"paid_check_outs":' || paid_check_outs ||
            ',"pending_check_outs":' || (check_outs - paid_check_outs) || '}',
-           ',' ORDER BY currency) AS json
-  FROM by_currency
-  GROUP BY period_start, unit_id
-), methods AS (
-  SELECT period_start, unit_id,
+           ',' ORDER BY currency) FILTER (WHERE per_currency) AS currencies,
          string_agg(
            '{"payment_method":' || coalesce('"' || method || '"', 'null') || ',"currency":"' || currency ||
-           '","total_revenue":' || revenue::float8 || ',"check_outs":' || check_outs || '}',
-           ',' ORDER BY method NULLS LAST, currency) AS json
-  FROM by_method
+           '","total_revenue":' || paid::float8 || ',"check_outs":' || paid_check_outs || '}',
+           ',' ORDER BY method NULLS LAST, currency) FILTER (WHERE NOT per_currency AND paid_check_outs > 0) AS methods
+  FROM totals
   GROUP BY period_start, unit_id
 )
-SELECT coalesce(sum(currencies.beyond_exact), 0)::int AS beyond_exact,
+SELECT coalesce(sum(cells.beyond_exact), 0)::int AS beyond_exact,
        coalesce(string_agg(
          '{"cooling_unit_id":' || cell.unit_id || ',"period_start":"' || to_char(cell.period_start, 'YYYY-MM-DD') ||
-         '","period_end":"' || to_char(cell.period_end, 'YYYY-MM-DD') || '","check_outs":' || coalesce(currencies.check_outs, 0) ||
-         ',"currency_totals":[' || coalesce(currencies.json, '') || '],"payment_methods":[' || coalesce(methods.json, '') || ']}',
+         '","period_end":"' || to_char(cell.period_end, 'YYYY-MM-DD') || '","check_outs":' || coalesce(cells.check_outs, 0) ||
+         ',"currency_totals":[' || coalesce(cells.currencies, '') || '],"payment_methods":[' || coalesce(cells.methods, '') || ']}',
          ',' ORDER BY cell.position), '') AS body
-FROM cell
-LEFT JOIN currencies ON currencies.unit_id = cell.unit_id AND currencies.period_start = cell.period_start
-LEFT JOIN methods ON methods.unit_id = cell.unit_id AND methods.period_start = cell.period_start;
+FROM unnest((SELECT $1::int[]), (SELECT $2::date[]), (SELECT $3::date[])) WITH ORDINALITY AS cell (unit_id, period_start, period_end, position)
+LEFT JOIN cells ON cells.unit_id = cell.unit_id AND cells.period_start = cell.period_start;
