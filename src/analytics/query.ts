@@ -66,6 +66,24 @@ function countReporting(units: readonly ReportingUnit[], bucket: Bucket): number
 }
 
 /**
+ * How many records each bucket has, and their total: a function of the (shared, cached) unit list
+ * and bucket list alone, so worked out once per pair rather than on every request.
+ */
+const layouts = new WeakMap<readonly ReportingUnit[], WeakMap<readonly Bucket[], { sizes: readonly number[]; total: number }>>();
+function gridLayout(units: readonly ReportingUnit[], buckets: readonly Bucket[]): { sizes: readonly number[]; total: number } {
+  let byBuckets = layouts.get(units);
+  if (!byBuckets) layouts.set(units, (byBuckets = new WeakMap()));
+  let layout = byBuckets.get(buckets);
+  if (!layout) {
+    const retired = units.filter((unit) => unit.deletedAt !== null);
+    const live = units.length - retired.length;
+    const sizes = buckets.map((bucket) => live + countReporting(retired, bucket));
+    byBuckets.set(buckets, (layout = { sizes, total: sizes.reduce((sum, size) => sum + size, 0) }));
+  }
+  return layout;
+}
+
+/**
  * Records are one per (bucket, unit that reports on it), ordered by period_start then
  * cooling_unit_id. The grid is known without touching data (a deleted unit reports on the buckets
  * that began before its deletion), so total_count is exact and free, and a page queries only its
@@ -73,10 +91,7 @@ function countReporting(units: readonly ReportingUnit[], bucket: Bucket): number
  */
 export function gridPage(window: Window, period: Period, scope: ReportingScope, page: number, pageSize: number): GridPage {
   const allBuckets = bucketsOf(window, period);
-  const retired = scope.units.filter((unit) => unit.deletedAt !== null);
-  const live = scope.units.length - retired.length;
-  const sizes = allBuckets.map((bucket) => live + countReporting(retired, bucket));
-  const total = sizes.reduce((sum, size) => sum + size, 0);
+  const { sizes, total } = gridLayout(scope.units, allBuckets);
   const first = (page - 1) * pageSize;
   const end = Math.min(total, page * pageSize);
   const cells: GridCell[] = [];
@@ -99,7 +114,7 @@ export function gridPage(window: Window, period: Period, scope: ReportingScope, 
 }
 
 /** SQL parameters for a list of buckets: parallel arrays of start and inclusive end dates. */
-export function bucketParams(buckets: Bucket[]): [string[], string[]] {
+export function bucketParams(buckets: readonly Bucket[]): [string[], string[]] {
   return [buckets.map((bucket) => formatDay(bucket.start)), buckets.map((bucket) => formatDay(bucket.end))];
 }
 

@@ -172,6 +172,19 @@ export function pageCells(grid: GridPage): Cell[] {
   return grid.cells.map(({ bucket, unitId }) => ({ cooling_unit_id: unitId, ...dates.get(bucket)! }));
 }
 
+/** The page's cells as parallel SQL parameters, in record order: unit, bucket first and last day. */
+export function pageCellColumns(grid: GridPage): { unitIds: number[]; periodStarts: string[]; periodEnds: string[] } {
+  const unitIds: number[] = [];
+  const periodStarts: string[] = [];
+  const periodEnds: string[] = [];
+  for (const { bucket, unitId } of grid.cells) {
+    unitIds.push(unitId);
+    periodStarts.push(formatDay(bucket.start));
+    periodEnds.push(formatDay(bucket.end));
+  }
+  return { unitIds, periodStarts, periodEnds };
+}
+
 /**
  * The page's days, each with its bucket: SQL parameters for finding a row's bucket by an equality
  * join on its UTC day (parallel arrays, days ascending).

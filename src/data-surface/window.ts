@@ -70,24 +70,35 @@ export function resolveWindow(
 }
 
 export interface Bucket {
-  start: Day;
-  end: Day; // inclusive
+  readonly start: Day;
+  readonly end: Day; // inclusive
 }
 
 function nextBucketStart(day: Day, period: Period): Day {
-  const date = new Date(day);
   if (period === 'day') return day + DAY_MS;
+  const date = new Date(day);
   if (period === 'week') return day + (7 - ((date.getUTCDay() + 6) % 7)) * DAY_MS; // next Monday
   return utcDay(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
 }
 
-/** Period buckets covering the window, the first and last clipped to it. */
-export function bucketsOf(window: Window, period: Period): Bucket[] {
-  const buckets: Bucket[] = [];
-  for (let start = window.start; start <= window.end;) {
-    const next = nextBucketStart(start, period);
-    buckets.push({ start, end: Math.min(next - DAY_MS, window.end) });
-    start = next;
+// Requests ask for the same few windows over and over (the last 30 days, this year): each
+// window's buckets are built once, like formattedDays (cleared past 1,000 windows, a bound, not an
+// LRU), and shared between requests, which only read them.
+const bucketsOfWindow = new Map<string, readonly Bucket[]>();
+
+/** Period buckets covering the window, the first and last clipped to it (shared: read-only). */
+export function bucketsOf(window: Window, period: Period): readonly Bucket[] {
+  const key = `${window.start}/${window.end}/${period}`;
+  let buckets = bucketsOfWindow.get(key);
+  if (buckets === undefined) {
+    const built: Bucket[] = [];
+    for (let start = window.start; start <= window.end;) {
+      const next = nextBucketStart(start, period);
+      built.push({ start, end: Math.min(next - DAY_MS, window.end) });
+      start = next;
+    }
+    if (bucketsOfWindow.size >= 1000) bucketsOfWindow.clear();
+    bucketsOfWindow.set(key, (buckets = built));
   }
   return buckets;
 }

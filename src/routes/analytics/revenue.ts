@@ -10,15 +10,24 @@
 // currency; a paid check-out recorded without a method is listed under payment_method null. Sums
 // are exact (integer cents in workers/rollups/) and reported with at most 2 decimals.
 import { z } from 'zod';
-import { analyticsFilters, analyticsQuery, filtersOf, gridPage, periodFields } from '../../analytics/query.js';
+import { analyticsFilters, analyticsQuery, filtersOf, type GridPage, gridPage, periodFields } from '../../analytics/query.js';
 import { resolveReportingScope } from '../../analytics/reporting-units.js';
-import { pageCells, pageDays, type RecordMatches, type RevenueRecord, type RollupBody, sendEnvelope } from '../../analytics/rollups.js';
+import {
+  INLINE_BELOW_UNIT_DAYS,
+  pageCellColumns,
+  pageCells,
+  pageDays,
+  type RecordMatches,
+  type RevenueRecord,
+  type RollupBody,
+  sendEnvelope,
+} from '../../analytics/rollups.js';
 import { resolveWindow } from '../../data-surface/window.js';
 import { loadQueries } from '../../db/sql.js';
 import { envelopeSchema, errorResponses } from '../../http/schemas.js';
 import type { App } from '../../types.js';
 
-const sql = loadQueries('analytics-revenue', ['revenueCheckOuts']);
+const sql = loadQueries('analytics-revenue', ['revenueCheckOuts', 'revenuePageJson']);
 
 export const PAYMENT_STATUSES = ['paid', 'pending', 'all'] as const;
 const paymentStatus = z.enum(PAYMENT_STATUSES, { error: 'must be one of paid, pending, or all' });
@@ -62,6 +71,19 @@ const envelope = envelopeSchema(record, filters);
 export type RevenueRecordMatchesSchema = RecordMatches<RevenueRecord, z.infer<typeof record>>;
 
 export default async function revenueRoute(app: App) {
+  async function pageJson(grid: GridPage, days: string[], periodStarts: string[], status: string): Promise<string | null> {
+    const { unitIds, periodStarts: cellStarts, periodEnds: cellEnds } = pageCellColumns(grid);
+    const { rows } = await app.readDb.query<{ beyond_exact: number; body: string }>(sql.revenuePageJson, [
+      unitIds,
+      cellStarts,
+      cellEnds,
+      days,
+      periodStarts,
+      status,
+    ]);
+    return rows[0]!.beyond_exact > 0 ? null : `[${rows[0]!.body}]`;
+  }
+
   app.get('/revenue', {
     config: { scope: 'revenue' },
     schema: {
@@ -81,11 +103,17 @@ export default async function revenueRoute(app: App) {
       const { page, page_size: pageSize, period, payment_status: status } = request.query;
       const scope = await resolveReportingScope(app.accessControl, request);
       const grid = gridPage(window, period, scope, page, pageSize);
-      let data: RollupBody = '[]';
+      let data: RollupBody | null = '[]';
       if (grid.cells.length > 0) {
         const { days, periodStarts } = pageDays(grid);
-        const checkOuts = { text: sql.revenueCheckOuts, values: [grid.unitIds, days, periodStarts, status] };
-        data = await app.rollups.rollUp({ kind: 'revenue', cells: pageCells(grid), checkOuts }, grid.unitIds.length * days.length);
+        const unitDays = grid.unitIds.length * days.length;
+        // a small page is written by PostgreSQL (sql/queries/analytics-revenue.sql revenuePageJson):
+        // its rows never become JavaScript objects; null when a sum is beyond the rollup's exact range
+        data = unitDays < INLINE_BELOW_UNIT_DAYS ? await pageJson(grid, days, periodStarts, status) : null;
+        if (data === null) {
+          const checkOuts = { text: sql.revenueCheckOuts, values: [grid.unitIds, days, periodStarts, status] };
+          data = await app.rollups.rollUp({ kind: 'revenue', cells: pageCells(grid), checkOuts }, unitDays);
+        }
       }
       const meta: z.infer<typeof envelope>['meta'] = {
         company_id: scope.companyId,
