@@ -3,7 +3,7 @@
 // throughput per scenario; the scale curve. Short on purpose: every figure of a run stays in its
 // record (bench/history.jsonl) and its report (bench/results/).
 import { type CommitFacts, shortHash } from './git-state.js';
-import type { LoadRecord, MachineFacts, ScaleRecord, Verdict } from './run-record.js';
+import type { LoadRecord, MachineFacts, ScaleRecord, SoakRecord, Verdict } from './run-record.js';
 import { LATENCIES } from './scale-plan.js';
 import { SENSOR_PROFILES } from './sensor-profiles.js';
 import { SENSOR_SCRIPTS, type ScriptOutcome, type ScriptTarget } from './sensor-targets.js';
@@ -77,7 +77,7 @@ function machineWords(machine: MachineFacts, sharedBy: string): string[] {
 }
 
 /** The caption's closing sentences: what the line is, when not a plain release run. */
-function provenance(record: LoadRecord | ScaleRecord): string[] {
+function provenance(record: LoadRecord | ScaleRecord | SoakRecord): string[] {
   return [
     ...(record.partial.length > 0 ? [`Partial run (${record.partial.join('; ')}): not a release run.`] : []),
     ...(record.imported ? [`Imported ${record.imported}.`] : []),
@@ -201,4 +201,18 @@ export function scaleFiguresMarkdown(record: ScaleRecord): string {
   }
   const curve = table(['profile', 'size', ...LATENCIES.map((latency) => latency.title), 'live ingest', 'bytes a reading'], rows);
   return [caption, curve].join('\n\n');
+}
+
+/** `npm run bench -- --soak`: the caption with the P14 verdict, a row per check, and the chart beside the doc. */
+export function soakFiguresMarkdown(record: SoakRecord): string {
+  const target = record.targets[0];
+  const caption = paragraph([
+    `\`npm run bench -- --soak ${record.minutes}\` (${record.rate} requests/s of the mixed scenario, ${record.profile} profile, ` +
+      `2 workers), ${when(record.date)}, ${commitWords(record.commit)}${duration(record.durationS) ? `, ${duration(record.durationS)}` : ''}.`,
+    `P14 ${target ? VERDICT[target.verdict] : 'NOT MEASURED'}; the first and the last ${record.windowMinutes.toFixed(1)} minutes compared.`,
+    ...machineWords(record.machine, ' shared by the cluster, PostgreSQL, Redis and the load generator'),
+    ...provenance(record),
+  ]);
+  const rows = record.checks.map((check) => [check.id, check.pass ? 'PASS' : 'MISSED', check.figure]);
+  return `${caption}\n\n${table(['check', 'verdict', 'measured'], rows)}\n\n![RSS, latency, event-loop lag, fds and connections over the soak](soak-latest.svg)`;
 }
