@@ -10,7 +10,7 @@
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 //     only the P9 scale curve (bench/scale.ts): long (estimated 30-60 min), ~17 GB of disk at 100M
 //   npm run bench -- --soak [MINUTES] [--soak-rate N] [--profile postgres|timescale] [--publish]
-//     only the P14 soak (bench/soak.ts): MINUTES (default 30) plus about 2 minutes of set-up
+//     only the P14 soak (bench/soak.ts): MINUTES (default 30) plus a few minutes of set-up
 // Env: BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
 //      BENCH_REDIS_URL (default redis://127.0.0.1:6379).
 // Progress goes to stderr, the table to stdout. The exit code is 0 when the run completed, missed
