@@ -9,6 +9,8 @@
 //   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--publish]
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 //     only the P9 scale curve (bench/scale.ts): long (estimated 30-60 min), ~17 GB of disk at 100M
+//   npm run bench -- --soak [MINUTES] [--soak-rate N] [--profile postgres|timescale] [--publish]
+//     only the P14 soak (bench/soak.ts): MINUTES (default 30) plus a few minutes of set-up
 // Env: BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
 //      BENCH_REDIS_URL (default redis://127.0.0.1:6379).
 // Progress goes to stderr, the table to stdout. The exit code is 0 when the run completed, missed
@@ -32,6 +34,7 @@ import { probeSensorData, sensorScriptTargets } from './kit/sensor-targets.js';
 import { type Service, startClusters, stopClusters } from './kit/services.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
 import { runScaleCurve } from './scale.js';
+import { runSoak } from './soak.js';
 
 const options = ((): RunOptions => {
   try {
@@ -126,6 +129,7 @@ async function main() {
 
 try {
   if (options.scale) await runScaleCurve(options.scale, { publish: options.publish, partial: options.partial }, log);
+  else if (options.soak) await runSoak(options.soak, { publish: options.publish, partial: options.partial }, log);
   else await main();
   await cleanUp(log);
   log('done');

@@ -1,13 +1,15 @@
-// Benchmark (a), the kit's P4: a year of hourly history for one unit, read from the hourly
-// aggregate vs bucketed from the raw readings at query time (date_trunc + GROUP BY), in one run,
-// alternating the two queries. Both return the same 17,520 rows (365 days x 24 h x 2 types).
+// Benchmark (a), the kit's P4 (restated in issue 29): a year of hourly history for one unit from
+// the hourly aggregate against its floor, the same 17,520 rows (365 days x 24 h x 2 types) sent
+// from a plain table holding exactly them by the same path: the same query text through COPY, and
+// the same route and serializer (sensor-hourly-floor.ts). Target: within 1.3x of the floor both
+// ways, on both profiles; on postgres the aggregate also stays >= 10x faster than bucketing the
+// raw readings at query time (date_trunc + GROUP BY), alternating in the same run.
 // Other units' readings share the table, as in production (10,000 units there; 100 here), so one
 // unit's raw year is spread over many pages; the aggregate tables' closed months have been
 // compacted by the store's upkeep, as they would be after a year in service. Timed: the database
 // producing the rows and sending them (COPY ... TO STDOUT, the bytes drained), not node-pg
 // turning them into objects, which costs the same for both and would only blur the comparison;
 // the parsed-rows figure is printed too.
-// Target: the aggregate at least 10x faster.
 // Storage profiles: the store as a year in service leaves it. postgres: closed months of the
 // aggregate tables compacted. timescale: the policies run (both aggregates materialized and, with
 // migration 008's layout, in the columnstore; the readings' chunks compressed a week after they
@@ -18,6 +20,7 @@
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { to as copyTo } from 'pg-copy-streams';
+import { createFloorTable, FLOOR_SCHEMA, measureRouteYear, type RouteYear } from './sensor-hourly-floor.js';
 import {
   aggregateLayout,
   type BenchDatabase,
@@ -38,7 +41,12 @@ const DAYS = 365;
 const ROUNDS = quick ? 9 : 15;
 const END = new Date('2026-01-01T00:00:00Z');
 const FROM = new Date(END.getTime() - DAYS * 86_400_000).toISOString();
-const TARGET = 10;
+/** the year's last day, as the route's inclusive end_date */
+const LAST_DAY = new Date(END.getTime() - 86_400_000).toISOString().slice(0, 10);
+/** aggregates / floor, both profiles */
+const FLOOR_TARGET = 1.3;
+/** raw bucketing / aggregates, postgres */
+const RAW_TARGET = 10;
 
 const aggregate = (unit: number) => `
   SELECT bucket, cooling_unit_id, specification_type, value, min, max, sample_count
@@ -53,7 +61,12 @@ const fromRaw = (unit: number) => `
   GROUP BY 1, 2, 3
   ORDER BY 1, 3`;
 
-const P4 = { key: 'P4', name: `hourly aggregate vs raw bucketing, 1 unit x ${DAYS} days (target >= ${TARGET}x)` };
+const P4 = {
+  key: 'P4',
+  name:
+    `hourly year of 1 unit from the aggregates vs the floor (target <= ${FLOOR_TARGET}x, COPY and route)` +
+    (profile === 'postgres' ? ` and vs raw bucketing (target >= ${RAW_TARGET}x)` : ''),
+};
 
 interface Figures {
   rows: number;
@@ -96,9 +109,9 @@ async function measure(db: BenchDatabase, unit: number): Promise<Figures> {
   const [aggregateRows, rawRows] = await Promise.all([db.pool.query(aggregate(unit)), db.pool.query(fromRaw(unit))]);
   if (aggregateRows.rowCount !== rawRows.rowCount) throw new Error(`row counts differ: ${aggregateRows.rowCount} vs ${rawRows.rowCount}`);
   const rows = aggregateRows.rowCount ?? 0;
-  // the floor: the answer's rows in a table of their own, read in the same order
-  await db.pool.query(`DROP TABLE IF EXISTS p4_floor; CREATE TABLE p4_floor AS ${aggregate(unit)}; ANALYZE p4_floor`);
-  const floor = 'SELECT * FROM p4_floor ORDER BY bucket, specification_type';
+  // the floor: the answer's rows in a plain table of their own, read by the same query text
+  await createFloorTable(db.pool, unit, FROM, END.toISOString());
+  const floor = aggregate(unit).replace('FROM sensor_readings_hourly', `FROM ${FLOOR_SCHEMA}.sensor_readings_hourly`);
 
   // the database's own execution time, rows produced but not formatted or sent
   const executed = async (sql: string) => {
@@ -116,11 +129,13 @@ async function measure(db: BenchDatabase, unit: number): Promise<Figures> {
   };
   let bytes = 0;
   for (let round = 0; round < ROUNDS; round++) {
+    // the floor before or after the aggregate in turn: the pair P4 is judged on alternates
+    if (round % 2 === 1) times.floor.push((await timed(() => copied(floor))).ms);
     const a = await timed(() => copied(aggregate(unit)));
     times.aggregate.push(a.ms);
     bytes = a.result;
+    if (round % 2 === 0) times.floor.push((await timed(() => copied(floor))).ms);
     times.raw.push((await timed(() => copied(fromRaw(unit)))).ms);
-    times.floor.push((await timed(() => copied(floor))).ms);
     times.aggregateParsed.push((await timed(() => db.pool.query(aggregate(unit)))).ms);
     times.rawParsed.push((await timed(() => db.pool.query(fromRaw(unit)))).ms);
     times.aggregateServer.push(await executed(aggregate(unit)));
@@ -180,9 +195,9 @@ function print(figures: Figures) {
   console.log(`${figures.rows} rows (${Math.round(figures.bytes / 1024)} KiB) each way; median of ${ROUNDS} alternating rounds:`);
   console.log(`  from sensor_readings_hourly:             ${fixed(figures.aggregateMs, 2)} ms`);
   console.log(`  date_trunc + GROUP BY over the readings: ${fixed(figures.rawMs, 2)} ms`);
-  console.log(`  ratio: ${fixed(figures.ratio)}x`);
+  console.log(`  the floor, the same query on a plain table of exactly these rows: ${fixed(figures.floorMs, 2)} ms`);
   console.log(
-    `  (the floor, the same rows from a table holding exactly them: ${fixed(figures.floorMs, 2)} ms, so at most ${fixed(figures.rawMs / figures.floorMs)}x here)`,
+    `  aggregates / floor: ${fixed(figures.aggregateMs / figures.floorMs, 2)}x; raw / aggregates: ${fixed(figures.ratio)}x (at most ${fixed(figures.rawMs / figures.floorMs)}x here)`,
   );
   console.log(
     `  (as node-pg row objects: ${fixed(figures.aggregateParsedMs, 1)} ms vs ${fixed(figures.rawParsedMs, 1)} ms, ` +
@@ -199,11 +214,21 @@ function print(figures: Figures) {
   );
 }
 
-console.log(`sensor benchmark (a): hourly history of one unit over ${DAYS} days, aggregate vs raw${quick ? ' (quick)' : ''}`);
+function printRoute(route: RouteYear) {
+  console.log(
+    `through the route (GET /api/v1/sensor-data?aggregation=hourly, ${route.pages} pages of up to 1,000, warm), median of ${ROUNDS} alternating walks:`,
+  );
+  console.log(
+    `  from the aggregates: ${fixed(route.aggregateMs, 1)} ms; from a plain table of the same rows: ${fixed(route.floorMs, 1)} ms`,
+  );
+  console.log(`  aggregates / floor: ${fixed(route.ratio, 2)}x`);
+}
+
+console.log(`sensor benchmark (a): hourly history of one unit over ${DAYS} days, aggregates vs floor and raw${quick ? ' (quick)' : ''}`);
 const db = await createBenchDatabase('hourly', 4, [P4]);
 console.log(db.note);
 try {
-  await createUnits(db.pool, UNITS);
+  const company = await createUnits(db.pool, UNITS);
   const loaded = await loadReadings(db.pool, UNITS, DAYS, END);
   console.log(`loaded ${loaded.rows} readings (${UNITS} units x ${DAYS} days) through the ingest in ${fixed(loaded.seconds)} s`);
   const unit = Math.ceil(UNITS / 2);
@@ -229,19 +254,26 @@ try {
   if (profile === 'timescale') console.log(`after a year in service, the readings' chunks compressed too:`);
   const figures = await measure(db, unit);
   print(figures);
+  const route = await measureRouteYear(db, company, unit, { first: FROM.slice(0, 10), last: LAST_DAY }, ROUNDS);
+  printRoute(route);
   const extra = rowStore
-    ? `; with the readings' chunks not yet compressed ${fixed(rowStore.ratio)}x (${fixed(rowStore.aggregateMs, 2)} vs ${fixed(rowStore.rawMs, 2)} ms)`
+    ? `; with the readings' chunks not yet compressed: floor ${fixed(rowStore.aggregateMs / rowStore.floorMs, 2)}x, raw ${fixed(rowStore.ratio)}x`
     : '';
   const plan = figures.plan;
+  const copyRatio = figures.aggregateMs / figures.floorMs;
+  const rawCounts = profile === 'postgres';
   report([
     {
       ...P4,
-      pass: figures.ratio >= TARGET,
-      measured: `${fixed(figures.ratio)}x (${fixed(figures.aggregateMs, 2)} ms vs ${fixed(figures.rawMs, 2)} ms)`,
-      ratio: figures.ratio,
+      pass: copyRatio <= FLOOR_TARGET && route.ratio <= FLOOR_TARGET && (!rawCounts || figures.ratio >= RAW_TARGET),
+      measured:
+        `floor ${fixed(copyRatio, 2)}x by COPY (${fixed(figures.aggregateMs, 2)} vs ${fixed(figures.floorMs, 2)} ms), ` +
+        `${fixed(route.ratio, 2)}x through the route (${fixed(route.aggregateMs, 1)} vs ${fixed(route.floorMs, 1)} ms); ` +
+        `raw bucketing ${fixed(figures.ratio)}x${rawCounts ? '' : ' (not a target on timescale)'}`,
+      ratio: Math.max(copyRatio, route.ratio),
       detail:
-        `median of ${ROUNDS}; ${figures.rows} rows via COPY TO STDOUT; as node-pg rows ${fixed(figures.parsedRatio)}x; server execution ${fixed(figures.serverRatio)}x; ` +
-        `floor (the same rows from a plain table) ${fixed(figures.floorMs, 1)} ms, at most ${fixed(figures.rawMs / figures.floorMs)}x; ` +
+        `median of ${ROUNDS} alternating rounds; ${figures.rows} rows via COPY TO STDOUT, ${route.records} records in ${route.pages} pages through the route; ` +
+        `raw bucketing ${fixed(figures.rawMs, 1)} ms; as node-pg rows ${fixed(figures.parsedRatio)}x; server execution ${fixed(figures.serverRatio)}x; ` +
         `aggregate query planning ${fixed(plan.planningMs, 1)} ms + execution ${fixed(plan.executionMs, 1)} ms, ${plan.buffers} buffers${plan.chunks ? ` in ${plan.chunks} chunks` : ''}; ` +
         `${loaded.rows} readings of ${UNITS} units in the table; ${profile} profile${extra}`,
     },

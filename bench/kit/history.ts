@@ -27,11 +27,11 @@ export function readRecords(path: string): RunRecord[] {
       }
       if (
         parsed.record !== 1 ||
-        (parsed.kind !== 'load' && parsed.kind !== 'scale') ||
+        (parsed.kind !== 'load' && parsed.kind !== 'scale' && parsed.kind !== 'soak') ||
         typeof parsed.date !== 'string' ||
         !Array.isArray(parsed.targets)
       ) {
-        throw new Error(`${path}:${index + 1}: not a run record of this kit (record 1, kind load or scale, a date and targets)`);
+        throw new Error(`${path}:${index + 1}: not a run record of this kit (record 1, kind load, scale or soak, a date and targets)`);
       }
       return [parsed as RunRecord];
     });

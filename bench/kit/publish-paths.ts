@@ -1,6 +1,6 @@
 // Where a run's record and the published figures live, relative to the repository's root: the
 // run log every run appends to (git-ignored, under bench/results/ with the rest of a run's files)
-// and the four tracked files that only `--publish` (and bench/publish.ts) write.
+// and the tracked files that only `--publish` (and bench/publish.ts) write.
 
 /** Every run's line (run-record.ts), release, --quick, --only and --scale alike: git-ignored. */
 export const RUNS_LOG = 'bench/results/runs.jsonl';
@@ -19,7 +19,14 @@ export const BENCHMARKS_DOC = 'docs/benchmarks.md';
 export const CHARTS = {
   load: { written: 'bench/results/latest.png', published: 'docs/bench-latest.png' },
   scale: { written: 'bench/results/scale-latest.png', published: 'docs/scale-latest.png' },
+  soak: { written: 'bench/results/soak-latest.svg', published: 'docs/soak-latest.svg' },
 } as const;
 
 /** What `--publish` may change: uncommitted changes to these do not make a checkout dirty. */
-export const PUBLISHED_FILES: readonly string[] = [HISTORY, BENCHMARKS_DOC, CHARTS.load.published, CHARTS.scale.published];
+export const PUBLISHED_FILES: readonly string[] = [
+  HISTORY,
+  BENCHMARKS_DOC,
+  CHARTS.load.published,
+  CHARTS.scale.published,
+  CHARTS.soak.published,
+];

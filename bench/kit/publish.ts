@@ -5,7 +5,7 @@
 // bench/publish.ts renders the same tables from the history without a run.
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadFiguresMarkdown, scaleFiguresMarkdown } from './figures-markdown.js';
+import { loadFiguresMarkdown, scaleFiguresMarkdown, soakFiguresMarkdown } from './figures-markdown.js';
 import { shortHash, type TreeState } from './git-state.js';
 import { appendRecord, newestComplete, readRecords } from './history.js';
 import { BENCHMARKS_DOC, CHARTS, HISTORY, RUNS_LOG } from './publish-paths.js';
@@ -22,11 +22,11 @@ export interface PublishTarget {
 export const publishTargetIn = (root: string): PublishTarget => ({
   history: join(root, HISTORY),
   doc: join(root, BENCHMARKS_DOC),
-  charts: { load: join(root, CHARTS.load.published), scale: join(root, CHARTS.scale.published) },
+  charts: { load: join(root, CHARTS.load.published), scale: join(root, CHARTS.scale.published), soak: join(root, CHARTS.soak.published) },
 });
 
 /** The marker pair of each kind's section in docs/benchmarks.md. */
-export const SECTIONS: Record<RunRecord['kind'], string> = { load: 'latest-figures', scale: 'scale-figures' };
+export const SECTIONS: Record<RunRecord['kind'], string> = { load: 'latest-figures', scale: 'scale-figures', soak: 'soak-figures' };
 
 /** Why the checkout cannot be published from (at the start of a run, and again at its end), or null. */
 export function treeRefusal(state: TreeState): string | null {
@@ -66,9 +66,11 @@ export function betweenMarkers(text: string, name: string): string | null {
 export function renderSections(records: RunRecord[]): { kind: RunRecord['kind']; name: string; body: string }[] {
   const load = newestComplete(records, 'load');
   const scale = newestComplete(records, 'scale');
+  const soak = newestComplete(records, 'soak');
   return [
     ...(load ? [{ kind: 'load' as const, name: SECTIONS.load, body: loadFiguresMarkdown(load) }] : []),
     ...(scale ? [{ kind: 'scale' as const, name: SECTIONS.scale, body: scaleFiguresMarkdown(scale) }] : []),
+    ...(soak ? [{ kind: 'soak' as const, name: SECTIONS.soak, body: soakFiguresMarkdown(soak) }] : []),
   ];
 }
 

@@ -3,11 +3,13 @@
 // (kit/publish.ts) takes only a complete run: not --quick or --only, not a smaller scale curve.
 //   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--publish]
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
+//   npm run bench -- --soak [MINUTES] [--soak-rate N] [--profile postgres|timescale] [--publish]
 import { parseArgs } from 'node:util';
 import { type KitConfig, kitConfig } from './config.js';
 import { readScaleOptions, SCALE_STEPS, type ScaleOptions } from './scale-plan.js';
 import { SENSOR_PROFILES } from './sensor-profiles.js';
 import { type Scenario, scenarios } from './scenarios.js';
+import { SOAK_DEFAULTS, type SoakOptions } from './soak-plan.js';
 
 export interface RunOptions {
   config: KitConfig;
@@ -20,13 +22,35 @@ export interface RunOptions {
   redisUrl: string;
   /** --scale: only the P9 scale curve (bench/scale.ts), with its options; null otherwise */
   scale: ScaleOptions | null;
+  /** --soak: only the P14 soak (bench/soak.ts), with its options; null otherwise */
+  soak: SoakOptions | null;
   /** why this is not a complete run (the options that made it smaller); empty for one */
   partial: string[];
   /** --publish: the run also goes to bench/history.jsonl and docs/benchmarks.md (kit/publish.ts) */
   publish: boolean;
 }
 
-export function readRunOptions(args = process.argv.slice(2)): RunOptions {
+/** `--soak` without a number (last, or before another option) is the default soak: 30 minutes. */
+const withSoakDefault = (args: string[]) =>
+  args.flatMap((arg, i) =>
+    arg === '--soak' && (i === args.length - 1 || args[i + 1]!.startsWith('--')) ? [arg, String(SOAK_DEFAULTS.minutes)] : [arg],
+  );
+
+function readSoakOptions(values: { soak?: string; 'soak-rate'?: string; profile?: string }): SoakOptions {
+  const minutes = Number(values.soak);
+  const rate = Number(values['soak-rate'] ?? SOAK_DEFAULTS.rate);
+  if (!Number.isFinite(minutes) || minutes <= 0 || minutes > 24 * 60)
+    throw new Error(`--soak takes minutes (0-1440, fractions allowed), not "${values.soak}"`);
+  if (!Number.isFinite(rate) || rate <= 0 || rate > 500)
+    throw new Error(`--soak-rate takes requests a second (up to 500), not "${values['soak-rate']}"`);
+  const profile = values.profile ?? 'postgres';
+  if (profile !== 'postgres' && profile !== 'timescale')
+    throw new Error(`--profile with --soak is postgres or timescale, not "${profile}"`);
+  return { minutes, rate, profile };
+}
+
+export function readRunOptions(given = process.argv.slice(2)): RunOptions {
+  const args = withSoakDefault(given);
   const { values } = parseArgs({
     args,
     options: {
@@ -36,9 +60,34 @@ export function readRunOptions(args = process.argv.slice(2)): RunOptions {
       scale: { type: 'boolean', default: false },
       'scale-max': { type: 'string' },
       profile: { type: 'string' },
+      soak: { type: 'string' },
+      'soak-rate': { type: 'string' },
       publish: { type: 'boolean', default: false },
     },
   });
+  if (values.soak !== undefined) {
+    if (values.scale || values.quick || values.seconds !== undefined || values.only !== undefined || values['scale-max'] !== undefined) {
+      throw new Error('--soak is a run of its own: it takes --soak-rate and --profile, not --scale, --quick, --seconds or --only');
+    }
+    const soak = readSoakOptions(values);
+    const partial = [
+      ...(soak.minutes !== SOAK_DEFAULTS.minutes ? [`--soak ${soak.minutes}`] : []),
+      ...(soak.rate !== SOAK_DEFAULTS.rate ? [`--soak-rate ${soak.rate}`] : []),
+    ];
+    if (values.publish && partial.length > 0) throw new Error(`--publish takes a complete soak, not one with ${partial.join(' and ')}`);
+    return {
+      config: kitConfig('full'),
+      scenarios: [],
+      revocation: false,
+      sensorScripts: false,
+      redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      scale: null,
+      soak,
+      partial,
+      publish: values.publish,
+    };
+  }
+  if (values['soak-rate'] !== undefined) throw new Error('--soak-rate belongs to --soak');
   if (!values.scale && (values['scale-max'] !== undefined || values.profile !== undefined)) {
     throw new Error(
       '--scale-max and --profile belong to --scale (the scale curve); the load benchmark runs every sensor script on both profiles',
@@ -67,6 +116,7 @@ export function readRunOptions(args = process.argv.slice(2)): RunOptions {
     sensorScripts: !only || only.has('sensor-scripts'),
     redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     scale,
+    soak: null,
     partial,
     publish: values.publish,
   };

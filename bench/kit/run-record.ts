@@ -116,7 +116,34 @@ export interface ScaleRecord extends RecordBase {
   peakDatabaseBytes: number | null;
 }
 
-export type RunRecord = LoadRecord | ScaleRecord;
+/** One sample interval of a soak, as the record keeps it (per worker: in the order of their pids). */
+export interface SoakPoint {
+  atS: number;
+  requests: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  status5xx: number;
+  rssMb: (number | null)[];
+  fds: (number | null)[];
+  lagP99Ms: number | null;
+  postgres: number | null;
+  redis: number | null;
+}
+
+/** `npm run bench -- --soak`: P14 (bench/soak.ts, kit/soak-report.ts). */
+export interface SoakRecord extends RecordBase {
+  kind: 'soak';
+  minutes: number;
+  rate: number;
+  profile: SensorProfile;
+  /** the first and the last window the verdict compares, minutes */
+  windowMinutes: number;
+  targets: TargetFigures[];
+  checks: { id: string; pass: boolean; figure: string; value: number | null }[];
+  series: SoakPoint[];
+}
+
+export type RunRecord = LoadRecord | ScaleRecord | SoakRecord;
 
 const machineOf = (machine: {
   cpuModel: string;

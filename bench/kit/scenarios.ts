@@ -160,15 +160,20 @@ export const scenarios: Scenario[] = [
   {
     id: 'deep-walk',
     title: 'Deep pagination: page 1 vs page 500',
-    what: 'GET /api/v1/sensor-data over every sensor unit and the whole window (~1 M raw rows), page_size 1000: page 1, then page 500; 4 connections each, half the run each.',
+    what:
+      'GET /api/v1/sensor-data over every sensor unit and the whole window (~1 M raw rows), page_size 1000: page 1 and page 500 in ' +
+      'alternating short phases (1, 500, 500, 1, ...), 4 connections each, so a drift of the machine over the run hits both; the P3 ratio ' +
+      'comes with the 95 % confidence interval of its pairs.',
     target: 'P3',
     requiresSensor: true,
     build: ({ credentials, seconds, rate }) => {
-      const half = Math.max(2, Math.round(seconds / 2));
-      return [1, 500].map((page) => {
+      const pairs = seconds >= 12 ? 4 : 2;
+      const phaseSeconds = Math.max(2, Math.round(seconds / (2 * pairs)));
+      const pages = Array.from({ length: pairs }, (_, k) => (k % 2 === 0 ? [1, 500] : [500, 1])).flat();
+      return pages.map((page) => {
         const label = `page ${page}`;
-        const plan = { rate: rate(label, CEILING.deep), seconds: half, entries: 1 };
-        return [{ ...tokenLoad(label, 4, credentials.alpha, plan, () => sensorPaths.deepPage(page)), seconds: half }];
+        const plan = { rate: rate(label, CEILING.deep), seconds: phaseSeconds, entries: 1 };
+        return [{ ...tokenLoad(label, 4, credentials.alpha, plan, () => sensorPaths.deepPage(page)), seconds: phaseSeconds }];
       });
     },
   },

@@ -146,7 +146,12 @@ export interface ScriptOutcome {
 
 /** The scripts, in the order they run (the quick run's budget goes to the first ones). */
 export const SENSOR_SCRIPTS: readonly { key: ScriptTarget; file: string; what: string; goal: string }[] = [
-  { key: 'P4', file: 'sensor-hourly-aggregates.ts', what: 'a year of one unit hourly: aggregates vs bucketing raw rows', goal: '>= 10x' },
+  {
+    key: 'P4',
+    file: 'sensor-hourly-aggregates.ts',
+    what: 'a year of one unit hourly: aggregates vs the same rows from a plain table (and vs bucketing raw rows)',
+    goal: '<= 1.3x the floor; postgres >= 10x raw',
+  },
   { key: 'P6', file: 'sensor-ingest.ts', what: 'ingest with aggregates vs plain COPY', goal: '>= 0.6x, and >= 100k readings/s' },
   { key: 'P2', file: 'sensor-pages-per-second.ts', what: '1,000-record pages/s vs a naive pg + JSON.stringify handler', goal: '>= 2x' },
   { key: 'P3', file: 'sensor-deep-pages.ts', what: 'page 500 vs page 1, cold, ~1 M readings', goal: '<= 1.1x' },
@@ -305,7 +310,8 @@ export function combinedOutcome(results: SensorScriptResults, key: ScriptTarget)
   };
   if (measured.length === 0) return notRun(SENSOR_PROFILES.map((profile) => `${profile}: ${byProfile[profile].detail}`).join('; '));
   const ratios = measured.map((profile) => byProfile[profile].ratio).filter((ratio): ratio is number => ratio !== null);
-  const higherIsBetter = key !== 'P3';
+  // P3 and the restated P4 (aggregates / floor) are ratios to keep low
+  const higherIsBetter = key !== 'P3' && key !== 'P4';
   return {
     status: measured.every((profile) => byProfile[profile].status === 'pass') ? 'pass' : 'miss',
     measured: SENSOR_PROFILES.map(figure).join('; '),

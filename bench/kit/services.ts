@@ -106,9 +106,12 @@ export async function startService(options: {
  * Compiles both servers as they run in production: the project with `npm run build` (dist/src,
  * dist/workers, dist/sql) and the reference next to it (dist/bench/reference). Measuring code run
  * through tsx would add its loader to every worker's memory (~55 MB) and start-up. Returns the
- * entry points.
+ * entry points. `reference: false` (the soak) compiles the project only.
  */
-export async function buildServers(log: (line: string) => void): Promise<{ project: string; reference: string }> {
+export async function buildServers(
+  log: (line: string) => void,
+  { reference = true } = {},
+): Promise<{ project: string; reference: string }> {
   const started = performance.now();
   const run = (args: string[]) =>
     new Promise<void>((resolve, reject) => {
@@ -120,10 +123,14 @@ export async function buildServers(log: (line: string) => void): Promise<{ proje
       child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`npm ${args.join(' ')} failed:\n${output.slice(-3000)}`))));
     });
   await run(['run', '--silent', 'build']);
-  await run(['exec', '--', 'tsc', '-p', 'bench/reference/tsconfig.json']);
-  // the baseline queries the reference reads beside its compiled project-sql.js (tsc copies no .sql)
-  copyFileSync(join(repoRoot, 'bench/reference/analytics-baseline.sql'), join(repoRoot, 'dist/bench/reference/analytics-baseline.sql'));
-  log(`compiled the project (npm run build) and the reference in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  if (reference) {
+    await run(['exec', '--', 'tsc', '-p', 'bench/reference/tsconfig.json']);
+    // the baseline queries the reference reads beside its compiled project-sql.js (tsc copies no .sql)
+    copyFileSync(join(repoRoot, 'bench/reference/analytics-baseline.sql'), join(repoRoot, 'dist/bench/reference/analytics-baseline.sql'));
+  }
+  log(
+    `compiled the project (npm run build)${reference ? ' and the reference' : ''} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   return { project: 'dist/src/main.js', reference: 'dist/bench/reference/server.js' };
 }
 

@@ -1,6 +1,7 @@
 // The release targets P1..P8, each judged from the run's own figures: pass, miss (with the figure)
 // or "not measured" (with the reason). Thresholds are the issue's; nothing here rounds in a
 // target's favour (ratios are compared unrounded).
+import { pairedP50Ratio } from './paired-ratio.js';
 import type { RevocationFigures } from './revocation.js';
 import { headline, type LoadSummary, type ScenarioResult } from './results.js';
 import { combinedOutcome, type SensorScriptResults } from './sensor-targets.js';
@@ -42,7 +43,13 @@ export const TARGET_GOALS: Record<TargetKey, { title: string; goal: string; limi
     goal: `page 500 latency <= ${P3_RATIO}x page 1 (page_size 1000, ~1 M raw rows; p50), over HTTP and in bench/sensor-deep-pages.ts on both profiles`,
     limit: P3_RATIO,
   },
-  P4: { title: 'Hourly over 365 days, one unit', goal: 'aggregates >= 10x faster than bucketing raw rows, both profiles', limit: 10 },
+  P4: {
+    title: 'Hourly over 365 days, one unit',
+    goal:
+      'from the aggregates within 1.3x of the floor (the same rows from a plain table, by COPY and through the route), both profiles; ' +
+      '>= 10x faster than bucketing raw rows on postgres',
+    limit: 1.3,
+  },
   P5: {
     title: 'Event loop under heavy rollups',
     goal: 'event-loop delay p99 < 20 ms while revenue/impact rollups saturate the pool',
@@ -168,13 +175,18 @@ export function evaluateTargets(input: {
     else if (failed) targets.push(failed);
     else {
       const ratio = deepest.latencyMs.p50 / first.latencyMs.p50;
+      // the alternating pairs' spread: a miss whose interval reaches below the target is noise, not a cost
+      const pairs = pairedP50Ratio(deep.runs, 'project', 'page 500', 'page 1');
+      const interval = pairs?.interval
+        ? `; ${pairs.ratios.length} alternating pairs, mean ${fixed(pairs.mean)}x, 95 % CI ${fixed(pairs.interval[0])}-${fixed(pairs.interval[1])}x`
+        : '';
       targets.push(
         withScripts(
           input.sensorScripts,
           result(
             'P3',
             ratio <= P3_RATIO ? 'pass' : 'miss',
-            `HTTP ${fixed(ratio)}x (p50 ${fixed(deepest.latencyMs.p50, 1)} vs ${fixed(first.latencyMs.p50, 1)} ms)`,
+            `HTTP ${fixed(ratio)}x (p50 ${fixed(deepest.latencyMs.p50, 1)} vs ${fixed(first.latencyMs.p50, 1)} ms${interval})`,
             ratio,
             `p99 page 500 ${fixed(deepest.latencyMs.p99, 1)} ms, page 1 ${fixed(first.latencyMs.p99, 1)} ms`,
           ),

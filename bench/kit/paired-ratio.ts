@@ -1,0 +1,44 @@
+// A ratio measured as alternating pairs (deep-walk's page 500 against page 1, P3): each pair's
+// ratio, and the 95 % confidence interval of their mean (Student's t), so a report can say whether
+// a miss is more than the load generator's and the machine's noise.
+import type { ServerRun } from './results.js';
+
+/** Student's t, two-sided 95 %, by degrees of freedom (1..30; beyond, the normal's 1.96 is close enough). */
+const T_95 = [
+  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086,
+  2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
+];
+
+export interface PairedRatio {
+  /** every pair's ratio, in the order they ran */
+  ratios: number[];
+  mean: number;
+  /** 95 % confidence interval of the mean; null with fewer than two pairs */
+  interval: [number, number] | null;
+}
+
+export function meanWithInterval(ratios: number[]): PairedRatio {
+  const mean = ratios.reduce((sum, r) => sum + r, 0) / ratios.length;
+  if (ratios.length < 2) return { ratios, mean, interval: null };
+  const variance = ratios.reduce((sum, r) => sum + (r - mean) ** 2, 0) / (ratios.length - 1);
+  const half = (T_95[ratios.length - 2] ?? 1.96) * Math.sqrt(variance / ratios.length);
+  return { ratios, mean, interval: [mean - half, mean + half] };
+}
+
+/**
+ * The p50 ratio `numerator` / `denominator` of each pair of adjacent phases of a server's runs
+ * (phases 0-1, 2-3, ...: the scenario alternates the two loads), or null when no pair ran.
+ */
+export function pairedP50Ratio(runs: ServerRun[], server: string, numerator: string, denominator: string): PairedRatio | null {
+  const ratios: number[] = [];
+  for (const run of runs.filter((r) => r.server === server)) {
+    const byPhase = new Map(run.loads.map((load) => [load.phase, load]));
+    for (let phase = 0; byPhase.has(phase + 1); phase += 2) {
+      const pair = [byPhase.get(phase)!, byPhase.get(phase + 1)!];
+      const top = pair.find((load) => load.label === numerator)?.figures.latencyMs.p50;
+      const bottom = pair.find((load) => load.label === denominator)?.figures.latencyMs.p50;
+      if (top !== undefined && bottom) ratios.push(top / bottom);
+    }
+  }
+  return ratios.length === 0 ? null : meanWithInterval(ratios);
+}

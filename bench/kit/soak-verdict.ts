@@ -1,0 +1,150 @@
+// The P14 verdict from a soak's samples (pure: the tests feed it made-up series). Windows scale
+// with the soak (5 minutes of 30): memory is judged after the first window (start-up, JIT and
+// caches filling), latency and connections compare the first window with the last.
+//   memory: per worker, the least-squares slope of RSS over time after the first window,
+//           as MB per 10 minutes: < 5
+//   latency: the last window's p99 <= 1.2x the first's; a window's p99 is the median of its
+//           intervals' p99 (one interval's GC pause or neighbour's burst does not decide it)
+//   flat: fds per worker, PostgreSQL and Redis connections: the last window's highest at most
+//           the first window's highest plus a tolerance (sockets of the load that come and go)
+//   errors: no 5xx, no failed management call or ingest
+import { verdictWindowMinutes } from './soak-plan.js';
+import type { ResourceSample } from './soak-probes.js';
+
+export const P14 = {
+  rssGrowthMbPer10Min: 5,
+  p99Ratio: 1.2,
+  /** how far above the first window's highest the last window's may be and still count as flat */
+  tolerance: { fds: 10, postgresConnections: 2, redisConnections: 0 },
+} as const;
+
+/** One interval of load ended by one resource sample. */
+export interface SoakInterval {
+  /** seconds since the load started, at the interval's start and end */
+  startS: number;
+  atS: number;
+  requests: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  /** responses 500-599 of the load, and failed management calls and ingests in the interval */
+  status5xx: number;
+  failures: number;
+  /** other non-2xx answers of the load (a 429 would say the plan is wrong) */
+  otherNon2xx: number;
+  sample: ResourceSample;
+}
+
+export interface Check {
+  id: 'memory' | 'latency' | 'fds' | 'postgres' | 'redis' | 'errors';
+  pass: boolean;
+  /** the figure in words */
+  figure: string;
+  value: number | null;
+}
+
+export interface SoakVerdict {
+  pass: boolean;
+  windowMinutes: number;
+  checks: Check[];
+  /** per worker pid: RSS slope after the first window, MB per 10 minutes */
+  rssSlopes: Record<string, number | null>;
+}
+
+/** Least-squares slope of y over x; null with fewer than two distinct x. */
+export function slope(points: [number, number][]): number | null {
+  if (points.length < 2) return null;
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / points.length;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - meanX) * (y - meanY);
+    den += (x - meanX) ** 2;
+  }
+  return den === 0 ? null : num / den;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length === 0 ? null : sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+const max = (values: (number | null)[]) => {
+  const known = values.filter((value): value is number => value !== null);
+  return known.length === 0 ? null : Math.max(...known);
+};
+
+export function judgeSoak(intervals: SoakInterval[], minutes: number): SoakVerdict {
+  const windowS = verdictWindowMinutes(minutes) * 60;
+  const endS = intervals.at(-1)?.atS ?? 0;
+  // an interval belongs to the first window if it started within it, to the last if it ended within it
+  const first = intervals.filter((interval) => interval.startS < windowS - 1e-9);
+  const last = intervals.filter((interval) => interval.atS > endS - windowS + 1e-9);
+  const settled = intervals.filter((interval) => interval.atS > windowS + 1e-9);
+  const checks: Check[] = [];
+
+  const pids = [...new Set(intervals.flatMap((interval) => interval.sample.workers.map((worker) => worker.pid)))];
+  const rssSlopes: Record<string, number | null> = {};
+  for (const pid of pids) {
+    const points = settled.flatMap((interval): [number, number][] => {
+      const rss = interval.sample.workers.find((worker) => worker.pid === pid)?.rssMb;
+      return rss == null ? [] : [[interval.atS / 600, rss]];
+    });
+    rssSlopes[pid] = slope(points);
+  }
+  const steepest = max(Object.values(rssSlopes));
+  const respawned = pids.length > Math.max(...intervals.map((interval) => interval.sample.workers.length), 0);
+  checks.push({
+    id: 'memory',
+    pass: steepest !== null && steepest < P14.rssGrowthMbPer10Min && !respawned,
+    figure:
+      steepest === null
+        ? 'not enough samples after the first window'
+        : `RSS ${steepest >= 0 ? '+' : ''}${steepest.toFixed(2)} MB per 10 min (steepest worker, least squares after ${verdictWindowMinutes(minutes).toFixed(1)} min)` +
+          (respawned ? '; a worker was replaced during the soak' : ''),
+    value: steepest,
+  });
+
+  const firstP99 = median(first.flatMap((interval) => (interval.p99Ms === null ? [] : [interval.p99Ms])));
+  const lastP99 = median(last.flatMap((interval) => (interval.p99Ms === null ? [] : [interval.p99Ms])));
+  const ratio = firstP99 && lastP99 !== null ? lastP99 / firstP99 : null;
+  checks.push({
+    id: 'latency',
+    pass: ratio !== null && ratio <= P14.p99Ratio,
+    figure: ratio === null ? 'no latency in one of the windows' : `p99 last/first ${ratio.toFixed(2)}x (${lastP99} vs ${firstP99} ms)`,
+    value: ratio,
+  });
+
+  const flat = (id: Check['id'], what: string, of: (sample: ResourceSample) => number[], tolerance: number) => {
+    const before = max(first.flatMap((interval) => of(interval.sample)));
+    const after = max(last.flatMap((interval) => of(interval.sample)));
+    const growth = before === null || after === null ? null : after - before;
+    checks.push({
+      id,
+      pass: growth !== null && growth <= tolerance,
+      figure:
+        growth === null ? `${what}: not sampled` : `${what} highest ${before} first, ${after} last (${growth >= 0 ? '+' : ''}${growth})`,
+      value: growth,
+    });
+  };
+  // per worker: the sum would hide one worker's leak behind the other's drop
+  const perWorker = (sample: ResourceSample) => sample.workers.map((worker) => worker.fds).filter((fds): fds is number => fds !== null);
+  flat('fds', 'open fds per worker', perWorker, P14.tolerance.fds);
+  flat(
+    'postgres',
+    'PostgreSQL connections',
+    (s) => (s.postgresConnections === null ? [] : [s.postgresConnections]),
+    P14.tolerance.postgresConnections,
+  );
+  flat('redis', 'Redis connections', (s) => (s.redisConnections === null ? [] : [s.redisConnections]), P14.tolerance.redisConnections);
+
+  const errors = intervals.reduce((sum, interval) => sum + interval.status5xx, 0);
+  const failures = intervals.reduce((sum, interval) => sum + interval.failures, 0);
+  checks.push({
+    id: 'errors',
+    pass: errors === 0 && failures === 0,
+    figure: `${errors} 5xx, ${failures} failed management calls or ingests`,
+    value: errors + failures,
+  });
+  return { pass: checks.every((check) => check.pass), windowMinutes: verdictWindowMinutes(minutes), checks, rssSlopes };
+}
