@@ -41,7 +41,7 @@ export function leakReportKeys(text: string): LeakReportKey[] {
     if (keys.some((known) => known.keyIdentifier === keyIdentifier)) throw problem(`${where}: key_identifier is given twice`);
     if (typeof pem !== 'string') throw problem(`${where}: key must be a PEM public key (a string)`);
     if (/PRIVATE KEY-----/.test(pem)) throw problem(`${where}: key holds a private key: the signer's public key is expected`);
-    if (!PUBLIC_KEY_BLOCK.test(pem)) {
+    if (!PUBLIC_KEY_BLOCK.test(pem) || pem.split('-----BEGIN').length !== 2) {
       throw problem(`${where}: key must be one PEM "PUBLIC KEY": "-----BEGIN PUBLIC KEY-----" ... "-----END PUBLIC KEY-----"`);
     }
     let key: KeyObject;
