@@ -2,6 +2,7 @@
 // field from its schema, with real fixtures mixed in: ids that exist and ids that do not, real
 // calendar days, units of the company) and INVALID ones (a contract-valid request with exactly one
 // thing wrong, so the answer must name that one thing).
+import { sign } from 'node:crypto';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { calendarDate, codePoints, dateTime, invalidValues, objectBranch, typesOf, validValue, type Overlay } from './arbitraries.js';
@@ -119,6 +120,9 @@ function credentials(world: World, operation: Operation, mode: Mode): fc.Arbitra
         ),
       );
     }
+    case 'leak-reporter':
+      // the signature covers the body as sent: send() adds it
+      return fc.constant({ name: 'signed report', headers: {} });
     default:
       return fc.constant({ name: 'none', headers: {} });
   }
@@ -485,6 +489,21 @@ export function invalidRequest(world: World, operation: Operation): fc.Arbitrary
     );
   }
 
+  if (operation.audience === 'leak-reporter') {
+    mutations.push(
+      fc.constant(
+        invalid('credentials: an unsigned report', [401], undefined, 'no signature headers', (example) => {
+          example.credential = 'none';
+        }),
+      ),
+      fc.constant(
+        invalid('credentials: signed by an unknown key', [401], undefined, 'an unknown key identifier', (example) => {
+          example.credential = 'unknown key';
+        }),
+      ),
+    );
+  }
+
   // the one thing wrong is the mutation: the request it starts from breaks no rule of the contract
   const base = validRequest(world, operation, 'contract').filter((example) => contractViolations(world, example).length === 0);
   return fc.tuple(base, fc.oneof(...mutations)).map(([example, mutate]) => mutate(example));
@@ -502,6 +521,15 @@ export const REMOTE_ADDRESS = '192.0.2.10';
 export async function send(world: World, example: Example, remoteAddress = REMOTE_ADDRESS): Promise<LightMyRequestResponse> {
   const headers: Record<string, string | string[]> = { ...example.headers };
   if (example.body?.contentType) headers['content-type'] = example.body.contentType;
+  if (example.operation.audience === 'leak-reporter' && example.credential !== 'none') {
+    // GitHub's signature over the raw body bytes, by the world's key (or, as a mutation, named as another)
+    const { keyIdentifier, privateKey } = world.leakReportKey;
+    headers['github-public-key-identifier'] = example.credential === 'unknown key' ? `${keyIdentifier}-unknown` : keyIdentifier;
+    headers['github-public-key-signature'] = sign('sha256', Buffer.from(example.body?.text ?? ''), {
+      key: privateKey,
+      dsaEncoding: 'der',
+    }).toString('base64');
+  }
   return world.ctx.app.inject({
     method: example.operation.method,
     url: urlOf(example),

@@ -20,11 +20,12 @@ export const REPORT_BODY_LIMIT = 1024 * 1024;
 /** Who the trail names as the reporter: the protocol is GitHub's. */
 const REPORTER = 'github';
 
+/** Text without control characters (C0, DEL, C1): PostgreSQL's jsonb refuses NUL, and no URL holds one. */
 const noControl = (max: number) =>
   z
     .string()
     .max(max)
-    .refine((text) => !/\p{Cc}/u.test(text), 'must not contain control characters');
+    .regex(/^[^\x00-\x1f\x7f-\x9f]*$/, 'must not contain control characters');
 
 const reportedToken = z.strictObject({
   token: z.string().min(1).max(512).describe('The text that matched the token pattern'),
