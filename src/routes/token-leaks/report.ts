@@ -80,7 +80,7 @@ export default async function reportTokenLeaks(app: App) {
       // shape and checksum offline: only a token that could be ours costs a lookup
       const hashes = new Map<string, Buffer>();
       for (const { token } of reported) if (isWellFormedToken(token)) hashes.set(token, hashToken(token));
-      const found = await app.leakReports.tokensByHash([...new Set(hashes.values())]);
+      const found = await app.leakReports.tokensByHash([...hashes.values()]);
       const origin = reporterOrigin(request, REPORTER);
       const ours = new Set<string>();
       for (const { token, url, source } of reported) {
