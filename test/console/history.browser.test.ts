@@ -110,7 +110,8 @@ t.test("a leaked token's history: the report's events, with where it was found",
       [company.companyId, ctx.clock.now(), action, leaked.id, { url, source: 'commit' }],
     );
   }
-  await page.goto(`${address}/console#jwt=${world.jwt}`);
+  // the JWT stays in the tab's sessionStorage (console/src/session.ts): a reload lists the new token
+  await page.reload();
   const row = page.locator(`tr[data-token-id="${leaked.id}"]`);
   await row.waitFor();
   await row.getByRole('button', { name: 'History of “Leaked ERP”' }).click();
