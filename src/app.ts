@@ -34,6 +34,7 @@ import dataSurfaceRoutes from './routes/data-surface.js';
 import healthRoutes from './routes/health.js';
 import meRoute from './routes/me.js';
 import metricsRoute, { type ClusterScrape } from './routes/metrics.js';
+import tokenLeakRoutes from './routes/token-leaks/index.js';
 import validateCoolingUserIdRoute from './routes/users/validate-cooling-user-id.js';
 import type { Clock } from './time.js';
 import type { App } from './types.js';
@@ -125,6 +126,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(healthRoutes);
   await app.register(apiTokenRoutes, { prefix: '/api/v1/api-tokens' });
   await app.register(auditEventRoutes, { prefix: '/api/v1/audit-events' });
+  await app.register(tokenLeakRoutes, { prefix: '/api/v1/token-leaks' });
   await app.register(meRoute, { prefix: '/api/v1/me' });
   await app.register(coolingUnitRoutes, { prefix: '/api/v1/cooling-units' });
   await app.register(consoleRoutes);

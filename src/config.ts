@@ -17,6 +17,7 @@ import {
 } from './config-checks.js';
 import { DEFAULT_QUERY_TIMEOUT_MS, type DbPooler } from './db/pool.js';
 import type { StorageProfile } from './sensors/store.js';
+import { type LeakReportKey, leakReportKeys } from './tokens/leak-report-keys.js';
 
 export type JwtConfig = { kind: 'secret'; secret: string } | { kind: 'public-key'; pem: string };
 
@@ -68,6 +69,8 @@ export interface Config {
   sensorStorage: StorageProfile | null;
   /** raw sensor readings older than this many days are dropped (set when 003 runs); null keeps them */
   sensorRetentionDays: number | null;
+  /** the keys a leak report (POST /api/v1/token-leaks) must be signed with; null: the endpoint is off (404) */
+  leakReportKeys: LeakReportKey[] | null;
 }
 
 /** What the migrations read besides the database (sql/migrations/003_sensor-store.js). */
@@ -255,6 +258,8 @@ const envSchema = z.object({
       .pipe(z.number().min(30, 'must be a whole number of days, at least 30').max(36_500, 'must be at most 36500 (100 years)'))
       .optional(),
   ),
+  // checked further by leakReportKeys() below: JSON with PEM keys in it
+  LEAK_REPORT_PUBLIC_KEYS: optionalText,
 });
 
 type Environment = z.infer<typeof envSchema>;
@@ -383,6 +388,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rollupThreads: e.ROLLUP_THREADS ?? Math.max(1, Math.floor((availableParallelism() - 1) / workers)),
     heapLimitMb: e.HEAP_LIMIT_MB ?? 512,
     ...sensorStorageOf(e),
+    leakReportKeys: e.LEAK_REPORT_PUBLIC_KEYS ? leakReportKeys(e.LEAK_REPORT_PUBLIC_KEYS) : null,
   };
 }
 

@@ -13,6 +13,7 @@ import type { Rollups } from './analytics/rollups.js';
 import type { AuditRepository } from './audit/repository.js';
 import type { AuthenticatedToken, TokenAuthenticator } from './tokens/authenticator.js';
 import type { LastUsedRecorder } from './tokens/last-used.js';
+import type { LeakReportRepository } from './tokens/leak-reports.js';
 import type { TokenRepository } from './tokens/repository.js';
 import type { RevocationBus } from './tokens/revocation.js';
 
@@ -49,6 +50,8 @@ declare module 'fastify' {
     auditTrail: AuditRepository;
     tokenAuthenticator: TokenAuthenticator;
     revocations: RevocationBus;
+    /** leak reports' lookups and their revoke-and-record transaction */
+    leakReports: LeakReportRepository;
     lastUsed: LastUsedRecorder;
     accessControl: AccessControl;
     rateLimits: RateLimiter;
@@ -62,5 +65,7 @@ declare module 'fastify' {
     apiToken: AuthenticatedToken;
     /** The units this data request may read, resolved once by the access control. */
     unitScope: UnitScope;
+    /** Set once a leak report's signature verified: the identifier of the key that signed it. */
+    leakReportSigner?: string;
   }
 }

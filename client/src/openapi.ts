@@ -127,6 +127,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/token-leaks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report leaked API tokens (GitHub secret scanning)
+         * @description GitHub's secret scanning partner protocol. The raw body must be signed (ECDSA P-256, SHA-256, DER in base64 in Github-Public-Key-Signature) with the key named in Github-Public-Key-Identifier, one of LEAK_REPORT_PUBLIC_KEYS; a report that is not is 401 and changes nothing. A live token reported is revoked at once. Bodies up to 1 MiB. 404 when the deployment has leak reports off.
+         */
+        post: operations["reportTokenLeaks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -504,6 +524,13 @@ export interface components {
             company_id: number;
             company_name: string;
         };
+        /** @description One entry per reported token, in the order reported */
+        TokenLeakLabels: {
+            token_raw: string;
+            token_type: string;
+            /** @enum {string} */
+            label: "true_positive" | "false_positive";
+        }[];
         CoolingUserIdValidity: {
             valid: boolean;
         };
@@ -1845,6 +1872,202 @@ export interface operations {
             /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
             408: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    reportTokenLeaks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The tokens found (1..1000); the body is signed as sent */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The text that matched the token pattern */
+                    token: string;
+                    /** @description The name the token pattern was registered under */
+                    type: string;
+                    /** @description The public URL where the token was found (may be empty) */
+                    url: string;
+                    /** @description Where on GitHub it was found: content, commit, issue_comment, npm, ... */
+                    source: string;
+                }[];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenLeakLabels"];
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource for this company, or one this token may not read */
+            404: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json */
+            415: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -40,6 +40,17 @@ function what(event: AuditEvent, tokenId: string): string {
   }
 }
 
+/**
+ * Where a reported leak was found: the reporter's URL (and its word for the place: commit, npm...),
+ * as text to copy, never a link (it comes from outside the company).
+ */
+function sighting(event: AuditEvent) {
+  if (event.action !== 'token.leak_reported' && event.action !== 'token.revoked_leaked') return null;
+  const { url, source } = event.details;
+  const where = typeof url === 'string' && url !== '' ? `Found at ${url}` : 'Found at an address the report did not give';
+  return el('small', { class: 'leak-url' }, typeof source === 'string' ? `${where} (${source})` : where);
+}
+
 function who(event: AuditEvent): string {
   const { actor } = event;
   if (actor.type === 'employee') return actor.id === String(services.me()) ? 'You' : `${actor.name ?? 'An employee'} (user ${actor.id})`;
@@ -53,7 +64,7 @@ function row(event: AuditEvent, tokenId: string) {
     'tr',
     { 'data-sequence': String(event.sequence) },
     el('td', {}, timeCell(event.occurred_at, '', true)),
-    el('th', { scope: 'row' }, what(event, tokenId)),
+    el('th', { scope: 'row' }, what(event, tokenId), sighting(event) && el('br'), sighting(event)),
     el('td', {}, who(event)),
     el(
       'td',

@@ -8,7 +8,7 @@ const sql = loadQueries('token-audit', ['insertEvent']);
 
 /**
  * Every action the trail knows; the database's constraint lists the same. The leak ones are
- * reserved for the leak reports to come: nothing records them yet.
+ * recorded by leak reports (src/tokens/leak-reports.ts).
  */
 export const AUDIT_ACTIONS = ['token.created', 'token.rotated', 'token.revoked', 'token.leak_reported', 'token.revoked_leaked'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -1,6 +1,6 @@
-// Who acted and from where, as a management request tells it: the employee the JWT named (read
-// from the database by the auth hook), the client IP as TRUST_PROXY resolves it, the User-Agent
-// and the request id the answer carries in X-Request-Id.
+// Who acted and from where, as a request tells it: the employee the JWT named (read from the
+// database by the auth hook) or the reporter of a leak, the client IP as TRUST_PROXY resolves it,
+// the User-Agent and the request id the answer carries in X-Request-Id.
 import type { FastifyRequest } from 'fastify';
 import { parseForwardedAddress } from '../http/forwarded-for.js';
 import type { ActionOrigin } from './events.js';
@@ -21,6 +21,16 @@ export function employeeOrigin(request: FastifyRequest): ActionOrigin {
     actor: { type: 'employee', id: String(request.employee.userId) },
     // the socket's address may be IPv4-mapped IPv6 (::ffff:203.0.113.7): written as IPv4, the way
     // an address from X-Forwarded-For is (src/http/forwarded-for.ts)
+    clientIp: parseForwardedAddress(request.ip),
+    userAgent: userAgentOf(request),
+    requestId: request.id,
+  };
+}
+
+/** A leak report's origin: the reporter by its name (`github`), from where the report came. */
+export function reporterOrigin(request: FastifyRequest, reporter: string): ActionOrigin {
+  return {
+    actor: { type: 'leak_reporter', id: reporter },
     clientIp: parseForwardedAddress(request.ip),
     userAgent: userAgentOf(request),
     requestId: request.id,

@@ -77,6 +77,14 @@ async function openApi(app: App) {
             scheme: 'bearer',
             description: 'An API token `ctk_...` (data endpoints)',
           },
+          leakReportSignature: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Github-Public-Key-Signature',
+            description:
+              "GitHub's secret scanning signature (leak reports): ECDSA P-256 over SHA-256 of the raw body, DER in base64, " +
+              'by the key Github-Public-Key-Identifier names (one of LEAK_REPORT_PUBLIC_KEYS)',
+          },
         },
       },
     },

@@ -1,9 +1,11 @@
-// API tokens as a service: the repository (management routes), the revocation bus (Redis
-// fan-out), the last_used_at write-behind and the authenticator the data surface calls.
+// API tokens as a service: the repository (management routes), leak reports' repository, the
+// revocation bus (Redis fan-out), the last_used_at write-behind and the authenticator the data
+// surface calls.
 import fp from 'fastify-plugin';
 import type { RedisClient } from '../redis/connection.js';
 import { createTokenAuthenticator } from '../tokens/authenticator.js';
 import { createLastUsedRecorder } from '../tokens/last-used.js';
+import { createLeakReportRepository } from '../tokens/leak-reports.js';
 import { createTokenRepository } from '../tokens/repository.js';
 import { createRevocationBus } from '../tokens/revocation.js';
 import type { App } from '../types.js';
@@ -16,6 +18,7 @@ export interface TokenPluginOptions {
 async function tokens(app: App, options: TokenPluginOptions) {
   const { db, clock, config } = app;
   app.decorate('tokenRepository', createTokenRepository(db));
+  app.decorate('leakReports', createLeakReportRepository(db));
   app.decorate('revocations', createRevocationBus(options.redis?.client ?? null, options.redis?.subscriber ?? null, config.redisKeyPrefix));
   app.decorate(
     'lastUsed',

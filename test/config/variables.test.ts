@@ -27,6 +27,9 @@ const rsaPss = generateKeyPairSync('rsa-pss', { modulusLength: 2048 });
 const privatePem = p256.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 const rsaPrivatePem = rsa2048.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
 const noSecret = { DATABASE_URL: base.DATABASE_URL };
+/** LEAK_REPORT_PUBLIC_KEYS as GitHub's key endpoint serves it (is_current: an extra field, ignored) */
+const leakKeys = (...entries: Array<Record<string, unknown>>) => JSON.stringify(entries);
+const githubKey = (key: string, key_identifier = 'f'.repeat(64)) => ({ key_identifier, key, is_current: true });
 
 /** [variable, bad value, what the message must say, the rest of the environment] */
 const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
@@ -116,6 +119,24 @@ const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
   ['SENSOR_RETENTION_DAYS', '29', /must be a whole number of days, at least 30/],
   ['SENSOR_RETENTION_DAYS', '90d', /must be a whole number of days, at least 30/],
   ['SENSOR_RETENTION_DAYS', '36501', /must be at most 36500/],
+  ['LEAK_REPORT_PUBLIC_KEYS', 'not json', /is not valid JSON: expected a JSON array of \{"key_identifier", "key"\} objects/],
+  ['LEAK_REPORT_PUBLIC_KEYS', spki(p256), /is not valid JSON/], // a bare PEM, not the JSON list
+  ['LEAK_REPORT_PUBLIC_KEYS', '{"key_identifier": "x"}', /must be a JSON array of/],
+  ['LEAK_REPORT_PUBLIC_KEYS', '[]', /holds no key: leave it unset to turn leak reports off/],
+  ['LEAK_REPORT_PUBLIC_KEYS', leakKeys({ key: spki(p256) }), /entry 0: key_identifier must be 1\.\.128 printable characters/],
+  ['LEAK_REPORT_PUBLIC_KEYS', leakKeys(githubKey(spki(p256), 'has space')), /entry 0: key_identifier must be/],
+  ['LEAK_REPORT_PUBLIC_KEYS', leakKeys(githubKey(spki(p256)), githubKey(spki(p256))), /entry 1: key_identifier is given twice/],
+  ['LEAK_REPORT_PUBLIC_KEYS', leakKeys(githubKey(spki(p256)), { key_identifier: 'k2' }), /entry 1: key must be a PEM public key/],
+  ['LEAK_REPORT_PUBLIC_KEYS', leakKeys(githubKey('not a pem')), /entry 0: key must be one PEM "PUBLIC KEY"/],
+  ['LEAK_REPORT_PUBLIC_KEYS', leakKeys(githubKey(spki(p256) + spki(p256))), /entry 0: key must be one PEM "PUBLIC KEY"/],
+  ['LEAK_REPORT_PUBLIC_KEYS', leakKeys(githubKey(privatePem)), /entry 0: key holds a private key/],
+  [
+    'LEAK_REPORT_PUBLIC_KEYS',
+    leakKeys(githubKey('-----BEGIN PUBLIC KEY-----\nbm90IGEga2V5\n-----END PUBLIC KEY-----')),
+    /entry 0: key is not a readable PEM public key/,
+  ],
+  ['LEAK_REPORT_PUBLIC_KEYS', leakKeys(githubKey(spki(p384))), /entry 0: key is an EC key on curve secp384r1: expected EC P-256/],
+  ['LEAK_REPORT_PUBLIC_KEYS', leakKeys(githubKey(spki(rsa2048))), /entry 0: key is an rsa key: expected EC P-256/],
 ];
 
 t.test('every variable of the schema has bad values here', async (t) => {
@@ -148,7 +169,7 @@ for (const [variable, value, message, env = base] of bad) {
     t.match(text, new RegExp(`^Invalid configuration: ${variable} `));
     t.match(text, message);
     t.notMatch(text, /\n/, 'one line');
-    if (variable === 'JWT_PUBLIC_KEY') {
+    if (variable === 'JWT_PUBLIC_KEY' || variable === 'LEAK_REPORT_PUBLIC_KEYS') {
       // no key material in the message: not a line of the base64 body
       for (const line of value.split('\n').filter((line) => line.length > 20 && !line.startsWith('-----'))) {
         t.notOk(text.includes(line.slice(0, 20)), 'no key material echoed');
@@ -183,6 +204,9 @@ t.test('the good values next to them load', async (t) => {
     { ...base, PORT: ' 8080 ', WORKERS: '1' },
     { ...base, SENSOR_STORAGE: 'postgres', SENSOR_RETENTION_DAYS: '30' },
     { ...base, SENSOR_STORAGE: ' timescale ', SENSOR_RETENTION_DAYS: '36500' },
+    { ...base, LEAK_REPORT_PUBLIC_KEYS: leakKeys(githubKey(spki(p256)), { ...githubKey(spki(p256), 'e'.repeat(64)), is_current: false }) },
+    // the key endpoint's whole answer, as `curl https://api.github.com/meta/public_keys/secret_scanning` prints it
+    { ...base, LEAK_REPORT_PUBLIC_KEYS: JSON.stringify({ public_keys: [githubKey(spki(p256))] }) },
   ];
   for (const env of good) t.doesNotThrow(() => loadConfig(env), JSON.stringify(env));
 });

@@ -99,6 +99,35 @@ t.test("the old token's history: created by you, rotated by Ada with its end", a
   t.notOk(await page.getByRole('dialog', { name: 'History of “Partner ERP”' }).isVisible());
 });
 
+t.test("a leaked token's history: the report's events, with where it was found", async (t) => {
+  const { body: leaked } = await world.api<TokenJson>('POST', '/api/v1/api-tokens', { name: 'Leaked ERP', scopes: ['users'] });
+  // the two events a signed leak report records (test/routes/token-leaks/), as the table takes them
+  const url = 'https://github.com/octo/leaky/blob/0123abc/config/production.env';
+  for (const action of ['token.leak_reported', 'token.revoked_leaked']) {
+    await ctx.db.pool.query(
+      `INSERT INTO token_audit_events (company_id, occurred_at, action, token_id, actor_type, actor_id, client_ip, details)
+       VALUES ($1, $2, $3, $4, 'leak_reporter', 'github', '140.82.115.7', $5)`,
+      [company.companyId, ctx.clock.now(), action, leaked.id, { url, source: 'commit' }],
+    );
+  }
+  // the JWT stays in the tab's sessionStorage (console/src/session.ts): a reload lists the new token
+  await page.reload();
+  const row = page.locator(`tr[data-token-id="${leaked.id}"]`);
+  await row.waitFor();
+  await row.getByRole('button', { name: 'History of “Leaked ERP”' }).click();
+  await page.locator('#history-summary').getByText('3 events, newest first').waitFor();
+  const cells = (await historyCells()).map((cells) => cells.slice(1, 3));
+  t.strictSame(cells, [
+    [`Revoked: reported as leaked\nFound at ${url} (commit)`, 'Leak report from github'],
+    [`Reported as leaked\nFound at ${url} (commit)`, 'Leak report from github'],
+    ['Created', 'You'],
+  ]);
+  t.equal(await page.locator('#history-rows a').count(), 0, 'the URL is text, not a link');
+  await screenshot(page, '12-leaked-token-history');
+  await checkAccessibility(t, page, 'history dialog with a leak');
+  await page.getByRole('button', { name: 'Close' }).click();
+});
+
 t.test('no console error, no request elsewhere', async (t) => {
   t.strictSame(world.problems, []);
   t.ok(

@@ -99,7 +99,9 @@ export function checkAnswer(book: SchemaBook, operation: Operation, response: Li
         detail: `${status} with code ${JSON.stringify(code)}, the contract says ${ERROR_CODES[status]}`,
       });
   }
-  if (status === 401 && !/^Bearer\b/.test(String(response.headers['www-authenticate'] ?? ''))) {
+  // a leak report's credential is a signature (GitHub's scheme), every other one a bearer token
+  const scheme = operation.audience === 'leak-reporter' ? /^Signature\b/ : /^Bearer\b/;
+  if (status === 401 && !scheme.test(String(response.headers['www-authenticate'] ?? ''))) {
     findings.push({
       check: '401 carries a Bearer challenge',
       detail: `WWW-Authenticate: ${String(response.headers['www-authenticate'] ?? '(none)')}`,

@@ -2,6 +2,7 @@
 // field from its schema, with real fixtures mixed in: ids that exist and ids that do not, real
 // calendar days, units of the company) and INVALID ones (a contract-valid request with exactly one
 // thing wrong, so the answer must name that one thing).
+import { sign } from 'node:crypto';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { calendarDate, codePoints, dateTime, invalidValues, objectBranch, typesOf, validValue, type Overlay } from './arbitraries.js';
@@ -119,6 +120,9 @@ function credentials(world: World, operation: Operation, mode: Mode): fc.Arbitra
         ),
       );
     }
+    case 'leak-reporter':
+      // the signature covers the body as sent: send() adds it
+      return fc.constant({ name: 'signed report', headers: {} });
     default:
       return fc.constant({ name: 'none', headers: {} });
   }
@@ -274,7 +278,11 @@ export function invalidRequest(world: World, operation: Operation): fc.Arbitrary
   );
 
   if (operation.body) {
-    const object = objectBranch(book, operation.body);
+    // a body that is a list of objects (a leak report): the object mutations work on one entry, sent
+    // as the list's only one, and the service names the entry at fault by its index (details.field "0")
+    const list = book.deref(operation.body).type === 'array' ? (book.deref(operation.body).items as Schema) : null;
+    const fieldsOf = (name: string) => (list ? ['0'] : [name]);
+    const object = objectBranch(book, list ?? operation.body);
     const properties = (object?.properties as Record<string, Schema> | undefined) ?? {};
     const required = (object?.required as string[] | undefined) ?? [];
     // a whole object with every property, for mutations that need keys to work on
@@ -293,7 +301,7 @@ export function invalidRequest(world: World, operation: Operation): fc.Arbitrary
               headers: {},
               path: {},
               query: [],
-              bodyValue: value,
+              bodyValue: list ? [value] : value,
             }).length === 0,
         )
       : null;
@@ -302,10 +310,13 @@ export function invalidRequest(world: World, operation: Operation): fc.Arbitrary
       if (value === undefined) delete example.bodyValue;
       else example.bodyValue = value;
     };
-    const baseObject = (example: Example) =>
-      example.bodyValue && typeof example.bodyValue === 'object' && !Array.isArray(example.bodyValue)
-        ? (example.bodyValue as Record<string, unknown>)
-        : {};
+    /** An object body, or a list's one entry: the list around it */
+    const setEntry = (example: Example, text: string, value?: unknown) =>
+      list ? setBody(example, `[${text}]`, value === undefined ? undefined : [value]) : setBody(example, text, value);
+    const baseObject = (example: Example) => {
+      const value = list && Array.isArray(example.bodyValue) ? example.bodyValue[0] : example.bodyValue;
+      return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    };
 
     mutations.push(
       fc
@@ -328,18 +339,18 @@ export function invalidRequest(world: World, operation: Operation): fc.Arbitrary
           .filter((value) => Object.keys(value).length > 0)
           .chain((value) => fc.constantFrom(...Object.keys(value)).map((key) => [value, key] as const))
           .map(([value, key]) =>
-            invalid('body: a key given twice', [400], [key], `"${key}" twice`, (example) => {
+            invalid('body: a key given twice', [400], list ? ['0', key] : [key], `"${key}" twice`, (example) => {
               const entries = Object.entries(value).map(([name, item]) => `${JSON.stringify(name)}:${JSON.stringify(item)}`);
-              setBody(example, `{${entries.join(',')},${JSON.stringify(key)}:${JSON.stringify(value[key])}}`);
+              setEntry(example, `{${entries.join(',')},${JSON.stringify(key)}:${JSON.stringify(value[key])}}`);
             }),
           ),
       );
       for (const name of required) {
         mutations.push(
           full.map((value) =>
-            invalid(`body: missing required ${name}`, [400], [name], `no ${name}`, (example) => {
+            invalid(`body: missing required ${name}`, [400], fieldsOf(name), `no ${name}`, (example) => {
               const rest = Object.fromEntries(Object.entries(value).filter(([key]) => key !== name));
-              setBody(example, JSON.stringify(rest), rest);
+              setEntry(example, JSON.stringify(rest), rest);
             }),
           ),
         );
@@ -348,9 +359,9 @@ export function invalidRequest(world: World, operation: Operation): fc.Arbitrary
         for (const bad of invalidValues(book, schema)) {
           mutations.push(
             fc.tuple(full, bad).map(([value, { value: wrong, why }]) =>
-              invalid(`body ${name}: ${why}`, [400], [name], `${name}=${JSON.stringify(wrong)?.slice(0, 60)}`, (example) => {
+              invalid(`body ${name}: ${why}`, [400], fieldsOf(name), `${name}=${JSON.stringify(wrong)?.slice(0, 60)}`, (example) => {
                 const next = { ...value, [name]: wrong };
-                setBody(example, JSON.stringify(next), next);
+                setEntry(example, JSON.stringify(next), next);
               }),
             ),
           );
@@ -359,8 +370,8 @@ export function invalidRequest(world: World, operation: Operation): fc.Arbitrary
         if (typesOf(book, schema).has('string')) {
           mutations.push(
             full.map((value) =>
-              invalid(`body ${name}: a lone surrogate`, [400], [name], 'a \\ud800 escape', (example) => {
-                setBody(
+              invalid(`body ${name}: a lone surrogate`, [400], fieldsOf(name), 'a \\ud800 escape', (example) => {
+                setEntry(
                   example,
                   JSON.stringify({ ...value, [name]: 'a' }).replace(`${JSON.stringify(name)}:"a"`, `${JSON.stringify(name)}:"a\\ud800"`),
                 );
@@ -377,16 +388,20 @@ export function invalidRequest(world: World, operation: Operation): fc.Arbitrary
           fc.jsonValue({ maxDepth: 1 }),
         )
         .map(([key, value]) =>
-          invalid('body: an unknown field', [400], [key], `unknown "${key}"`, (example) => {
+          invalid('body: an unknown field', [400], fieldsOf(key), `unknown "${key}"`, (example) => {
             const next = { ...baseObject(example), [key]: value };
-            setBody(example, JSON.stringify(next), next);
+            setEntry(example, JSON.stringify(next), next);
           }),
         ),
     );
-    const notAnObject = fc.constantFrom<unknown>([], 'text', 42, true, null, [{}]).filter((value) => !book.valid(operation.body!, value));
+    const notAnObject = fc
+      .constantFrom<unknown>([], 'text', 42, true, null, list ? {} : [{}])
+      .filter((value) => !book.valid(operation.body!, value));
     mutations.push(
       notAnObject.map((value) =>
-        invalid('body: not an object', [400], ['body'], JSON.stringify(value), (example) => setBody(example, JSON.stringify(value), value)),
+        invalid(`body: not ${list ? 'a list' : 'an object'}`, [400], ['body'], JSON.stringify(value), (example) =>
+          setBody(example, JSON.stringify(value), value),
+        ),
       ),
     );
     mutations.push(
@@ -485,6 +500,21 @@ export function invalidRequest(world: World, operation: Operation): fc.Arbitrary
     );
   }
 
+  if (operation.audience === 'leak-reporter') {
+    mutations.push(
+      fc.constant(
+        invalid('credentials: an unsigned report', [401], undefined, 'no signature headers', (example) => {
+          example.credential = 'none';
+        }),
+      ),
+      fc.constant(
+        invalid('credentials: signed by an unknown key', [401], undefined, 'an unknown key identifier', (example) => {
+          example.credential = 'unknown key';
+        }),
+      ),
+    );
+  }
+
   // the one thing wrong is the mutation: the request it starts from breaks no rule of the contract
   const base = validRequest(world, operation, 'contract').filter((example) => contractViolations(world, example).length === 0);
   return fc.tuple(base, fc.oneof(...mutations)).map(([example, mutate]) => mutate(example));
@@ -502,6 +532,15 @@ export const REMOTE_ADDRESS = '192.0.2.10';
 export async function send(world: World, example: Example, remoteAddress = REMOTE_ADDRESS): Promise<LightMyRequestResponse> {
   const headers: Record<string, string | string[]> = { ...example.headers };
   if (example.body?.contentType) headers['content-type'] = example.body.contentType;
+  if (example.operation.audience === 'leak-reporter' && example.credential !== 'none') {
+    // GitHub's signature over the raw body bytes, by the world's key (or, as a mutation, named as another)
+    const { keyIdentifier, privateKey } = world.leakReportKey;
+    headers['github-public-key-identifier'] = example.credential === 'unknown key' ? `${keyIdentifier}-unknown` : keyIdentifier;
+    headers['github-public-key-signature'] = sign('sha256', Buffer.from(example.body?.text ?? ''), {
+      key: privateKey,
+      dsaEncoding: 'der',
+    }).toString('base64');
+  }
   return world.ctx.app.inject({
     method: example.operation.method,
     url: urlOf(example),

@@ -45,7 +45,7 @@ export interface OpenApiDocument {
 }
 
 /** How an operation is authenticated, read from its `security` requirement. */
-export type Audience = 'employee' | 'partner' | 'public' | 'operations';
+export type Audience = 'employee' | 'partner' | 'leak-reporter' | 'public' | 'operations';
 
 export interface Operation {
   /** `GET /api/v1/api-tokens/{token_id}` */
@@ -85,10 +85,12 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
         ? 'employee'
         : schemes.includes('apiToken')
           ? 'partner'
-          : operation.security
-            ? 'public'
-            : 'operations';
-      if (schemes.some((scheme) => scheme !== 'employeeJwt' && scheme !== 'apiToken')) {
+          : schemes.includes('leakReportSignature')
+            ? 'leak-reporter'
+            : operation.security
+              ? 'public'
+              : 'operations';
+      if (schemes.some((scheme) => !['employeeJwt', 'apiToken', 'leakReportSignature'].includes(scheme))) {
         throw new Error(`${method.toUpperCase()} ${path}: unknown security scheme in ${JSON.stringify(operation.security)}`);
       }
       operations.push({

@@ -2,6 +2,7 @@
 // demo data set (companies with units, deleted units, locations, check-ins, revenue, sensor
 // readings), so every response schema is exercised on real figures. Credentials of every kind the
 // document's security schemes name, and the ids a request may carry, readable or not.
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { seedDemo } from '../../src/seed/demo.js';
 import { createTestApp, TEST_JWT_SECRET, type TestApp, type TestAppOptions } from '../helpers/app.js';
@@ -38,10 +39,19 @@ export interface World {
   targets: string[];
   /** a token id of another company */
   otherCompanyTokenId: string;
+  /** the key leak reports are signed with (LEAK_REPORT_PUBLIC_KEYS names its public half) */
+  leakReportKey: { keyIdentifier: string; privateKey: KeyObject };
 }
 
 export async function createWorld(t: Teardown, options: TestAppOptions = {}): Promise<World> {
-  const ctx = await createTestApp(t, {}, options);
+  const leakKeys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const leakReportKey = { keyIdentifier: 'contract-leak-report-key', privateKey: leakKeys.privateKey };
+  const publicPem = leakKeys.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const ctx = await createTestApp(
+    t,
+    { LEAK_REPORT_PUBLIC_KEYS: JSON.stringify([{ key_identifier: leakReportKey.keyIdentifier, key: publicPem }]) },
+    options,
+  );
   const demo = await seedDemo(ctx.db.pool, { jwtSecret: TEST_JWT_SECRET, now: ctx.clock.now() });
   const [first, second] = demo.companies;
   if (!first || !second) throw new Error('the demo data set has fewer than two companies');
@@ -110,6 +120,7 @@ export async function createWorld(t: Teardown, options: TestAppOptions = {}): Pr
   );
 
   return {
+    leakReportKey,
     ctx,
     document,
     book,

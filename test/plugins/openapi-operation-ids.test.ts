@@ -48,6 +48,7 @@ t.test('the published ids stay: a rename breaks every generated client (docs/par
     'POST /v1/users/validate-cooling-user-id/': 'validateCoolingUserId',
     'GET /api/v1/audit-events': 'listAuditEvents',
     'GET /api/v1/me': 'me',
+    'POST /api/v1/token-leaks': 'reportTokenLeaks',
   };
   const served = Object.fromEntries(operations.map(({ method, path, operationId }) => [`${method} ${path}`, operationId]));
   for (const [operation, id] of Object.entries(published)) t.equal(served[operation], id, `${operation}: ${id}`);

@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { employeeOrigin } from '../../audit/origin.js';
 import { errorResponses } from '../../http/schemas.js';
-import { notFound, unavailable } from '../../http/errors.js';
+import { notFound } from '../../http/errors.js';
+import { revokeEverywhere } from '../../tokens/revoke-everywhere.js';
 import type { App } from '../../types.js';
 import { emptyBodyIsNoBody } from './empty-body.js';
 import { apiToken, isTokenId, tokenIdParams } from './schema.js';
@@ -27,30 +28,16 @@ export default async function revokeApiToken(app: App) {
       if (!isTokenId(request.params.token_id)) throw notFound('No API token with this id');
       // the id as the database spells it: the marker and the fan-out message name it that way
       const tokenId = request.params.token_id.toLowerCase();
-      // the revocation reaches every process before the revoke commits (src/tokens/revocation.ts):
+      // the revocation reaches every process before the revoke commits (src/tokens/revoke-everywhere.ts):
       // when it cannot, nothing is committed and the call is 503
-      let announced = false;
-      let outcome: { found: boolean; revokedNow: boolean };
-      try {
-        outcome = await app.tokenRepository.revokeToken(companyId, tokenId, app.clock.now(), employeeOrigin(request), async (id) => {
-          try {
-            await app.revocations.announce(id);
-          } catch (error) {
-            request.log.warn({ err: error }, 'revocation could not reach the shared store; revoke not committed');
-            throw unavailable('redis');
-          }
-          announced = true;
-        });
-      } catch (error) {
-        // the marker went out but the commit failed: take it back if the token is still live
-        if (announced) {
-          const current = await app.tokenRepository.findToken(companyId, tokenId).catch(() => null);
-          if (current && !current.revoked) await app.revocations.withdraw(tokenId);
-        }
-        throw error;
-      }
+      const outcome = await revokeEverywhere(
+        app,
+        request.log,
+        { companyId, tokenId },
+        (announce) => app.tokenRepository.revokeToken(companyId, tokenId, app.clock.now(), employeeOrigin(request), announce),
+        (result) => result.revokedNow,
+      );
       if (!outcome.found) throw notFound('No API token with this id');
-      if (outcome.revokedNow) app.revocations.committed(tokenId);
       return (await app.tokenRepository.findToken(companyId, tokenId))!;
     },
   });
