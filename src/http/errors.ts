@@ -4,6 +4,7 @@ export type ErrorCode =
   | 'invalid_request'
   | 'unauthorized'
   | 'insufficient_scope'
+  | 'ip_not_allowed'
   | 'not_found'
   | 'conflict'
   | 'method_not_allowed'
@@ -53,6 +54,10 @@ export const insufficientScope = (requiredScope: string, message?: string) =>
     { required_scope: requiredScope },
     { 'www-authenticate': `Bearer realm="coldtrack", error="insufficient_scope", scope="${requiredScope}"` },
   );
+
+/** A known, live token used from an address outside its allow-list; `address`: request.ip as the service saw it. */
+export const ipNotAllowed = (address: string) =>
+  new ApiError(403, 'ip_not_allowed', `This API token may not be used from ${address}`, { client_ip: address });
 
 export const notFound = (message = 'Not found') => new ApiError(404, 'not_found', message);
 
