@@ -354,7 +354,7 @@ export interface components {
             user_agent: string | null;
             /** @description The X-Request-Id the action's answer carried */
             request_id: string | null;
-            /** @description What the action set (token.created: name, scopes, cooling_unit_ids, expires_at; token.rotated: grace_period_seconds, old_token_expires_at); never a token or its hash */
+            /** @description What the action set (token.created: name, scopes, cooling_unit_ids, allowed_ips, expires_at; token.rotated: grace_period_seconds, old_token_expires_at, allowed_ips); never a token or its hash */
             details: {
                 [key: string]: unknown;
             };
