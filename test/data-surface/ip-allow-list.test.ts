@@ -54,6 +54,7 @@ t.test('without TRUST_PROXY: the socket address decides, X-Forwarded-For changes
   t.equal(refused.body.error.code, 'ip_not_allowed');
   t.strictSame(refused.body.error.details, { client_ip: '127.0.0.1' }, 'details name the address the service saw');
   t.match(refused.body.error.message, /127\.0\.0\.1/);
+  t.equal(refused.headers.get('www-authenticate'), 'Bearer realm="coldtrack"', 'a Bearer challenge, like every 403 of a token');
 
   const forwarded = await data(served, bound.token, { 'x-forwarded-for': '10.1.2.3' });
   t.equal(forwarded.status, 403, 'an X-Forwarded-For nobody trusts is ignored');
