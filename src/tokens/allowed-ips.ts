@@ -11,7 +11,8 @@ export type AllowedIpParse = { ok: true; cidr: string } | { ok: false; problem: 
 
 const IPV4_BITS = 32;
 const IPV6_BITS = 128;
-const MAPPED_IPV4_PREFIX = 0xffffn << 32n;
+// ::ffff:0:0/96: the IPv4-mapped addresses, whose upper 96 bits are 0...0ffff
+const MAPPED_IPV4_HIGH = 0xffffn;
 const DOTTED_TAIL = /(\d{1,3}(?:\.\d{1,3}){3})$/;
 // the longest IPv6 CIDR in any spelling (a dotted tail) is well under this; anything longer is junk
 const LONGEST_ENTRY = 64;
@@ -78,7 +79,7 @@ export function parseAllowedIp(entry: string): AllowedIpParse {
   if (network !== value) {
     return { ok: false, problem: `is a CIDR with host bits set: ${quoted} (its network is ${bigIntToIpv6(network)}/${prefix})` };
   }
-  if (prefix >= 96 && value >> 32n === MAPPED_IPV4_PREFIX >> 32n) {
+  if (prefix >= 96 && value >> 32n === MAPPED_IPV4_HIGH) {
     return { ok: true, cidr: `${numberToIpv4(Number(value & 0xffffffffn))}/${prefix - 96}` };
   }
   return { ok: true, cidr: `${bigIntToIpv6(value)}/${prefix}` };
