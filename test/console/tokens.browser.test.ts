@@ -185,6 +185,7 @@ t.test('revoke: a confirmation first (Escape cancels), then the token is refused
     name: 'Warehouse dashboard',
     scopes: ['utilization', 'sensor_data'],
     cooling_unit_ids: company.unitIds.slice(1),
+    allowed_ips: ['198.51.100.0/24', '2001:db8:abcd::/48'],
     expires_at: new Date(now + 365 * 86_400_000).toISOString(),
   });
   await page.reload();
