@@ -325,6 +325,8 @@ export interface components {
             scopes: ("users" | "utilization" | "revenue" | "impact" | "sensor_data")[];
             /** @description Empty: company-wide access */
             cooling_unit_ids: number[];
+            /** @description The networks the token may be used from, as canonical CIDR text (a single address is a /32 or /128); empty: any address. A request from elsewhere is 403 ip_not_allowed. */
+            allowed_ips: string[];
             /** @description ISO 8601 UTC; null: never expires */
             expires_at: string | null;
             /** @description Accurate to within a minute; null before first use */
@@ -372,7 +374,7 @@ export interface components {
             user_agent: string | null;
             /** @description The X-Request-Id the action's answer carried */
             request_id: string | null;
-            /** @description What the action set (token.created: name, scopes, cooling_unit_ids, expires_at; token.rotated: grace_period_seconds, old_token_expires_at); never a token or its hash */
+            /** @description What the action set (token.created: name, scopes, cooling_unit_ids, allowed_ips, expires_at; token.rotated: grace_period_seconds, old_token_expires_at, allowed_ips); never a token or its hash */
             details: {
                 [key: string]: unknown;
             };
@@ -899,6 +901,8 @@ export interface operations {
                      * @default []
                      */
                     cooling_unit_ids?: number[];
+                    /** @description IPv4 and IPv6 addresses and CIDRs the token may be used from, at most 50, each once; an address is a /32 (IPv4) or /128 (IPv6), a CIDR must have no host bits set (10.1.0.0/16, not 10.1.2.3/16), an IPv4-mapped IPv6 entry is stored as IPv4. Empty or omitted: any address. */
+                    allowed_ips?: string[];
                     /**
                      * @description ISO 8601 with zone, in the future and before the year 10000 (UTC); null or omitted: never expires
                      * @default null
@@ -930,6 +934,8 @@ export interface operations {
                         scopes: ("users" | "utilization" | "revenue" | "impact" | "sensor_data")[];
                         /** @description Empty: company-wide access */
                         cooling_unit_ids: number[];
+                        /** @description The networks the token may be used from, as canonical CIDR text (a single address is a /32 or /128); empty: any address. A request from elsewhere is 403 ip_not_allowed. */
+                        allowed_ips: string[];
                         /** @description ISO 8601 UTC; null: never expires */
                         expires_at: string | null;
                         /** @description Accurate to within a minute; null before first use */
@@ -1529,6 +1535,8 @@ export interface operations {
                         scopes: ("users" | "utilization" | "revenue" | "impact" | "sensor_data")[];
                         /** @description Empty: company-wide access */
                         cooling_unit_ids: number[];
+                        /** @description The networks the token may be used from, as canonical CIDR text (a single address is a /32 or /128); empty: any address. A request from elsewhere is 403 ip_not_allowed. */
+                        allowed_ips: string[];
                         /** @description ISO 8601 UTC; null: never expires */
                         expires_at: string | null;
                         /** @description Accurate to within a minute; null before first use */
@@ -2551,7 +2559,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authenticated but not allowed (details.required_scope) */
+            /** @description Authenticated but not allowed: the token lacks the scope (insufficient_scope, details.required_scope) or is used from an address outside its allow-list (ip_not_allowed, details.client_ip) */
             403: {
                 headers: {
                     /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
@@ -2754,7 +2762,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authenticated but not allowed (details.required_scope) */
+            /** @description Authenticated but not allowed: the token lacks the scope (insufficient_scope, details.required_scope) or is used from an address outside its allow-list (ip_not_allowed, details.client_ip) */
             403: {
                 headers: {
                     /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
@@ -2961,7 +2969,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authenticated but not allowed (details.required_scope) */
+            /** @description Authenticated but not allowed: the token lacks the scope (insufficient_scope, details.required_scope) or is used from an address outside its allow-list (ip_not_allowed, details.client_ip) */
             403: {
                 headers: {
                     /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
@@ -3164,7 +3172,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authenticated but not allowed (details.required_scope) */
+            /** @description Authenticated but not allowed: the token lacks the scope (insufficient_scope, details.required_scope) or is used from an address outside its allow-list (ip_not_allowed, details.client_ip) */
             403: {
                 headers: {
                     /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
@@ -3370,7 +3378,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authenticated but not allowed (details.required_scope) */
+            /** @description Authenticated but not allowed: the token lacks the scope (insufficient_scope, details.required_scope) or is used from an address outside its allow-list (ip_not_allowed, details.client_ip) */
             403: {
                 headers: {
                     /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */

@@ -1,5 +1,6 @@
-// The creation form: a name, scopes (each with what it opens), all units or chosen ones, and an
-// expiry preset. It checks what it can before sending; the service checks everything again.
+// The creation form: a name, scopes (each with what it opens), all units or chosen ones, the IP
+// addresses it may be used from, and an expiry preset. It checks what it can before sending; the
+// service checks everything again, and its refusal (naming the entry at fault) is what decides.
 import { SCOPES, type CoolingUnit, type Scope } from './api.js';
 import { byId, el, say } from './format.js';
 
@@ -15,6 +16,7 @@ export interface TokenRequest {
   name: string;
   scopes: Scope[];
   cooling_unit_ids: number[];
+  allowed_ips: string[];
   expires_at: string | null;
 }
 
@@ -22,6 +24,12 @@ const form = () => byId<HTMLFormElement>('create-form');
 const checked = (name: string) =>
   [...form().querySelectorAll<HTMLInputElement>(`input[name="${name}"]:checked`)].map((input) => input.value);
 const DAY_MS = 86_400_000;
+const MAX_ALLOWED_IPS = 50;
+// a hint only: what could be an IPv4/IPv6 address with an optional prefix; the service parses it
+const LOOKS_LIKE_IP = /^[0-9a-f:.]{2,45}(?:\/\d{1,3})?$/i;
+
+/** The allow-list field's entries: one per line or comma separated, blanks ignored. */
+export const allowedIpEntries = (text: string) => text.split(/[\s,]+/).filter(Boolean);
 
 /** Builds the scope boxes once, and keeps the dependent fields in step with the radios. */
 export function setUpCreateForm() {
@@ -94,6 +102,13 @@ export function readCreateForm(now = Date.now()): TokenRequest | null {
       form().querySelector('input[name="unit"]') ?? form().querySelector('input[name="units"]'),
     );
   }
+  const ipField = byId<HTMLTextAreaElement>('allowed-ips');
+  const allowedIps = allowedIpEntries(ipField.value);
+  const unlikely = allowedIps.find((entry) => !LOOKS_LIKE_IP.test(entry));
+  if (unlikely) return refuse(`“${unlikely}” is not an IP address or network (e.g. 203.0.113.7 or 198.51.100.0/24).`, ipField);
+  if (allowedIps.length > MAX_ALLOWED_IPS) {
+    return refuse(`List at most ${MAX_ALLOWED_IPS} addresses or networks (${allowedIps.length} given).`, ipField);
+  }
   const expiry = checked('expiry')[0];
   let expiresAt: string | null = null;
   if (expiry === 'custom') {
@@ -107,5 +122,5 @@ export function readCreateForm(now = Date.now()): TokenRequest | null {
     expiresAt = new Date(now + Number(expiry) * DAY_MS).toISOString();
   }
   say(byId('create-error'), '');
-  return { name, scopes, cooling_unit_ids: units, expires_at: expiresAt };
+  return { name, scopes, cooling_unit_ids: units, allowed_ips: allowedIps, expires_at: expiresAt };
 }

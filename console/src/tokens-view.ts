@@ -1,5 +1,5 @@
 // The token list: one page of the company's tokens (state filter, pagination), with what an
-// employee decides on: scopes, units, who created it when, expiry, last use and rotation links,
+// employee decides on: scopes, units, allowed addresses, who created it when, expiry, last use and rotation links,
 // and each token's history.
 import type { ApiToken, CoolingUnit, Page } from './api.js';
 import { byId, el, timeCell } from './format.js';
@@ -34,6 +34,11 @@ function unitsCell(token: ApiToken, units: Map<number, CoolingUnit>) {
     return unit ? `${unit.name} (${unit.location.name})` : `Unit ${id} (deleted)`;
   });
   return el('ul', { class: 'plain' }, ...names.map((name) => el('li', {}, name)));
+}
+
+function allowedIpsCell(token: ApiToken) {
+  if (token.allowed_ips.length === 0) return el('span', {}, 'Any address');
+  return el('ul', { class: 'plain' }, ...token.allowed_ips.map((cidr) => el('li', {}, cidr)));
 }
 
 function rotationCell(token: ApiToken) {
@@ -80,6 +85,7 @@ function row(token: ApiToken, units: Map<number, CoolingUnit>, me: number | null
     ),
     el('td', {}, el('ul', { class: 'plain' }, ...token.scopes.map((scope) => el('li', {}, scope)))),
     el('td', {}, unitsCell(token, units)),
+    el('td', { class: 'addresses' }, allowedIpsCell(token)),
     el('td', {}, timeCell(token.created_at, '', true), el('br'), el('small', {}, creator)),
     el('td', {}, timeCell(token.expires_at, 'Never')),
     el('td', {}, timeCell(token.last_used_at, 'Never', true)),
@@ -99,7 +105,7 @@ export function renderTokens(
   const rows = page.data.map((token) => row(token, units, me, actions));
   if (rows.length === 0) {
     const empty = filter === '' && pagination.page === 1 ? 'No tokens yet: create one.' : `No ${FILTER_LABEL[filter]} here.`;
-    rows.push(el('tr', {}, el('td', { colspan: '9', class: 'muted' }, empty)));
+    rows.push(el('tr', {}, el('td', { colspan: '10', class: 'muted' }, empty)));
   }
   byId('token-rows').replaceChildren(...rows);
   const count = pagination.total_count;

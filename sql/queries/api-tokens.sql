@@ -5,10 +5,10 @@
 SELECT id FROM cooling_units WHERE company_id = $1 AND id = ANY($2::int[]) AND NOT deleted;
 
 -- name: insertToken
--- $8: the token this one replaces (a rotation), else NULL
-INSERT INTO api_tokens (company_id, name, scopes, token_hash, expires_at, created_at, created_by, rotated_from)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-RETURNING id;
+-- $8: the token this one replaces (a rotation), else NULL; $9: the allow-list, canonical CIDR text
+INSERT INTO api_tokens (company_id, name, scopes, token_hash, expires_at, created_at, created_by, rotated_from, allowed_ips)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::cidr[])
+RETURNING id, allowed_ips::text[] AS allowed_ips;
 
 -- name: insertTokenUnits
 INSERT INTO api_token_cooling_units (api_token_id, cooling_unit_id)
@@ -19,7 +19,8 @@ SELECT t.id, t.name, t.company_id, t.scopes, t.expires_at, t.last_used_at, t.rev
        t.revoked_at, t.created_at, t.created_by, t.rotated_from,
        (SELECT r.id FROM api_tokens r WHERE r.rotated_from = t.id) AS replaced_by,
        ARRAY(SELECT u.cooling_unit_id FROM api_token_cooling_units u
-             WHERE u.api_token_id = t.id ORDER BY 1) AS cooling_unit_ids
+             WHERE u.api_token_id = t.id ORDER BY 1) AS cooling_unit_ids,
+       t.allowed_ips::text[] AS allowed_ips
 FROM api_tokens t
 WHERE t.company_id = $1 AND t.id = $2;
 
@@ -29,7 +30,8 @@ SELECT t.id, t.name, t.company_id, t.scopes, t.expires_at, t.last_used_at, t.rev
        t.revoked_at, t.created_at, t.created_by, t.rotated_from,
        (SELECT r.id FROM api_tokens r WHERE r.rotated_from = t.id) AS replaced_by,
        ARRAY(SELECT u.cooling_unit_id FROM api_token_cooling_units u
-             WHERE u.api_token_id = t.id ORDER BY 1) AS cooling_unit_ids
+             WHERE u.api_token_id = t.id ORDER BY 1) AS cooling_unit_ids,
+       t.allowed_ips::text[] AS allowed_ips
 FROM api_tokens t
 WHERE t.company_id = $1
   AND ($2::text IS NULL OR api_token_state(t.revoked, t.expires_at, $3) = $2)
@@ -57,7 +59,7 @@ SELECT id FROM api_tokens WHERE company_id = $1 AND id = $2 FOR UPDATE;
 -- name: tokenToRotate
 -- read after the lock, in a statement of its own: its snapshot sees what a rotation or revoke that
 -- held the lock before us committed
-SELECT t.name, t.scopes, t.expires_at, t.revoked,
+SELECT t.name, t.scopes, t.expires_at, t.revoked, t.allowed_ips::text[] AS allowed_ips,
        EXISTS (SELECT 1 FROM api_tokens r WHERE r.rotated_from = t.id) AS replaced
 FROM api_tokens t
 WHERE t.company_id = $1 AND t.id = $2;
@@ -78,7 +80,8 @@ RETURNING expires_at;
 -- the data surface's lookup by hash; the result is cached in process (src/tokens/authenticator.ts)
 SELECT t.id, t.company_id, t.scopes, t.expires_at, t.revoked,
        ARRAY(SELECT u.cooling_unit_id FROM api_token_cooling_units u
-             WHERE u.api_token_id = t.id ORDER BY 1) AS cooling_unit_ids
+             WHERE u.api_token_id = t.id ORDER BY 1) AS cooling_unit_ids,
+       t.allowed_ips::text[] AS allowed_ips
 FROM api_tokens t
 WHERE t.token_hash = $1;
 

@@ -4,6 +4,7 @@ export type ErrorCode =
   | 'invalid_request'
   | 'unauthorized'
   | 'insufficient_scope'
+  | 'ip_not_allowed'
   | 'not_found'
   | 'conflict'
   | 'method_not_allowed'
@@ -52,6 +53,17 @@ export const insufficientScope = (requiredScope: string, message?: string) =>
     message ?? `This token lacks the "${requiredScope}" scope`,
     { required_scope: requiredScope },
     { 'www-authenticate': `Bearer realm="coldtrack", error="insufficient_scope", scope="${requiredScope}"` },
+  );
+
+/** A known, live token used from an address outside its allow-list; `address`: request.ip as the service saw it. */
+export const ipNotAllowed = (address: string) =>
+  new ApiError(
+    403,
+    'ip_not_allowed',
+    `This API token may not be used from ${address}`,
+    { client_ip: address },
+    // like every 403 of a bearer token; no RFC 6750 error code fits an address outside the list
+    { 'www-authenticate': 'Bearer realm="coldtrack"' },
   );
 
 export const notFound = (message = 'Not found') => new ApiError(404, 'not_found', message);

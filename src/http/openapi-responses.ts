@@ -22,6 +22,11 @@ const DESCRIPTIONS: Record<string, string> = {
   503: 'A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds',
 };
 
+// an API token's 403s: the data surface checks the token's scope and its IP allow-list
+const TOKEN_FORBIDDEN =
+  'Authenticated but not allowed: the token lacks the scope (insufficient_scope, details.required_scope) or is used from an ' +
+  'address outside its allow-list (ip_not_allowed, details.client_ip)';
+
 const header = (description: string, schema: Record<string, unknown>) => ({ description, ...schema });
 const REQUEST_ID = header('The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID', { type: 'string' });
 const RATE_LIMIT = {
@@ -48,6 +53,7 @@ const OPERATIONS_PATHS = new Set(['/healthz', '/readyz']);
 export function documentResponses(url: string, schema: RouteSchema): RouteSchema {
   const rateLimited = !OPERATIONS_PATHS.has(url);
   const authenticated = (schema.security ?? []).some((requirement) => Object.keys(requirement).length > 0);
+  const usesApiToken = (schema.security ?? []).some((requirement) => 'apiToken' in requirement);
   const response: Record<string, Record<string, unknown>> = { ...(schema.response ?? {}) };
   const statuses = ['400', '408', '431', '500', ...(schema.body ? ['413', '415'] : []), ...(rateLimited ? ['429', '503'] : ['503'])];
   for (const status of statuses) response[status] ??= { ...ERROR_REF };
@@ -61,7 +67,10 @@ export function documentResponses(url: string, schema: RouteSchema): RouteSchema
     if (parserRefusal) delete headers['X-Request-Id'];
     response[status] = {
       ...answer,
-      description: DESCRIPTIONS[status] ?? (answer.description as string | undefined) ?? 'Response',
+      description:
+        (status === '403' && usesApiToken ? TOKEN_FORBIDDEN : DESCRIPTIONS[status]) ??
+        (answer.description as string | undefined) ??
+        'Response',
       headers,
     };
   }

@@ -5,6 +5,7 @@
 import type { FastifyRequest } from 'fastify';
 import { bearerCredential } from '../auth/bearer.js';
 import { invalidRequest } from '../http/errors.js';
+import { ipRefusal } from '../tokens/allowed-ips.js';
 import type { Scope } from '../tokens/scopes.js';
 import type { App } from '../types.js';
 
@@ -51,12 +52,14 @@ export function registerTokenAuth(app: App) {
   // Every request is counted, a refused one too: against its token when the Authorization header
   // carries a valid one (with the X-RateLimit headers), otherwise against the caller's IP, as
   // failed credentials are (guessing tokens is rate limited too). A token misplaced in the query
-  // string or body is never used, and the request is 400 whatever the header holds.
+  // string or body is never used, and the request is 400 whatever the header holds. A live token
+  // used from outside its IP allow-list is 403, counted against the caller's IP and not the
+  // token's budget: whoever holds a leaked copy elsewhere cannot use up the partner's limit.
   app.addHook('preParsing', async (request, reply, payload) => {
     const refusal = secretInQuery(request) ?? (hasBody(request) ? await bodyRefusal(payload) : null);
     try {
       request.apiToken = await app.tokenAuthenticator.authenticate(bearerCredential(request), (token) =>
-        app.rateLimits.check('analytics_api_token', token.id, request, reply),
+        ipRefusal(token, request.ip) ? Promise.resolve() : app.rateLimits.check('analytics_api_token', token.id, request, reply),
       );
     } catch (error) {
       // no valid credentials (401, or a malformed Authorization: 400): counted by client IP
@@ -64,6 +67,12 @@ export function registerTokenAuth(app: App) {
       if (request.apiToken || (status !== 401 && status !== 400)) throw error;
       await app.rateLimits.checkPublic(request, reply);
       throw refusal ?? error;
+    }
+    // only once the token is known to be live: an unknown, revoked or expired one stays a 401
+    const outsideAllowList = ipRefusal(request.apiToken, request.ip);
+    if (outsideAllowList) {
+      await app.rateLimits.checkPublic(request, reply);
+      throw refusal ?? outsideAllowList;
     }
     if (refusal) throw refusal;
     return payload;

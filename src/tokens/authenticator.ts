@@ -2,12 +2,14 @@
 // then the SHA-256 through an in-process LRU cache, so a warm token costs no database query.
 // Revocation and expiry are re-checked on every request from the cached row and the revocation
 // bus (which also carries an expiry a rotation brought forward); the cache TTL is only a safety net.
+import type { BlockList } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import { lookup } from '../db/pool.js';
 import { loadQueries } from '../db/sql.js';
 import { unauthorized } from '../http/errors.js';
 import type { Clock } from '../time.js';
+import { compileAllowList } from './allowed-ips.js';
 import { TOKEN_CACHE_TTL_MS } from './cache-ttl.js';
 import { hashToken, isWellFormedToken } from './format.js';
 import type { LastUsedRecorder } from './last-used.js';
@@ -24,6 +26,8 @@ export interface AuthenticatedToken {
   scopes: ReadonlySet<Scope>;
   /** empty: company-wide */
   coolingUnitIds: readonly number[];
+  /** the addresses it may be used from, compiled once per cached row; null: any (src/tokens/allowed-ips.ts) */
+  allowedIps: BlockList | null;
   expiresAt: number | null;
   revoked: boolean;
 }
@@ -37,6 +41,7 @@ interface TokenRow {
   expires_at: Date | null;
   revoked: boolean;
   cooling_unit_ids: number[];
+  allowed_ips: string[];
 }
 
 export interface TokenAuthenticatorOptions {
@@ -76,6 +81,7 @@ export function createTokenAuthenticator(options: TokenAuthenticatorOptions) {
             companyId: row.company_id,
             scopes: new Set(row.scopes),
             coolingUnitIds: row.cooling_unit_ids,
+            allowedIps: compileAllowList(row.allowed_ips),
             expiresAt: row.expires_at?.getTime() ?? null,
             revoked: row.revoked,
           },

@@ -29,6 +29,8 @@ export interface ApiTokenRecord {
   company_id: number;
   scopes: Scope[];
   cooling_unit_ids: number[];
+  /** canonical CIDR text (src/tokens/allowed-ips.ts); empty: any address */
+  allowed_ips: string[];
   expires_at: string | null;
   last_used_at: string | null;
   revoked: boolean;
@@ -56,6 +58,7 @@ function toRecord(row: TokenRow): ApiTokenRecord {
     company_id: row.company_id,
     scopes: row.scopes,
     cooling_unit_ids: row.cooling_unit_ids,
+    allowed_ips: row.allowed_ips,
     expires_at: iso(row.expires_at),
     last_used_at: iso(row.last_used_at),
     revoked: row.revoked,
@@ -73,6 +76,8 @@ export interface NewToken {
   name: string;
   scopes: Scope[];
   coolingUnitIds: number[];
+  /** canonical CIDR text (parseAllowedIp); empty: any address */
+  allowedIps: string[];
   expiresAt: Date | null;
   tokenHash: Buffer;
   now: Date;
@@ -119,7 +124,7 @@ export function createTokenRepository(pool: pg.Pool) {
 
     async createToken(token: NewToken): Promise<ApiTokenRecord> {
       const id = await inTransaction(pool, async (client) => {
-        const { rows } = await client.query<{ id: string }>(sql.insertToken, [
+        const { rows } = await client.query<{ id: string; allowed_ips: string[] }>(sql.insertToken, [
           token.companyId,
           token.name,
           token.scopes,
@@ -128,6 +133,7 @@ export function createTokenRepository(pool: pg.Pool) {
           token.now,
           token.createdBy,
           null,
+          token.allowedIps,
         ]);
         const id = rows[0]!.id;
         if (token.coolingUnitIds.length > 0) {
@@ -143,6 +149,8 @@ export function createTokenRepository(pool: pg.Pool) {
             name: token.name,
             scopes: token.scopes,
             cooling_unit_ids: token.coolingUnitIds,
+            // as stored: the text every later read shows
+            allowed_ips: rows[0]!.allowed_ips,
             expires_at: token.expiresAt?.toISOString() ?? null,
           },
         });
@@ -184,7 +192,7 @@ export function createTokenRepository(pool: pg.Pool) {
     },
 
     /**
-     * Creates the replacement (same name, scopes, units and expiry) and brings the old token's
+     * Creates the replacement (same name, scopes, units, allow-list and expiry) and brings the old token's
      * expiry forward, in one transaction that holds the old row's lock. `beforeCommit` runs once
      * both are written, with the old token's new expiry: if it throws (the expiry cannot reach
      * every process), nothing is committed, the audit event neither.
@@ -200,6 +208,7 @@ export function createTokenRepository(pool: pg.Pool) {
             scopes: Scope[];
             expires_at: Date | null;
             revoked: boolean;
+            allowed_ips: string[];
             replaced: boolean;
           }>(sql.tokenToRotate, [companyId, tokenId]);
           const old = rows[0]!;
@@ -220,6 +229,7 @@ export function createTokenRepository(pool: pg.Pool) {
             now,
             rotation.rotatedBy,
             tokenId,
+            old.allowed_ips,
           ]);
           const replacementId = inserted.rows[0]!.id;
           await client.query(sql.copyTokenUnits, [tokenId, replacementId]);
@@ -236,7 +246,13 @@ export function createTokenRepository(pool: pg.Pool) {
             relatedTokenId: replacementId,
             occurredAt: now,
             origin: rotation.origin,
-            details: { grace_period_seconds: rotation.graceMs / SECOND_MS, old_token_expires_at: ended.rows[0]!.expires_at.toISOString() },
+            details: {
+              grace_period_seconds: rotation.graceMs / SECOND_MS,
+              old_token_expires_at: ended.rows[0]!.expires_at.toISOString(),
+              // what the replacement carries over: the allow-list is the one setting a rotation could
+              // silently change, so the trail shows it
+              allowed_ips: old.allowed_ips,
+            },
           });
           return { kind: 'rotated', replacementId };
         });

@@ -92,7 +92,7 @@ t.test('create a restricted token; its secret is shown once, copied, and gone fr
   t.equal(await focused(page), 'new-token', 'focus is back where the flow started');
 });
 
-t.test('the list: name, scopes, units, creator, created, expiry, last use', async (t) => {
+t.test('the list: name, scopes, units, allowed addresses, creator, created, expiry, last use', async (t) => {
   await ctx.app.lastUsed.flush();
   await world.setTime(new Date(ctx.clock.now().getTime() + 3 * 60_000));
   await page.getByLabel('Show').selectOption('active');
@@ -104,10 +104,11 @@ t.test('the list: name, scopes, units, creator, created, expiry, last use', asyn
   t.equal(cells[1], 'Active');
   t.equal(cells[2], 'users');
   t.equal(cells[3], 'Console Cold unit A (Main market)');
-  t.match(cells[4], /^3 minutes ago\d{4}-\d\d-\d\d \d\d:\d\d UTCby you$/, 'created, by whom');
-  t.match(cells[5], /^in 29 days\d{4}-/, 'expires: relative and absolute');
-  t.match(cells[6], /^3 minutes ago\d{4}-/, 'last used');
-  t.equal(cells[7], '—', 'no rotation yet');
+  t.equal(cells[4], 'Any address', 'no allow-list');
+  t.match(cells[5], /^3 minutes ago\d{4}-\d\d-\d\d \d\d:\d\d UTCby you$/, 'created, by whom');
+  t.match(cells[6], /^in 29 days\d{4}-/, 'expires: relative and absolute');
+  t.match(cells[7], /^3 minutes ago\d{4}-/, 'last used');
+  t.equal(cells[8], '—', 'no rotation yet');
   t.equal(await page.locator('#list-summary').textContent(), '1 active token');
   await page.getByLabel('Show').selectOption('');
   await page.getByText('1 token', { exact: true }).waitFor();
@@ -184,6 +185,7 @@ t.test('revoke: a confirmation first (Escape cancels), then the token is refused
     name: 'Warehouse dashboard',
     scopes: ['utilization', 'sensor_data'],
     cooling_unit_ids: company.unitIds.slice(1),
+    allowed_ips: ['198.51.100.0/24', '2001:db8:abcd::/48'],
     expires_at: new Date(now + 365 * 86_400_000).toISOString(),
   });
   await page.reload();

@@ -6,6 +6,7 @@ import { sign } from 'node:crypto';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { calendarDate, codePoints, dateTime, invalidValues, objectBranch, typesOf, validValue, type Overlay } from './arbitraries.js';
+import { parseAllowedIp } from '../../src/tokens/allowed-ips.js';
 import { contractViolations } from './expectations.js';
 import type { Operation, Parameter, Schema } from './openapi.js';
 import type { World } from './world.js';
@@ -32,6 +33,25 @@ const DAY_MS = 86_400_000;
 export const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 
 type Mode = 'document' | 'contract';
+
+const octet = fc.nat({ max: 255 });
+const hextet = fc.nat({ max: 0xffff }).map((group) => group.toString(16));
+/** An allow-list entry in one of the spellings the service takes: an address, or a network without host bits. */
+const allowListEntry = fc.oneof(
+  fc.tuple(octet, octet, octet, octet).map((octets) => octets.join('.')),
+  fc.tuple(octet, octet).map(([a, b]) => `${a}.${b}.0.0/16`),
+  fc.tuple(octet, octet, octet).map(([a, b, c]) => `${a}.${b}.${c}.0/24`),
+  fc.tuple(hextet, hextet, hextet).map(([a, b, c]) => `${a}:${b}::${c}`),
+  hextet.map((group) => `2001:db8:${group}::/48`),
+  fc.tuple(octet, octet).map(([a, b]) => `::ffff:10.${a}.${b}.0/120`),
+);
+const allowList = fc.uniqueArray(allowListEntry, {
+  maxLength: 4,
+  selector: (entry) => {
+    const parsed = parseAllowedIp(entry);
+    return parsed.ok ? parsed.cidr : entry;
+  },
+});
 
 /** Fixture values for what the schema alone cannot make real. */
 function overlayFor(world: World, mode: Mode): Overlay {
@@ -82,6 +102,11 @@ function overlayFor(world: World, mode: Mode): Overlay {
         return fc.subarray(world.company.liveUnits);
       case 'scopes':
         return fc.shuffledSubarray(world.scopes, { minLength: 1 });
+      // addresses and networks the service takes (distinct once normalised); the document says "strings"
+      case 'allowed_ips':
+        return mode === 'contract'
+          ? allowList
+          : fc.oneof({ arbitrary: allowList, weight: 4 }, fc.array(fc.string({ maxLength: 20 }), { maxLength: 3 }));
       case 'expires_at':
         return fc.oneof(fc.constant(null), dateTime(new Date(now.getTime() + 60_000), new Date('9999-12-30T00:00:00Z')));
       default:

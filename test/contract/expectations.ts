@@ -5,6 +5,7 @@
 // the schema (a format, uniqueItems, a pattern) or in the operation's prose and is not, the
 // document and the service disagree: the refusal is still checked, and the "document-valid input
 // is accepted" assertion it fails is a todo naming what src/ must document.
+import { parseAllowedIp } from '../../src/tokens/allowed-ips.js';
 import type { Operation } from './openapi.js';
 import type { Example } from './examples.js';
 import { scopeOf, type World } from './world.js';
@@ -138,6 +139,29 @@ function bodyViolations(world: World, operation: Operation, body: Record<string,
           ? {}
           : {
               gap: `src: ${operation.id}: cooling_unit_ids must be live units of the employee's company (contract), and the document only says "${described}"`,
+            }),
+      });
+    }
+  }
+  if (Array.isArray(body.allowed_ips)) {
+    // the service's reading: each entry an address or a CIDR without host bits, distinct once normalised
+    const seen = new Set<string>();
+    const wrong = (body.allowed_ips as unknown[]).find((entry) => {
+      if (typeof entry !== 'string') return false; // a type the document refuses: not a contract rule
+      const parsed = parseAllowedIp(entry);
+      if (!parsed.ok || seen.has(parsed.cidr)) return true;
+      seen.add(parsed.cidr);
+      return false;
+    });
+    if (wrong !== undefined) {
+      const described = String(properties.allowed_ips?.description ?? '');
+      violations.push({
+        field: 'allowed_ips',
+        rule: `allowed_ips entry ${JSON.stringify(wrong).slice(0, 60)}: not an address or CIDR without host bits, or a repeat`,
+        ...(/addresses and CIDRs/i.test(described) && /host bits/i.test(described) && /each once/i.test(described)
+          ? {}
+          : {
+              gap: `src: ${operation.id}: allowed_ips entries must be distinct IP addresses or CIDRs without host bits (contract), and the document only says "${described}"`,
             }),
       });
     }

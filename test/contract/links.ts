@@ -3,6 +3,7 @@
 // both -> revoke -> revoke again -> retrieve -> rotate the revoked one. Every answer goes through
 // the same conformance checks as the generated requests, and the state must read consistently
 // from step to step (the same object, the links both ways, the first revoked_at kept).
+import { BlockList, isIP } from 'node:net';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Test } from 'tap';
@@ -18,6 +19,7 @@ interface TokenJson {
   name: string;
   scopes: string[];
   cooling_unit_ids: number[];
+  allowed_ips: string[];
   expires_at: string | null;
   last_used_at: string | null;
   revoked: boolean;
@@ -88,6 +90,16 @@ export async function runLinks(t: Test, world: World, options: { seed: number; n
   const instant = (text: string | null) => (text === null ? null : Date.parse(text));
   // last_used_at is written behind (within a minute): once a token is used it may move between reads
   const settled = (token: TokenJson | undefined) => (token ? { ...token, last_used_at: '(written behind)' } : token);
+  /** What a data request from inject's address (127.0.0.1) gets with a live token of this allow-list. */
+  const fromLoopback = (allowedIps: string[]) => {
+    if (allowedIps.length === 0) return 200;
+    const list = new BlockList();
+    for (const cidr of allowedIps) {
+      const [address, prefix] = cidr.split('/') as [string, string];
+      list.addSubnet(address, Number(prefix), isIP(address) === 4 ? 'ipv4' : 'ipv6');
+    }
+    return list.check('127.0.0.1', 'ipv4') ? 200 : 403;
+  };
   const useOn = async (step: string, rawToken: string, scopes: string[], expected: number) => {
     const operation = data.find((candidate) => scopes.includes(scopeOf(world, candidate)));
     if (!operation) return;
@@ -133,7 +145,8 @@ export async function runLinks(t: Test, world: World, options: { seed: number; n
       status('list', listed.response, 200);
       const entry = listed.body.data?.find((item) => item.id === token.id);
       same('list (state=active): the created object, without the raw token', entry, stored);
-      await useOn('the new token reads a data endpoint of its scopes', raw!, token.scopes, 200);
+      const liveAnswer = fromLoopback(token.allowed_ips);
+      await useOn('the new token reads a data endpoint of its scopes (403 from outside its allow-list)', raw!, token.scopes, liveAnswer);
 
       let live = { id: token.id, raw: raw!, object: stored as TokenJson };
       if (rotate) {
@@ -147,9 +160,9 @@ export async function runLinks(t: Test, world: World, options: { seed: number; n
         if (rotated.response.statusCode === 201) {
           const replacement = rotated.body;
           same(
-            'rotate: the replacement keeps name, scopes, units and expiry',
-            [replacement.name, replacement.scopes, replacement.cooling_unit_ids, replacement.expires_at],
-            [stored.name, stored.scopes, stored.cooling_unit_ids, stored.expires_at],
+            'rotate: the replacement keeps name, scopes, units, allow-list and expiry',
+            [replacement.name, replacement.scopes, replacement.cooling_unit_ids, replacement.allowed_ips, replacement.expires_at],
+            [stored.name, stored.scopes, stored.cooling_unit_ids, stored.allowed_ips, stored.expires_at],
           );
           same('rotate: the replacement names the old token', replacement.rotated_from, token.id);
           expect(
@@ -162,8 +175,8 @@ export async function runLinks(t: Test, world: World, options: { seed: number; n
           const now = world.ctx.clock.now().getTime();
           const ends = Math.min(now + seconds * 1000, instant(stored.expires_at) ?? Infinity);
           same('retrieve the rotated token: it expires after the grace period (or its own expiry)', instant(old.body.expires_at), ends);
-          await useOn('the rotated token during its grace period (401 when it is 0)', raw!, token.scopes, seconds > 0 ? 200 : 401);
-          await useOn('the replacement reads a data endpoint of its scopes', replacement.token!, replacement.scopes, 200);
+          await useOn('the rotated token during its grace period (401 when it is 0)', raw!, token.scopes, seconds > 0 ? liveAnswer : 401);
+          await useOn('the replacement reads a data endpoint of its scopes', replacement.token!, replacement.scopes, liveAnswer);
           const { token: replacementRaw, ...replacementStored } = replacement;
           live = { id: replacement.id, raw: replacementRaw!, object: replacementStored as TokenJson };
         }

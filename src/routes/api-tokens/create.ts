@@ -8,10 +8,37 @@ import { errorResponses, isoInstant, onArray, trimmedText } from '../../http/sch
 import { generateToken, hashToken } from '../../tokens/format.js';
 import { SCOPES } from '../../tokens/scopes.js';
 import type { App } from '../../types.js';
+import { MAX_ALLOWED_IPS, parseAllowedIp } from '../../tokens/allowed-ips.js';
 import { apiToken } from './schema.js';
 import { MAX_INT4 } from '../../db/int4.js';
 
 const distinct = (values: readonly unknown[]) => new Set(values).size === values.length;
+
+// each entry becomes its canonical CIDR text, so `10.1.2.3` and `10.1.2.3/32` are one entry twice
+const allowedIpsField = z
+  .array(
+    z.string().transform((entry, ctx) => {
+      const parsed = parseAllowedIp(entry);
+      if (parsed.ok) return parsed.cidr;
+      ctx.addIssue({ code: 'custom', message: parsed.problem });
+      return z.NEVER;
+    }),
+  )
+  .max(MAX_ALLOWED_IPS, { error: `must list at most ${MAX_ALLOWED_IPS} entries`, ...onArray })
+  .superRefine((cidrs, ctx) => {
+    const first = new Map<string, number>();
+    cidrs.forEach((cidr, index) => {
+      const earlier = first.get(cidr);
+      if (earlier === undefined) first.set(cidr, index);
+      else ctx.addIssue({ code: 'custom', path: [index], message: `is ${cidr} again (allowed_ips.${earlier}): list each network once` });
+    });
+  })
+  .default([])
+  .describe(
+    `IPv4 and IPv6 addresses and CIDRs the token may be used from, at most ${MAX_ALLOWED_IPS}, each once; an address is a /32 ` +
+      '(IPv4) or /128 (IPv6), a CIDR must have no host bits set (10.1.0.0/16, not 10.1.2.3/16), an IPv4-mapped IPv6 entry ' +
+      'is stored as IPv4. Empty or omitted: any address.',
+  );
 
 const body = z.strictObject({
   name: trimmedText(100).describe('Trimmed; 1..100 characters, no control characters'),
@@ -27,6 +54,7 @@ const body = z.strictObject({
     .meta({ uniqueItems: true })
     .default([])
     .describe("Units the token is restricted to, each a live unit of the employee's company (else 400); empty or omitted: company-wide"),
+  allowed_ips: allowedIpsField,
   expires_at: isoInstant()
     .nullable()
     .default(null)
@@ -54,7 +82,7 @@ export default async function createApiToken(app: App) {
     handler: async (request, reply) => {
       const { companyId, userId } = request.employee;
       const now = app.clock.now();
-      const { name, scopes, cooling_unit_ids: coolingUnitIds } = request.body;
+      const { name, scopes, cooling_unit_ids: coolingUnitIds, allowed_ips: allowedIps } = request.body;
 
       const expiresAt = request.body.expires_at === null ? null : new Date(request.body.expires_at);
       if (expiresAt && expiresAt.getTime() <= now.getTime()) {
@@ -78,6 +106,7 @@ export default async function createApiToken(app: App) {
         name,
         scopes,
         coolingUnitIds,
+        allowedIps,
         expiresAt,
         tokenHash: hashToken(token),
         now,

@@ -10,6 +10,12 @@ export const apiToken = z
     company_id: z.number().int(),
     scopes: z.array(z.enum(SCOPES)),
     cooling_unit_ids: z.array(z.number().int()).describe('Empty: company-wide access'),
+    allowed_ips: z
+      .array(z.string())
+      .describe(
+        'The networks the token may be used from, as canonical CIDR text (a single address is a /32 or /128); ' +
+          'empty: any address. A request from elsewhere is 403 ip_not_allowed.',
+      ),
     expires_at: z.string().nullable().describe('ISO 8601 UTC; null: never expires'),
     last_used_at: z.string().nullable().describe('Accurate to within a minute; null before first use'),
     revoked: z.boolean(),

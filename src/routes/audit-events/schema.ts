@@ -25,7 +25,8 @@ export const auditEvent = z
     details: z
       .record(z.string(), z.unknown())
       .describe(
-        'What the action set (token.created: name, scopes, cooling_unit_ids, expires_at; token.rotated: grace_period_seconds, old_token_expires_at); never a token or its hash',
+        'What the action set (token.created: name, scopes, cooling_unit_ids, allowed_ips, expires_at; token.rotated: ' +
+          'grace_period_seconds, old_token_expires_at, allowed_ips); never a token or its hash',
       ),
     prev_hash: sha256Hex.nullable().describe("The hash of the company's previous event (hex); null for its first"),
     hash: sha256Hex.describe("SHA-256 over this event's content and prev_hash (hex): keep the latest to anchor the chain"),

@@ -309,6 +309,9 @@ CREATE TABLE public.api_tokens (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     created_by integer NOT NULL,
     rotated_from uuid,
+    allowed_ips cidr[] DEFAULT '{}'::cidr[] NOT NULL,
+    CONSTRAINT api_tokens_allowed_ips_at_most_50 CHECK ((cardinality(allowed_ips) <= 50)),
+    CONSTRAINT api_tokens_allowed_ips_no_nulls CHECK ((array_position(allowed_ips, NULL::cidr) IS NULL)),
     CONSTRAINT api_tokens_check CHECK ((revoked = (revoked_at IS NOT NULL))),
     CONSTRAINT api_tokens_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 100))),
     CONSTRAINT api_tokens_not_rotated_from_itself CHECK ((rotated_from <> id)),
@@ -846,6 +849,7 @@ ALTER TABLE ONLY public.users
 {"name":"008_timescale-aggregate-layout"}
 {"name":"009_analytics-figures"}
 {"name":"010_token-audit-events"}
+{"name":"011_token-allowed-ips"}
 
 -- weekly partitions
 {"partitions":0}

@@ -9,6 +9,7 @@ export const SCOPES = ['users', 'utilization', 'revenue', 'impact', 'sensor_data
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const TOKEN_PATTERN = /^ctk_[0-9A-Za-z]{49}$/;
 export const API_TOKEN_KEYS = [
+  'allowed_ips',
   'company_id',
   'cooling_unit_ids',
   'created_at',
@@ -30,6 +31,7 @@ export interface ApiTokenJson {
   company_id: number;
   scopes: string[];
   cooling_unit_ids: number[];
+  allowed_ips: string[];
   expires_at: string | null;
   last_used_at: string | null;
   revoked: boolean;

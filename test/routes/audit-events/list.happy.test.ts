@@ -72,8 +72,8 @@ t.test('each action leaves its event, newest first, with actor, time, IP, user a
   });
   t.strictSame(
     rotation.details,
-    { grace_period_seconds: 3600, old_token_expires_at: new Date(rotatedAt.getTime() + 3_600_000).toISOString() },
-    "the grace period and the old token's new end",
+    { grace_period_seconds: 3600, old_token_expires_at: new Date(rotatedAt.getTime() + 3_600_000).toISOString(), allowed_ips: [] },
+    "the grace period, the old token's new end and the allow-list carried over (none)",
   );
   t.match(creation, {
     sequence: 1,
@@ -87,7 +87,13 @@ t.test('each action leaves its event, newest first, with actor, time, IP, user a
   });
   t.strictSame(
     creation.details,
-    { name: 'Partner ERP', scopes: ['utilization', 'users'], cooling_unit_ids: [a.unitIds[1], a.unitIds[0]], expires_at: expiresAt },
+    {
+      name: 'Partner ERP',
+      scopes: ['utilization', 'users'],
+      cooling_unit_ids: [a.unitIds[1], a.unitIds[0]],
+      allowed_ips: [],
+      expires_at: expiresAt,
+    },
     'what the creation set',
   );
   t.equal(created.headers['x-request-id'], 'req-create-1', 'the request id is the one the answer carried');
