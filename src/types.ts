@@ -15,6 +15,7 @@ import type { AuthenticatedToken, TokenAuthenticator } from './tokens/authentica
 import type { LastUsedRecorder } from './tokens/last-used.js';
 import type { TokenRepository } from './tokens/repository.js';
 import type { RevocationBus } from './tokens/revocation.js';
+import type { TokenUsage } from './tokens/usage.js';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -50,6 +51,8 @@ declare module 'fastify' {
     tokenAuthenticator: TokenAuthenticator;
     revocations: RevocationBus;
     lastUsed: LastUsedRecorder;
+    /** usage per token, counted in memory and written by the last_used flush; null: not counted */
+    tokenUsage: TokenUsage | null;
     accessControl: AccessControl;
     rateLimits: RateLimiter;
     metrics: Metrics;

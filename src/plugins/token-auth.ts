@@ -55,9 +55,10 @@ export function registerTokenAuth(app: App) {
   app.addHook('preParsing', async (request, reply, payload) => {
     const refusal = secretInQuery(request) ?? (hasBody(request) ? await bodyRefusal(payload) : null);
     try {
-      request.apiToken = await app.tokenAuthenticator.authenticate(bearerCredential(request), (token) =>
-        app.rateLimits.check('analytics_api_token', token.id, request, reply),
-      );
+      request.apiToken = await app.tokenAuthenticator.authenticate(bearerCredential(request), (token) => {
+        request.usageTokenId = token.id; // a 429 counts in the token's usage (data-surface/usage-counting.ts)
+        return app.rateLimits.check('analytics_api_token', token.id, request, reply);
+      });
     } catch (error) {
       // no valid credentials (401, or a malformed Authorization: 400): counted by client IP
       const status = (error as { statusCode?: number }).statusCode;
