@@ -1,7 +1,8 @@
 // The command line of `npm run bench`: mode, run length and the scenario subset, resolved into the
 // run's configuration and what it includes; or the P9 scale curve, a separate mode. --publish
 // (kit/publish.ts) takes only a complete run: not --quick or --only, not a smaller scale curve.
-//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--publish]
+//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--usage-overhead] [--publish]
+//     --usage-overhead: P1 also against a cluster without usage counting (kit/usage-overhead.ts)
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 import { parseArgs } from 'node:util';
 import { type KitConfig, kitConfig } from './config.js';
@@ -24,6 +25,8 @@ export interface RunOptions {
   partial: string[];
   /** --publish: the run also goes to bench/history.jsonl and docs/benchmarks.md (kit/publish.ts) */
   publish: boolean;
+  /** --usage-overhead: P1 with and without usage counting, and their ratio (kit/usage-overhead.ts) */
+  usageOverhead: boolean;
 }
 
 export function readRunOptions(args = process.argv.slice(2)): RunOptions {
@@ -37,6 +40,7 @@ export function readRunOptions(args = process.argv.slice(2)): RunOptions {
       'scale-max': { type: 'string' },
       profile: { type: 'string' },
       publish: { type: 'boolean', default: false },
+      'usage-overhead': { type: 'boolean', default: false },
     },
   });
   if (!values.scale && (values['scale-max'] !== undefined || values.profile !== undefined)) {
@@ -69,5 +73,6 @@ export function readRunOptions(args = process.argv.slice(2)): RunOptions {
     scale,
     partial,
     publish: values.publish,
+    usageOverhead: values['usage-overhead'] && !values.scale,
   };
 }
