@@ -2,7 +2,7 @@
 // class, and the client it was last used from. Counted in memory by every worker and written by
 // the last_used flush (src/tokens/usage.ts): today's figures trail by up to LAST_USED_FLUSH_SECONDS.
 import { z } from 'zod';
-import { dateParam, formatDay, parseDay, today } from '../../data-surface/window.js';
+import { dateParam, FIRST_DAY, formatDay, parseDay, today } from '../../data-surface/window.js';
 import { invalidRequest, notFound } from '../../http/errors.js';
 import { errorResponses } from '../../http/schemas.js';
 import { DAY_MS } from '../../time.js';
@@ -65,7 +65,8 @@ function endpointList(endpoints: Map<string, Counts>) {
 
 function windowOf(query: { from?: string | undefined; to?: string | undefined }, now: Date) {
   const to = query.to ? parseDay(query.to) : today(now);
-  const from = query.from ? parseDay(query.from) : to - (DEFAULT_USAGE_WINDOW_DAYS - 1) * DAY_MS;
+  // the default start never falls before 0001-01-01, which PostgreSQL's dates could not name
+  const from = query.from ? parseDay(query.from) : Math.max(to - (DEFAULT_USAGE_WINDOW_DAYS - 1) * DAY_MS, FIRST_DAY);
   if (to < from) throw invalidRequest('to', 'to must not be before from');
   const days = (to - from) / DAY_MS + 1;
   if (days > MAX_USAGE_WINDOW_DAYS) {

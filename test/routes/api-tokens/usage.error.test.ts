@@ -40,6 +40,14 @@ t.test('the longest window is 90 days', async (t) => {
   t.match(response.json<ErrorJson>().error.message, /91 days; the longest allowed is 90/);
 });
 
+t.test('the calendar’s edges: no 500', async (t) => {
+  const first = await usage('?to=0001-01-05');
+  t.equal(first.statusCode, 200, first.body);
+  t.equal(first.json<{ from: string }>().from, '0001-01-01', 'the default start stops at the first day');
+  t.equal((await usage('?from=9999-12-01&to=9999-12-31')).statusCode, 200);
+  t.equal((await usage('?from=0000-01-01')).statusCode, 400, 'year 0 is no date');
+});
+
 t.test('ids that name nothing: 404', async (t) => {
   for (const id of [randomUUID(), 'abc', token.id.slice(0, -1), token.token]) {
     const response = await usage('', encodeURIComponent(id));
