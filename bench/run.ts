@@ -35,6 +35,8 @@ import { type Service, startClusters, stopClusters } from './kit/services.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
 import { runScaleCurve } from './scale.js';
 import { runSoak } from './soak.js';
+import { scenarios as allScenarios } from './kit/scenarios.js';
+import { measureUsageOverhead, usageOverheadLine } from './kit/usage-overhead.js';
 
 const options = ((): RunOptions => {
   try {
@@ -60,7 +62,9 @@ handleInterrupts(log);
 
 /** The data set in a database of its own, dropped by the clean-up (and, as a last resort, at exit). */
 async function prepareDataset(run: RunOptions): Promise<Dataset> {
-  const needs = planCredentials(run.config, run.scenarios);
+  // --usage-overhead runs P1 once more, against the cluster without usage counting
+  const p1 = allScenarios.filter((scenario) => scenario.target === 'P1');
+  const needs = planCredentials(run.config, run.usageOverhead ? [...run.scenarios, ...p1] : run.scenarios);
   log(
     `${run.config.mode} run: ${run.scenarios.length} scenarios, ${run.config.seconds} s runs, order ${run.config.order.join('/')}; ` +
       `${needs.alpha + needs.mixed} tokens and ${needs.managers} employees planned`,
@@ -112,6 +116,16 @@ async function main() {
     log,
   });
   const revocation = await revocationOf(clusters.project.url, dataset);
+  const usageOverhead = options.usageOverhead
+    ? await measureUsageOverhead({
+        dataset,
+        redisUrl: options.redisUrl,
+        project: clusters.project,
+        setting: { config, context, sensor: sensorData.sensor, interrupted: wasInterrupted, log },
+        log,
+      })
+    : null;
+  if (usageOverhead) log(usageOverheadLine(usageOverhead));
 
   // the sensor scripts build their own data: the clusters are stopped first so they do not compete
   await stopClusters(running);
@@ -125,6 +139,7 @@ async function main() {
   const report = await assembleReport(outcome);
   const files = printAndWriteReport(report);
   recordRun(loadRunRecord(report, options.partial), { publish: options.publish, chart: files.png, now: () => treeState() });
+  if (usageOverhead) console.log(`\n${usageOverheadLine(usageOverhead)}`);
 }
 
 try {

@@ -58,6 +58,8 @@ export interface AppDependencies {
   rateLimitWindowMs?: number;
   /** In a cluster worker: /metrics answers with the whole cluster's metrics. */
   clusterScrape?: ClusterScrape | undefined;
+  /** false: no usage per token is counted; only the P1 benchmark's comparison turns it off (default true). */
+  countTokenUsage?: boolean;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -114,7 +116,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     windowMs: deps.rateLimitWindowMs,
   });
   await app.register(employeeAuth, { jwtVerifier: deps.jwtVerifier });
-  await app.register(tokens, { redis: deps.redis ?? null });
+  await app.register(tokens, { redis: deps.redis ?? null, countUsage: deps.countTokenUsage });
   await app.register(audit);
   await app.register(accessControl);
   await app.register(rollups, { mode: deps.rollupMode });

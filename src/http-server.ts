@@ -46,7 +46,15 @@ export async function serve(config: Config, onStopped?: () => Promise<void>) {
   if (redis && !(await redisReady(redis.client))) {
     console.error('Redis is not reachable yet; starting degraded and reconnecting in the background');
   }
-  const app = await buildApp({ config, pool, readPool, redis, clusterScrape: cluster.isWorker ? requestClusterMetrics : undefined });
+  const app = await buildApp({
+    config,
+    pool,
+    readPool,
+    redis,
+    clusterScrape: cluster.isWorker ? requestClusterMetrics : undefined,
+    // the P1 benchmark's comparison only (bench/kit/services.ts): undocumented on purpose, no setting
+    countTokenUsage: process.env.COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE !== '1',
+  });
   if (cluster.isWorker) {
     // prom-client only answers the primary's collection requests once an AggregatorRegistry has
     // been constructed in this process (that is what installs its worker-side listener)

@@ -16,6 +16,7 @@ import type { LastUsedRecorder } from './tokens/last-used.js';
 import type { LeakReportRepository } from './tokens/leak-reports.js';
 import type { TokenRepository } from './tokens/repository.js';
 import type { RevocationBus } from './tokens/revocation.js';
+import type { TokenUsage } from './tokens/usage.js';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -53,6 +54,8 @@ declare module 'fastify' {
     /** leak reports' lookups and their revoke-and-record transaction */
     leakReports: LeakReportRepository;
     lastUsed: LastUsedRecorder;
+    /** usage per token, counted in memory and written by the last_used flush; null: not counted */
+    tokenUsage: TokenUsage | null;
     accessControl: AccessControl;
     rateLimits: RateLimiter;
     metrics: Metrics;

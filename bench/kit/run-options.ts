@@ -1,7 +1,8 @@
 // The command line of `npm run bench`: mode, run length and the scenario subset, resolved into the
 // run's configuration and what it includes; or the P9 scale curve, a separate mode. --publish
 // (kit/publish.ts) takes only a complete run: not --quick or --only, not a smaller scale curve.
-//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--publish]
+//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--usage-overhead] [--publish]
+//     --usage-overhead: P1 also against a cluster without usage counting (kit/usage-overhead.ts)
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 //   npm run bench -- --soak [MINUTES] [--soak-rate N] [--profile postgres|timescale] [--publish]
 import { parseArgs } from 'node:util';
@@ -28,6 +29,8 @@ export interface RunOptions {
   partial: string[];
   /** --publish: the run also goes to bench/history.jsonl and docs/benchmarks.md (kit/publish.ts) */
   publish: boolean;
+  /** --usage-overhead: P1 with and without usage counting, and their ratio (kit/usage-overhead.ts) */
+  usageOverhead: boolean;
 }
 
 /** `--soak` without a number (last, or before another option) is the default soak: 30 minutes. */
@@ -63,11 +66,21 @@ export function readRunOptions(given = process.argv.slice(2)): RunOptions {
       soak: { type: 'string' },
       'soak-rate': { type: 'string' },
       publish: { type: 'boolean', default: false },
+      'usage-overhead': { type: 'boolean', default: false },
     },
   });
   if (values.soak !== undefined) {
-    if (values.scale || values.quick || values.seconds !== undefined || values.only !== undefined || values['scale-max'] !== undefined) {
-      throw new Error('--soak is a run of its own: it takes --soak-rate and --profile, not --scale, --quick, --seconds or --only');
+    if (
+      values.scale ||
+      values['usage-overhead'] ||
+      values.quick ||
+      values.seconds !== undefined ||
+      values.only !== undefined ||
+      values['scale-max'] !== undefined
+    ) {
+      throw new Error(
+        '--soak is a run of its own: it takes --soak-rate and --profile, not --scale, --usage-overhead, --quick, --seconds or --only',
+      );
     }
     const soak = readSoakOptions(values);
     const partial = [
@@ -85,6 +98,7 @@ export function readRunOptions(given = process.argv.slice(2)): RunOptions {
       soak,
       partial,
       publish: values.publish,
+      usageOverhead: false,
     };
   }
   if (values['soak-rate'] !== undefined) throw new Error('--soak-rate belongs to --soak');
@@ -119,5 +133,6 @@ export function readRunOptions(given = process.argv.slice(2)): RunOptions {
     soak: null,
     partial,
     publish: values.publish,
+    usageOverhead: values['usage-overhead'] && !values.scale,
   };
 }

@@ -148,7 +148,7 @@ export async function runScenarios(selected: Scenario[], setting: ScenarioSettin
   return results;
 }
 
-async function runBothServers(scenario: Scenario, index: number, setting: ScenarioSetting): Promise<ServerRun[]> {
+export async function runBothServers(scenario: Scenario, index: number, setting: ScenarioSetting): Promise<ServerRun[]> {
   const { config, context, clusters, log } = setting;
   // every other scenario swaps the roles (P,R,R,P becomes R,P,P,R): neither server always goes first
   const order = index % 2 === 0 ? config.order : config.order.map((server): Server => (server === 'project' ? 'reference' : 'project'));

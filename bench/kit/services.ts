@@ -166,6 +166,32 @@ export async function startClusters(
   return clusters;
 }
 
+/**
+ * The project's cluster once more, from the build startClusters made, with `env` added: the P1
+ * usage comparison (kit/usage-overhead.ts) starts it without usage counting.
+ */
+export async function startProjectVariant(
+  options: { name: string; databaseUrl: string; redisUrl: string; env: Record<string, string> },
+  log: (line: string) => void,
+): Promise<Service> {
+  const port = await freePort();
+  log(`starting ${options.name} (dist/src/main.js, ${WORKERS} workers) on ${port}`);
+  return startService({
+    name: options.name,
+    entry: 'dist/src/main.js',
+    port,
+    workers: WORKERS,
+    env: {
+      DATABASE_URL: options.databaseUrl,
+      REDIS_URL: options.redisUrl,
+      JWT_SECRET: BENCH_JWT_SECRET,
+      LOG_LEVEL: 'warn',
+      ...options.env,
+    },
+    readyPath: '/readyz',
+  });
+}
+
 /** Stops whichever clusters are running (idempotent: they leave `running`). */
 export async function stopClusters(running: Partial<Record<Server, Service>>) {
   const services = Object.values(running);

@@ -29,10 +29,12 @@ import {
   type PagedPage,
   type PagedQuery,
   type PagedRecord,
+  type ApiTokenUsage,
   type RotatedApiToken,
   type RotateTokenRequest,
   type TokenListQuery,
   type TokenPage,
+  type TokenUsageQuery,
 } from './types.js';
 
 export {
@@ -149,6 +151,9 @@ export class ColdtrackClient {
      */
     rotate: (id: string, body: RotateTokenRequest = {}, options: CallOptions = {}): Promise<RotatedApiToken> =>
       this.transport.call({ method: 'POST', path: tokenPath(id, '/rotate'), body, idempotent: false, ...options }),
+    /** Requests per UTC day by route and answer class (`from`/`to`: up to 90 days; default the last 30). */
+    usage: (id: string, query: TokenUsageQuery = {}, options: CallOptions = {}): Promise<ApiTokenUsage> =>
+      this.transport.call({ method: 'GET', path: tokenPath(id, '/usage'), query, ...options }),
   };
 
   /** The token audit trail (a Registered Employee's JWT): the company's events, newest first. */

@@ -107,6 +107,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/api-tokens/{token_id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an API token's usage
+         * @description Requests per UTC day with their answer classes and routes, for a window of up to 90 days (default: the last 30), and the client the token was last used from. Every request the token was recognised on counts, refused ones included (403, 404, 429); one refused for its credentials (401) does not. Figures are written every LAST_USED_FLUSH_SECONDS, so the last minute may be missing; days older than 400 are not kept.
+         */
+        get: operations["getApiTokenUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit-events": {
         parameters: {
             query?: never;
@@ -340,6 +360,66 @@ export interface components {
             rotated_from: string | null;
             /** @description The token that replaced this one (rotate); null: not rotated */
             replaced_by: string | null;
+        };
+        ApiTokenUsage: {
+            /** Format: uuid */
+            token_id: string;
+            from: string;
+            to: string;
+            /** @description All requests of the window */
+            requests: number;
+            /** @description Requests by answer class: 2xx, 4xx (429 apart), 429 (rate limited), 5xx */
+            by_class: {
+                429: number;
+                "2xx": number;
+                "4xx": number;
+                "5xx": number;
+            };
+            /** @description Routes with at least one request, most requested first */
+            by_endpoint: {
+                /** @description The route, as its URL pattern */
+                endpoint: string;
+                requests: number;
+                /** @description Requests by answer class: 2xx, 4xx (429 apart), 429 (rate limited), 5xx */
+                by_class: {
+                    429: number;
+                    "2xx": number;
+                    "4xx": number;
+                    "5xx": number;
+                };
+            }[];
+            /** @description Every day of the window, oldest first, days without requests included */
+            days: {
+                /** @description UTC day, YYYY-MM-DD */
+                date: string;
+                requests: number;
+                /** @description Requests by answer class: 2xx, 4xx (429 apart), 429 (rate limited), 5xx */
+                by_class: {
+                    429: number;
+                    "2xx": number;
+                    "4xx": number;
+                    "5xx": number;
+                };
+                /** @description Routes with at least one request, most requested first */
+                by_endpoint: {
+                    /** @description The route, as its URL pattern */
+                    endpoint: string;
+                    requests: number;
+                    /** @description Requests by answer class: 2xx, 4xx (429 apart), 429 (rate limited), 5xx */
+                    by_class: {
+                        429: number;
+                        "2xx": number;
+                        "4xx": number;
+                        "5xx": number;
+                    };
+                }[];
+            }[];
+            /** @description Accurate to within a minute; null before first use */
+            last_used_at: string | null;
+            /** @description Client IP of the last request counted (as TRUST_PROXY resolves it); null before first use */
+            last_ip: string | null;
+            /** @description User-Agent of the last request counted, cut to 512 characters; null when none was sent */
+            last_user_agent: string | null;
         };
         AuditEvent: {
             id: number;
@@ -1681,6 +1761,181 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the window resets, as a Unix timestamp in seconds */
                     "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiTokenUsage: {
+        parameters: {
+            query?: {
+                /** @description First UTC day (YYYY-MM-DD); default: 29 days before `to` */
+                from?: string;
+                /** @description Last UTC day, included (YYYY-MM-DD); default: today */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Token id (UUID) */
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiTokenUsage"];
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (details.required_scope) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource for this company, or one this token may not read */
+            404: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

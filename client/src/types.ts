@@ -58,6 +58,11 @@ export type TokenPage = ResponseOf<Operation<TokensPath, 'get'>, 200>;
 export type RotateTokenRequest = NonNullable<RequestBodyOf<Operation<'/api/v1/api-tokens/{token_id}/rotate', 'post'>>>;
 /** The replacement token, with its raw `token` (shown once). */
 export type RotatedApiToken = ResponseOf<Operation<'/api/v1/api-tokens/{token_id}/rotate', 'post'>, 201>;
+type TokenUsagePath = '/api/v1/api-tokens/{token_id}/usage';
+export type TokenUsageQuery = ClientQuery<QueryOf<Operation<TokenUsagePath, 'get'>>>;
+/** A token's requests per UTC day, by route and answer class, and its last client. */
+export type ApiTokenUsage = Schemas['ApiTokenUsage'];
+export type ApiTokenUsageDay = ApiTokenUsage['days'][number];
 
 // the token audit trail and the signed-in employee (a Registered Employee's JWT)
 type AuditEventsPath = '/api/v1/audit-events';

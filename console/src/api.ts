@@ -1,11 +1,21 @@
 // The management API as the console calls it: the signed-in employee's JWT on every call, JSON in
 // and out, and every failure turned into one sentence a person can act on (ConsoleError).
-import type { ApiToken, AuditEvent, AuditEventPage, components, CreatedApiToken, Me, TokenPage } from '@coldtrack/client';
+import type {
+  ApiToken,
+  ApiTokenUsage,
+  ApiTokenUsageDay,
+  AuditEvent,
+  AuditEventPage,
+  components,
+  CreatedApiToken,
+  Me,
+  TokenPage,
+} from '@coldtrack/client';
 
 // The shapes come from the OpenAPI document through the partner client's generated types
 // (@coldtrack/client, the client/ workspace: client/src/types.ts, `npm run generate:client`): a field the service adds or renames fails the
 // console's typecheck instead of drifting. Type-only imports: nothing of the client is bundled.
-export type { ApiToken, AuditEvent, AuditEventPage, Me };
+export type { ApiToken, ApiTokenUsage, ApiTokenUsageDay, AuditEvent, AuditEventPage, Me };
 /** A created or rotated token: the only answers that carry the raw secret. */
 export type NewToken = CreatedApiToken;
 export type Scope = ApiToken['scopes'][number];

@@ -1,5 +1,5 @@
 // The employee token console: sign in with a JWT, then list, create, rotate and revoke the
-// company's API tokens, and read each one's history, through the service's own management API
+// company's API tokens, and read each one's history and usage, through the service's own management API
 // (same origin, nothing else).
 import './style.css';
 import { call, ConsoleError, SESSION_ENDED, type ApiToken, type CoolingUnit, type Me, type NewToken, type Page } from './api.js';
@@ -9,6 +9,7 @@ import { byId, say } from './format.js';
 import { setUpHistory, showHistory } from './history.js';
 import { jwt, signIn, signOut, startSession } from './session.js';
 import { renderTokens } from './tokens-view.js';
+import { setUpUsage, showUsage } from './usage.js';
 
 const PAGE_SIZE = 20;
 const view = { page: 1, filter: '' };
@@ -74,6 +75,7 @@ async function loadTokens() {
     rotate: (token, opener) => confirmRotate(token, opener),
     revoke: (token, opener) => confirmRevoke(token, opener),
     history: (token, opener) => void showHistory(token, opener),
+    usage: (token, opener) => void showUsage(token, opener),
   });
 }
 
@@ -165,6 +167,7 @@ function wire() {
   });
   setUpCreateForm();
   setUpHistory({ get: (path) => request('GET', path), me: () => profile?.user_id ?? null });
+  setUpUsage({ get: (path) => request('GET', path) });
   setUpDialogs({
     post: (path, body) => request('POST', path, body),
     changed: (notice) => {

@@ -1,6 +1,7 @@
 // The token list: one page of the company's tokens (state filter, pagination), with what an
-// employee decides on: scopes, units, allowed addresses, who created it when, expiry, last use and rotation links,
-// and each token's history.
+// The token list: one page of the company's tokens (state filter, pagination), with what an
+// employee decides on: scopes, units, allowed addresses, who created it when, expiry, last use and
+// rotation links, and each token's history and usage.
 import type { ApiToken, CoolingUnit, Page } from './api.js';
 import { byId, el, timeCell } from './format.js';
 
@@ -8,6 +9,7 @@ export interface RowActions {
   rotate(token: ApiToken, opener: HTMLElement): void;
   revoke(token: ApiToken, opener: HTMLElement): void;
   history(token: ApiToken, opener: HTMLElement): void;
+  usage(token: ApiToken, opener: HTMLElement): void;
 }
 
 export type TokenState = 'active' | 'expired' | 'revoked';
@@ -54,7 +56,9 @@ function row(token: ApiToken, units: Map<number, CoolingUnit>, me: number | null
   const state = stateOf(token);
   const history = el('button', { type: 'button', class: 'quiet', 'aria-label': `History of “${token.name}”` }, 'History');
   history.addEventListener('click', () => actions.history(token, history));
-  const buttons: HTMLButtonElement[] = [history];
+  const usage = el('button', { type: 'button', class: 'quiet', 'aria-label': `Usage of “${token.name}”` }, 'Usage');
+  usage.addEventListener('click', () => actions.usage(token, usage));
+  const buttons: HTMLButtonElement[] = [history, usage];
   if (state === 'active' && !token.replaced_by) {
     const rotate = el('button', { type: 'button', class: 'quiet', 'aria-label': `Rotate “${token.name}”` }, 'Rotate');
     rotate.addEventListener('click', () => actions.rotate(token, rotate));

@@ -49,7 +49,7 @@ export interface Window {
 }
 
 /** 0001-01-01, the first day a date parameter can name. */
-const FIRST_DAY = utcDay(1, 0, 1);
+export const FIRST_DAY = utcDay(1, 0, 1);
 
 /** Defaults: end_date today, start_date end_date - 29 days. Reversed or too long: 400. */
 export function resolveWindow(

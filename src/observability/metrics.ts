@@ -84,6 +84,11 @@ export function createMetrics(sources: MetricSources) {
       help: "Failed writes of API tokens' last_used_at (src/tokens/last-used.ts); the entries are kept for the next flush",
       registers: [registry],
     }),
+    tokenUsageFlushFailures: new Counter({
+      name: 'token_usage_flush_failures_total',
+      help: 'Failed writes of the usage per API token (src/tokens/usage.ts); the counts are kept for the next flush',
+      registers: [registry],
+    }),
     tokenCacheLookups,
     // sampled when scraped (also when the cluster primary collects from every worker)
     dbPool: new Gauge({

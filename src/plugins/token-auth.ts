@@ -58,9 +58,11 @@ export function registerTokenAuth(app: App) {
   app.addHook('preParsing', async (request, reply, payload) => {
     const refusal = secretInQuery(request) ?? (hasBody(request) ? await bodyRefusal(payload) : null);
     try {
-      request.apiToken = await app.tokenAuthenticator.authenticate(bearerCredential(request), (token) =>
-        ipRefusal(token, request.ip) ? Promise.resolve() : app.rateLimits.check('analytics_api_token', token.id, request, reply),
-      );
+      request.apiToken = await app.tokenAuthenticator.authenticate(bearerCredential(request), (token) => {
+        // a 429 and a 403 ip_not_allowed count in the token's usage (data-surface/usage-counting.ts)
+        request.usageTokenId = token.id;
+        return ipRefusal(token, request.ip) ? Promise.resolve() : app.rateLimits.check('analytics_api_token', token.id, request, reply);
+      });
     } catch (error) {
       // no valid credentials (401, or a malformed Authorization: 400): counted by client IP
       const status = (error as { statusCode?: number }).statusCode;

@@ -8,11 +8,14 @@ import { createLastUsedRecorder } from '../tokens/last-used.js';
 import { createLeakReportRepository } from '../tokens/leak-reports.js';
 import { createTokenRepository } from '../tokens/repository.js';
 import { createRevocationBus } from '../tokens/revocation.js';
+import { createTokenUsage } from '../tokens/usage.js';
 import type { App } from '../types.js';
 
 export interface TokenPluginOptions {
   /** shared state across processes; null when this process is alone */
   redis: { client: RedisClient; subscriber: RedisClient } | null;
+  /** false: no usage per token is counted (the P1 benchmark's comparison); default true */
+  countUsage?: boolean;
 }
 
 async function tokens(app: App, options: TokenPluginOptions) {
@@ -20,12 +23,18 @@ async function tokens(app: App, options: TokenPluginOptions) {
   app.decorate('tokenRepository', createTokenRepository(db));
   app.decorate('leakReports', createLeakReportRepository(db));
   app.decorate('revocations', createRevocationBus(options.redis?.client ?? null, options.redis?.subscriber ?? null, config.redisKeyPrefix));
+  app.decorate('tokenUsage', options.countUsage === false ? null : createTokenUsage(db, clock));
   app.decorate(
     'lastUsed',
-    createLastUsedRecorder(db, config.lastUsedFlushMs, (error) => {
-      app.metrics.lastUsedFlushFailures.inc();
-      app.log.warn({ err: error }, 'last_used_at flush failed; will retry');
-    }),
+    createLastUsedRecorder(
+      db,
+      config.lastUsedFlushMs,
+      (error, what) => {
+        (what === 'usage' ? app.metrics.tokenUsageFlushFailures : app.metrics.lastUsedFlushFailures).inc();
+        app.log.warn({ err: error }, `${what === 'usage' ? 'token usage' : 'last_used_at'} flush failed; will retry`);
+      },
+      app.tokenUsage,
+    ),
   );
   app.decorate(
     'tokenAuthenticator',

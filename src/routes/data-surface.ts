@@ -1,5 +1,7 @@
 // Every route behind an API token: the analytics and the sensor history. The token-auth hooks
-// (plugins/token-auth.ts) wrap all of them in one encapsulated context.
+// (plugins/token-auth.ts) wrap all of them in one encapsulated context, and every answer is
+// counted in its token's usage (data-surface/usage-counting.ts).
+import { registerUsageCounting } from '../data-surface/usage-counting.js';
 import { registerTokenAuth } from '../plugins/token-auth.js';
 import type { App } from '../types.js';
 import analyticsRoutes from './analytics/index.js';
@@ -7,6 +9,7 @@ import sensorDataRoutes from './sensor-data/index.js';
 
 export default async function dataSurfaceRoutes(app: App) {
   registerTokenAuth(app);
+  registerUsageCounting(app);
   await app.register(analyticsRoutes, { prefix: '/analytics' });
   await app.register(sensorDataRoutes);
 }

@@ -175,7 +175,11 @@ t.test('revoke: a confirmation first (Escape cancels), then the token is refused
   t.equal(await world.dataStatus(replacement.token), 401, 'the token is refused');
   await row.locator('.state.revoked').waitFor();
   t.equal(await row.locator('.state').textContent(), 'Revoked', 'listed as revoked');
-  t.strictSame(await row.getByRole('button').allTextContents(), ['History'], 'no action left on a revoked token, only its history');
+  t.strictSame(
+    await row.getByRole('button').allTextContents(),
+    ['History', 'Usage'],
+    'no action left on a revoked token, only its history and usage',
+  );
   await screenshot(page, '05-after-revoke');
 
   // docs/employees.md's picture: a few tokens in every state

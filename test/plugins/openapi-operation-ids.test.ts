@@ -39,6 +39,7 @@ t.test('the published ids stay: a rename breaks every generated client (docs/par
     'GET /api/v1/api-tokens/{token_id}': 'retrieveApiToken',
     'POST /api/v1/api-tokens/{token_id}/revoke': 'revokeApiToken',
     'POST /api/v1/api-tokens/{token_id}/rotate': 'rotateApiToken',
+    'GET /api/v1/api-tokens/{token_id}/usage': 'getApiTokenUsage',
     'GET /api/v1/cooling-units': 'listCoolingUnits',
     'GET /api/v1/analytics/users': 'users',
     'GET /api/v1/analytics/utilization': 'utilization',
@@ -109,7 +110,7 @@ t.test('auditEvents.list() and coolingUnits.list() call listAuditEvents and list
   }
 });
 
-t.test('each tokens.<verb> of the client calls <verb>ApiToken (list: listApiTokens)', async (t) => {
+t.test('each tokens.<verb> of the client calls <verb>ApiToken (list: listApiTokens; usage: getApiTokenUsage)', async (t) => {
   const { client: probe } = recordingClient();
   const verbs = Object.keys(probe.tokens);
   t.ok(verbs.length >= 5, `tokens.${verbs.join(', tokens.')}`);
@@ -120,7 +121,8 @@ t.test('each tokens.<verb> of the client calls <verb>ApiToken (list: listApiToke
     await (verb === 'create' || verb === 'list' ? call({}) : call('a-token-id', {}));
     t.equal(requests.length, 1, `tokens.${verb}() sends one request`);
     const reached = operationOf(requests[0]!.method, requests[0]!.url);
-    const expected = verb === 'list' ? 'listApiTokens' : `${verb}ApiToken`;
+    // a noun, not a verb: the read of a token's usage is get...Usage, as the published id says
+    const expected = verb === 'list' ? 'listApiTokens' : verb === 'usage' ? 'getApiTokenUsage' : `${verb}ApiToken`;
     t.equal(reached?.operationId, expected, `tokens.${verb}() reaches ${reached?.method} ${reached?.path}: operationId ${expected}`);
   }
 });

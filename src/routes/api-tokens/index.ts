@@ -6,6 +6,7 @@ import listApiTokens from './list.js';
 import retrieveApiToken from './retrieve.js';
 import revokeApiToken from './revoke.js';
 import rotateApiToken from './rotate.js';
+import apiTokenUsage from './usage.js';
 
 export default async function apiTokenRoutes(app: App) {
   app.addHook('onRequest', employeeAuthHook(app));
@@ -14,4 +15,5 @@ export default async function apiTokenRoutes(app: App) {
   await app.register(retrieveApiToken);
   await app.register(revokeApiToken);
   await app.register(rotateApiToken);
+  await app.register(apiTokenUsage);
 }

@@ -296,6 +296,30 @@ CREATE TABLE public.api_token_cooling_units (
     cooling_unit_id integer NOT NULL
 );
 
+CREATE TABLE public.api_token_last_client (
+    api_token_id uuid NOT NULL,
+    seen_at timestamp with time zone NOT NULL,
+    ip inet,
+    user_agent text,
+    CONSTRAINT api_token_last_client_user_agent_check CHECK ((char_length(user_agent) <= 512))
+);
+
+CREATE TABLE public.api_token_usage (
+    api_token_id uuid NOT NULL,
+    day date NOT NULL,
+    endpoint text NOT NULL,
+    class text NOT NULL,
+    requests bigint NOT NULL,
+    CONSTRAINT api_token_usage_class_known CHECK ((class = ANY (ARRAY['2xx'::text, '4xx'::text, '429'::text, '5xx'::text]))),
+    CONSTRAINT api_token_usage_endpoint_check CHECK (((char_length(endpoint) >= 1) AND (char_length(endpoint) <= 200))),
+    CONSTRAINT api_token_usage_requests_check CHECK ((requests > 0))
+);
+
+CREATE TABLE public.api_token_usage_flushes (
+    flush_id uuid NOT NULL,
+    flushed_at timestamp with time zone NOT NULL
+);
+
 CREATE TABLE public.api_tokens (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     company_id integer NOT NULL,
@@ -625,6 +649,15 @@ ALTER TABLE ONLY public.pgmigrations ALTER COLUMN id SET DEFAULT nextval('public
 ALTER TABLE ONLY public.api_token_cooling_units
     ADD CONSTRAINT api_token_cooling_units_pkey PRIMARY KEY (api_token_id, cooling_unit_id);
 
+ALTER TABLE ONLY public.api_token_last_client
+    ADD CONSTRAINT api_token_last_client_pkey PRIMARY KEY (api_token_id);
+
+ALTER TABLE ONLY public.api_token_usage_flushes
+    ADD CONSTRAINT api_token_usage_flushes_pkey PRIMARY KEY (flush_id);
+
+ALTER TABLE ONLY public.api_token_usage
+    ADD CONSTRAINT api_token_usage_pkey PRIMARY KEY (api_token_id, day, endpoint, class);
+
 ALTER TABLE ONLY public.api_tokens
     ADD CONSTRAINT api_tokens_pkey PRIMARY KEY (id);
 
@@ -705,6 +738,10 @@ CREATE INDEX sensor_readings_daily_unit_idx ON _timescaledb_internal._materializ
 
 CREATE INDEX sensor_readings_hourly_unit_idx ON _timescaledb_internal._materialized_hypertable_2 USING btree (cooling_unit_id, specification_type, bucket);
 
+CREATE INDEX api_token_usage_day_idx ON public.api_token_usage USING btree (day);
+
+CREATE INDEX api_token_usage_flushes_flushed_at_idx ON public.api_token_usage_flushes USING btree (flushed_at);
+
 CREATE INDEX api_tokens_company_created_idx ON public.api_tokens USING btree (company_id, created_at DESC, id DESC);
 
 CREATE UNIQUE INDEX api_tokens_rotated_from_idx ON public.api_tokens USING btree (rotated_from) WHERE (rotated_from IS NOT NULL);
@@ -760,6 +797,12 @@ ALTER TABLE ONLY public.api_token_cooling_units
 
 ALTER TABLE ONLY public.api_token_cooling_units
     ADD CONSTRAINT api_token_cooling_units_cooling_unit_id_fkey FOREIGN KEY (cooling_unit_id) REFERENCES public.cooling_units(id);
+
+ALTER TABLE ONLY public.api_token_last_client
+    ADD CONSTRAINT api_token_last_client_api_token_id_fkey FOREIGN KEY (api_token_id) REFERENCES public.api_tokens(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.api_token_usage
+    ADD CONSTRAINT api_token_usage_api_token_id_fkey FOREIGN KEY (api_token_id) REFERENCES public.api_tokens(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.api_tokens
     ADD CONSTRAINT api_tokens_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.companies(id);
@@ -850,6 +893,7 @@ ALTER TABLE ONLY public.users
 {"name":"009_analytics-figures"}
 {"name":"010_token-audit-events"}
 {"name":"011_token-allowed-ips"}
+{"name":"012_token-usage"}
 
 -- weekly partitions
 {"partitions":0}
