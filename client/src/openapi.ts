@@ -1832,7 +1832,7 @@ export interface operations {
             query?: {
                 /** @description First UTC day (YYYY-MM-DD); default: 29 days before `to` */
                 from?: string;
-                /** @description Last UTC day, included (YYYY-MM-DD); default: today */
+                /** @description Last UTC day, included (YYYY-MM-DD); default: today. A to before from is refused (400) */
                 to?: string;
             };
             header?: never;

@@ -63,21 +63,28 @@ function overlayFor(world: World, mode: Mode): Overlay {
     { arbitrary: fc.nat({ max: 7 }).map((back) => world.targets[Math.max(0, world.targets.length - 1 - back)]!), weight: 3 },
     fc.nat().map((index) => world.targets[index % world.targets.length]!),
   );
-  return (path) => {
+  // the audit trail's window: instants in order by construction, and (document mode) now and then any two
+  const instantFrom =
+    mode === 'contract' ? dateTime(day(-200), day(-100)) : fc.oneof({ arbitrary: dateTime(day(-200), day(-100)), weight: 5 }, dateTime());
+  const instantTo =
+    mode === 'contract' ? dateTime(day(-99), day(1)) : fc.oneof({ arbitrary: dateTime(day(-99), day(1)), weight: 5 }, dateTime());
+  return (path, schema) => {
     switch (path) {
       // the audit trail's filter names a token like the token routes' path does
       case 'path:token_id':
       case 'query:token_id':
         return mode === 'contract' ? target : fc.oneof({ arbitrary: target, weight: 4 }, fc.constant(world.otherCompanyTokenId), fc.uuid());
-      // the audit trail's window: in order by construction, and (document mode) now and then any two instants
+      // a token's usage window: days, in order and within its longest window (90 days) by
+      // construction, and (document mode) now and then any two days
       case 'query:from':
-        return mode === 'contract'
-          ? dateTime(day(-200), day(-100))
-          : fc.oneof({ arbitrary: dateTime(day(-200), day(-100)), weight: 5 }, dateTime());
       case 'query:to':
-        return mode === 'contract'
-          ? dateTime(day(-99), day(1))
-          : fc.oneof({ arbitrary: dateTime(day(-99), day(1)), weight: 5 }, dateTime());
+        if (schema.format === 'date') {
+          const [low, high] = path === 'query:from' ? [-80, -45] : [-44, 0];
+          return mode === 'contract'
+            ? calendarDate(day(low), day(high))
+            : fc.oneof({ arbitrary: calendarDate(day(low), day(high)), weight: 5 }, calendarDate(day(-1200), day(30)));
+        }
+        return path === 'query:from' ? instantFrom : instantTo;
       case 'query:cooling_unit_id':
         return mode === 'contract'
           ? fc.constantFrom(...world.company.liveUnits)

@@ -221,8 +221,42 @@ export function contractViolations(world: World, example: Example): Violation[] 
   if (operation.body && example.bodyValue && typeof example.bodyValue === 'object' && !Array.isArray(example.bodyValue)) {
     violations.push(...bodyViolations(world, operation, example.bodyValue as Record<string, unknown>));
   }
-  violations.push(...instantWindowViolations(operation, query));
+  violations.push(
+    ...(parameterSchema(operation, 'from').format === 'date'
+      ? dayWindowViolations(world, operation, query)
+      : instantWindowViolations(operation, query)),
+  );
   return violations;
+}
+
+/** A token's usage window: from/to days (default: the 30 days to today), to not before from, at most 90 days. */
+function dayWindowViolations(world: World, operation: Operation, query: Record<string, string>): Violation[] {
+  const to = query.to !== undefined ? realDay(query.to) : realDay(world.today);
+  const from = query.from !== undefined ? realDay(query.from) : to === null ? null : to - 29 * DAY_MS;
+  if (from === null || to === null) return [];
+  const prose = proseOf(operation);
+  if (to < from) {
+    return [
+      {
+        field: 'to',
+        rule: 'to before from',
+        ...(/to before from/i.test(prose)
+          ? {}
+          : { gap: `src: ${operation.id}: to before from is refused, and no description of the operation says so` }),
+      },
+    ];
+  }
+  const days = (to - from) / DAY_MS + 1;
+  if (days <= 90) return [];
+  return [
+    {
+      field: query.from !== undefined ? 'from' : 'to',
+      rule: `a window of ${days} days (longest 90)`,
+      ...(/up to 90 days/.test(prose)
+        ? {}
+        : { gap: `src: ${operation.id}: a window longer than 90 days is refused, and no description of the operation says so` }),
+    },
+  ];
 }
 
 /** The audit trail's from/to: instants on days of the years 0001-9999, to not before from. */

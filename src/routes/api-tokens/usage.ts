@@ -16,7 +16,7 @@ const DEFAULT_USAGE_WINDOW_DAYS = 30;
 
 const querystring = z.strictObject({
   from: dateParam.optional().describe(`First UTC day (YYYY-MM-DD); default: ${DEFAULT_USAGE_WINDOW_DAYS - 1} days before \`to\``),
-  to: dateParam.optional().describe('Last UTC day, included (YYYY-MM-DD); default: today'),
+  to: dateParam.optional().describe('Last UTC day, included (YYYY-MM-DD); default: today. A to before from is refused (400)'),
 });
 
 const byClass = z
