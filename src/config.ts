@@ -68,6 +68,8 @@ export interface Config {
   sensorStorage: StorageProfile | null;
   /** raw sensor readings older than this many days are dropped (set when 003 runs); null keeps them */
   sensorRetentionDays: number | null;
+  /** the change feed keeps changes this many days; a cursor from before is 410 cursor_expired */
+  sensorChangesRetentionDays: number;
 }
 
 /** What the migrations read besides the database (sql/migrations/003_sensor-store.js). */
@@ -255,6 +257,7 @@ const envSchema = z.object({
       .pipe(z.number().min(30, 'must be a whole number of days, at least 30').max(36_500, 'must be at most 36500 (100 years)'))
       .optional(),
   ),
+  SENSOR_CHANGES_RETENTION_DAYS: optionalText.pipe(integerText(1, 3660).optional()),
 });
 
 type Environment = z.infer<typeof envSchema>;
@@ -382,6 +385,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // every worker has its own pool: share the spare cores among them instead of oversubscribing
     rollupThreads: e.ROLLUP_THREADS ?? Math.max(1, Math.floor((availableParallelism() - 1) / workers)),
     heapLimitMb: e.HEAP_LIMIT_MB ?? 512,
+    sensorChangesRetentionDays: e.SENSOR_CHANGES_RETENTION_DAYS ?? 30,
     ...sensorStorageOf(e),
   };
 }

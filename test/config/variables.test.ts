@@ -116,6 +116,9 @@ const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
   ['SENSOR_RETENTION_DAYS', '29', /must be a whole number of days, at least 30/],
   ['SENSOR_RETENTION_DAYS', '90d', /must be a whole number of days, at least 30/],
   ['SENSOR_RETENTION_DAYS', '36501', /must be at most 36500/],
+  ['SENSOR_CHANGES_RETENTION_DAYS', '0', /must be at least 1/],
+  ['SENSOR_CHANGES_RETENTION_DAYS', '7d', /must be a whole number/],
+  ['SENSOR_CHANGES_RETENTION_DAYS', '3661', /must be at most 3660/],
 ];
 
 t.test('every variable of the schema has bad values here', async (t) => {

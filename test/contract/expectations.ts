@@ -198,7 +198,27 @@ export function contractViolations(world: World, example: Example): Violation[] 
     violations.push(...bodyViolations(world, operation, example.bodyValue as Record<string, unknown>));
   }
   violations.push(...instantWindowViolations(operation, query));
+  violations.push(...cursorViolations(operation, query));
   return violations;
+}
+
+/**
+ * The change feed's since: "now", or a cursor the service gave this company (contract: 400
+ * invalid_cursor otherwise). A generated text of the cursor's shape is never one: the service
+ * signs its cursors.
+ */
+function cursorViolations(operation: Operation, query: Record<string, string>): Violation[] {
+  if (query.since === undefined || query.since === 'now') return [];
+  const described = String(operation.parameters.find((p) => p.name === 'since')?.description ?? '');
+  return [
+    {
+      field: 'since',
+      rule: `since=${query.since}: not a cursor the service gave`,
+      ...(/next_cursor/.test(described)
+        ? {}
+        : { gap: `src: ${operation.id}: since must be a next_cursor the service gave, and the document does not say so` }),
+    },
+  ];
 }
 
 /** The audit trail's from/to: instants on days of the years 0001-9999, to not before from. */
