@@ -41,6 +41,8 @@ import { type ExportFormat, MAX_WINDOW_DAYS, unitFileName, windowsOf } from './p
 import { exportUnit, type UnitRun } from './unit-file.js';
 
 export { CHECKPOINT_FILE, CheckpointError, LOCK_FILE } from './checkpoint.js';
+export { type ChangesCursor, ChangesCursorError, CURSOR_FILE, readChangesCursor, takeStartingCursor } from './changes-cursor.js';
+export * from './delta.js';
 export type { ExportOptions, ExportProgress, ExportSummary } from './options.js';
 export {
   AGGREGATIONS,
