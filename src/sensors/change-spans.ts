@@ -36,9 +36,10 @@ export function instantText(us: number): string {
 }
 
 export function changeSpans(readings: Iterable<ReadingInstant>): ChangeSpans {
-  const series = new Map<string, { unitId: number; type: SpecificationType; instants: number[] }>();
+  // a number per series (unit id and type index), not a string built per reading
+  const series = new Map<number, { unitId: number; type: SpecificationType; instants: number[] }>();
   for (const reading of readings) {
-    const key = `${reading.unitId}:${reading.type}`;
+    const key = reading.unitId * 2 + (reading.type === 'TEMPERATURE' ? 1 : 0);
     let entry = series.get(key);
     if (!entry) series.set(key, (entry = { unitId: reading.unitId, type: reading.type, instants: [] }));
     entry.instants.push(reading.recordedAtUs);
