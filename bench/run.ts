@@ -1,7 +1,7 @@
 // `npm run bench` (about 10-15 minutes) and `npm run bench -- --quick` (under 3 minutes): the SRE
 // load benchmark. Builds a reproducible data set in a throwaway database, starts the project's
 // real cluster and the minimal reference cluster, runs every scenario against both (alternating,
-// so machine noise hits both), measures revocation (P7) and runs the sensor scripts (P4, P6), then
+// so machine noise hits both), measures revocation (P7) and runs the sensor scripts (P4, P6, P12), then
 // prints the table and the targets and writes bench/results/ (see docs/benchmarks.md), its line
 // appended to bench/results/runs.jsonl. --publish also appends it to bench/history.jsonl and
 // rewrites docs/benchmarks.md's tables and chart from it (kit/publish.ts): a complete run only,

@@ -71,6 +71,8 @@ export interface Config {
   sensorRetentionDays: number | null;
   /** the keys a leak report (POST /api/v1/token-leaks) must be signed with; null: the endpoint is off (404) */
   leakReportKeys: LeakReportKey[] | null;
+  /** the change feed keeps changes this many days; a cursor from before is 410 cursor_expired */
+  sensorChangesRetentionDays: number;
 }
 
 /** What the migrations read besides the database (sql/migrations/003_sensor-store.js). */
@@ -260,6 +262,7 @@ const envSchema = z.object({
   ),
   // checked further by leakReportKeys() below: JSON with PEM keys in it
   LEAK_REPORT_PUBLIC_KEYS: optionalText,
+  SENSOR_CHANGES_RETENTION_DAYS: optionalText.pipe(integerText(1, 3660).optional()),
 });
 
 type Environment = z.infer<typeof envSchema>;
@@ -387,6 +390,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // every worker has its own pool: share the spare cores among them instead of oversubscribing
     rollupThreads: e.ROLLUP_THREADS ?? Math.max(1, Math.floor((availableParallelism() - 1) / workers)),
     heapLimitMb: e.HEAP_LIMIT_MB ?? 512,
+    sensorChangesRetentionDays: e.SENSOR_CHANGES_RETENTION_DAYS ?? 30,
     ...sensorStorageOf(e),
     leakReportKeys: e.LEAK_REPORT_PUBLIC_KEYS ? leakReportKeys(e.LEAK_REPORT_PUBLIC_KEYS) : null,
   };

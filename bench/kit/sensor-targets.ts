@@ -7,7 +7,7 @@
 //   TimescaleDB profile's continuous aggregates refreshed after);
 // - sensorPaths: the requests of those scenarios;
 // - sensorScriptTargets: the sensor engineer's bench/sensor-*.ts scripts (P2 pages/s, P3 deep
-//   pages, P4 hourly from aggregates vs bucketing raw rows, P6 ingest) run as child processes on
+//   pages, P4 hourly from aggregates vs bucketing raw rows, P6 ingest, P12 the change feed) run as child processes on
 //   each storage profile: postgres on the local PostgreSQL, timescale on a real TimescaleDB
 //   (sensor-profiles.ts: BENCH_TIMESCALE_URL or ../shared/timescaledb/start.sh; NOT MEASURED with
 //   the reason without one). Their final JSON line is read when they print one, else their
@@ -133,7 +133,7 @@ export const sensorPaths = {
 // ---------------------------------------------------------------------------------------------
 // P2, P3, P4 and P6 from bench/sensor-*.ts, on each storage profile
 
-export type ScriptTarget = 'P2' | 'P3' | 'P4' | 'P6';
+export type ScriptTarget = 'P2' | 'P3' | 'P4' | 'P6' | 'P12';
 
 export interface ScriptOutcome {
   status: 'pass' | 'miss' | 'not measured';
@@ -155,6 +155,12 @@ export const SENSOR_SCRIPTS: readonly { key: ScriptTarget; file: string; what: s
   { key: 'P6', file: 'sensor-ingest.ts', what: 'ingest with aggregates vs plain COPY', goal: '>= 0.6x, and >= 100k readings/s' },
   { key: 'P2', file: 'sensor-pages-per-second.ts', what: '1,000-record pages/s vs a naive pg + JSON.stringify handler', goal: '>= 2x' },
   { key: 'P3', file: 'sensor-deep-pages.ts', what: 'page 500 vs page 1, cold, ~1 M readings', goal: '<= 1.1x' },
+  {
+    key: 'P12',
+    file: 'sensor-changes.ts',
+    what: 'the change feed: ingest with change tracking vs without; a day of changes per page',
+    goal: '>= 0.95x, and <= 50 ms p50',
+  },
 ];
 
 /** Every script's outcome on each profile, and each profile's server (or why it had none). */

@@ -32,6 +32,9 @@ import {
   type ApiTokenUsage,
   type RotatedApiToken,
   type RotateTokenRequest,
+  SENSOR_CHANGES_PATH,
+  type SensorChangesPage,
+  type SensorChangesQuery,
   type TokenListQuery,
   type TokenPage,
   type TokenUsageQuery,
@@ -170,6 +173,15 @@ export class ColdtrackClient {
   };
 
   /** The signed-in Registered Employee and their company (a Registered Employee's JWT). */
+  /**
+   * One page of the change feed: the spans of history that changed after `since` (an earlier
+   * page's meta.pagination.next_cursor; "now": only the current cursor). Ask again with
+   * next_cursor while has_next is true.
+   */
+  sensorDataChanges(query: SensorChangesQuery = {}, options: CallOptions = {}): Promise<SensorChangesPage> {
+    return this.transport.call({ method: 'GET', path: SENSOR_CHANGES_PATH, query, ...options });
+  }
+
   me(options: CallOptions = {}): Promise<Me> {
     return this.transport.call({ method: 'GET', path: '/api/v1/me', ...options });
   }

@@ -304,6 +304,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sensor-data/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Spans of sensor history that changed since a cursor (late or corrected readings) */
+        get: operations["sensorDataChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users/validate-cooling-user-id/": {
         parameters: {
             query?: never;
@@ -583,6 +600,19 @@ export interface components {
             kg_checked_out: number;
             /** @description Distinct farmers with a check-in or check-out at this unit in the period */
             active_users: number;
+        };
+        SensorChange: {
+            cooling_unit_id: number;
+            /** @enum {string} */
+            specification_type: "TEMPERATURE" | "HUMIDITY";
+            /** @description ISO 8601 UTC: the span's first new reading */
+            from: string;
+            /** @description ISO 8601 UTC: the span's last new reading (inclusive) */
+            to: string;
+            /** @description Readings the span gained */
+            new_readings: number;
+            /** @description ISO 8601 UTC: when the readings were stored */
+            landed_at: string;
         };
         SensorRecord: {
             /** @description ISO 8601 UTC: the reading's instant, or the start of its hour or day */
@@ -3672,6 +3702,216 @@ export interface operations {
             /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
             408: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sensorDataChanges: {
+        parameters: {
+            query?: {
+                /** @description The next_cursor of an earlier answer; "now" for no changes, only the cursor after every change so far (take it before an export begins); omitted: from the oldest change the service keeps */
+                since?: string;
+                /** @description Changes per page, 1..1000 */
+                page_size?: number;
+                /** @description Only this unit (404 when the token may not read it); default every unit the token may read */
+                cooling_unit_id?: number;
+                /** @description Only units at this location */
+                location_id?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SensorChange"][];
+                        meta: {
+                            company_id: number;
+                            filters: {
+                                since: string | null;
+                                cooling_unit_id: number | null;
+                                location_id: number | null;
+                            };
+                            pagination: {
+                                page_size: number;
+                                /** @description More changes follow now: ask again with next_cursor at once */
+                                has_next: boolean;
+                                /** @description Where the next request continues: pass it as since (store it once the changes are applied) */
+                                next_cursor: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed: the token lacks the scope (insufficient_scope, details.required_scope) or is used from an address outside its allow-list (ip_not_allowed, details.client_ip) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource for this company, or one this token may not read */
+            404: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cursor is older than the changes the service keeps (cursor_expired): export again */
+            410: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {

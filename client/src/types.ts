@@ -45,6 +45,12 @@ export type UtilizationRecord = Schemas['UtilizationRecord'];
 export type RevenueRecord = Schemas['RevenueRecord'];
 export type ImpactRecord = Schemas['ImpactRecord'];
 export type SensorRecord = Schemas['SensorRecord'];
+
+// the change feed: spans of sensor history that changed since a cursor (paged by cursor, not by page number)
+export const SENSOR_CHANGES_PATH = '/api/v1/sensor-data/changes' satisfies keyof paths;
+export type SensorChange = Schemas['SensorChange'];
+export type SensorChangesQuery = ClientQuery<QueryOf<Operation<typeof SENSOR_CHANGES_PATH, 'get'>>>;
+export type SensorChangesPage = ResponseOf<Operation<typeof SENSOR_CHANGES_PATH, 'get'>, 200>;
 export type ApiErrorBody = Schemas['Error'];
 
 // management (a Registered Employee's JWT)

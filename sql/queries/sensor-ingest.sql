@@ -22,7 +22,14 @@ CREATE TEMP TABLE IF NOT EXISTS sensor_ingest_staging (
 
 -- name: insertStaged
 -- duplicates (already stored, or repeated within the batch) are dropped before any trigger or
--- aggregate sees them: a reading is never counted twice
+-- aggregate sees them: a reading is never counted twice. The new ones come back for the change
+-- feed (src/sensors/change-spans.ts), their instants in microseconds since 2000-01-01 UTC.
 INSERT INTO sensor_readings (cooling_unit_id, specification_type, recorded_at, value)
 SELECT cooling_unit_id, specification_type, recorded_at, value FROM sensor_ingest_staging
-ON CONFLICT (cooling_unit_id, specification_type, recorded_at) DO NOTHING;
+ON CONFLICT (cooling_unit_id, specification_type, recorded_at) DO NOTHING
+RETURNING cooling_unit_id AS "unitId", specification_type::text AS type,
+          (extract(epoch FROM recorded_at) * 1000000 - 946684800000000)::float8 AS "recordedAtUs";
+
+-- name: recordChanges
+-- the batch's spans for the change feed, under the feed's ordering lock (held to the commit)
+SELECT sensor_changes_record($1::int[], $2::specification_type[], $3::timestamptz[], $4::timestamptz[], $5::int[]);

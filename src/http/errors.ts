@@ -2,6 +2,8 @@
 // {"error": {"code", "message", "details"}} by the error handler plugin, and nowhere else.
 export type ErrorCode =
   | 'invalid_request'
+  | 'invalid_cursor'
+  | 'cursor_expired'
   | 'unauthorized'
   | 'insufficient_scope'
   | 'ip_not_allowed'

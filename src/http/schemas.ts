@@ -85,6 +85,7 @@ const errorDescriptions = {
   401: 'Missing, invalid, expired or revoked credentials (WWW-Authenticate: Bearer)',
   403: 'Authenticated but not allowed (details.required_scope)',
   404: 'No such resource for this company',
+  410: 'The cursor is older than the changes the service keeps (cursor_expired): export again',
   415: 'Content-Type must be application/json',
   429: 'Rate limit exceeded; see Retry-After',
   503: 'A dependency is down; see Retry-After',

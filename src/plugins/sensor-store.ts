@@ -2,13 +2,16 @@
 // - postgres profile (TimescaleDB's own jobs do it otherwise): at start, partitions for the coming
 //   weeks; then every few hours that again, and compaction of closed months of the aggregate tables, in the
 //   background (it can take a while on a large store).
+// - both profiles, with that upkeep: the change feed forgets changes older than
+//   SENSOR_CHANGES_RETENTION_DAYS (a quick indexed delete; every process may run it, harmlessly).
 // - timescale profile: every minute, the sensor policies' state (src/sensors/policy-health.ts)
 //   into the sensor_policy_* metrics, and a warning for each new failure. app.sensorPolicies
 //   runs that check on demand (tests, tools).
 import fp from 'fastify-plugin';
 import { createPolicyHealth, type PolicyHealth } from '../sensors/policy-health.js';
+import { pruneChanges } from '../sensors/changes.js';
 import { compactAggregates, maintainStore, storageProfile } from '../sensors/store.js';
-import { HOUR_MS } from '../time.js';
+import { DAY_MS, HOUR_MS } from '../time.js';
 import type { App } from '../types.js';
 
 const UPKEEP_INTERVAL_MS = 6 * HOUR_MS;
@@ -31,6 +34,7 @@ async function sensorStore(app: App) {
   const upkeep = async (compact: boolean) => {
     try {
       await maintainStore(app.db, app.clock.now());
+      await pruneChanges(app.db, new Date(app.clock.now().getTime() - app.config.sensorChangesRetentionDays * DAY_MS));
       if (compact) await compactAggregates(app.db, app.clock.now());
     } catch (error) {
       app.log.warn({ err: error }, 'sensor store upkeep failed; will retry');

@@ -6,7 +6,11 @@
 //      weekly partitions, or the hypertable), aggregates maintained by the store itself;
 //   3. if that meets a duplicate (unique violation), the batch is redone from a staging table
 //      with ON CONFLICT DO NOTHING: a duplicate reading is dropped, never counted twice;
-//   4. after commit, continuous aggregates re-materialize buckets that late readings landed in.
+//   4. last in the transaction, the spans of history the batch added to are recorded for the
+//      change feed (change-spans.ts, sql/migrations/013_sensor-changes.sql): one row per unit and
+//      specification type, computed while the batch is prepared (the slow path: from the rows
+//      that were new);
+//   5. after commit, continuous aggregates re-materialize buckets that late readings landed in.
 // Parsing and preparing the next batches overlaps loading: up to LOADS_IN_FLIGHT batches load
 // at once, each on its own connection and in its own transaction. A failed batch stops the run;
 // the batch loading beside it may still commit (whole, like every batch), so re-running the file
@@ -18,11 +22,12 @@ import { pipeline } from 'node:stream/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { loadQueries } from '../db/sql.js';
 import { retryTransient } from '../db/transient.js';
+import { changeSpans, type ChangeSpans, type ReadingInstant } from './change-spans.js';
 import { COPY_COLUMNS, encodeReadings } from './copy-binary.js';
 import type { BadRow, ParsedLine, Reading } from './formats.js';
 import { refreshLateAggregates, storageProfile, type StorageProfile } from './store.js';
 
-const sql = loadQueries('sensor-ingest', ['knownUnitIds', 'prepareRange', 'createStaging', 'insertStaged']);
+const sql = loadQueries('sensor-ingest', ['knownUnitIds', 'prepareRange', 'createStaging', 'insertStaged', 'recordChanges']);
 
 export const DEFAULT_BATCH_SIZE = 50_000;
 // two batches loading at once keep both of a small server's cores busy (one writes its batch
@@ -158,6 +163,8 @@ interface PreparedBatch {
   last: string;
   /** per target relation: the rows, and for COPY their binary encoding */
   parts: Part[];
+  /** the spans the batch adds to history when every reading is new */
+  spans: ChangeSpans;
 }
 
 interface Part {
@@ -187,7 +194,7 @@ class BatchLoader {
 
   /** Everything a batch needs before its transaction: partitions, routing, COPY data. */
   async prepare(rows: Reading[]): Promise<PreparedBatch> {
-    if (rows.length === 0) return { rows, first: '', last: '', parts: [] };
+    if (rows.length === 0) return { rows, first: '', last: '', parts: [], spans: changeSpans([]) };
     let first = rows[0]!;
     let last = first;
     for (const reading of rows) {
@@ -203,7 +210,7 @@ class BatchLoader {
       ...part,
       data: this.transport === 'copy' ? encodeReadings(part.rows) : null,
     }));
-    return { rows, first: first.recordedAt, last: last.recordedAt, parts };
+    return { rows, first: first.recordedAt, last: last.recordedAt, parts, spans: changeSpans(rows) };
   }
 
   /** Loads a prepared batch atomically; returns how many readings were new. */
@@ -232,6 +239,7 @@ class BatchLoader {
       await client.query(`SET LOCAL work_mem = '${BATCH_WORK_MEM}'`);
       await client.query('SAVEPOINT direct');
       let inserted: number;
+      let spans = batch.spans;
       try {
         for (const part of batch.parts) await this.write(client, client.escapeIdentifier(part.target), part);
         inserted = batch.rows.length;
@@ -240,7 +248,13 @@ class BatchLoader {
         await client.query('ROLLBACK TO SAVEPOINT direct');
         await client.query(sql.createStaging);
         for (const part of batch.parts) await this.write(client, 'sensor_ingest_staging', part);
-        inserted = (await client.query(sql.insertStaged)).rowCount ?? 0;
+        const { rows: added } = await client.query<ReadingInstant>(sql.insertStaged);
+        inserted = added.length;
+        spans = changeSpans(added);
+      }
+      // last: it holds the feed's ordering lock until the commit (013_sensor-changes.sql)
+      if (spans.units.length > 0) {
+        await client.query(sql.recordChanges, [spans.units, spans.types, spans.firsts, spans.lasts, spans.counts]);
       }
       await client.query('COMMIT');
       return inserted;

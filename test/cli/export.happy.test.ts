@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { ColdtrackClient } from '@coldtrack/client';
-import { CHECKPOINT_FILE, exportSensorHistory } from '@coldtrack/client/export';
+import { CHECKPOINT_FILE, CURSOR_FILE, exportSensorHistory } from '@coldtrack/client/export';
 import { createExportWorld, databaseHourly, fileRecords, HOURLY_RECORDS_PER_UNIT, YEAR } from '../client/world.js';
 import { runExport } from '../client/run-export.js';
 
@@ -40,8 +40,8 @@ for (const format of ['csv', 'ndjson'] as const) {
     t.notMatch(run.stderr, /\r|\x1b\[/, 'plain lines on a stderr that is not a terminal');
     t.same(
       readdirSync(dir).sort(),
-      [...world.unitIds.map((id) => `cooling-unit-${id}.${format}`), CHECKPOINT_FILE].sort(),
-      'one file per unit and the checkpoint',
+      [...world.unitIds.map((id) => `cooling-unit-${id}.${format}`), CHECKPOINT_FILE, CURSOR_FILE].sort(),
+      'one file per unit, the checkpoint and the change-feed cursor taken before the export',
     );
     for (const id of world.unitIds) {
       const file = fileRecords(join(dir, `cooling-unit-${id}.${format}`), format);

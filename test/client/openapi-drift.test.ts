@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { GENERATED_FILE, generateClientTypes, servedOpenApiDocument } from '../../client/codegen/generate-types.js';
-import { DATA_PATHS } from '@coldtrack/client';
+import { DATA_PATHS, SENSOR_CHANGES_PATH } from '@coldtrack/client';
 
 const clientDir = fileURLToPath(new URL('../../client/', import.meta.url));
 
@@ -34,7 +34,11 @@ t.test('the client offers every data endpoint of the document', async (t) => {
     .filter(([, item]) => item.get?.security?.some((scheme) => 'apiToken' in scheme))
     .map(([path]) => path)
     .sort();
-  t.same(Object.values(DATA_PATHS).sort(), tokenRoutes, `every GET behind an API token: ${tokenRoutes.join(', ')}`);
+  t.same(
+    [...Object.values(DATA_PATHS), SENSOR_CHANGES_PATH].sort(),
+    tokenRoutes,
+    `every GET behind an API token: ${tokenRoutes.join(', ')}`,
+  );
 });
 
 t.test('no file of the client imports the service (only its code generator does)', async (t) => {

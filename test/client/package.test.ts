@@ -134,8 +134,8 @@ t.test('the packed package in a project outside the repository', async (t) => {
     t.match(exported.stderr, /export complete: 17,520 records in 1 files/, 'the completion line on stderr');
     t.same(
       readdirSync(join(project, 'export')).sort(),
-      [`cooling-unit-${unit}.ndjson`, 'export-checkpoint.json'],
-      'one file per unit and the checkpoint',
+      [`cooling-unit-${unit}.ndjson`, 'export-changes-cursor.json', 'export-checkpoint.json'],
+      'one file per unit, the checkpoint and the change-feed cursor',
     );
     const { count, checksum } = await databaseHourly(world.db, unit);
     t.same(

@@ -137,6 +137,9 @@ const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
   ],
   ['LEAK_REPORT_PUBLIC_KEYS', leakKeys(githubKey(spki(p384))), /entry 0: key is an EC key on curve secp384r1: expected EC P-256/],
   ['LEAK_REPORT_PUBLIC_KEYS', leakKeys(githubKey(spki(rsa2048))), /entry 0: key is an rsa key: expected EC P-256/],
+  ['SENSOR_CHANGES_RETENTION_DAYS', '0', /must be at least 1/],
+  ['SENSOR_CHANGES_RETENTION_DAYS', '7d', /must be a whole number/],
+  ['SENSOR_CHANGES_RETENTION_DAYS', '3661', /must be at most 3660/],
 ];
 
 t.test('every variable of the schema has bad values here', async (t) => {

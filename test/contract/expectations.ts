@@ -226,6 +226,7 @@ export function contractViolations(world: World, example: Example): Violation[] 
       ? dayWindowViolations(world, operation, query)
       : instantWindowViolations(operation, query)),
   );
+  violations.push(...cursorViolations(operation, query));
   return violations;
 }
 
@@ -255,6 +256,25 @@ function dayWindowViolations(world: World, operation: Operation, query: Record<s
       ...(/up to 90 days/.test(prose)
         ? {}
         : { gap: `src: ${operation.id}: a window longer than 90 days is refused, and no description of the operation says so` }),
+    },
+  ];
+}
+
+/**
+ * The change feed's since: "now", or a cursor the service gave this company (contract: 400
+ * invalid_cursor otherwise). A generated text of the cursor's shape is never one: the service
+ * signs its cursors.
+ */
+function cursorViolations(operation: Operation, query: Record<string, string>): Violation[] {
+  if (query.since === undefined || query.since === 'now') return [];
+  const described = String(operation.parameters.find((p) => p.name === 'since')?.description ?? '');
+  return [
+    {
+      field: 'since',
+      rule: `since=${query.since}: not a cursor the service gave`,
+      ...(/next_cursor/.test(described)
+        ? {}
+        : { gap: `src: ${operation.id}: since must be a next_cursor the service gave, and the document does not say so` }),
     },
   ];
 }

@@ -165,9 +165,14 @@ export async function topUpTargets(world: World, count: number) {
   world.targets.push(...(await topUps.get(world.targets)!(count)));
 }
 
-/** The scope a data endpoint needs: its topic (`/api/v1/analytics/revenue` -> revenue, sensor-data -> sensor_data). */
+/**
+ * The scope a data endpoint needs: its topic, the last segment of its path naming a scope
+ * (`/api/v1/analytics/revenue` -> revenue, sensor-data and sensor-data/changes -> sensor_data).
+ */
 export function scopeOf(world: World, operation: Operation): string {
-  const topic = operation.path.split('/').filter(Boolean).at(-1)!.replace(/-/g, '_');
+  const segments = operation.path.split('/').filter(Boolean);
+  const topic =
+    segments.map((segment) => segment.replace(/-/g, '_')).findLast((segment) => world.scopes.includes(segment)) ?? segments.at(-1)!;
   if (!world.scopes.includes(topic))
     throw new Error(`${operation.id}: no scope named after its topic (${topic}) among ${world.scopes.join(', ')}`);
   return topic;

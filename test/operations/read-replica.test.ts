@@ -9,7 +9,11 @@
 // Replica lag must never resurrect a revoked token or hide a new one.
 import t, { type Test } from 'tap';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
+import { Readable } from 'node:stream';
 import { createPool } from '../../src/db/pool.js';
+import { createChangeFeed } from '../../src/sensors/changes.js';
+import { lineRuns, parseReadings, ReadingValidator } from '../../src/sensors/formats.js';
+import { ingestReadings } from '../../src/sensors/ingest.js';
 import { TEST_JWT_SECRET } from '../helpers/app.js';
 import { migrateWithProfile } from '../helpers/db.js';
 import { createCompany } from '../helpers/fixtures.js';
@@ -167,6 +171,37 @@ t.test('the data endpoints read the replica: rows written on the primary appear 
   // another window: sensor-data caches a window's counts for a few seconds
   const replayed = await get(sensorPath(day(11)), token.headers);
   t.equal(replayed.meta.pagination.total_count, 4, 'sensor-data: the 4 readings');
+});
+
+t.test('the change feed on the replica: cursors of either side work, and one read while it lags skips nothing', async (t) => {
+  const token = await createToken();
+  const unit = acme.unitIds[1]!;
+  const changes = async (since: string) => {
+    const reply = await send(base, `/api/v1/sensor-data/changes?since=${since}&cooling_unit_id=${unit}`, { headers: token.headers });
+    if (reply.status !== 200) throw new Error(`changes: ${reply.status} ${reply.body}`);
+    return reply.json<{ data: { from: string; new_readings: number }[]; meta: { pagination: { next_cursor: string } } }>();
+  };
+  const before = (await changes('now')).meta.pagination.next_cursor;
+  // the same position read on the primary: one key for the whole deployment
+  const fromPrimary = (await createChangeFeed(primary).page(acme.companyId, acme.unitIds, 'now', 1)).nextCursor;
+
+  await pair.pauseReplay();
+  const csv = `cooling_unit_id,specification_type,recorded_at,value\n${unit},HUMIDITY,${D}T07:30:00Z,88\n${unit},HUMIDITY,${D}T07:45:00Z,89\n`;
+  const stats = await ingestReadings(primary, parseReadings(lineRuns(Readable.from([csv])), 'csv', new ReadingValidator(() => new Date())));
+  t.equal(stats.inserted, 2, 'two late readings loaded on the primary');
+  const lagging = await changes(before);
+  t.same(lagging.data, [], 'the lagging replica shows no change yet');
+
+  await pair.resumeReplay();
+  await pair.waitForReplay();
+  const expected = [{ from: `${D}T07:30:00Z`, new_readings: 2 }];
+  for (const [what, cursor] of [
+    ['a cursor from before', before],
+    ['the cursor the lagging replica gave', lagging.meta.pagination.next_cursor],
+    ['a cursor made on the primary', fromPrimary],
+  ] as const) {
+    t.match((await changes(cursor)).data, expected, `${what}: the change, once replayed`);
+  }
 });
 
 t.test('while the replica lags: tokens, revocation, units and management use the primary', async (t) => {

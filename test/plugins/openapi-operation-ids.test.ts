@@ -46,6 +46,7 @@ t.test('the published ids stay: a rename breaks every generated client (docs/par
     'GET /api/v1/analytics/revenue': 'revenue',
     'GET /api/v1/analytics/impact': 'impact',
     'GET /api/v1/sensor-data': 'sensorData',
+    'GET /api/v1/sensor-data/changes': 'sensorDataChanges',
     'POST /v1/users/validate-cooling-user-id/': 'validateCoolingUserId',
     'GET /api/v1/audit-events': 'listAuditEvents',
     'GET /api/v1/me': 'me',
@@ -83,11 +84,15 @@ function recordingClient() {
 const GENERIC = new Set(['constructor', 'budget', 'get', 'pages', 'paginate']);
 
 // methods of the client that are one operation each, besides the data endpoints
-const SINGLE_OPERATIONS = ['me'];
+const SINGLE_OPERATIONS = ['me', 'sensorDataChanges'];
 
 t.test('each method of the client calls the operation of its name', async (t) => {
   const methods = Object.getOwnPropertyNames(ColdtrackClient.prototype).filter((name) => !GENERIC.has(name));
-  t.same(methods.sort(), [...Object.keys(DATA_PATHS), ...SINGLE_OPERATIONS].sort(), 'the data methods of DATA_PATHS, and me()');
+  t.same(
+    methods.sort(),
+    [...Object.keys(DATA_PATHS), ...SINGLE_OPERATIONS].sort(),
+    'the data methods of DATA_PATHS, me() and sensorDataChanges()',
+  );
   for (const name of methods) {
     const { client, requests } = recordingClient();
     await (client as unknown as Record<string, (query: object) => Promise<unknown>>)[name]!({});

@@ -9,8 +9,11 @@
 // plain lines otherwise (export-progress.ts). Exit status: 0 complete, 1 stopped (the service refused: 401/403/404, or
 // it stayed unreachable, or asked to wait longer than the client waits), 2 bad arguments or a DIR the
 // export refuses (another export's, or holding what it did not write: ../export/directory.ts), 130
-// interrupted. No line it prints carries the token or a stack trace.
-import { realpathSync } from 'node:fs';
+// interrupted. No line it prints carries the token or a stack trace. A new export first stores the
+// change feed's cursor beside its checkpoint; `--since-last` then writes what changed since
+// (export-since-last.ts).
+import { existsSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ColdtrackApiError, ColdtrackClient, ColdtrackRetryLaterError } from '../index.js';
@@ -29,7 +32,10 @@ import {
   parseDay,
 } from '../export/index.js';
 import { redactorFor } from '../redact.js';
+import { takeStartingCursor } from '../export/changes-cursor.js';
+import { CHECKPOINT_FILE } from '../export/checkpoint.js';
 import { count, duration, ExportDisplay } from './export-progress.js';
+import { parseSinceLastArguments, runSinceLast, SINCE_LAST_USAGE } from './export-since-last.js';
 
 const USAGE = `usage: COLDTRACK_TOKEN=ctk_... coldtrack-export --base-url URL --from YYYY-MM-DD --to YYYY-MM-DD --out DIR
        [--aggregation raw|hourly|daily] [--units all|1,2,3] [--format csv|ndjson] [--concurrency N] [--page-size N]
@@ -42,6 +48,7 @@ const USAGE = `usage: COLDTRACK_TOKEN=ctk_... coldtrack-export --base-url URL --
                  run the same command again to continue an interrupted export
   --concurrency  units read at once, 1..16 (default 4), all within the token's 100 requests a minute
   --page-size    records per request, 1..1000 (default 1000)
+${SINCE_LAST_USAGE}
 The token is read from COLDTRACK_TOKEN, never from the command line.`;
 
 export class UsageError extends Error {}
@@ -161,6 +168,7 @@ let redact = redactorFor(undefined);
 const oneLine = (text: string) => redact(text.replace(/\s*\n\s*/g, ' ').trim());
 
 async function main(): Promise<number> {
+  if (process.argv.includes('--since-last')) return sinceLast(process.argv.slice(2));
   const args = readArguments(process.argv.slice(2));
   if (typeof args === 'number') return args;
   const token = readToken();
@@ -172,6 +180,9 @@ async function main(): Promise<number> {
   const onPageWritten = crashTestHook();
   const ticker = display.startTicking();
   try {
+    // a new export: the feed's cursor first, so what lands while it runs is in the next delta
+    if (!existsSync(join(args.outDir, CHECKPOINT_FILE)))
+      await takeStartingCursor(client, args.outDir, args.baseUrl, args.format, { signal: interrupt.signal });
     const summary = await exportSensorHistory(client, {
       ...args,
       signal: interrupt.signal,
@@ -187,6 +198,23 @@ async function main(): Promise<number> {
     return reportStop(error, { interrupted: interrupt.signal.aborted, outDir: args.outDir, records: display.latest.records });
   } finally {
     clearInterval(ticker);
+    interrupt.release();
+  }
+}
+
+async function sinceLast(argv: string[]): Promise<number> {
+  const args = parseSinceLastArguments(argv);
+  if (typeof args === 'string') {
+    console.error(`export: ${args} (--help for usage)`);
+    return 2;
+  }
+  const token = readToken();
+  if (token === null) return 2;
+  const client = new ColdtrackClient({ baseUrl: args.baseUrl, token, userAgent: 'coldtrack-export' });
+  const interrupt = interruptOnSignals(() => {});
+  try {
+    return await runSinceLast(client, args, interrupt.signal);
+  } finally {
     interrupt.release();
   }
 }

@@ -51,6 +51,8 @@ import { exportUnit, type UnitRun } from './unit-file.js';
 export { CHECKPOINT_FILE, CheckpointError, LOCK_FILE } from './checkpoint.js';
 export { OWN_FILES } from './directory.js';
 export { ExportDirectoryError } from './safe-files.js';
+export { type ChangesCursor, ChangesCursorError, CURSOR_FILE, readChangesCursor, takeStartingCursor } from './changes-cursor.js';
+export * from './delta.js';
 export type { ExportOptions, ExportProgress, ExportSummary } from './options.js';
 export {
   AGGREGATIONS,

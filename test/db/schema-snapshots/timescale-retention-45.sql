@@ -60,6 +60,32 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.sensor_changes_prune(before timestamp with time zone) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  through bigint;
+  removed bigint;
+BEGIN
+  SELECT max(id) INTO through FROM sensor_changes WHERE landed_at < before;
+  IF through IS NULL THEN RETURN 0; END IF;
+  UPDATE sensor_changes_state SET pruned_through = greatest(pruned_through, through);
+  DELETE FROM sensor_changes WHERE id <= through;
+  GET DIAGNOSTICS removed = ROW_COUNT;
+  RETURN removed;
+END
+$$;
+
+CREATE FUNCTION public.sensor_changes_record(units integer[], types public.specification_type[], firsts timestamp with time zone[], lasts timestamp with time zone[], counts integer[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  LOCK TABLE sensor_changes IN SHARE ROW EXCLUSIVE MODE;
+  INSERT INTO sensor_changes (cooling_unit_id, specification_type, first_at, last_at, readings)
+  SELECT * FROM unnest(units, types, firsts, lasts, counts);
+END
+$$;
+
 CREATE FUNCTION public.sensor_compact(at timestamp with time zone DEFAULT now(), most integer DEFAULT 3) RETURNS integer
     LANGUAGE sql STABLE
     AS $$ SELECT 0 $$;
@@ -577,6 +603,34 @@ CREATE SEQUENCE public.pgmigrations_id_seq
 
 ALTER SEQUENCE public.pgmigrations_id_seq OWNED BY public.pgmigrations.id;
 
+CREATE TABLE public.sensor_changes (
+    id bigint NOT NULL,
+    cooling_unit_id integer NOT NULL,
+    specification_type public.specification_type NOT NULL,
+    first_at timestamp with time zone NOT NULL,
+    last_at timestamp with time zone NOT NULL,
+    readings integer NOT NULL,
+    landed_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT sensor_changes_check CHECK ((first_at <= last_at)),
+    CONSTRAINT sensor_changes_readings_check CHECK ((readings > 0))
+);
+
+ALTER TABLE public.sensor_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.sensor_changes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.sensor_changes_state (
+    singleton boolean DEFAULT true NOT NULL,
+    pruned_through bigint DEFAULT 0 NOT NULL,
+    cursor_key bytea DEFAULT decode(replace(((gen_random_uuid())::text || (gen_random_uuid())::text), '-'::text, ''::text), 'hex'::text) NOT NULL,
+    CONSTRAINT sensor_changes_state_singleton_check CHECK (singleton)
+);
+
 CREATE VIEW public.sensor_readings_daily AS
  SELECT _materialized_hypertable_3.bucket,
     _materialized_hypertable_3.cooling_unit_id,
@@ -712,6 +766,12 @@ ALTER TABLE ONLY public.operator_assignments
 ALTER TABLE ONLY public.pgmigrations
     ADD CONSTRAINT pgmigrations_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.sensor_changes
+    ADD CONSTRAINT sensor_changes_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.sensor_changes_state
+    ADD CONSTRAINT sensor_changes_state_pkey PRIMARY KEY (singleton);
+
 ALTER TABLE ONLY public.sensor_readings
     ADD CONSTRAINT sensor_readings_pkey PRIMARY KEY (cooling_unit_id, specification_type, recorded_at);
 
@@ -775,6 +835,10 @@ CREATE INDEX locations_company_idx ON public.locations USING btree (company_id);
 CREATE INDEX market_surveys_surveyed_at_idx ON public.market_surveys USING btree (surveyed_at);
 
 CREATE INDEX operator_assignments_unit_idx ON public.operator_assignments USING btree (cooling_unit_id);
+
+CREATE INDEX sensor_changes_landed ON public.sensor_changes USING btree (landed_at);
+
+CREATE INDEX sensor_changes_unit ON public.sensor_changes USING btree (cooling_unit_id, id);
 
 CREATE INDEX token_audit_events_related_token_idx ON public.token_audit_events USING btree (related_token_id, sequence) WHERE (related_token_id IS NOT NULL);
 
@@ -894,6 +958,7 @@ ALTER TABLE ONLY public.users
 {"name":"010_token-audit-events"}
 {"name":"011_token-allowed-ips"}
 {"name":"012_token-usage"}
+{"name":"013_sensor-changes"}
 
 -- weekly partitions
 {"partitions":0}

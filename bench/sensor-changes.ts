@@ -1,0 +1,133 @@
+// Benchmark P12: the change feed (GET /api/v1/sensor-data/changes, src/sensors/changes.ts).
+// 1. Ingest with change tracking vs the same ingest with the recording switched off (the
+//    sensor_changes_record function replaced by an empty one for those rounds, so the call's round
+//    trip stays in both and only the lock and the insert are compared): same data, empty store each
+//    round, rounds alternating. Target: within 5 % (>= 0.95x).
+// 2. Answering: a day of changes (one load an hour per unit and type) on top of the days the feed
+//    keeps, walked by a company-wide reader from the day's start, page_size 1,000, and one page for
+//    a token of ten units; p50 of the feed's query with its cursor work (no HTTP). Target <= 50 ms.
+//   node --import tsx bench/sensor-changes.ts [--quick] [--profile postgres|timescale]
+import { readingChunks } from '../src/sensors/generate.js';
+import { ingestReadings } from '../src/sensors/ingest.js';
+import { createChangeFeed } from '../src/sensors/changes.js';
+import { createBenchDatabase, createUnits, csvReadingRuns, fixed, median, profile, quick, report, timed } from './sensor-common.js';
+
+const INGEST_UNITS = quick ? 50 : 200;
+const INGEST_DAYS = quick ? 4 : 14;
+const ROUNDS = quick ? 2 : 3;
+const FEED_UNITS = quick ? 200 : 2000;
+const DAYS_KEPT = quick ? 3 : 30;
+const WALKS = quick ? 3 : 10;
+const END = new Date('2026-01-01T00:00:00Z');
+const RATIO_TARGET = 0.95;
+const P50_TARGET_MS = 50;
+
+console.log(`P12: the change feed${quick ? ' (quick)' : ''}`);
+const P12_INGEST = { key: 'P12-ingest', name: `ingest with change tracking vs without (target >= ${RATIO_TARGET}x)` };
+const P12_ANSWER = { key: 'P12-answer', name: `changes for a day, p50 per page (target <= ${P50_TARGET_MS} ms)` };
+const db = await createBenchDatabase('changes', 4, [{ key: 'P12', name: 'the change feed' }, P12_INGEST, P12_ANSWER]);
+console.log(db.note);
+try {
+  const company = await createUnits(db.pool, Math.max(INGEST_UNITS, FEED_UNITS));
+  const { rows } = await db.pool.query<{ body: string }>(
+    `SELECT pg_get_functiondef('sensor_changes_record(integer[], specification_type[], timestamptz[], timestamptz[], integer[])'::regprocedure) AS body`,
+  );
+  const tracking = rows[0]!.body;
+  const noTracking = tracking.replace(/BEGIN[\s\S]*END/, 'BEGIN\nEND');
+
+  // 1. the ingest, with and without recording the changes
+  const csv = [...readingChunks({ units: INGEST_UNITS, days: INGEST_DAYS, end: END, seed: 5 })];
+  const readings = INGEST_UNITS * INGEST_DAYS * 192;
+  const times: Record<'with' | 'without', number[]> = { with: [], without: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const variant of round % 2 === 0 ? (['with', 'without'] as const) : (['without', 'with'] as const)) {
+      await db.pool.query('TRUNCATE sensor_readings, sensor_changes');
+      await db.pool.query(variant === 'with' ? tracking : noTracking);
+      const { ms, result } = await timed(() => ingestReadings(db.pool, csvReadingRuns(csv, END), { batchSize: 50_000 }));
+      if (result.inserted !== readings) throw new Error(`ingest loaded ${result.inserted} of ${readings}`);
+      times[variant].push(ms);
+    }
+  }
+  await db.pool.query(tracking);
+  const withRate = readings / (median(times.with) / 1000);
+  const withoutRate = readings / (median(times.without) / 1000);
+  const ratio = withRate / withoutRate;
+  console.log(
+    `  ingest: ${Math.round(withRate)} readings/s with change tracking, ${Math.round(withoutRate)} without (${fixed(ratio, 3)}x)`,
+  );
+
+  // 2. the feed: DAYS_KEPT days of hourly loads, the last one the day a partner asks for
+  await db.pool.query('TRUNCATE sensor_changes');
+  const dayStart = new Date(END.getTime() - 86_400_000);
+  for (let day = DAYS_KEPT; day >= 1; day--) {
+    await db.pool.query(
+      `INSERT INTO sensor_changes (cooling_unit_id, specification_type, first_at, last_at, readings, landed_at)
+       SELECT u, kind, h, h + interval '45 minutes', 4, h + interval '1 hour'
+       FROM generate_series($1::timestamptz, $1::timestamptz + interval '23 hours', interval '1 hour') h,
+            generate_series(1, $2::int) u, unnest(ARRAY['TEMPERATURE', 'HUMIDITY']::specification_type[]) kind
+       ORDER BY h, u, kind`,
+      [new Date(END.getTime() - day * 86_400_000).toISOString(), FEED_UNITS],
+    );
+  }
+  await db.pool.query('ANALYZE sensor_changes');
+  const perDay = FEED_UNITS * 2 * 24;
+  const feed = createChangeFeed(db.pool);
+  const everyUnit = company.unitIds.slice(0, FEED_UNITS);
+  const tenUnits = everyUnit.filter((_, i) => i % Math.floor(FEED_UNITS / 10) === 0).slice(0, 10);
+  // the cursor at the day's start: after the last change of the day before
+  const { rows: before } = await db.pool.query<{ id: string }>('SELECT max(id)::text AS id FROM sensor_changes WHERE first_at < $1', [
+    dayStart.toISOString(),
+  ]);
+  const { rows: keyRows } = await db.pool.query<{ cursor_key: Buffer }>('SELECT cursor_key FROM sensor_changes_state');
+  const { encodeCursor } = await import('../src/sensors/change-cursor.js');
+  const start = encodeCursor(keyRows[0]!.cursor_key, company.companyId, BigInt(before[0]!.id));
+  const pageTimes: number[] = [];
+  const narrowTimes: number[] = [];
+  let changes = 0;
+  for (let walk = 0; walk < WALKS; walk++) {
+    let cursor = start;
+    changes = 0;
+    for (;;) {
+      const { ms, result } = await timed(() => feed.page(company.companyId, everyUnit, cursor, 1000));
+      pageTimes.push(ms);
+      changes += result.changes.length;
+      cursor = result.nextCursor;
+      if (!result.hasNext) break;
+    }
+    narrowTimes.push((await timed(() => feed.page(company.companyId, tenUnits, start, 1000))).ms);
+  }
+  if (changes !== perDay) throw new Error(`the walk found ${changes} changes, not the day's ${perDay}`);
+  const p50 = median(pageTimes);
+  const narrowP50 = median(narrowTimes);
+  console.log(
+    `  changes: ${perDay} a day (${FEED_UNITS} units x 2 types x 24 loads), ${DAYS_KEPT} days kept; a day walked in ` +
+      `${Math.ceil(perDay / 1000)} pages of 1,000: p50 ${fixed(p50, 1)} ms a page; ten units' page p50 ${fixed(narrowP50, 1)} ms`,
+  );
+  const ingestPass = ratio >= RATIO_TARGET;
+  const answerPass = Math.max(p50, narrowP50) <= P50_TARGET_MS;
+  report([
+    {
+      key: 'P12',
+      name: 'the change feed (both parts below)',
+      pass: ingestPass && answerPass,
+      measured: `ingest ${fixed(ratio, 3)}x, a day's page p50 ${fixed(p50, 1)} ms (ten units ${fixed(narrowP50, 1)} ms)`,
+      ratio,
+      detail: `${readings} readings a round, median of ${ROUNDS}; ${perDay} changes a day, ${DAYS_KEPT} days kept; ${profile} profile`,
+    },
+    {
+      ...P12_INGEST,
+      pass: ingestPass,
+      measured: `${fixed(ratio, 3)}x (${Math.round(withRate)} vs ${Math.round(withoutRate)} readings/s)`,
+      ratio,
+      detail: `median of ${ROUNDS}; ${readings} readings a round; batches of 50,000; ${profile} profile`,
+    },
+    {
+      ...P12_ANSWER,
+      pass: answerPass,
+      measured: `${fixed(p50, 1)} ms (ten units: ${fixed(narrowP50, 1)} ms)`,
+      detail: `${WALKS} walks of a day of ${perDay} changes among ${DAYS_KEPT * perDay}; query and cursor, no HTTP; ${profile} profile`,
+    },
+  ]);
+} finally {
+  await db.drop();
+}

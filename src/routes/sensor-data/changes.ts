@@ -1,0 +1,84 @@
+// GET /api/v1/sensor-data/changes: which spans of the readable units' history changed (late or
+// re-sent readings landed) since a cursor, in the order they landed, with the cursor to ask from
+// next time. The feed itself is src/sensors/changes.ts; partners re-read the spans through
+// GET /api/v1/sensor-data (docs/partners.md, "Keeping a copy in sync").
+import { z } from 'zod';
+import { errorResponses, idQuery, queryInteger, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../http/schemas.js';
+import { CURSOR_PATTERN } from '../../sensors/change-cursor.js';
+import { createChangeFeed, SINCE_NOW } from '../../sensors/changes.js';
+import { SPECIFICATION_TYPES } from '../../sensors/formats.js';
+import type { App } from '../../types.js';
+
+const changesQuery = {
+  since: z
+    .string({ error: 'must be given once' })
+    .meta({ pattern: `^(${CURSOR_PATTERN.slice(1, -1)}|${SINCE_NOW})$` })
+    .optional()
+    .describe(
+      'The next_cursor of an earlier answer; "now" for no changes, only the cursor after every change so far ' +
+        '(take it before an export begins); omitted: from the oldest change the service keeps',
+    ),
+  page_size: queryInteger(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE).describe(`Changes per page, 1..${MAX_PAGE_SIZE}`),
+  cooling_unit_id: idQuery()
+    .optional()
+    .describe('Only this unit (404 when the token may not read it); default every unit the token may read'),
+  location_id: idQuery().optional().describe('Only units at this location'),
+};
+
+const change = z
+  .object({
+    cooling_unit_id: z.number().int(),
+    specification_type: z.enum(SPECIFICATION_TYPES),
+    from: z.string().describe("ISO 8601 UTC: the span's first new reading"),
+    to: z.string().describe("ISO 8601 UTC: the span's last new reading (inclusive)"),
+    new_readings: z.number().int().describe('Readings the span gained'),
+    landed_at: z.string().describe('ISO 8601 UTC: when the readings were stored'),
+  })
+  .meta({ id: 'SensorChange' });
+
+const changesPageSchema = z.object({
+  data: z.array(change),
+  meta: z.object({
+    company_id: z.number().int(),
+    filters: z.object({
+      since: z.string().nullable(),
+      cooling_unit_id: z.number().int().nullable(),
+      location_id: z.number().int().nullable(),
+    }),
+    pagination: z.object({
+      page_size: z.number().int(),
+      has_next: z.boolean().describe('More changes follow now: ask again with next_cursor at once'),
+      next_cursor: z.string().describe('Where the next request continues: pass it as since (store it once the changes are applied)'),
+    }),
+  }),
+});
+
+export default async function sensorChangesRoute(app: App) {
+  // on the read replica when there is one: cursors hold only database state, so any copy answers
+  const feed = createChangeFeed(app.readDb);
+
+  app.get('/sensor-data/changes', {
+    config: { scope: 'sensor_data' },
+    schema: {
+      operationId: 'sensorDataChanges',
+      summary: 'Spans of sensor history that changed since a cursor (late or corrected readings)',
+      tags: ['Sensor data'],
+      security: [{ apiToken: [] }],
+      querystring: z.strictObject(changesQuery),
+      response: { 200: changesPageSchema, ...errorResponses(400, 401, 403, 404, 410, 429, 503) },
+    },
+    handler: async (request) => {
+      const query = request.query;
+      const { companyId, unitIds } = request.unitScope;
+      const page = await feed.page(companyId, unitIds, query.since, query.page_size);
+      return {
+        data: page.changes,
+        meta: {
+          company_id: companyId,
+          filters: { since: query.since ?? null, cooling_unit_id: query.cooling_unit_id ?? null, location_id: query.location_id ?? null },
+          pagination: { page_size: query.page_size, has_next: page.hasNext, next_cursor: page.nextCursor },
+        },
+      };
+    },
+  });
+}
