@@ -13,8 +13,14 @@ const TOKEN = `ctk_${'Hidd3nT0ken'.repeat(4)}Zyxwvu`;
 const root = await mkdtemp(join(tmpdir(), 'coldtrack-export-hostile-'));
 t.teardown(() => rm(root, { recursive: true, force: true }));
 
+/** The change feed's cursor a new export takes first, answered as the service would: the hostility is on the unit's pages. */
+const STARTING_CURSOR: Answer = {
+  status: 200,
+  body: { data: [], meta: { pagination: { page_size: 1000, has_next: false, next_cursor: 'A'.repeat(34) } } },
+};
+
 async function exportAgainst(answer: (n: number) => Answer, name: string) {
-  const peer = await hostilePeer(answer);
+  const peer = await hostilePeer((n, request) => (request.url.startsWith('/api/v1/sensor-data/changes') ? STARTING_CURSOR : answer(n)));
   try {
     const relay = {
       url: peer.url,
@@ -64,7 +70,7 @@ t.test('Retry-After: 86400: stopped at once with when to come back, not a day as
     lastLine(run.stderr),
     /^export stopped: cooling unit 1: GET \/api\/v1\/sensor-data: the service asks to wait 86400 s, longer than the 120 s the client waits \(maxWaitMs\); the service asks to be called again after \d{4}-/,
   );
-  t.equal(run.requests, 1);
+  t.equal(run.requests, 2, 'the starting cursor, then the page once: no retry');
   t.ok(run.ms < 20_000, `${run.ms} ms`);
 });
 

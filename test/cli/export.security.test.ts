@@ -12,7 +12,7 @@ import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { CHECKPOINT_FILE } from '@coldtrack/client/export';
+import { CHECKPOINT_FILE, CURSOR_FILE } from '@coldtrack/client/export';
 import { type ExportRun, runExport } from '../client/run-export.js';
 import { createExportWorld } from '../client/world.js';
 
@@ -69,7 +69,7 @@ function sameAsReference(t: Test, dir: string) {
   for (const name of [fileOf(first), fileOf(second)]) {
     t.ok(readFileSync(join(dir, name)).equals(readFileSync(join(reference, name))), `${name}: byte for byte the reference`);
   }
-  t.same(readdirSync(dir).sort(), [CHECKPOINT_FILE, fileOf(first), fileOf(second)].sort(), 'nothing else in the folder');
+  t.same(readdirSync(dir).sort(), [CHECKPOINT_FILE, CURSOR_FILE, fileOf(first), fileOf(second)].sort(), 'nothing else in the folder');
 }
 
 /** A folder holding an export killed with one page of the first unit counted and its second written. */

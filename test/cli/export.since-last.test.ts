@@ -3,7 +3,7 @@
 // was, and a reading for a unit the token may not read (another company's): the delta holds
 // exactly the late readings and the hourly and daily buckets they altered, with the API's values,
 // nothing of the other unit; a second --since-last writes nothing.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -128,4 +128,30 @@ t.test('refusals: no export, no cursor, other options', async (t) => {
   t.match(none.stderr, /no export in .*: export the history first/);
   const mixed = await runExport(world, ['--since-last', '--out', outDir, '--from', '2025-01-01']);
   t.equal(mixed.code, 2, 'the export options come from the checkpoint: naming one is refused');
+});
+
+t.test("the folder after deltas: the export's own, and nothing planted in it is used", async (t) => {
+  const rerun = await runExport(world, ['--from', YEAR.from, '--to', YEAR.to, '--aggregation', 'hourly', '--out', outDir]);
+  t.equal(rerun.code, 0, `the export accepts its folder with the delta files: ${rerun.stderr.trim().split('\n').at(-1)}`);
+
+  const planted = join(outDir, 'delta-000009-raw.csv');
+  writeFileSync(planted, 'not written by the export\n');
+  const foreign = await runExport(world, ['--since-last', '--out', outDir]);
+  t.same([foreign.code, foreign.requests], [2, 0], 'a delta file numbered past the cursor: exit 2, no request');
+  t.match(foreign.stderr, /delta-000009-raw\.csv, a file the export did not write/);
+  unlinkSync(planted);
+
+  const victim = join(outDir, '..', `coldtrack-since-last-victim-${process.pid}.json`);
+  writeFileSync(victim, 'the target of a planted link\n');
+  t.teardown(() => rm(victim, { force: true }));
+  const kept = `${victim}.cursor`;
+  renameSync(join(outDir, CURSOR_FILE), kept);
+  symlinkSync(victim, join(outDir, CURSOR_FILE));
+  const linked = await runExport(world, ['--since-last', '--out', outDir]);
+  t.same([linked.code, linked.requests], [2, 0], 'a cursor file that is a link: exit 2, no request');
+  t.equal(readFileSync(victim, 'utf8'), 'the target of a planted link\n', "the link's target is untouched");
+  unlinkSync(join(outDir, CURSOR_FILE));
+  renameSync(kept, join(outDir, CURSOR_FILE));
+  const restored = await runExport(world, ['--since-last', '--out', outDir]);
+  t.equal(restored.code, 0, 'the real cursor back: it runs again');
 });

@@ -1,13 +1,15 @@
 // `coldtrack-export --since-last --base-url URL --out DIR [--page-size N]`: the delta of a
 // complete export in DIR since its last run (../export/delta.ts: what is read, what the files
 // hold). Exit status: 0 written (or nothing changed), 1 stopped (the service refused or stayed
-// unreachable; the same command starts the delta over), 2 bad arguments or a folder that holds no
-// complete export with a cursor, 3 the cursor expired (export again), 130 interrupted.
+// unreachable; the same command starts the delta over), 2 bad arguments, or a folder that holds no
+// complete export with a cursor or holds what the export did not write, 3 the cursor expired
+// (export again), 130 interrupted.
 import { parseArgs } from 'node:util';
 import { ColdtrackApiError, type ColdtrackClient } from '../index.js';
 import { ChangesCursorError } from '../export/changes-cursor.js';
 import { CheckpointError } from '../export/checkpoint.js';
 import { exportChangesSinceLast } from '../export/delta.js';
+import { ExportDirectoryError } from '../export/safe-files.js';
 
 export const SINCE_LAST_USAGE = `       coldtrack-export --since-last --base-url URL --out DIR [--page-size N]
   --since-last   the records that changed since the last run (or the export) in DIR: delta-<n>-raw, -hourly and -daily
@@ -70,7 +72,7 @@ export async function runSinceLast(client: ColdtrackClient, args: SinceLastArgum
       console.error(`export: ${error.message} (the copy in ${args.outDir} cannot be brought up to date: export into a new folder)`);
       return 3;
     }
-    if (error instanceof CheckpointError || error instanceof ChangesCursorError) {
+    if (error instanceof CheckpointError || error instanceof ChangesCursorError || error instanceof ExportDirectoryError) {
       console.error(`export: ${error.message}`);
       return 2;
     }

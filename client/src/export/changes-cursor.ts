@@ -12,8 +12,9 @@ import { checkDirectory, makeOutDirectory } from './directory.js';
 import type { ExportFormat } from './plan.js';
 import { readExistingFile } from './safe-files.js';
 
-export const CURSOR_FILE = 'export-changes-cursor.json';
-export const CURSOR_TEMPORARY_FILE = `${CURSOR_FILE}.tmp`;
+import { CURSOR_FILE } from './checkpoint.js';
+
+export { CURSOR_FILE, CURSOR_TEMPORARY_FILE } from './checkpoint.js';
 
 export interface ChangesCursor {
   version: 1;

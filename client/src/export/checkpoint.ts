@@ -17,6 +17,9 @@ import { createNewFile, readExistingFile } from './safe-files.js';
 export const CHECKPOINT_FILE = 'export-checkpoint.json';
 export const CHECKPOINT_TEMPORARY_FILE = `${CHECKPOINT_FILE}.tmp`;
 export const LOCK_FILE = 'export.lock';
+/** The change feed's cursor beside the checkpoint (changes-cursor.ts), and its leftover of a crash. */
+export const CURSOR_FILE = 'export-changes-cursor.json';
+export const CURSOR_TEMPORARY_FILE = `${CURSOR_FILE}.tmp`;
 /** 2: with each unit's SHA-256 and the seals (1.0's checkpoints, version 1, had neither) */
 export const CHECKPOINT_VERSION = 2;
 

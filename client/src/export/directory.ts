@@ -12,8 +12,14 @@
 // writes beside these (a later feature's) are added to OWN_FILES.
 import { lstat, mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CURSOR_FILE, CURSOR_TEMPORARY_FILE } from './changes-cursor.js';
-import { type Checkpoint, CHECKPOINT_FILE, CHECKPOINT_TEMPORARY_FILE, LOCK_FILE } from './checkpoint.js';
+import {
+  type Checkpoint,
+  CHECKPOINT_FILE,
+  CHECKPOINT_TEMPORARY_FILE,
+  CURSOR_FILE,
+  CURSOR_TEMPORARY_FILE,
+  LOCK_FILE,
+} from './checkpoint.js';
 import { type ExportFormat, unitFileName } from './plan.js';
 import { ExportDirectoryError, unsafeEntry } from './safe-files.js';
 

@@ -42,6 +42,7 @@ import {
   readCheckpointText,
 } from './checkpoint.js';
 import { DifferentExportError, parseCheckpoint, verifyUnits } from './checkpoint-check.js';
+import { readChangesCursor } from './changes-cursor.js';
 import { checkDirectory, makeOutDirectory } from './directory.js';
 import { discoverUnits, type FoundUnits } from './discover-units.js';
 import type { ExportOptions, ExportProgress, ExportSummary } from './options.js';
@@ -161,7 +162,8 @@ async function continueOrStart(
   const text = await readCheckpointText(options.outDir);
   if (text !== null) {
     const previous = readPrevious(text, options.outDir, identity);
-    await checkDirectory(options.outDir, previous, identity.format);
+    // the deltas --since-last wrote beside the files are the export's own too
+    await checkDirectory(options.outDir, previous, identity.format, (await readChangesCursor(options.outDir))?.deltas ?? 0);
     const { verified, changed } = await verifyUnits(previous, options);
     return { checkpoint: previous, resumed: true, verified, changed };
   }

@@ -4,15 +4,17 @@
 // GET /api/v1/sensor-data (docs/partners.md, "Keeping a copy in sync").
 import { z } from 'zod';
 import { errorResponses, idQuery, queryInteger, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../http/schemas.js';
-import { CURSOR_PATTERN } from '../../sensors/change-cursor.js';
+import { CURSOR_PATTERN, invalidCursor } from '../../sensors/change-cursor.js';
 import { createChangeFeed, SINCE_NOW } from '../../sensors/changes.js';
 import { SPECIFICATION_TYPES } from '../../sensors/formats.js';
 import type { App } from '../../types.js';
 
+const SINCE_SHAPE = new RegExp(`^(${CURSOR_PATTERN.slice(1, -1)}|${SINCE_NOW})$`);
+
 const changesQuery = {
   since: z
     .string({ error: 'must be given once' })
-    .meta({ pattern: `^(${CURSOR_PATTERN.slice(1, -1)}|${SINCE_NOW})$` })
+    .meta({ pattern: SINCE_SHAPE.source })
     .optional()
     .describe(
       'The next_cursor of an earlier answer; "now" for no changes, only the cursor after every change so far ' +
@@ -66,6 +68,13 @@ export default async function sensorChangesRoute(app: App) {
       security: [{ apiToken: [] }],
       querystring: z.strictObject(changesQuery),
       response: { 200: changesPageSchema, ...errorResponses(400, 401, 403, 404, 410, 429, 503) },
+    },
+    // a since of the wrong shape is refused with the rest of the input, before the units are looked
+    // at (a 404 for them would hide it), as invalid_cursor like any cursor the service did not give;
+    // the signature, which needs the token's company, is the feed's to check
+    preValidation: async (request) => {
+      const { since } = request.query as { since?: unknown };
+      if (typeof since === 'string' && !SINCE_SHAPE.test(since)) throw invalidCursor();
     },
     handler: async (request) => {
       const query = request.query;
