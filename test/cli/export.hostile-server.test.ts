@@ -82,5 +82,5 @@ t.test('a 200 that is not JSON: one line naming it, exit 1, no SyntaxError', asy
     /^export stopped: cooling unit 1: GET \/api\/v1\/sensor-data: HTTP 200 answered a body that is not JSON \(content-type text\/html\)/,
   );
   t.notMatch(run.stderr, /SyntaxError|\n\s+at /);
-  t.equal(run.requests, 1, 'not retried');
+  t.equal(run.requests, 2, 'the starting cursor, then the page once: not retried');
 });
