@@ -1,4 +1,4 @@
-// The pattern docs/partners.md and docs/operations.md give secret scanners (the one registered
+// The pattern README.md, docs/partners.md and docs/operations.md give secret scanners (the one registered
 // with GitHub's secret scanning) is the token format of src/tokens/format.ts: it finds every
 // token the service issues wherever it sits in a file, whole, and nothing a character longer.
 import { readFileSync } from 'node:fs';
@@ -6,7 +6,7 @@ import t from 'tap';
 import { generateToken } from '../../src/tokens/format.js';
 
 const DOCUMENTED = '\\bctk_[0-9A-Za-z]{49}\\b';
-const docs = ['docs/partners.md', 'docs/operations.md'].map((path) => [
+const docs = ['README.md', 'docs/partners.md', 'docs/operations.md'].map((path) => [
   path,
   readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'),
 ]);
