@@ -3,14 +3,12 @@
 // export takes it (since=now) BEFORE it reads any history, so a reading that lands while the
 // export runs is in the files or in the next delta (or both: the deltas are upserts), never in
 // neither. `--since-last` (delta.ts) replaces it only once a delta's files are on disk.
-import { constants } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ColdtrackClient } from '../index.js';
 import type { CallOptions } from '../transport.js';
 import { checkDirectory, makeOutDirectory } from './directory.js';
 import type { ExportFormat } from './plan.js';
-import { readExistingFile } from './safe-files.js';
+import { readExistingFile, writeFileAtomically } from './safe-files.js';
 
 import { CURSOR_FILE } from './checkpoint.js';
 
@@ -46,32 +44,6 @@ export async function readChangesCursor(dir: string): Promise<ChangesCursor | nu
     return state;
   } catch (error) {
     throw new ChangesCursorError(`${join(dir, CURSOR_FILE)} is not a cursor file of this exporter (${(error as Error).message})`);
-  }
-}
-
-/**
- * Writes `text` to DIR/name atomically and durably: into a new file beside it (created
- * exclusively, so never through a link planted there), synced, renamed over it, the folder synced.
- */
-export async function writeFileAtomically(dir: string, name: string, text: string): Promise<void> {
-  const path = join(dir, name);
-  const temporary = `${path}.tmp`;
-  await unlink(temporary).catch(() => {});
-  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o644);
-  try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temporary, path);
-  const directory = await open(dir, 'r');
-  try {
-    await directory.sync();
-  } catch {
-    // some file systems refuse fsync on a directory; the rename is still atomic
-  } finally {
-    await directory.close();
   }
 }
 

@@ -9,10 +9,10 @@
 // the files (each unit's SHA-256 and seal), and every file here is opened as safe-files.ts says.
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Aggregation, type ExportFormat, type RecordKey, unitFileName } from './plan.js';
-import { createNewFile, readExistingFile } from './safe-files.js';
+import { readExistingFile, writeFileAtomically } from './safe-files.js';
 
 export const CHECKPOINT_FILE = 'export-checkpoint.json';
 export const CHECKPOINT_TEMPORARY_FILE = `${CHECKPOINT_FILE}.tmp`;
@@ -149,39 +149,8 @@ export class CheckpointWriter {
     checkpoint.seal = sealOfExport(checkpoint);
     // the text now, with the seals: units advance while this write waits for the disk
     const text = `${JSON.stringify(checkpoint, null, 1)}\n`;
-    const path = join(this.dir, CHECKPOINT_FILE);
-    const temporary = join(this.dir, CHECKPOINT_TEMPORARY_FILE);
-    const handle = await createTemporary(temporary);
-    try {
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temporary, path);
-    // the rename itself survives a power cut once the directory is synced
-    const directory = await open(this.dir, 'r');
-    try {
-      await directory.sync();
-    } catch {
-      // some file systems refuse fsync on a directory; the rename is still atomic
-    } finally {
-      await directory.close();
-    }
-  }
-}
-
-/**
- * The temporary checkpoint, created new: one left by a crash (or put there since the directory was
- * checked, a link included) is unlinked first, which removes the name and never touches a target.
- */
-async function createTemporary(path: string) {
-  try {
-    return await createNewFile(path, 'w');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    await unlink(path);
-    return createNewFile(path, 'w');
+    // CHECKPOINT_TEMPORARY_FILE is the temporary it writes first
+    await writeFileAtomically(this.dir, CHECKPOINT_FILE, text);
   }
 }
 

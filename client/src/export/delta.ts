@@ -18,7 +18,8 @@ import type { SensorChange, SensorRecord } from '../types.js';
 import { type Checkpoint, CheckpointError, lockDirectory, readCheckpointText, CHECKPOINT_FILE } from './checkpoint.js';
 import { parseCheckpoint } from './checkpoint-check.js';
 import { checkDirectory } from './directory.js';
-import { ChangesCursorError, readChangesCursor, saveChangesCursor, writeFileAtomically } from './changes-cursor.js';
+import { ChangesCursorError, readChangesCursor, saveChangesCursor } from './changes-cursor.js';
+import { writeFileAtomically } from './safe-files.js';
 import { type ExportFormat, MAX_WINDOW_DAYS, formatDay, parseDay, windowsOf } from './plan.js';
 
 export const DELTA_KINDS = ['raw', 'hourly', 'daily'] as const;

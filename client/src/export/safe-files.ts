@@ -4,7 +4,8 @@
 // opened with O_NOFOLLOW and used only when it is a regular file with no other name (one link).
 // Names are the export's own (plan.ts, checkpoint.ts), joined to DIR: never a path read from disk.
 import { constants } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
 
 /** DIR holds something the export did not write, or it cannot write safely: refused (exit 2). */
 export class ExportDirectoryError extends Error {
@@ -65,5 +66,39 @@ export async function readExistingFile(path: string): Promise<string | null> {
     return await handle.readFile('utf8');
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * Writes `text` to DIR/name atomically and durably: into DIR/name.tmp created new (one left by a
+ * crash, or a link put there, is unlinked first, which removes the name and never touches a
+ * target), synced, renamed over DIR/name (a rename replaces a link, never writes through it), then
+ * the folder synced so the rename survives a power cut.
+ */
+export async function writeFileAtomically(dir: string, name: string, text: string): Promise<void> {
+  const path = join(dir, name);
+  const temporary = `${path}.tmp`;
+  let handle: FileHandle;
+  try {
+    handle = await createNewFile(temporary, 'w');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    await unlink(temporary);
+    handle = await createNewFile(temporary, 'w');
+  }
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, path);
+  const directory = await open(dir, 'r');
+  try {
+    await directory.sync();
+  } catch {
+    // some file systems refuse fsync on a directory; the rename is still atomic
+  } finally {
+    await directory.close();
   }
 }
