@@ -51,20 +51,26 @@ export interface Window {
 /** 0001-01-01, the first day a date parameter can name. */
 export const FIRST_DAY = utcDay(1, 0, 1);
 
-/** Defaults: end_date today, start_date end_date - 29 days. Reversed or too long: 400. */
+/** The parameters naming a window's first and last day: the data surface's, unless a route names its own. */
+const DATE_PARAMETERS = { start: 'start_date', end: 'end_date' } as const;
+
+/** Defaults: the end today, the start 29 days before it. Reversed or too long: 400 naming the parameter. */
 export function resolveWindow(
-  query: { start_date?: string | undefined; end_date?: string | undefined },
+  query: object,
   now: Date,
   maxDays = MAX_WINDOW_DAYS,
+  names: { start: string; end: string } = DATE_PARAMETERS,
 ): Window {
-  const end = query.end_date ? parseDay(query.end_date) : today(now);
+  const dates = query as Partial<Record<string, unknown>>;
+  const [startText, endText] = [dates[names.start], dates[names.end]] as Array<string | undefined>;
+  const end = endText ? parseDay(endText) : today(now);
   // the default start never falls before the calendar's first day (end_date=0001-01-01 would
   // otherwise reach into the year 0, which no date parameter can name and the database refuses)
-  const start = query.start_date ? parseDay(query.start_date) : Math.max(end - (DEFAULT_WINDOW_DAYS - 1) * DAY_MS, FIRST_DAY);
-  if (end < start) throw invalidRequest('end_date', 'end_date must not be before start_date');
+  const start = startText ? parseDay(startText) : Math.max(end - (DEFAULT_WINDOW_DAYS - 1) * DAY_MS, FIRST_DAY);
+  if (end < start) throw invalidRequest(names.end, `${names.end} must not be before ${names.start}`);
   const days = (end - start) / DAY_MS + 1;
   if (days > maxDays) {
-    throw invalidRequest(query.start_date ? 'start_date' : 'end_date', `The window spans ${days} days; the longest allowed is ${maxDays}`);
+    throw invalidRequest(startText ? names.start : names.end, `The window spans ${days} days; the longest allowed is ${maxDays}`);
   }
   return { start, end };
 }

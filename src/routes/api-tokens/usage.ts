@@ -2,8 +2,8 @@
 // class, and the client it was last used from. Counted in memory by every worker and written by
 // the last_used flush (src/tokens/usage.ts): today's figures trail by up to LAST_USED_FLUSH_SECONDS.
 import { z } from 'zod';
-import { dateParam, FIRST_DAY, formatDay, parseDay, today } from '../../data-surface/window.js';
-import { invalidRequest, notFound } from '../../http/errors.js';
+import { dateParam, DEFAULT_WINDOW_DAYS, formatDay, resolveWindow } from '../../data-surface/window.js';
+import { notFound } from '../../http/errors.js';
 import { errorResponses } from '../../http/schemas.js';
 import { DAY_MS } from '../../time.js';
 import { readTokenUsage, TOKEN_USAGE_RETENTION_DAYS, USAGE_CLASSES, type UsageClass } from '../../tokens/usage.js';
@@ -12,10 +12,9 @@ import { isTokenId, tokenIdParams } from './schema.js';
 
 /** The longest window one request may ask for, in days. */
 export const MAX_USAGE_WINDOW_DAYS = 90;
-const DEFAULT_USAGE_WINDOW_DAYS = 30;
 
 const querystring = z.strictObject({
-  from: dateParam.optional().describe(`First UTC day (YYYY-MM-DD); default: ${DEFAULT_USAGE_WINDOW_DAYS - 1} days before \`to\``),
+  from: dateParam.optional().describe(`First UTC day (YYYY-MM-DD); default: ${DEFAULT_WINDOW_DAYS - 1} days before \`to\``),
   to: dateParam.optional().describe('Last UTC day, included (YYYY-MM-DD); default: today. A to before from is refused (400)'),
 });
 
@@ -63,18 +62,6 @@ function endpointList(endpoints: Map<string, Counts>) {
     .sort((a, b) => b.requests - a.requests || (a.endpoint < b.endpoint ? -1 : 1));
 }
 
-function windowOf(query: { from?: string | undefined; to?: string | undefined }, now: Date) {
-  const to = query.to ? parseDay(query.to) : today(now);
-  // the default start never falls before 0001-01-01, which PostgreSQL's dates could not name
-  const from = query.from ? parseDay(query.from) : Math.max(to - (DEFAULT_USAGE_WINDOW_DAYS - 1) * DAY_MS, FIRST_DAY);
-  if (to < from) throw invalidRequest('to', 'to must not be before from');
-  const days = (to - from) / DAY_MS + 1;
-  if (days > MAX_USAGE_WINDOW_DAYS) {
-    throw invalidRequest(query.from ? 'from' : 'to', `The window spans ${days} days; the longest allowed is ${MAX_USAGE_WINDOW_DAYS}`);
-  }
-  return { from, to };
-}
-
 export default async function apiTokenUsage(app: App) {
   app.get('/:token_id/usage', {
     schema: {
@@ -82,7 +69,7 @@ export default async function apiTokenUsage(app: App) {
       summary: "Read an API token's usage",
       description:
         'Requests per UTC day with their answer classes and routes, for a window of up to ' +
-        `${MAX_USAGE_WINDOW_DAYS} days (default: the last ${DEFAULT_USAGE_WINDOW_DAYS}), and the client the token was last used from. ` +
+        `${MAX_USAGE_WINDOW_DAYS} days (default: the last ${DEFAULT_WINDOW_DAYS}), and the client the token was last used from. ` +
         'Every request the token was recognised on counts, refused ones included (403, 404, 429); one refused for its ' +
         'credentials (401) does not. Figures are written every LAST_USED_FLUSH_SECONDS, so the last minute may be missing; ' +
         `days older than ${TOKEN_USAGE_RETENTION_DAYS} are not kept.`,
@@ -94,11 +81,11 @@ export default async function apiTokenUsage(app: App) {
     },
     handler: async (request) => {
       const { token_id: tokenId } = request.params;
-      const window = windowOf(request.query, app.clock.now());
+      const window = resolveWindow(request.query, app.clock.now(), MAX_USAGE_WINDOW_DAYS, { start: 'from', end: 'to' });
       // the company check first: another company's token is 404 exactly like an unknown one
       const token = isTokenId(tokenId) ? await app.tokenRepository.findToken(request.employee.companyId, tokenId) : null;
       if (!token) throw notFound('No API token with this id');
-      const { rows, lastClient } = await readTokenUsage(app.db, token.id, formatDay(window.from), formatDay(window.to));
+      const { rows, lastClient } = await readTokenUsage(app.db, token.id, formatDay(window.start), formatDay(window.end));
 
       const perDay = new Map<string, Map<string, Counts>>();
       const total = noCounts();
@@ -113,7 +100,7 @@ export default async function apiTokenUsage(app: App) {
         total[row.class] += row.requests;
       }
       const days = [];
-      for (let day = window.from; day <= window.to; day += DAY_MS) {
+      for (let day = window.start; day <= window.end; day += DAY_MS) {
         const date = formatDay(day);
         const endpoints = perDay.get(date) ?? new Map<string, Counts>();
         const byClassOfDay = noCounts();
@@ -122,8 +109,8 @@ export default async function apiTokenUsage(app: App) {
       }
       return {
         token_id: token.id,
-        from: formatDay(window.from),
-        to: formatDay(window.to),
+        from: formatDay(window.start),
+        to: formatDay(window.end),
         requests: sum(total),
         by_class: total,
         by_endpoint: endpointList(totalByEndpoint),
