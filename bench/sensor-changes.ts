@@ -6,11 +6,29 @@
 // 2. Answering: a day of changes (one load an hour per unit and type) on top of the days the feed
 //    keeps, walked by a company-wide reader from the day's start, page_size 1,000, and one page for
 //    a token of ten units; p50 of the feed's query with its cursor work (no HTTP). Target <= 50 ms.
-//   node --import tsx bench/sensor-changes.ts [--quick] [--profile postgres|timescale]
+// With --readings 100M the feed is measured on the P9 data: before part 2 the fleet's two years
+// (bench/kit/scale-plan.ts, 713 units, ~100 M readings) go through the real ingest, change tracking
+// on, and the store's upkeep runs as at END; the load's own changes stay in the feed, under the
+// days of part 2. Long (the P9 load: about 5 minutes on timescale, 15-20 on postgres, plus upkeep)
+// and ~15 GB of disk on postgres; not part of `npm run bench`.
+//   node --import tsx bench/sensor-changes.ts [--quick] [--profile postgres|timescale] [--readings 1M|10M|100M]
 import { readingChunks } from '../src/sensors/generate.js';
 import { ingestReadings } from '../src/sensors/ingest.js';
 import { createChangeFeed } from '../src/sensors/changes.js';
-import { createBenchDatabase, createUnits, csvReadingRuns, fixed, median, profile, quick, report, timed } from './sensor-common.js';
+import {
+  createBenchDatabase,
+  createUnits,
+  csvReadingRuns,
+  fixed,
+  median,
+  profile,
+  quick,
+  report,
+  timed,
+  upkeepAfter,
+} from './sensor-common.js';
+import { isStepLabel, READINGS_PER_UNIT, SCALE_STEPS } from './kit/scale-plan.js';
+import { gb, loadFleet, policiesAsOf, storeLayout } from './kit/scale-store.js';
 
 const INGEST_UNITS = quick ? 50 : 200;
 const INGEST_DAYS = quick ? 4 : 14;
@@ -20,6 +38,16 @@ const DAYS_KEPT = quick ? 3 : 30;
 const WALKS = quick ? 3 : 10;
 const END = new Date('2026-01-01T00:00:00Z');
 const RATIO_TARGET = 0.95;
+const fleet = ((): (typeof SCALE_STEPS)[number] | null => {
+  const at = process.argv.indexOf('--readings');
+  if (at < 0) return null;
+  const label = process.argv[at + 1];
+  if (!isStepLabel(label)) {
+    console.error(`--readings takes ${SCALE_STEPS.map((step) => step.label).join(', ')}, not ${label ?? 'nothing'}`);
+    process.exit(2);
+  }
+  return SCALE_STEPS.find((step) => step.label === label)!;
+})();
 const P50_TARGET_MS = 50;
 
 console.log(`P12: the change feed${quick ? ' (quick)' : ''}`);
@@ -56,8 +84,27 @@ try {
     `  ingest: ${Math.round(withRate)} readings/s with change tracking, ${Math.round(withoutRate)} without (${fixed(ratio, 3)}x)`,
   );
 
-  // 2. the feed: DAYS_KEPT days of hourly loads, the last one the day a partner asks for
+  // 2. the feed: DAYS_KEPT days of hourly loads, the last one the day a partner asks for, on top
+  //    of the P9 fleet's history (and the changes its load recorded) when --readings asks for it
+  let store = 'no readings kept';
   await db.pool.query('TRUNCATE sensor_changes');
+  if (fleet) {
+    const started = performance.now();
+    const log = (line: string) => console.error(`[P12 ${((performance.now() - started) / 1000).toFixed(0).padStart(5)} s] ${line}`);
+    await db.pool.query('TRUNCATE sensor_readings');
+    const load = await loadFleet(db.pool, fleet.units, log);
+    log(`loaded ${fleet.units * READINGS_PER_UNIT} readings in ${load.seconds.toFixed(0)} s`);
+    if (db.profile === 'timescale')
+      for (const job of await policiesAsOf(db, END)) log(`policy as of ${END.toISOString().slice(0, 10)}: ${job}`);
+    const upkeep = await upkeepAfter(db, END);
+    log(`upkeep (${upkeep.steps.join(', ')}) in ${upkeep.seconds.toFixed(0)} s; ${await storeLayout(db)}`);
+    const { rows: sizes } = await db.pool.query<{ readings: string; changes: string; bytes: string }>(
+      `SELECT (SELECT count(*) FROM sensor_readings)::text AS readings, (SELECT count(*) FROM sensor_changes)::text AS changes,
+              pg_database_size(current_database())::text AS bytes`,
+    );
+    store = `${sizes[0]!.readings} readings (the P9 ${fleet.label} fleet) and the ${sizes[0]!.changes} changes their load recorded, ${gb(Number(sizes[0]!.bytes))} on disk`;
+    console.log(`  store: ${store}`);
+  }
   const dayStart = new Date(END.getTime() - 86_400_000);
   for (let day = DAYS_KEPT; day >= 1; day--) {
     await db.pool.query(
@@ -125,7 +172,7 @@ try {
       ...P12_ANSWER,
       pass: answerPass,
       measured: `${fixed(p50, 1)} ms (ten units: ${fixed(narrowP50, 1)} ms)`,
-      detail: `${WALKS} walks of a day of ${perDay} changes among ${DAYS_KEPT * perDay}; query and cursor, no HTTP; ${profile} profile`,
+      detail: `${WALKS} walks of a day of ${perDay} changes among ${DAYS_KEPT * perDay}; ${store}; query and cursor, no HTTP; ${profile} profile`,
     },
   ]);
 } finally {

@@ -324,6 +324,12 @@ BEGIN
   RETURN NULL;
 END $$;
 
+CREATE FUNCTION public.sensor_serial_read() RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$SELECT true$$;
+
+COMMENT ON FUNCTION public.sensor_serial_read() IS 'Always true. Called by a view to keep every query that reads it serial (PARALLEL UNSAFE): see migration 014.';
+
 CREATE FUNCTION public.sensor_stale_aggregates(from_at timestamp with time zone, to_at timestamp with time zone) RETURNS TABLE(aggregate text, window_start timestamp with time zone, window_end timestamp with time zone)
     LANGUAGE sql STABLE
     AS $$ SELECT NULL::text, NULL::timestamptz, NULL::timestamptz WHERE false $$;
@@ -795,7 +801,7 @@ CREATE VIEW public.sensor_readings_hourly AS
     sensor_rollup_hourly.t_max AS max,
     sensor_rollup_hourly.t_count AS sample_count
    FROM public.sensor_rollup_hourly
-  WHERE (sensor_rollup_hourly.t_count > 0)
+  WHERE ((sensor_rollup_hourly.t_count > 0) AND public.sensor_serial_read())
 UNION ALL
  SELECT sensor_rollup_hourly.bucket,
     sensor_rollup_hourly.cooling_unit_id,
@@ -805,7 +811,7 @@ UNION ALL
     sensor_rollup_hourly.h_max AS max,
     sensor_rollup_hourly.h_count AS sample_count
    FROM public.sensor_rollup_hourly
-  WHERE (sensor_rollup_hourly.h_count > 0);
+  WHERE ((sensor_rollup_hourly.h_count > 0) AND public.sensor_serial_read());
 
 CREATE TABLE public.sensor_readings_p<week> (
     cooling_unit_id integer NOT NULL,
@@ -1152,6 +1158,7 @@ ALTER TABLE ONLY public.users
 {"name":"011_token-allowed-ips"}
 {"name":"012_token-usage"}
 {"name":"013_sensor-changes"}
+{"name":"014_hourly-rollup-serial"}
 
 -- weekly partitions
 {"partitions":14}

@@ -959,6 +959,7 @@ ALTER TABLE ONLY public.users
 {"name":"011_token-allowed-ips"}
 {"name":"012_token-usage"}
 {"name":"013_sensor-changes"}
+{"name":"014_hourly-rollup-serial"}
 
 -- weekly partitions
 {"partitions":0}
