@@ -11,6 +11,7 @@ import { mintEmployeeJwt } from '../src/auth/jwt.js';
 import { loadConfig, loadSensorStorageConfig } from '../src/config.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
+import { saveScriptResult } from './kit/script-results.js';
 import { withThrowawayDatabase } from './kit/throwaway-db.js';
 
 const USAGE = `node --import tsx bench/analytics-scale.ts [options]
@@ -142,6 +143,16 @@ async function measure(url: string) {
     ['users', 'period=month&page_size=13&page=1', PAGE_MS],
   ];
   console.log(`endpoint      query                                        status   p50 ms  best ms  records  target (p50 of ${runs})`);
+  const measured: {
+    endpoint: string;
+    query: string;
+    status: number;
+    p50Ms: number;
+    bestMs: number;
+    records: number;
+    budgetMs: number;
+    pass: boolean;
+  }[] = [];
   for (const [endpoint, query, budget] of cases) {
     if (only && !only.has(endpoint)) continue;
     const times: number[] = [];
@@ -157,11 +168,14 @@ async function measure(url: string) {
     times.sort((a, b) => a - b);
     const p50 = times[Math.floor(times.length / 2)]!;
     const verdict = status === 200 && p50 <= budget ? 'PASS' : 'MISS';
+    measured.push({ endpoint, query, status, p50Ms: p50, bestMs: times[0]!, records, budgetMs: budget, pass: verdict === 'PASS' });
     const label = budget === P10_MS ? `P10 <= ${P10_MS} ms` : `<= ${PAGE_MS} ms`;
     console.log(
       `${endpoint.padEnd(13)} ${query.padEnd(44)} ${status}   ${p50.toFixed(0).padStart(6)}   ${times[0]!.toFixed(0).padStart(6)}   ${String(records).padStart(6)}  ${verdict} (${label})`,
     );
   }
+  const p10 = measured.filter((entry) => entry.budgetMs === P10_MS);
+  console.log(`figures: ${saveScriptResult({ P10: { pass: p10.length > 0 && p10.every((entry) => entry.pass) }, runs, cases: measured })}`);
   await app.close();
   await pool.end();
 }

@@ -22,6 +22,7 @@ import type { RollupMode } from '../src/analytics/rollups.js';
 import { mintEmployeeJwt } from '../src/auth/jwt.js';
 import { loadConfig, loadSensorStorageConfig } from '../src/config.js';
 import { createPool } from '../src/db/pool.js';
+import { saveScriptResult } from './kit/script-results.js';
 import { withThrowawayDatabase } from './kit/throwaway-db.js';
 
 /** the delay monitor's sampling interval, included in every figure it records */
@@ -205,6 +206,18 @@ function printResults(results: ModeResult[]) {
   const pooled = results[0]!;
   const verdict = pooled.loopP99Ms < TARGET_MS ? 'PASS' : 'MISS';
   console.log(`\nP5 event-loop delay p99 < ${TARGET_MS} ms with the pool: ${verdict} (${pooled.loopP99Ms.toFixed(1)} ms)`);
+  const modes = results.map(({ mode, loopP99Ms, loopMaxMs, loopBusy, heavy, small }) => ({
+    mode,
+    loopP99Ms,
+    loopMaxMs,
+    loopBusy,
+    heavyPerS: heavy.requests.average,
+    smallPerS: small.requests.average,
+    smallP99Ms: small.latency.p99,
+    non2xx: heavy.non2xx + small.non2xx,
+    errors: heavy.errors + small.errors,
+  }));
+  console.log(`figures: ${saveScriptResult({ P5: { pass: verdict === 'PASS', loopP99Ms: pooled.loopP99Ms }, seconds, modes })}`);
 }
 
 await withThrowawayDatabase({ label: 'loop', migrate: loadSensorStorageConfig() }, async (database) => {

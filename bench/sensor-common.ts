@@ -17,6 +17,7 @@ import { readingChunks } from '../src/sensors/generate.js';
 import { ingestReadings } from '../src/sensors/ingest.js';
 import { pauseSensorPolicies } from '../src/sensors/policy-health.js';
 import { compactAggregates, maintainStore } from '../src/sensors/store.js';
+import { saveScriptResult } from './kit/script-results.js';
 import { isSensorProfile, profileServer, type SensorProfile, shownUrl } from './kit/sensor-profiles.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
 
@@ -242,7 +243,10 @@ export interface TargetLine {
   detail: string;
 }
 
-/** One line per target (PASS/MISS), then the JSON line the bench kit parses (with the run's storage profile). */
+/**
+ * One line per target (PASS/MISS), the file the figures are kept in (kit/script-results.ts), then
+ * the JSON line the bench kit parses (with the run's storage profile), last.
+ */
 export function report(targets: TargetLine[]) {
   for (const target of targets) {
     console.log(`${target.pass ? 'PASS' : 'MISS'} ${target.key ? `${target.key} ` : ''}${target.name}: ${target.measured}`);
@@ -258,6 +262,7 @@ export function report(targets: TargetLine[]) {
       },
     ]),
   );
+  console.log(`figures: ${saveScriptResult({ profile, targets: json })}`);
   console.log(JSON.stringify({ profile, targets: json }));
 }
 
