@@ -25,8 +25,9 @@ import {
 
 const UNITS = 15;
 const DAYS = 365;
-// 41 alternating cold pairs: a cold page is ~7 ms, so with 15 pairs the ratio's median moved by
-// +-0.07 from run to run on unchanged code (0.97-1.18x); with 41 it held at 0.99-1.03x (2026-11-26)
+// 41 alternating cold pairs: a cold page takes milliseconds, so with 15 pairs the ratio's median
+// moved from run to run on unchanged code by more than the target's margin; with 41 it holds
+// within it (each run's figures: bench/results/sensor-deep-pages-<time>.json)
 const ROUNDS = quick ? 7 : 41;
 const END = new Date('2026-01-01T00:00:00Z');
 const TARGET = 1.1;

@@ -398,16 +398,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /**
  * V8 flags for a cluster worker. Why: V8 sizes the next collection from the heap limit, letting
- * the heap grow to ~4x the live data under the default multi-GB limit; heavy pages make megabytes
- * of short-lived strings, so a worker sat at 300-400 MB RSS holding ~40 MB of live data. A 512 MB
- * limit makes V8 collect at ~1.5x the live data, and 8 MB semi-spaces (default 16) halve the young
- * generation; throughput was unchanged in bench/ (heavy pages 17.5/s either way).
+ * the heap grow to several times the live data under the default multi-GB limit; heavy pages make
+ * megabytes of short-lived strings, so a worker's RSS grew far past what it held live. A 512 MB
+ * limit makes V8 collect much closer to the live data, and 8 MB semi-spaces (default 16) halve the
+ * young generation, at the same throughput (docs/benchmarks.md, "HEAP_LIMIT_MB (512) and 8 MB
+ * semi-spaces", names the run that compares them).
  * No allocation-site pretenuring: V8 starts allocating a site's objects directly in the old
  * generation once enough of them survive a scavenge, and a request's objects do survive one
  * while it waits on Redis and PostgreSQL, then die right after; pretenured they became old-space
- * garbage, a mark-compact per worker about every second under the warm-token load. Without it:
- * 43 mark-compacts against 68 in a traced run of the same load, and p99 1.32-1.36x the
- * reference against 1.51-1.54x (bench/, alternating --only small-page runs, 2026-11-26).
+ * garbage, and the mark-compactor ran often on every worker under the warm-token load. Without it
+ * fewer mark-compacts ran and P1's p99 came down (docs/benchmarks.md, "No allocation-site
+ * pretenuring").
  * A flag the operator already set (NODE_OPTIONS or the node command line) is left alone.
  */
 export function heapFlags(heapLimitMb: number, alreadySet: string): string[] {
@@ -423,9 +424,9 @@ export function heapFlags(heapLimitMb: number, alreadySet: string): string[] {
  * Why: a large page's buffers (hundreds of KB to MBs) are mmapped and given back to the system
  * when freed, but glibc then raises its mmap threshold to the size just freed, so the next ones
  * come from the heap and stay in the worker's RSS after they are freed. A fixed 128 KB threshold
- * keeps giving them back: peak RSS per worker in `npm run bench -- --only large-pages` 255-260 MB
- * without it, 228-245 MB with it, three alternating runs each, at the same pages per second. A
- * value the operator already set is left alone.
+ * keeps giving them back, which lowers each worker's peak RSS at the same pages per second
+ * (`npm run bench -- --only large-pages` measures it: P8). A value the operator already set is
+ * left alone.
  */
 export function mallocEnv(alreadySet: NodeJS.ProcessEnv): Record<string, string> {
   return alreadySet.MALLOC_MMAP_THRESHOLD_ === undefined ? { MALLOC_MMAP_THRESHOLD_: '131072' } : {};

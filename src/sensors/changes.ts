@@ -8,7 +8,11 @@ import { ApiError } from '../http/errors.js';
 import { cursorIsGenuine, cursorPosition, encodeCursor, invalidCursor } from './change-cursor.js';
 import type { SpecificationType } from './formats.js';
 
-const sql = loadQueries('sensor-changes', ['changesAfter', 'prune']);
+// unnamed (planned per call): a unit list is often hundreds or thousands of ids, and only a plan
+// made for the list at hand hashes it (PostgreSQL builds a hash table for `= ANY(array)` only when
+// the array is a constant at planning); the generic plan a named statement settles on searches the
+// list linearly for every change it reads, several times the cost of planning
+const sql = loadQueries('sensor-changes', ['changesAfter', 'prune'], { prepared: false });
 
 /** `since=now`: no changes, only the cursor after every change committed so far. */
 export const SINCE_NOW = 'now';
