@@ -13,6 +13,7 @@ export default tseslint.config(
       // landed migrations are frozen, byte for byte
       'sql/',
       'dist/',
+      'client/dist.*/',
       '.build/',
       '.tap/',
       '.data/',

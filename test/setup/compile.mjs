@@ -60,7 +60,4 @@ for (const file of files.filter((file) => !file.endsWith('.ts') && !file.endsWit
 for (const name of LINKED) symlinkSync(join('..', name), join(out, name));
 
 // the client package's build (its `npm run build`, without npm's ~0.3 s start)
-rmSync(join(root, 'client', 'dist'), { recursive: true, force: true });
-execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'client', 'tsconfig.json')], {
-  stdio: 'inherit',
-});
+execFileSync(process.execPath, [join(root, 'client', 'scripts', 'build.mjs')], { stdio: 'inherit' });
