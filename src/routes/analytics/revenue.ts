@@ -23,6 +23,7 @@ import {
   sendEnvelope,
 } from '../../analytics/rollups.js';
 import { resolveWindow } from '../../data-surface/window.js';
+import { dayArrayLiteral, intArrayLiteral } from '../../db/array-literal.js';
 import { loadQueries } from '../../db/sql.js';
 import { envelopeSchema, errorResponses } from '../../http/schemas.js';
 import type { App } from '../../types.js';
@@ -74,11 +75,11 @@ export default async function revenueRoute(app: App) {
   async function pageJson(grid: GridPage, days: string[], periodStarts: string[], status: string): Promise<string | null> {
     const { unitIds, periodStarts: cellStarts, periodEnds: cellEnds } = pageCellColumns(grid);
     const { rows } = await app.readDb.query<{ beyond_exact: number; body: string }>(sql.revenuePageJson, [
-      unitIds,
-      cellStarts,
-      cellEnds,
-      days,
-      periodStarts,
+      intArrayLiteral(unitIds),
+      dayArrayLiteral(cellStarts),
+      dayArrayLiteral(cellEnds),
+      dayArrayLiteral(days),
+      dayArrayLiteral(periodStarts),
       status,
     ]);
     return rows[0]!.beyond_exact > 0 ? null : `[${rows[0]!.body}]`;
