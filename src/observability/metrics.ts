@@ -90,6 +90,19 @@ export function createMetrics(sources: MetricSources) {
       registers: [registry],
     }),
     tokenCacheLookups,
+    // leak reports (POST /api/v1/token-leaks): every reported token by its answer, and the live
+    // ones revoked because of it; a revoked leak means a partner's integration now gets 401s
+    tokenLeakReports: new Counter({
+      name: 'token_leak_reports_total',
+      help: 'Tokens listed by signed leak reports, by the answer: true_positive (a token of this service) or false_positive',
+      labelNames: ['label'],
+      registers: [registry],
+    }),
+    leakedTokensRevoked: new Counter({
+      name: 'leaked_tokens_revoked_total',
+      help: 'Live API tokens revoked because a signed leak report listed them (each once, however often reported)',
+      registers: [registry],
+    }),
     // sampled when scraped (also when the cluster primary collects from every worker)
     dbPool: new Gauge({
       name: 'db_pool_connections',

@@ -52,6 +52,8 @@ const labels = z
   .meta({ id: 'TokenLeakLabels' });
 
 export default async function reportTokenLeaks(app: App) {
+  // both answers' series from the start at 0: increase() sees the first report too
+  for (const label of ['true_positive', 'false_positive']) app.metrics.tokenLeakReports.inc({ label }, 0);
   app.post('/', {
     bodyLimit: REPORT_BODY_LIMIT,
     // the per-IP public limit; the answer echoes the reported tokens: never compressed
@@ -103,8 +105,14 @@ export default async function reportTokenLeaks(app: App) {
           (result) => result?.revokedNow === true,
         );
         if (outcome) ours.add(token);
-        if (outcome?.revokedNow) request.log.warn({ tokenId: owner.id, signer: request.leakReportSigner }, 'leaked API token revoked');
+        if (outcome?.revokedNow) {
+          app.metrics.leakedTokensRevoked.inc();
+          request.log.warn({ tokenId: owner.id, signer: request.leakReportSigner }, 'leaked API token revoked');
+        }
       }
+      const truePositives = reported.filter(({ token }) => ours.has(token)).length;
+      app.metrics.tokenLeakReports.inc({ label: 'true_positive' }, truePositives);
+      app.metrics.tokenLeakReports.inc({ label: 'false_positive' }, reported.length - truePositives);
       reply.header('cache-control', 'no-store');
       return reported.map(({ token, type }) => ({
         token_raw: token,

@@ -10,6 +10,7 @@ import { generateToken } from '../../../src/tokens/format.js';
 import { createTestApp } from '../../helpers/app.js';
 import { createCompany } from '../../helpers/fixtures.js';
 import { issueToken } from '../../helpers/tokens.js';
+import { metricSum } from '../../operations/harness.js';
 import { isRevoked, keysSetting, leakEvents, LEAKS, makeSigner, reportBody, REPORTED_TYPE, revokedCount, signedHeaders } from './setup.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -163,4 +164,28 @@ t.test('one report: many tokens, duplicates, tokens of two companies, an empty U
   ]);
   t.equal((await leakEvents(ctx.db.pool, a.id)).length, 2, 'the duplicate is the same sighting: nothing more');
   for (const company of [acme, other]) t.match(await verifyChain(ctx.db.pool, company.companyId), { ok: true });
+});
+
+t.test('the metrics count every reported token by its answer, and each live token revoked once', async (t) => {
+  const scrape = async () => (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const figures = (text: string) => ({
+    truePositive: metricSum(text, 'token_leak_reports_total', { label: 'true_positive' }),
+    falsePositive: metricSum(text, 'token_leak_reports_total', { label: 'false_positive' }),
+    revoked: metricSum(text, 'leaked_tokens_revoked_total'),
+  });
+  const before = figures(await scrape());
+  const leaked = await issueToken(ctx, acme.employeeId);
+  const body = reportBody([
+    { token: leaked.token, url: 'https://github.com/octo/metrics/blob/1/.env', source: 'content' },
+    { token: mistyped(leaked.token), url: '', source: 'content' },
+  ]);
+  t.equal((await report(body)).statusCode, 200);
+  t.equal((await report(body)).statusCode, 200, 'the same report replayed');
+  const after = figures(await scrape());
+  t.same(
+    { truePositive: after.truePositive - before.truePositive, falsePositive: after.falsePositive - before.falsePositive },
+    { truePositive: 2, falsePositive: 2 },
+    'every listed token counted by its answer, the replay too',
+  );
+  t.equal(after.revoked - before.revoked, 1, 'the live token revoked once: the replay revoked nothing');
 });
