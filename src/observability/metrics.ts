@@ -37,6 +37,14 @@ export function createMetrics(sources: MetricSources) {
   });
   // hits and misses from the start: the dashboard's hit ratio has both sides
   for (const result of ['hit', 'miss']) tokenCacheLookups.inc({ result }, 0);
+  const tokenLeakReports = new Counter({
+    name: 'token_leak_reports_total',
+    help: 'Tokens listed by signed leak reports, by the answer: true_positive (a token of this service) or false_positive',
+    labelNames: ['label'] as const,
+    registers: [registry],
+  });
+  // both answers from the start at 0: increase() sees the first report too
+  for (const label of ['true_positive', 'false_positive']) tokenLeakReports.inc({ label }, 0);
 
   return {
     registry,
@@ -92,12 +100,7 @@ export function createMetrics(sources: MetricSources) {
     tokenCacheLookups,
     // leak reports (POST /api/v1/token-leaks): every reported token by its answer, and the live
     // ones revoked because of it; a revoked leak means a partner's integration now gets 401s
-    tokenLeakReports: new Counter({
-      name: 'token_leak_reports_total',
-      help: 'Tokens listed by signed leak reports, by the answer: true_positive (a token of this service) or false_positive',
-      labelNames: ['label'],
-      registers: [registry],
-    }),
+    tokenLeakReports,
     leakedTokensRevoked: new Counter({
       name: 'leaked_tokens_revoked_total',
       help: 'Live API tokens revoked because a signed leak report listed them (each once, however often reported)',

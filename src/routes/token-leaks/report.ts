@@ -52,8 +52,6 @@ const labels = z
   .meta({ id: 'TokenLeakLabels' });
 
 export default async function reportTokenLeaks(app: App) {
-  // both answers' series from the start at 0: increase() sees the first report too
-  for (const label of ['true_positive', 'false_positive']) app.metrics.tokenLeakReports.inc({ label }, 0);
   app.post('/', {
     bodyLimit: REPORT_BODY_LIMIT,
     // the per-IP public limit; the answer echoes the reported tokens: never compressed
@@ -110,15 +108,14 @@ export default async function reportTokenLeaks(app: App) {
           request.log.warn({ tokenId: owner.id, signer: request.leakReportSigner }, 'leaked API token revoked');
         }
       }
-      const truePositives = reported.filter(({ token }) => ours.has(token)).length;
-      app.metrics.tokenLeakReports.inc({ label: 'true_positive' }, truePositives);
-      app.metrics.tokenLeakReports.inc({ label: 'false_positive' }, reported.length - truePositives);
-      reply.header('cache-control', 'no-store');
-      return reported.map(({ token, type }) => ({
+      const answer = reported.map(({ token, type }) => ({
         token_raw: token,
         token_type: type,
         label: ours.has(token) ? ('true_positive' as const) : ('false_positive' as const),
       }));
+      for (const { label } of answer) app.metrics.tokenLeakReports.inc({ label });
+      reply.header('cache-control', 'no-store');
+      return answer;
     },
   });
 }
