@@ -20,8 +20,7 @@
 // then runs under the database's own jit and statement_timeout: the cancel request above is what
 // holds its deadline on the server (docs/operations.md, "PgBouncer").
 import pg from 'pg';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type CancelTarget, sendCancelRequest } from './cancel.js';
+import { DeadlineClient, QUERY_DEADLINE_MESSAGE } from './deadline-client.js';
 import { statementName } from './statements.js';
 
 export const CONNECT_TIMEOUT_MS = 3000;
@@ -30,12 +29,7 @@ export const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
 export const LOOKUP_TIMEOUT_MS = 3000;
 /** The client's deadline minus this is the server's statement_timeout: a slow server cancels first. */
 const SERVER_MARGIN_MS = 1000;
-/** How long a connection whose deadline passed keeps asking for its statement to be cancelled. */
-const CANCEL_WAIT_MS = 2000;
-const CANCEL_RETRY_MS = 200;
-
-/** pg's own message when query_timeout passes (it has no code). */
-export const QUERY_DEADLINE_MESSAGE = 'Query read timeout';
+export { QUERY_DEADLINE_MESSAGE } from './deadline-client.js';
 
 /** What sits between the service and PostgreSQL (config DB_POOLER). */
 export type DbPooler = 'none' | 'transaction';
@@ -117,59 +111,6 @@ export function poolSettings(pool: pg.Pool): PoolSettings {
   if (settings) return { connectionString: settings.connectionString, queryTimeoutMs: settings.queryTimeoutMs, pooler: settings.pooler };
   const options = (pool as pg.Pool & { options: pg.PoolConfig }).options;
   return { connectionString: options.connectionString!, queryTimeoutMs: options.query_timeout ?? DEFAULT_QUERY_TIMEOUT_MS, pooler: 'none' };
-}
-
-/**
- * A client whose statement can be cancelled on the server when its deadline passed: the cancel
- * request goes out before the connection is closed (a pooler forwards it only while the client is
- * still connected to it), and again every CANCEL_RETRY_MS until the server has answered the
- * statement, for up to CANCEL_WAIT_MS: a client still queued in PgBouncer for a server connection
- * has nothing to cancel yet (its request is dropped), and may be handed one, statement and all, the
- * moment after. Then the connection is closed.
- */
-class DeadlineClient extends pg.Client {
-  private cancelling: Promise<void> | null = null;
-
-  cancelStatement() {
-    type Connected = { host: string; port: number; processID: number | null; secretKey: number | null };
-    const { host, port, processID, secretKey } = this as unknown as Connected;
-    if (this.cancelling || processID === null || secretKey === null) return;
-    this.cancelling = this.cancelUntilAnswered({ host, port, processID, secretKey });
-  }
-
-  private async cancelUntilAnswered(target: CancelTarget) {
-    const connection = (this as unknown as { connection: NodeJS.EventEmitter }).connection;
-    let answered = false;
-    const answer = new Promise<void>((resolve) => {
-      const done = () => {
-        answered = true;
-        connection.off('readyForQuery', done);
-        connection.off('end', done);
-        resolve();
-      };
-      connection.once('readyForQuery', done);
-      connection.once('end', done);
-    });
-    const deadline = Date.now() + CANCEL_WAIT_MS;
-    while (!answered && Date.now() < deadline) {
-      await sendCancelRequest(target, deadline - Date.now());
-      await Promise.race([answer, sleep(Math.max(0, Math.min(CANCEL_RETRY_MS, deadline - Date.now())))]);
-    }
-  }
-
-  // pg's end() has a promise and a callback form; pg-pool uses the callback one
-  override end(callback?: (error: Error) => void): never {
-    const end = super.end.bind(this) as (callback?: (error: Error) => void) => never;
-    const cancelling = this.cancelling;
-    if (!cancelling) return end(callback);
-    this.cancelling = null;
-    // pg's end() destroys the socket while a statement is still running (the server did not
-    // answer the cancel in time); one the cancel ended leaves politely, its server connection clean
-    const ended = cancelling.then(() => end());
-    if (!callback) return ended as never;
-    ended.then(() => callback(undefined as unknown as Error), callback);
-    return undefined as never;
-  }
 }
 
 /**
