@@ -4,6 +4,7 @@
 // service instead of stalling requests behind a reconnect.
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { RedisNode } from '../config.js';
+import './command-timers.js';
 
 export type RedisClient = Redis | Cluster;
 
