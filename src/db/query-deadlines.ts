@@ -12,7 +12,8 @@ export interface Deadline {
 }
 
 export class QueryDeadlines {
-  private readonly open = new Set<Deadline>();
+  // a connection has a few queries out at most: an array is the cheapest set
+  private open: Deadline[] = [];
   private timer: NodeJS.Timeout | undefined;
   private armedFor = Infinity;
 
@@ -22,14 +23,17 @@ export class QueryDeadlines {
   /** Watches a query that started now: `expire` runs once `ms` pass before `finish` is called. */
   start(ms: number, expire: () => void): Deadline {
     const deadline = { at: performance.now() + ms, expire };
-    this.open.add(deadline);
+    this.open.push(deadline);
     if (deadline.at < this.armedFor) this.arm(deadline.at);
     return deadline;
   }
 
   /** The query answered (or failed) in time. The timer stays armed: it finds nothing and stops. */
   finish(deadline: Deadline) {
-    this.open.delete(deadline);
+    const index = this.open.indexOf(deadline);
+    if (index === -1) return;
+    const last = this.open.pop()!;
+    if (last !== deadline) this.open[index] = last;
   }
 
   /** The connection is going away: nothing is watched any more. */
@@ -37,7 +41,7 @@ export class QueryDeadlines {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.armedFor = Infinity;
-    this.open.clear();
+    this.open = [];
   }
 
   private arm(at: number) {
@@ -51,13 +55,9 @@ export class QueryDeadlines {
     this.timer = undefined;
     this.armedFor = Infinity;
     const now = performance.now();
-    const expired: Deadline[] = [];
-    let next = Infinity;
-    for (const deadline of this.open) {
-      if (deadline.at <= now) expired.push(deadline);
-      else if (deadline.at < next) next = deadline.at;
-    }
-    for (const deadline of expired) this.open.delete(deadline);
+    const expired = this.open.filter((deadline) => deadline.at <= now);
+    if (expired.length > 0) this.open = this.open.filter((deadline) => deadline.at > now);
+    const next = this.open.reduce((earliest, deadline) => Math.min(earliest, deadline.at), Infinity);
     if (next < Infinity) this.arm(next);
     // last: an expiry may end the connection (close) or start its next query (start)
     for (const deadline of expired) deadline.expire();
