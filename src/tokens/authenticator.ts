@@ -94,7 +94,7 @@ export function createTokenAuthenticator(options: TokenAuthenticatorOptions) {
   return {
     /**
      * `alongside` runs concurrently with the per-request revocation check (the rate limit): both
-     * Redis commands leave in one write, so together they cost one round trip.
+     * Redis commands are out at once, so together they cost one round trip.
      */
     async authenticate(rawToken: string, alongside?: (token: AuthenticatedToken) => Promise<void>): Promise<AuthenticatedToken> {
       if (!isWellFormedToken(rawToken)) throw unauthorized('Invalid API token');
