@@ -5,7 +5,9 @@ import t from 'tap';
 import { createOutageTracker } from '../../src/redis/outage.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const QUIET_MS = 200;
+// long enough that a loaded CI machine's late timers (a full parallel suite on 2 cores delayed the
+// 40 ms sleeps of a 200 ms quiet time past it) do not end an outage the test keeps going
+const QUIET_MS = 1000;
 
 function tracked() {
   const events: string[] = [];
