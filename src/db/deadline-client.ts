@@ -76,10 +76,9 @@ export class DeadlineClient extends pg.Client {
     const deadline = this.deadlines.start(ms, () => {
       const error = new Error(QUERY_DEADLINE_MESSAGE);
       dropped = true; // whatever the server says later is for nobody
-      const queue = (this as unknown as ClientInternals)._queryQueue;
+      const { _queryQueue: queue, connection } = this as unknown as ClientInternals;
       const queued = queue.indexOf(query);
       if (queued > -1) queue.splice(queued, 1); // not sent yet: never will be
-      const connection = (this as unknown as ClientInternals).connection;
       process.nextTick(() => query.handleError(error, connection));
       reply!(error);
     });
