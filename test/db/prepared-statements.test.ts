@@ -69,6 +69,12 @@ t.test('queries loaded with prepared: false stay unnamed (their plans depend on 
   const revenue = loadQueries('analytics-revenue', ['revenueCheckOuts']);
   t.equal(statementName(utilization.utilization), undefined, 'utilization: planned on every call');
   t.match(statementName(revenue.revenueCheckOuts), /^ct_/, 'revenue: prepared');
+  // impact's survey queries: a generic plan read every survey of the window (bench/generic-plans.ts)
+  await import('../../src/routes/analytics/impact.js');
+  const impact = loadQueries('analytics-impact', ['impactCrates', 'impactSurveys', 'impactFarmers'], { prepared: false });
+  t.match(statementName(impact.impactCrates), /^ct_/, 'impact crates: prepared (its generic plan reads by unit)');
+  t.equal(statementName(impact.impactSurveys), undefined, 'impact surveys: planned on every call');
+  t.equal(statementName(impact.impactFarmers), undefined, 'impact farmers: planned on every call');
 });
 
 t.test('with preparation off, nothing is prepared and the answers are the same', async (t) => {
