@@ -66,15 +66,23 @@ function queryNameOf(text: string): string {
   return best.name;
 }
 
-/** reads that filter by an array parameter (replayed many times: never a write) */
-const audited = (text: string) => /= ANY\(\$\d/.test(text) && !/\b(INSERT|UPDATE|DELETE)\b/i.test(text);
+/** reads given an array parameter (replayed many times: never a write) */
+const audited = (text: string, values: unknown[]) =>
+  values.some((value) => lengthOf(value) !== null) && !/\b(INSERT|UPDATE|DELETE)\b/i.test(text);
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => unknown };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** an array parameter's length: a JavaScript array, or an array literal some routes send ('{1,2}') */
+const lengthOf = (value: unknown): number | null => {
+  if (Array.isArray(value)) return value.length;
+  if (typeof value === 'string' && /^\{.*\}$/s.test(value)) return value === '{}' ? 0 : value.split(',').length;
+  return null;
+};
 /** the lengths of a call's array parameters */
 const arrayLengths = (values: unknown[]) =>
   values
-    .filter(Array.isArray)
-    .map((v) => `[${v.length}]`)
+    .map(lengthOf)
+    .filter((length) => length !== null)
+    .map((length) => `[${length}]`)
     .join(' ');
 
 async function sensorData(url: string) {
@@ -100,7 +108,7 @@ async function captureRouteCalls(url: string): Promise<Call[]> {
     const named = config as { name?: string; text?: string; values?: unknown[] };
     if (named && typeof named === 'object' && named.name?.startsWith('ct_')) {
       const args = (Array.isArray(values) ? values : named.values) ?? [];
-      if (audited(named.text!)) calls.push({ label, name: named.name, text: named.text!, values: args });
+      if (audited(named.text!, args)) calls.push({ label, name: named.name, text: named.text!, values: args });
     }
     return original.call(this, config, values, callback);
   } as typeof original;
@@ -225,7 +233,7 @@ async function audit(url: string) {
   const chosen = new Map<string, Call>();
   for (const call of calls) {
     const key = `${call.label}\u0000${call.text}`;
-    const size = (c: Call) => c.values.reduce<number>((sum, v) => sum + (Array.isArray(v) ? v.length : 0), 0);
+    const size = (c: Call) => c.values.reduce<number>((sum, v) => sum + (lengthOf(v) ?? 0), 0);
     if (!chosen.has(key) || size(call) > size(chosen.get(key)!)) chosen.set(key, call);
   }
   const results = [];
