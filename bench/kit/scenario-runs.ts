@@ -161,9 +161,13 @@ export async function runBothServers(scenario: Scenario, index: number, setting:
   );
   const runs: ServerRun[] = [];
   const retried = new Set<Server>();
+  // a rate raised after 429s sizes that server's later runs too: from the pilot's estimate again,
+  // its next run would fall short the same way, with no retry left
+  const raised = new Map<Server, (label: string, ceiling: number) => number>();
   for (const [position, server] of order.entries()) {
     const measured = estimates.get(server)!;
-    let rate = (label: string, ceiling: number) => Math.min(ceiling, Math.max(5, 2.5 * (measured.get(label) ?? ceiling)));
+    let rate =
+      raised.get(server) ?? ((label: string, ceiling: number) => Math.min(ceiling, Math.max(5, 2.5 * (measured.get(label) ?? ceiling))));
     for (;;) {
       if (setting.interrupted()) throw new Error('interrupted');
       log(`${scenario.id}: ${server} (run ${position + 1} of ${order.length})`);
@@ -187,6 +191,7 @@ export async function runBothServers(scenario: Scenario, index: number, setting:
       const previous = rate;
       const observed = new Map(run.loads.map((load) => [load.label, load.figures.peakPerS]));
       rate = (label, ceiling) => Math.min(ceiling, Math.max(2 * previous(label, ceiling), 3 * (observed.get(label) ?? 0)));
+      raised.set(server, rate);
       log(`  429s in ${limited.map((load) => load.label).join(', ')}: the token plan ran short; running again with more tokens`);
     }
   }
