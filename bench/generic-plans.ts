@@ -11,7 +11,6 @@
 // A statement is AT RISK when auto keeps the generic plan and that plan is more than 1.5x (and
 // 2 ms) slower than the custom one.
 //   node --import tsx bench/generic-plans.ts [--database-url URL] [--runs N]
-import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -21,12 +20,13 @@ import { loadConfig, loadSensorStorageConfig } from '../src/config.js';
 import { DeadlineClient } from '../src/db/deadline-client.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
-import { loadQueries } from '../src/db/sql.js';
+import { loadQueries, queriesInFile, queryFiles } from '../src/db/sql.js';
+import { statementName } from '../src/db/statements.js';
 import { materializeAggregates } from '../src/sensors/store.js';
 import { buildAnalyticsDataset } from './kit/analytics-dataset.js';
 import { saveScriptResult } from './kit/script-results.js';
 import { withThrowawayDatabase } from './kit/throwaway-db.js';
-import { loadReadings } from './sensor-common.js';
+import { loadReadings, median } from './sensor-common.js';
 
 const { values: options } = parseArgs({
   options: { 'database-url': { type: 'string' }, runs: { type: 'string', default: '9' } },
@@ -51,16 +51,10 @@ interface Call {
 
 /** file:name of the sql/queries/ query a statement's text holds (the longest one it contains). */
 function queryNameOf(text: string): string {
-  const dir = new URL('../sql/queries/', import.meta.url);
   let best = { name: '?', length: 0 };
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.sql'))) {
-    for (const chunk of readFileSync(new URL(file, dir), 'utf8')
-      .split(/^-- name: */m)
-      .slice(1)) {
-      const [header = '', ...body] = chunk.split('\n');
-      const sql = body.join('\n').trim();
-      if (sql.length > best.length && text.includes(sql))
-        best = { name: `${file.replace('.sql', '')}:${header.trim()}`, length: sql.length };
+  for (const file of queryFiles()) {
+    for (const [name, sql] of queriesInFile(file)) {
+      if (sql.length > best.length && text.includes(sql)) best = { name: `${file}:${name}`, length: sql.length };
     }
   }
   return best.name;
@@ -70,7 +64,6 @@ function queryNameOf(text: string): string {
 const audited = (text: string, values: unknown[]) =>
   values.some((value) => lengthOf(value) !== null) && !/\b(INSERT|UPDATE|DELETE)\b/i.test(text);
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => unknown };
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 /** an array parameter's length: a JavaScript array, or an array literal some routes send ('{1,2}') */
 const lengthOf = (value: unknown): number | null => {
   if (Array.isArray(value)) return value.length;
@@ -106,9 +99,10 @@ async function captureRouteCalls(url: string): Promise<Call[]> {
   const original = DeadlineClient.prototype.query;
   DeadlineClient.prototype.query = function (this: DeadlineClient, config: unknown, values?: unknown, callback?: unknown) {
     const named = config as { name?: string; text?: string; values?: unknown[] };
-    if (named && typeof named === 'object' && named.name?.startsWith('ct_')) {
+    const name = named && typeof named === 'object' && named.text ? statementName(named.text) : undefined;
+    if (name && named.name === name) {
       const args = (Array.isArray(values) ? values : named.values) ?? [];
-      if (audited(named.text!, args)) calls.push({ label, name: named.name, text: named.text!, values: args });
+      if (audited(named.text!, args)) calls.push({ label, name, text: named.text!, values: args });
     }
     return original.call(this, config, values, callback);
   } as typeof original;

@@ -1,6 +1,6 @@
 // Named queries from sql/queries/*.sql. A file holds several queries, each introduced by a
 // `-- name: queryName` line, so SQL stays SQL (readable, diffable) and is read once at start-up.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { registerStatement } from './statements.js';
 
 const queriesDir = new URL('../../sql/queries/', import.meta.url);
@@ -12,12 +12,7 @@ const queriesDir = new URL('../../sql/queries/', import.meta.url);
  * utilization's month pages took 383-408 ms prepared against 204 ms planned per call).
  */
 export function loadQueries<Name extends string>(file: string, names: readonly Name[], { prepared = true } = {}): Record<Name, string> {
-  const text = readFileSync(new URL(`${file}.sql`, queriesDir), 'utf8');
-  const found = new Map<string, string>();
-  for (const chunk of text.split(/^-- name: */m).slice(1)) {
-    const [header = '', ...body] = chunk.split('\n');
-    found.set(header.trim(), body.join('\n').trim());
-  }
+  const found = queriesInFile(file);
   const queries = {} as Record<Name, string>;
   for (const name of names) {
     const sql = found.get(name);
@@ -25,4 +20,22 @@ export function loadQueries<Name extends string>(file: string, names: readonly N
     queries[name] = prepared ? registerStatement(sql) : sql;
   }
   return queries;
+}
+
+/** The queries of sql/queries/<file>.sql, by name. */
+export function queriesInFile(file: string): Map<string, string> {
+  const text = readFileSync(new URL(`${file}.sql`, queriesDir), 'utf8');
+  const found = new Map<string, string>();
+  for (const chunk of text.split(/^-- name: */m).slice(1)) {
+    const [header = '', ...body] = chunk.split('\n');
+    found.set(header.trim(), body.join('\n').trim());
+  }
+  return found;
+}
+
+/** The files of sql/queries/, without their .sql (for tools that look across every query). */
+export function queryFiles(): string[] {
+  return readdirSync(queriesDir)
+    .filter((name) => name.endsWith('.sql'))
+    .map((name) => name.slice(0, -'.sql'.length));
 }

@@ -33,8 +33,8 @@ const sql = {
   // Planned on every call, not prepared: their market surveys are found by date and kept by unit,
   // and a generic plan, blind to the units array's length and the window's bounds, reads every
   // survey of the window and then looks each check-out up. PostgreSQL kept that plan after five
-  // calls for one unit's year: ~220 ms a call against ~4 ms planned for the call, 1,000 units
-  // (bench/generic-plans.ts, which replays every named statement both ways).
+  // calls for one unit's year, many times slower than a plan made for the call
+  // (bench/generic-plans.ts replays every named statement both ways and measures it).
   ...loadQueries('analytics-impact', ['impactSurveys', 'impactFarmers'], { prepared: false }),
 };
 
