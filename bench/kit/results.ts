@@ -31,6 +31,8 @@ export interface ServerSummary {
   loads: Record<string, LoadSummary>;
   /** per worker: the highest RSS sampled in any run of the scenario */
   rssMb: number[];
+  /** per worker: the file-backed part of that highest sample (absent in reports from before it was kept) */
+  rssFileMb?: number[];
   /** per worker: the kernel's peak RSS (VmHWM) during the scenario's runs */
   peakRssMb: number[];
   /** false when VmHWM could not be reset: peakRssMb is then the peak since the worker started */
@@ -53,6 +55,12 @@ export interface ScenarioResult {
 }
 
 const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / Math.max(1, values.length);
+
+/** The file-backed part of the run whose sample was the worker's highest. */
+function fileAtHighest(samples: (WorkerMemory | undefined)[]): number {
+  const present = samples.filter((m): m is WorkerMemory => !!m);
+  return present.length ? present.reduce((a, b) => (b.maxRssMb > a.maxRssMb ? b : a)).fileMbAtMaxRss : 0;
+}
 
 export function summarize(runs: ServerRun[], server: Server): ServerSummary | undefined {
   const mine = runs.filter((run) => run.server === server);
@@ -90,6 +98,7 @@ export function summarize(runs: ServerRun[], server: Server): ServerSummary | un
   return {
     loads,
     rssMb: perWorker((m) => m.maxRssMb),
+    rssFileMb: Array.from({ length: workers }, (_, i) => fileAtHighest(mine.map((run) => run.memory[i]))),
     peakRssMb: perWorker((m) => m.peakMb),
     peakOfRuns: mine.every((run) => run.memory.every((m) => m.peakOfRun)),
     loop: loops.length

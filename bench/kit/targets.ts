@@ -282,7 +282,7 @@ export function evaluateTargets(input: {
       .map((s) => {
         const memory = s.summary.project!;
         const perWorker = memory.peakOfRuns ? memory.peakRssMb : memory.rssMb;
-        return { id: s.id, perWorker, worst: Math.max(...perWorker), exact: memory.peakOfRuns };
+        return { id: s.id, perWorker, worst: Math.max(...perWorker), exact: memory.peakOfRuns, fileMb: memory.rssFileMb ?? [] };
       });
     const worst = peaks.reduce((a, b) => (b.worst > a.worst ? b : a));
     const largest = peaks.find((p) => p.id === 'large-pages')!;
@@ -296,7 +296,11 @@ export function evaluateTargets(input: {
         `${fixed(worst.worst, 0)} MB in ${worst.id} (workers ${worst.perWorker.map((mb) => fixed(mb, 0)).join(', ')} MB)`,
         worst.worst,
         `${how}; largest-pages scenario ${largest.perWorker.map((mb) => fixed(mb, 0)).join(', ')} MB; per scenario: ` +
-          peaks.map((p) => `${p.id} ${fixed(p.worst, 0)}`).join(', '),
+          peaks.map((p) => `${p.id} ${fixed(p.worst, 0)}`).join(', ') +
+          (worst.fileMb.length
+            ? `; of each worker's highest sample in ${worst.id}, file-backed pages (the node binary and libraries, one copy shared by the workers): ` +
+              `${worst.fileMb.map((mb) => fixed(mb, 0)).join(', ')} MB`
+            : ''),
       ),
     );
   }

@@ -1,6 +1,8 @@
 // The workers of a cluster, found as the primary's node children in /proc, and their resident
 // memory from /proc/<pid>/status: VmRSS sampled every 100 ms, and VmHWM, the kernel's exact peak,
-// reset at the start of each run.
+// reset at the start of each run. RssFile says how much of a sample is file-backed pages (the
+// node binary and its libraries): every worker maps the same files, so that part is one copy in
+// the machine's memory while each worker's RSS counts it whole.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 /**
@@ -25,12 +27,12 @@ export function childPids(parent: number): number[] {
   return found.sort((a, b) => a - b);
 }
 
-/** VmRSS and VmHWM (peak) of a process, in MB; null once it has exited. */
-function memoryOf(pid: number): { rssMb: number; peakMb: number } | null {
+/** VmRSS, its file-backed part (RssFile) and VmHWM (peak) of a process, in MB; null once it has exited. */
+function memoryOf(pid: number): { rssMb: number; fileMb: number; peakMb: number } | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
-    return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+    return { rssMb: kb('VmRSS') / 1024, fileMb: kb('RssFile') / 1024, peakMb: kb('VmHWM') / 1024 };
   } catch {
     return null;
   }
@@ -40,6 +42,8 @@ export interface WorkerMemory {
   pid: number;
   /** highest VmRSS seen by the sampler during the run */
   maxRssMb: number;
+  /** the file-backed part (RssFile) of that highest sample */
+  fileMbAtMaxRss: number;
   /** VmHWM at the end: the kernel's peak RSS, spikes between samples included */
   peakMb: number;
   /** VmHWM was reset at the start of the run: peakMb is this run's peak (else: since the worker started) */
@@ -64,8 +68,8 @@ export function sampleMemory(workerPids: () => number[], everyMs = 100) {
     for (const pid of workerPids()) {
       const memory = memoryOf(pid);
       if (!memory) continue;
-      const entry = seen.get(pid) ?? { pid, maxRssMb: 0, peakMb: 0, peakOfRun: reset.has(pid) };
-      entry.maxRssMb = Math.max(entry.maxRssMb, memory.rssMb);
+      const entry = seen.get(pid) ?? { pid, maxRssMb: 0, fileMbAtMaxRss: 0, peakMb: 0, peakOfRun: reset.has(pid) };
+      if (memory.rssMb > entry.maxRssMb) Object.assign(entry, { maxRssMb: memory.rssMb, fileMbAtMaxRss: memory.fileMb });
       entry.peakMb = Math.max(entry.peakMb, memory.peakMb);
       seen.set(pid, entry);
     }

@@ -38,6 +38,11 @@ t.test("a release run: the record keeps the report's figures", async (t) => {
   const small = record.scenarios.find((scenario) => scenario.id === 'small-page')!;
   t.match(small.servers.project!.loads[0], { label: 'revenue page_size 10', okPerS: 2300, p50Ms: 8, p99Ms: 30, non2xx: 0, errors: 0 });
   t.same(record.scenarios.find((scenario) => scenario.id === 'large-pages')!.servers.project!.peakRssMb, [243, 239]);
+  t.match(
+    record.targets[7]!.detail,
+    /file-backed pages \(the node binary and libraries, one copy shared by the workers\): 61, 58 MB$/,
+    "P8 says how much of each worker's highest sample is the mapped binary and libraries",
+  );
   t.equal(record.scenarios.find((scenario) => scenario.id === 'sensor-hourly')!.notMeasured, 'not measured: sensor-data not available');
   t.same(
     record.sensorScripts!.profiles,
