@@ -2,7 +2,7 @@
 // service serves it as it is (src/routes/console.ts), so `npm ci && npm start` needs no build
 // step, and test/console/build.test.ts fails when the committed build no longer matches the source.
 // `npm run build:console` rebuilds it; `npm run console:dev` serves the source with the API proxied.
-// `npm run build` builds the source straight into dist/console/build/ (--outDir) and leaves the
+// `npm run build` runs it with --outDir: the source goes straight into dist/console/build/, leaving the
 // committed build alone: emptying it in place raced the tests that serve it.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
