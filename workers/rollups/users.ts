@@ -67,16 +67,14 @@ export function rollupUsers(input: UsersInput): Uint8Array {
   const cellCount = bucketCount * unitCount;
   const checkIns = new Int32Array(cellCount);
   const checkOuts = new Int32Array(cellCount);
-  const active = new Int32Array(cellCount);
-  // distinct farmers of a cell: the first two inline, a Set only for a cell with a third one (a
-  // Set for every cell with a check-in and a check-out cost more than all the rest of the rollup)
-  const firstFarmer = new Int32Array(cellCount);
-  const secondFarmer = new Int32Array(cellCount);
-  const moreFarmers = new Map<number, Set<number>>();
-  const bucketFarmers = Array.from({ length: bucketCount }, () => new Set<number>());
 
-  const count = (columns: MovementColumns, counter: Int32Array) => {
+  // Each movement on the page as its cell and its farmer (a dense index: `farmers` numbers them in
+  // order of appearance), counted into its cell; a movement off the page gets cell -1.
+  const farmers = new Map<number, number>();
+  const onPage = (columns: MovementColumns, counter: Int32Array) => {
     const [days, unitIds, farmerIds] = columns;
+    const cells = new Int32Array(days.length).fill(-1);
+    const farmerIndexes = new Int32Array(days.length);
     for (let i = 0; i < days.length; i++) {
       const day = days[i]!;
       const unit = unitIndex.get(unitIds[i]!);
@@ -84,30 +82,52 @@ export function rollupUsers(input: UsersInput): Uint8Array {
       const bucket = bucketOfDay[day]!;
       if (bucket >= reach[unit]!) continue; // a deleted unit's bucket that began after its deletion
       const cell = bucket * unitCount + unit;
-      const farmer = farmerIds[i]!;
       counter[cell]!++;
-      bucketFarmers[bucket]!.add(farmer);
-      const seen = active[cell]!;
-      if (seen === 0) {
-        firstFarmer[cell] = farmer;
-        active[cell] = 1;
-      } else if (farmer !== firstFarmer[cell]) {
-        if (seen === 1) {
-          secondFarmer[cell] = farmer;
-          active[cell] = 2;
-        } else if (farmer !== secondFarmer[cell]) {
-          let others = moreFarmers.get(cell);
-          if (!others) moreFarmers.set(cell, (others = new Set()));
-          if (!others.has(farmer)) {
-            others.add(farmer);
-            active[cell]!++;
-          }
-        }
+      cells[i] = cell;
+      const farmer = farmerIds[i]!;
+      let index = farmers.get(farmer);
+      if (index === undefined) farmers.set(farmer, (index = farmers.size));
+      farmerIndexes[i] = index;
+    }
+    return { cells, farmerIndexes };
+  };
+  // parsed one at a time: a column set's arrays are garbage once its movements are typed arrays
+  const movements = [onPage(parseJson(input.checkIns), checkIns), onPage(parseJson(input.checkOuts), checkOuts)];
+
+  // Distinct farmers, without a Set per cell and per bucket (a busy year held hundreds of
+  // thousands of Set entries, most of a rollup thread's heap): the movements' farmers are grouped
+  // by cell with a counting sort, and cells are numbered bucket by bucket, so a cell's farmers and
+  // then a bucket's are contiguous. A farmer is counted once per cell (and per bucket) by stamping
+  // the cell (bucket) on it when first seen there.
+  const cellStart = new Int32Array(cellCount + 1);
+  for (let cell = 0; cell < cellCount; cell++) cellStart[cell + 1] = cellStart[cell]! + checkIns[cell]! + checkOuts[cell]!;
+  const byCell = new Int32Array(cellStart[cellCount]!);
+  const next = cellStart.slice(0, cellCount);
+  for (const { cells, farmerIndexes } of movements) {
+    for (let i = 0; i < cells.length; i++) {
+      const cell = cells[i]!;
+      if (cell >= 0) byCell[next[cell]!++] = farmerIndexes[i]!;
+    }
+  }
+  const active = new Int32Array(cellCount);
+  const bucketActive = new Int32Array(bucketCount);
+  // stamps are cell + 1 and bucket + 1: 0 is "not seen yet"
+  const seenInCell = new Int32Array(farmers.size);
+  const seenInBucket = new Int32Array(farmers.size);
+  for (let cell = 0; cell < cellCount; cell++) {
+    const bucket = (cell / unitCount) | 0;
+    for (let i = cellStart[cell]!; i < cellStart[cell + 1]!; i++) {
+      const farmer = byCell[i]!;
+      if (seenInCell[farmer] !== cell + 1) {
+        seenInCell[farmer] = cell + 1;
+        active[cell]!++;
+      }
+      if (seenInBucket[farmer] !== bucket + 1) {
+        seenInBucket[farmer] = bucket + 1;
+        bucketActive[bucket]!++;
       }
     }
-  };
-  count(parseJson(input.checkIns), checkIns);
-  count(parseJson(input.checkOuts), checkOuts);
+  }
 
   let registered = 0;
   const joinedOn = new Float64Array(dayCount);
@@ -134,7 +154,7 @@ export function rollupUsers(input: UsersInput): Uint8Array {
     out.text(`{"period_start":"${bucket.period_start}","period_end":"${bucket.period_end}","registered_users":`);
     if (bucket.elapsed) out.integer(registered);
     else out.text('null');
-    out.text(`,"active_users":${bucketFarmers[b]!.size},"sign_ups":${signUps},"by_cooling_unit":[`);
+    out.text(`,"active_users":${bucketActive[b]!},"sign_ups":${signUps},"by_cooling_unit":[`);
     let first = true;
     for (let u = 0; u < unitCount; u++) {
       if (b >= reach[u]!) continue;
