@@ -60,9 +60,9 @@ function poolOf(target: 'primary' | 'replica'): pg.Pool {
 
 export default async function runOnThread({ request, onReplica }: ThreadTask): Promise<ThreadAnswer> {
   const pool = poolOf(onReplica ? 'replica' : 'primary');
-  const rowsOf = async (query: RowsQuery) => (await pool.query<{ rows: string }>(query.text, query.values)).rows[0]!.rows;
+  const textsOf = async (query: RowsQuery) => (await pool.query<{ rows: string }>(query.text, query.values)).rows.map((row) => row.rows);
   try {
-    const records = await rollUpFrom(request, rowsOf);
+    const records = await rollUpFrom(request, textsOf);
     return Piscina.move(typeof records === 'string' ? new TextEncoder().encode(records) : records) as Uint8Array;
   } catch (error) {
     const { message, code } = error as { message?: unknown; code?: unknown };

@@ -54,28 +54,32 @@ FROM (
 -- name: usersCheckIns
 -- The page's check-ins at U as three parallel JSON arrays: [[day, ...], [unit, ...], [farmer, ...]]
 -- (one array_agg per column took half the time of a JSON value or a text per row; the three
--- aggregate the same rows in the same order). An index-only scan of check_ins_unit_time_farmer_idx
--- (migration 009_analytics-figures).
-SELECT '[[' || coalesce(array_to_string(array_agg(day), ','), '') || '],['
-            || coalesce(array_to_string(array_agg(cooling_unit_id), ','), '') || '],['
-            || coalesce(array_to_string(array_agg(farmer_id), ','), '') || ']]' AS rows
+-- aggregate the same rows in the same order), one such row per unit: a busy year's movements as
+-- one text were a multi-MB message, and node-pg reading it (a buffer doubled up to its size, then
+-- a string of it) set each worker's peak memory (bench P8). An index-only scan of
+-- check_ins_unit_time_farmer_idx (migration 009_analytics-figures), grouped in its order.
+SELECT '[[' || array_to_string(array_agg(day), ',') || '],['
+            || array_to_string(array_agg(cooling_unit_id), ',') || '],['
+            || array_to_string(array_agg(farmer_id), ',') || ']]' AS rows
 FROM (
   SELECT (checked_in_at AT TIME ZONE 'UTC')::date - $2::date AS day, cooling_unit_id, farmer_id
   FROM check_ins
   WHERE cooling_unit_id = ANY($1::int[])
     AND checked_in_at >= $2::date::timestamp AT TIME ZONE 'UTC'
     AND checked_in_at < ($3::date + 1)::timestamp AT TIME ZONE 'UTC'
-) movement;
+) movement
+GROUP BY cooling_unit_id;
 
 -- name: usersCheckOuts
 -- The page's check-outs at U, as usersCheckIns.
-SELECT '[[' || coalesce(array_to_string(array_agg(day), ','), '') || '],['
-            || coalesce(array_to_string(array_agg(cooling_unit_id), ','), '') || '],['
-            || coalesce(array_to_string(array_agg(farmer_id), ','), '') || ']]' AS rows
+SELECT '[[' || array_to_string(array_agg(day), ',') || '],['
+            || array_to_string(array_agg(cooling_unit_id), ',') || '],['
+            || array_to_string(array_agg(farmer_id), ',') || ']]' AS rows
 FROM (
   SELECT (checked_out_at AT TIME ZONE 'UTC')::date - $2::date AS day, cooling_unit_id, farmer_id
   FROM check_outs
   WHERE cooling_unit_id = ANY($1::int[])
     AND checked_out_at >= $2::date::timestamp AT TIME ZONE 'UTC'
     AND checked_out_at < ($3::date + 1)::timestamp AT TIME ZONE 'UTC'
-) movement;
+) movement
+GROUP BY cooling_unit_id;

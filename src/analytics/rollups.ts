@@ -88,8 +88,8 @@ export const threadDatabaseSettings = (db: pg.Pool): PoolSettings => poolSetting
 export function createRollups(options: RollupOptions): Rollups {
   const inlineBelow = options.mode === 'inline' ? Infinity : (options.inlineBelowUnitDays ?? INLINE_BELOW_UNIT_DAYS);
   const reads = options.reads ?? createReadRouting(options.db, null);
-  const inlineRows = (query: RowsQuery) =>
-    reads.run(async (target) => (await target.pool.query<{ rows: string }>(query.text, query.values)).rows[0]!.rows);
+  const inlineTexts = (query: RowsQuery) =>
+    reads.run(async (target) => (await target.pool.query<{ rows: string }>(query.text, query.values)).rows.map((row) => row.rows));
   // created on first use: an app that never serves a heavy page (most tests) starts no threads
   let pool: Piscina<ThreadTask, ThreadAnswer> | null = null;
   // once closing, tasks run inline: a request still in flight at shutdown completes instead of
@@ -126,7 +126,7 @@ export function createRollups(options: RollupOptions): Rollups {
 
   return {
     mode: options.mode,
-    rollUp: (request, unitDays) => (closing || unitDays < inlineBelow ? rollUpFrom(request, inlineRows) : onThread(request)),
+    rollUp: (request, unitDays) => (closing || unitDays < inlineBelow ? rollUpFrom(request, inlineTexts) : onThread(request)),
     queueSize: () => pool?.queueSize ?? 0,
     async warm() {
       if (options.mode === 'inline') return;

@@ -45,7 +45,7 @@ export function runRollup(task: RollupTask): Json<unknown[]> | Uint8Array {
   return rollupUsers(task.input);
 }
 
-/** A query answering one row whose `rows` column is the JSON text of a row set (sql/queries/). */
+/** A query whose rows' `rows` column is JSON text (sql/queries/): one row of a row set, or a users page's movements in parts. */
 export interface RowsQuery {
   text: string;
   values: unknown[];
@@ -64,13 +64,21 @@ export type RollupRequest =
       checkOuts: RowsQuery;
     };
 
-/** Runs a request's queries through `rowsOf` (the thread's pool, or the main one inline) and rolls the rows up. */
-export async function rollUpFrom(request: RollupRequest, rowsOf: (query: RowsQuery) => Promise<string>): Promise<string | Uint8Array> {
+/**
+ * Runs a request's queries through `textsOf` (the thread's pool, or the main one inline: every
+ * row's `rows` column) and rolls the rows up.
+ */
+export async function rollUpFrom(request: RollupRequest, textsOf: (query: RowsQuery) => Promise<string[]>): Promise<string | Uint8Array> {
+  const rowsOf = async (query: RowsQuery) => (await textsOf(query))[0]!;
   if (request.kind === 'revenue') {
     return runRollup({ kind: 'revenue', input: { cells: request.cells, checkOuts: await rowsOf(request.checkOuts) } });
   }
   if (request.kind === 'users') {
-    const [joined, checkIns, checkOuts] = await Promise.all([rowsOf(request.joined), rowsOf(request.checkIns), rowsOf(request.checkOuts)]);
+    const [joined, checkIns, checkOuts] = await Promise.all([
+      rowsOf(request.joined),
+      textsOf(request.checkIns),
+      textsOf(request.checkOuts),
+    ]);
     return runRollup({ kind: 'users', input: { buckets: request.buckets, units: request.units, joined, checkIns, checkOuts } });
   }
   const [crates, surveys, farmers] = await Promise.all([rowsOf(request.crates), rowsOf(request.surveys), rowsOf(request.farmers)]);

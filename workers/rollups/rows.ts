@@ -92,8 +92,9 @@ export interface UsersInput {
   units: [id: number, buckets: number][];
   /** farmers of the units' population by the day they joined */
   joined: Json<JoinedRow[]>;
-  checkIns: Json<MovementColumns>;
-  checkOuts: Json<MovementColumns>;
+  /** the page's movements in parts (one per unit), in no particular order */
+  checkIns: Json<MovementColumns>[];
+  checkOuts: Json<MovementColumns>[];
 }
 
 /**

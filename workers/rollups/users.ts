@@ -54,6 +54,13 @@ class JsonBytes {
   }
 }
 
+/** `array`'s first `length` values in a new array of `capacity` */
+function grown(array: Int32Array<ArrayBuffer>, length: number, capacity: number): Int32Array<ArrayBuffer> {
+  const larger = new Int32Array(capacity);
+  larger.set(array.subarray(0, length));
+  return larger;
+}
+
 export function rollupUsers(input: UsersInput): Uint8Array {
   const { buckets, units } = input;
   const bucketCount = buckets.length;
@@ -69,12 +76,20 @@ export function rollupUsers(input: UsersInput): Uint8Array {
   const checkOuts = new Int32Array(cellCount);
 
   // Each movement on the page as its cell and its farmer (a dense index: `farmers` numbers them in
-  // order of appearance), counted into its cell; a movement off the page gets cell -1.
+  // order of appearance), counted into its cell; a movement off the page is left out. The pairs
+  // go into arrays that double when full: a page's movements arrive in parts, a typed array a part
+  // cost more than the rest of the rollup.
   const farmers = new Map<number, number>();
-  const onPage = (columns: MovementColumns, counter: Int32Array) => {
-    const [days, unitIds, farmerIds] = columns;
-    const cells = new Int32Array(days.length).fill(-1);
-    const farmerIndexes = new Int32Array(days.length);
+  let cells = new Int32Array(1024);
+  let farmerIndexes = new Int32Array(1024);
+  let kept = 0;
+  const keep = (part: MovementColumns, counter: Int32Array) => {
+    const [days, unitIds, farmerIds] = part;
+    if (kept + days.length > cells.length) {
+      const capacity = Math.max(2 * cells.length, kept + days.length);
+      cells = grown(cells, kept, capacity);
+      farmerIndexes = grown(farmerIndexes, kept, capacity);
+    }
     for (let i = 0; i < days.length; i++) {
       const day = days[i]!;
       const unit = unitIndex.get(unitIds[i]!);
@@ -83,16 +98,15 @@ export function rollupUsers(input: UsersInput): Uint8Array {
       if (bucket >= reach[unit]!) continue; // a deleted unit's bucket that began after its deletion
       const cell = bucket * unitCount + unit;
       counter[cell]!++;
-      cells[i] = cell;
       const farmer = farmerIds[i]!;
       let index = farmers.get(farmer);
       if (index === undefined) farmers.set(farmer, (index = farmers.size));
-      farmerIndexes[i] = index;
+      cells[kept] = cell;
+      farmerIndexes[kept++] = index;
     }
-    return { cells, farmerIndexes };
   };
-  // parsed one at a time: a column set's arrays are garbage once its movements are typed arrays
-  const movements = [onPage(parseJson(input.checkIns), checkIns), onPage(parseJson(input.checkOuts), checkOuts)];
+  for (const part of input.checkIns) keep(parseJson(part), checkIns);
+  for (const part of input.checkOuts) keep(parseJson(part), checkOuts);
 
   // Distinct farmers, without a Set per cell and per bucket (a busy year held hundreds of
   // thousands of Set entries, most of a rollup thread's heap): the movements' farmers are grouped
@@ -101,14 +115,9 @@ export function rollupUsers(input: UsersInput): Uint8Array {
   // the cell (bucket) on it when first seen there.
   const cellStart = new Int32Array(cellCount + 1);
   for (let cell = 0; cell < cellCount; cell++) cellStart[cell + 1] = cellStart[cell]! + checkIns[cell]! + checkOuts[cell]!;
-  const byCell = new Int32Array(cellStart[cellCount]!);
+  const byCell = new Int32Array(kept);
   const next = cellStart.slice(0, cellCount);
-  for (const { cells, farmerIndexes } of movements) {
-    for (let i = 0; i < cells.length; i++) {
-      const cell = cells[i]!;
-      if (cell >= 0) byCell[next[cell]!++] = farmerIndexes[i]!;
-    }
-  }
+  for (let i = 0; i < kept; i++) byCell[next[cells[i]!]!++] = farmerIndexes[i]!;
   const active = new Int32Array(cellCount);
   const bucketActive = new Int32Array(bucketCount);
   // stamps are cell + 1 and bucket + 1: 0 is "not seen yet"

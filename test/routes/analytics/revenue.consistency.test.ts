@@ -88,9 +88,8 @@ async function bothWays(start: string, end: string, period: 'day' | 'week' | 'mo
     ])
   ).rows[0]!;
   const checkOuts = { text: sql.revenueCheckOuts, values: [grid.unitIds, days, periodStarts, status] };
-  const rolledUp = await rollUpFrom(
-    { kind: 'revenue', cells: pageCells(grid), checkOuts },
-    async (query) => (await pool.query<{ rows: string }>(query.text, query.values)).rows[0]!.rows,
+  const rolledUp = await rollUpFrom({ kind: 'revenue', cells: pageCells(grid), checkOuts }, async (query) =>
+    (await pool.query<{ rows: string }>(query.text, query.values)).rows.map((row) => row.rows),
   );
   return {
     written: written.beyond_exact > 0 ? null : `[${written.body}]`,
