@@ -51,10 +51,27 @@ export async function schemaSnapshot(url: string): Promise<string> {
       const { rows } = await client.query(sql);
       sections.push([`-- ${title}`, ...rows.map((row) => JSON.stringify(row))].join('\n'));
     }
-    return `${sections.join('\n\n')}\n`;
+    return renumberInternalTables(`${sections.join('\n\n')}\n`);
   } finally {
     await client.end();
   }
+}
+
+/**
+ * TimescaleDB's internal tables (`_compressed_hypertable_<id>`, `_materialized_hypertable_<id>`)
+ * numbered 1, 2, ... in the order of their ids: the ids come from a catalog sequence, which a
+ * statement rolled back and retried during a migration (under load, in CI) advances, so the same
+ * schema can carry other ids. How many such tables there are, and which is which, still counts.
+ */
+export function renumberInternalTables(snapshot: string): string {
+  let renumbered = snapshot;
+  for (const kind of ['compressed', 'materialized']) {
+    const pattern = new RegExp(`_${kind}_hypertable_(\\d+)`, 'g');
+    const ids = [...new Set([...snapshot.matchAll(pattern)].map((match) => Number(match[1])))].sort((a, b) => a - b);
+    const ordinal = new Map(ids.map((id, index) => [id, index + 1]));
+    renumbered = renumbered.replace(pattern, (_, id: string) => `_${kind}_hypertable_<${ordinal.get(Number(id))}>`);
+  }
+  return renumbered;
 }
 
 /** What the migrations write besides the schema. */

@@ -212,13 +212,13 @@ BEGIN
 END
 $$;
 
-CREATE TABLE _timescaledb_internal._compressed_hypertable_4 (
+CREATE TABLE _timescaledb_internal._compressed_hypertable_<1> (
 );
 
-CREATE TABLE _timescaledb_internal._compressed_hypertable_5 (
+CREATE TABLE _timescaledb_internal._compressed_hypertable_<2> (
 );
 
-CREATE TABLE _timescaledb_internal._compressed_hypertable_6 (
+CREATE TABLE _timescaledb_internal._compressed_hypertable_<3> (
 );
 
 CREATE TABLE public.sensor_readings (
@@ -239,7 +239,7 @@ CREATE VIEW _timescaledb_internal._direct_view_2 AS
    FROM public.sensor_readings
   GROUP BY (public.time_bucket('01:00:00'::interval, sensor_readings.recorded_at)), sensor_readings.cooling_unit_id, sensor_readings.specification_type;
 
-CREATE TABLE _timescaledb_internal._materialized_hypertable_2 (
+CREATE TABLE _timescaledb_internal._materialized_hypertable_<1> (
     bucket timestamp with time zone NOT NULL,
     cooling_unit_id integer,
     specification_type public.specification_type,
@@ -250,15 +250,15 @@ CREATE TABLE _timescaledb_internal._materialized_hypertable_2 (
 );
 
 CREATE VIEW public.sensor_readings_hourly AS
- SELECT _materialized_hypertable_2.bucket,
-    _materialized_hypertable_2.cooling_unit_id,
-    _materialized_hypertable_2.specification_type,
-    _materialized_hypertable_2.value,
-    _materialized_hypertable_2.min,
-    _materialized_hypertable_2.max,
-    _materialized_hypertable_2.sample_count
-   FROM _timescaledb_internal._materialized_hypertable_2
-  WHERE (_materialized_hypertable_2.bucket < COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(2)), '-infinity'::timestamp with time zone))
+ SELECT _materialized_hypertable_<1>.bucket,
+    _materialized_hypertable_<1>.cooling_unit_id,
+    _materialized_hypertable_<1>.specification_type,
+    _materialized_hypertable_<1>.value,
+    _materialized_hypertable_<1>.min,
+    _materialized_hypertable_<1>.max,
+    _materialized_hypertable_<1>.sample_count
+   FROM _timescaledb_internal._materialized_hypertable_<1>
+  WHERE (_materialized_hypertable_<1>.bucket < COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(2)), '-infinity'::timestamp with time zone))
 UNION ALL
  SELECT public.time_bucket('01:00:00'::interval, sensor_readings.recorded_at) AS bucket,
     sensor_readings.cooling_unit_id,
@@ -283,7 +283,7 @@ CREATE VIEW _timescaledb_internal._direct_view_3 AS
    FROM public.sensor_readings_hourly
   GROUP BY (public.time_bucket('1 day'::interval, sensor_readings_hourly.bucket)), sensor_readings_hourly.cooling_unit_id, sensor_readings_hourly.specification_type;
 
-CREATE TABLE _timescaledb_internal._materialized_hypertable_3 (
+CREATE TABLE _timescaledb_internal._materialized_hypertable_<2> (
     bucket timestamp with time zone NOT NULL,
     cooling_unit_id integer,
     specification_type public.specification_type,
@@ -632,16 +632,16 @@ CREATE TABLE public.sensor_changes_state (
 );
 
 CREATE VIEW public.sensor_readings_daily AS
- SELECT _materialized_hypertable_3.bucket,
-    _materialized_hypertable_3.cooling_unit_id,
-    _materialized_hypertable_3.specification_type,
-    _materialized_hypertable_3.value,
-    _materialized_hypertable_3.min,
-    _materialized_hypertable_3.max,
-    _materialized_hypertable_3.sample_count,
-    _materialized_hypertable_3.hour_count
-   FROM _timescaledb_internal._materialized_hypertable_3
-  WHERE (_materialized_hypertable_3.bucket < COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(3)), '-infinity'::timestamp with time zone))
+ SELECT _materialized_hypertable_<2>.bucket,
+    _materialized_hypertable_<2>.cooling_unit_id,
+    _materialized_hypertable_<2>.specification_type,
+    _materialized_hypertable_<2>.value,
+    _materialized_hypertable_<2>.min,
+    _materialized_hypertable_<2>.max,
+    _materialized_hypertable_<2>.sample_count,
+    _materialized_hypertable_<2>.hour_count
+   FROM _timescaledb_internal._materialized_hypertable_<2>
+  WHERE (_materialized_hypertable_<2>.bucket < COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(3)), '-infinity'::timestamp with time zone))
 UNION ALL
  SELECT public.time_bucket('1 day'::interval, sensor_readings_hourly.bucket) AS bucket,
     sensor_readings_hourly.cooling_unit_id,
@@ -790,13 +790,13 @@ ALTER TABLE ONLY public.users
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_user_code_key UNIQUE (user_code);
 
-CREATE INDEX _materialized_hypertable_2_bucket_idx ON _timescaledb_internal._materialized_hypertable_2 USING btree (bucket DESC);
+CREATE INDEX _materialized_hypertable_<1>_bucket_idx ON _timescaledb_internal._materialized_hypertable_<1> USING btree (bucket DESC);
 
-CREATE INDEX _materialized_hypertable_3_bucket_idx ON _timescaledb_internal._materialized_hypertable_3 USING btree (bucket DESC);
+CREATE INDEX _materialized_hypertable_<2>_bucket_idx ON _timescaledb_internal._materialized_hypertable_<2> USING btree (bucket DESC);
 
-CREATE INDEX sensor_readings_daily_unit_idx ON _timescaledb_internal._materialized_hypertable_3 USING btree (cooling_unit_id, specification_type, bucket);
+CREATE INDEX sensor_readings_daily_unit_idx ON _timescaledb_internal._materialized_hypertable_<2> USING btree (cooling_unit_id, specification_type, bucket);
 
-CREATE INDEX sensor_readings_hourly_unit_idx ON _timescaledb_internal._materialized_hypertable_2 USING btree (cooling_unit_id, specification_type, bucket);
+CREATE INDEX sensor_readings_hourly_unit_idx ON _timescaledb_internal._materialized_hypertable_<1> USING btree (cooling_unit_id, specification_type, bucket);
 
 CREATE INDEX api_token_usage_day_idx ON public.api_token_usage USING btree (day);
 
@@ -965,20 +965,20 @@ ALTER TABLE ONLY public.users
 {"partitions":0}
 
 -- timescaledb_information.dimensions
-{"hypertable_schema":"_timescaledb_internal","hypertable_name":"_materialized_hypertable_2","column_name":"bucket","dimension_type":"Time","time_interval":"30 days"}
-{"hypertable_schema":"_timescaledb_internal","hypertable_name":"_materialized_hypertable_3","column_name":"bucket","dimension_type":"Time","time_interval":"90 days"}
+{"hypertable_schema":"_timescaledb_internal","hypertable_name":"_materialized_hypertable_<1>","column_name":"bucket","dimension_type":"Time","time_interval":"30 days"}
+{"hypertable_schema":"_timescaledb_internal","hypertable_name":"_materialized_hypertable_<2>","column_name":"bucket","dimension_type":"Time","time_interval":"90 days"}
 {"hypertable_schema":"public","hypertable_name":"sensor_readings","column_name":"recorded_at","dimension_type":"Time","time_interval":"1 day"}
 
 -- timescaledb_information.hypertables
 {"hypertable_schema":"public","hypertable_name":"sensor_readings","num_dimensions":1,"compression_enabled":true}
 
 -- timescaledb_information.continuous_aggregates
-{"view_name":"sensor_readings_daily","hypertable_name":"_materialized_hypertable_2","materialized_only":false,"compression_enabled":true,"materialization_hypertable_name":"_materialized_hypertable_3","view_definition":" SELECT time_bucket('1 day'::interval, sensor_readings_hourly.bucket) AS bucket,\n    sensor_readings_hourly.cooling_unit_id,\n    sensor_readings_hourly.specification_type,\n    (sum((sensor_readings_hourly.value * (sensor_readings_hourly.sample_count)::double precision)) / (sum(sensor_readings_hourly.sample_count))::double precision) AS value,\n    min(sensor_readings_hourly.min) AS min,\n    max(sensor_readings_hourly.max) AS max,\n    (sum(sensor_readings_hourly.sample_count))::integer AS sample_count,\n    (count(*))::integer AS hour_count\n   FROM sensor_readings_hourly\n  GROUP BY (time_bucket('1 day'::interval, sensor_readings_hourly.bucket)), sensor_readings_hourly.cooling_unit_id, sensor_readings_hourly.specification_type;"}
-{"view_name":"sensor_readings_hourly","hypertable_name":"sensor_readings","materialized_only":false,"compression_enabled":true,"materialization_hypertable_name":"_materialized_hypertable_2","view_definition":" SELECT time_bucket('01:00:00'::interval, sensor_readings.recorded_at) AS bucket,\n    sensor_readings.cooling_unit_id,\n    sensor_readings.specification_type,\n    avg(sensor_readings.value) AS value,\n    min(sensor_readings.value) AS min,\n    max(sensor_readings.value) AS max,\n    (count(*))::integer AS sample_count\n   FROM sensor_readings\n  GROUP BY (time_bucket('01:00:00'::interval, sensor_readings.recorded_at)), sensor_readings.cooling_unit_id, sensor_readings.specification_type;"}
+{"view_name":"sensor_readings_daily","hypertable_name":"_materialized_hypertable_<1>","materialized_only":false,"compression_enabled":true,"materialization_hypertable_name":"_materialized_hypertable_<2>","view_definition":" SELECT time_bucket('1 day'::interval, sensor_readings_hourly.bucket) AS bucket,\n    sensor_readings_hourly.cooling_unit_id,\n    sensor_readings_hourly.specification_type,\n    (sum((sensor_readings_hourly.value * (sensor_readings_hourly.sample_count)::double precision)) / (sum(sensor_readings_hourly.sample_count))::double precision) AS value,\n    min(sensor_readings_hourly.min) AS min,\n    max(sensor_readings_hourly.max) AS max,\n    (sum(sensor_readings_hourly.sample_count))::integer AS sample_count,\n    (count(*))::integer AS hour_count\n   FROM sensor_readings_hourly\n  GROUP BY (time_bucket('1 day'::interval, sensor_readings_hourly.bucket)), sensor_readings_hourly.cooling_unit_id, sensor_readings_hourly.specification_type;"}
+{"view_name":"sensor_readings_hourly","hypertable_name":"sensor_readings","materialized_only":false,"compression_enabled":true,"materialization_hypertable_name":"_materialized_hypertable_<1>","view_definition":" SELECT time_bucket('01:00:00'::interval, sensor_readings.recorded_at) AS bucket,\n    sensor_readings.cooling_unit_id,\n    sensor_readings.specification_type,\n    avg(sensor_readings.value) AS value,\n    min(sensor_readings.value) AS min,\n    max(sensor_readings.value) AS max,\n    (count(*))::integer AS sample_count\n   FROM sensor_readings\n  GROUP BY (time_bucket('01:00:00'::interval, sensor_readings.recorded_at)), sensor_readings.cooling_unit_id, sensor_readings.specification_type;"}
 
 -- timescaledb_information.hypertable_columnstore_settings
-{"hypertable":"_timescaledb_internal._materialized_hypertable_2","segmentby":"cooling_unit_id,specification_type","orderby":"bucket","index":[{"type":"minmax","column":"bucket","source":"orderby"},{"type":"firstlast","column":"bucket","source":"orderby"}]}
-{"hypertable":"_timescaledb_internal._materialized_hypertable_3","segmentby":"cooling_unit_id,specification_type","orderby":"bucket","index":[{"type":"minmax","column":"bucket","source":"orderby"},{"type":"firstlast","column":"bucket","source":"orderby"}]}
+{"hypertable":"_timescaledb_internal._materialized_hypertable_<1>","segmentby":"cooling_unit_id,specification_type","orderby":"bucket","index":[{"type":"minmax","column":"bucket","source":"orderby"},{"type":"firstlast","column":"bucket","source":"orderby"}]}
+{"hypertable":"_timescaledb_internal._materialized_hypertable_<2>","segmentby":"cooling_unit_id,specification_type","orderby":"bucket","index":[{"type":"minmax","column":"bucket","source":"orderby"},{"type":"firstlast","column":"bucket","source":"orderby"}]}
 {"hypertable":"sensor_readings","segmentby":"cooling_unit_id,specification_type","orderby":"recorded_at","index":[{"type":"minmax","column":"recorded_at","source":"orderby"},{"type":"firstlast","column":"recorded_at","source":"orderby"}]}
 
 -- timescaledb_information.jobs
