@@ -108,8 +108,8 @@ export function rollupUsers(input: UsersInput): Uint8Array {
   for (const part of input.checkIns) keep(parseJson(part), checkIns);
   for (const part of input.checkOuts) keep(parseJson(part), checkOuts);
 
-  // Distinct farmers, without a Set per cell and per bucket (a busy year held hundreds of
-  // thousands of Set entries, most of a rollup thread's heap): the movements' farmers are grouped
+  // Distinct farmers, without a Set per cell and per bucket (on a busy page those Sets were most
+  // of a rollup thread's heap, bench P8): the movements' farmers are grouped
   // by cell with a counting sort, and cells are numbered bucket by bucket, so a cell's farmers and
   // then a bucket's are contiguous. A farmer is counted once per cell (and per bucket) by stamping
   // the cell (bucket) on it when first seen there.
