@@ -130,9 +130,11 @@ export function registerAnalyticsRoutes(app: FastifyInstance, pool: pg.Pool, sql
         pool.query<{ rows: string }>(sql.impactSurveys, params),
         pool.query<{ rows: string }>(sql.impactFarmers, [...params, page.ends]),
       ]);
-      for (const [p, u, , kg] of JSON.parse(crates.rows[0]!.rows) as [string, number, number, string][]) cell(p, u).kg += Number(kg);
-      for (const [p, u] of JSON.parse(surveys.rows[0]!.rows) as [string, number][]) cell(p, u).surveys++;
-      for (const [p, u] of JSON.parse(farmers.rows[0]!.rows) as [string, number][]) cell(p, u).farmers++;
+      // each row set arrives in parts, a row per unit
+      const rowsOf = <Row>(result: { rows: { rows: string }[] }) => result.rows.flatMap((part) => JSON.parse(part.rows) as Row[]);
+      for (const [p, u, , kg] of rowsOf<[string, number, number, string]>(crates)) cell(p, u).kg += Number(kg);
+      for (const [p, u] of rowsOf<[string, number]>(surveys)) cell(p, u).surveys++;
+      for (const [p, u] of rowsOf<[string, number]>(farmers)) cell(p, u).farmers++;
     }
     const data = page.cells.map(({ bucket, unitId }) => {
       const entry = figures.get(`${iso(bucket.start)}/${unitId}`);

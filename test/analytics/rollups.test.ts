@@ -52,6 +52,9 @@ const cells: Cell[] = days.flatMap((day) => units.map((unit) => ({ cooling_unit_
 // rows for a unit that is not on the page must be ignored
 const rowUnits = [...units, 99];
 const farmers = [1, 2, 3, 4, 5, 6];
+/** rows as the impact queries answer them: a JSON text per unit (the row's second column) */
+const perUnit = <Row extends [string, number, ...unknown[]]>(rows: Row[]): string[] =>
+  rowUnits.map((unit) => JSON.stringify(rows.filter((row) => row[1] === unit))).filter((part) => part !== '[]');
 
 const revenueInput: RevenueInput = {
   cells,
@@ -77,7 +80,7 @@ const impactInput: ImpactInput = {
   cells,
   currency: 'NGN',
   country: 'PH',
-  farmers: JSON.stringify(
+  farmers: perUnit(
     days.flatMap((day) =>
       rowUnits.flatMap((unit) =>
         farmers
@@ -90,7 +93,7 @@ const impactInput: ImpactInput = {
       ),
     ),
   ),
-  crates: JSON.stringify(
+  crates: perUnit(
     Array.from({ length: 4000 }, (): CrateRow => [
       pick(days),
       pick(rowUnits),
@@ -100,7 +103,7 @@ const impactInput: ImpactInput = {
       amount(10_000, 4),
     ]),
   ),
-  surveys: JSON.stringify(
+  surveys: perUnit(
     Array.from({ length: 1500 }, (): SurveyRow => [
       pick(days),
       pick(rowUnits),
@@ -117,6 +120,8 @@ const impactInput: ImpactInput = {
 // A page's rows as the routes' queries answer them (one row, a `rows` JSON text), through the
 // real database, so a thread's own pool and the inline path both run a query.
 const rowsQuery = (json: string): RowsQuery => ({ text: 'SELECT $1::text AS rows', values: [json] });
+/** a row set in parts, a row each, as the impact queries answer it */
+const partsQuery = (parts: string[]): RowsQuery => ({ text: 'SELECT unnest($1::text[]) AS rows', values: [parts] });
 const revenueRequest = (input: RevenueInput): RollupRequest => ({
   kind: 'revenue',
   cells: input.cells,
@@ -127,9 +132,9 @@ const impactRequest: RollupRequest = {
   cells: impactInput.cells,
   currency: impactInput.currency,
   country: impactInput.country,
-  crates: rowsQuery(impactInput.crates),
-  surveys: rowsQuery(impactInput.surveys),
-  farmers: rowsQuery(impactInput.farmers),
+  crates: partsQuery(impactInput.crates),
+  surveys: partsQuery(impactInput.surveys),
+  farmers: partsQuery(impactInput.farmers),
 };
 const usersRequest: RollupRequest = {
   kind: 'users',
@@ -234,7 +239,8 @@ t.test('the records serializer writes what JSON.stringify writes, byte for byte'
       rollupRevenue({ cells: cells.slice(0, 1), checkOuts: JSON.stringify([[days[0], units[0], 'NGN', '10.00', '0.00', true, null]]) }),
     ),
   );
-  const empty: ImpactInput = { ...impactInput, crates: '[]', surveys: '[]', farmers: '[]' };
+  // no rows at all: the queries answer no part
+  const empty: ImpactInput = { ...impactInput, crates: [], surveys: [], farmers: [] };
   t.match(runRollup({ kind: 'impact', input: empty }), /"market_loss_share":null/);
   t.equal(runRollup({ kind: 'impact', input: empty }), JSON.stringify(rollupImpact(empty)));
 });

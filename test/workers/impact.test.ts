@@ -84,10 +84,20 @@ function inputOf(p: Page): ImpactInput {
     cells,
     currency: COMPANY_CURRENCY,
     country: p.country,
-    crates: JSON.stringify(p.crates),
-    surveys: JSON.stringify(p.surveys),
-    farmers: JSON.stringify([...rows.values()]),
+    crates: perUnit(p.crates),
+    surveys: perUnit(p.surveys),
+    farmers: perUnit([...rows.values()]),
   };
+}
+
+/**
+ * Rows as the impact queries answer them: a JSON text per unit (the row's second column), the
+ * units in the order they first appear among the rows, which is no order the rollup may rely on.
+ */
+function perUnit<Row extends [string, number, ...unknown[]]>(rows: Row[]): string[] {
+  const parts = new Map<number, Row[]>();
+  for (const row of rows) parts.set(row[1], [...(parts.get(row[1]) ?? []), row]);
+  return [...parts.values()].map((part) => JSON.stringify(part));
 }
 
 const decimalText = (text: string) =>
@@ -167,15 +177,19 @@ t.test('food loss prevented is claimed crate by crate, never below 0', async (t)
     cells: cells.slice(0, 1),
     currency: 'NGN',
     country: 'NG',
-    farmers: JSON.stringify([
-      [DAYS[0], UNITS[0], 1, true, '0.2000', 'NGN', '100.00'],
-      [DAYS[0], UNITS[0], 2, true, '0.0500', 'NGN', '100.00'],
-    ]),
-    surveys: JSON.stringify([[DAYS[0], UNITS[0], 1, 'NGN', '330.00', '3.00', '90.00', '10.00']]),
-    crates: JSON.stringify([
-      [DAYS[0], UNITS[0], 1, '50.00', '0.5000', '0.1000'],
-      [DAYS[0], UNITS[0], 2, '40.00', '0.3000', '0.2500'],
-    ]),
+    farmers: [
+      JSON.stringify([
+        [DAYS[0], UNITS[0], 1, true, '0.2000', 'NGN', '100.00'],
+        [DAYS[0], UNITS[0], 2, true, '0.0500', 'NGN', '100.00'],
+      ]),
+    ],
+    surveys: [JSON.stringify([[DAYS[0], UNITS[0], 1, 'NGN', '330.00', '3.00', '90.00', '10.00']])],
+    crates: [
+      JSON.stringify([
+        [DAYS[0], UNITS[0], 1, '50.00', '0.5000', '0.1000'],
+        [DAYS[0], UNITS[0], 2, '40.00', '0.3000', '0.2500'],
+      ]),
+    ],
   };
   const [record] = rollupImpact(input);
   t.equal(record!.food_loss_prevented_kg, 5); // 50 x (0.2 - 0.1); farmer 2's 40 x (0.05 - 0.1) is not subtracted

@@ -2,7 +2,7 @@
 // in, food loss prevented, income increase, CO2 reduction and people served for each cell.
 // Imports nothing of the project outside workers/ (see index.ts).
 import { decimal, gcd, scaled } from './decimal.js';
-import { type Cell, CellGrid, type ImpactInput, parseJson } from './rows.js';
+import { type Cell, CellGrid, type ImpactInput, type Json, parseJson } from './rows.js';
 
 export interface ImpactRecord extends Cell {
   currency: string;
@@ -21,6 +21,11 @@ export const HOUSEHOLD_TENTHS: Record<string, number> = { NG: 47, IN: 44, PH: 42
 const DEFAULT_HOUSEHOLD_TENTHS = 30;
 
 const key = (periodStart: string, id: number) => `${periodStart}/${id}`;
+
+/** The rows of a row set's parts, one part parsed at a time. */
+function* rowsOf<Row>(parts: Json<Row[]>[]): Generator<Row> {
+  for (const part of parts) yield* parseJson(part);
+}
 
 interface Baseline {
   lossShare: bigint | null; // 10^-4
@@ -51,7 +56,9 @@ export function rollupImpact(input: ImpactInput): ImpactRecord[] {
     farmers: 0,
   }));
   const baselines = new Map<string, Baseline>();
-  for (const [periodStart, unitId, farmerId, served, lossShare, currency, pricePerKg] of parseJson(input.farmers)) {
+  // each row set whole before the next (the parts of one in any order): crates need every survey of
+  // their cell, surveys every baseline; a part is parsed only when its rows are folded in
+  for (const [periodStart, unitId, farmerId, served, lossShare, currency, pricePerKg] of rowsOf(input.farmers)) {
     const cell = sums.get(periodStart, unitId);
     if (cell && served) cell.farmers++;
     baselines.set(key(periodStart, farmerId), {
@@ -62,7 +69,7 @@ export function rollupImpact(input: ImpactInput): ImpactRecord[] {
   }
 
   // market surveys first: every crate needs its cell's loss share, kg lost / (kg sold + kg lost)
-  for (const [periodStart, unitId, farmerId, currency, price, kgPerUnit, kgSold, kgLost] of parseJson(input.surveys)) {
+  for (const [periodStart, unitId, farmerId, currency, price, kgPerUnit, kgSold, kgLost] of rowsOf(input.surveys)) {
     const cell = sums.get(periodStart, unitId);
     if (!cell) continue;
     const sold = scaled(kgSold, 2);
@@ -79,7 +86,7 @@ export function rollupImpact(input: ImpactInput): ImpactRecord[] {
     cell.income.set(perUnit, (cell.income.get(perUnit) ?? 0n) + term);
   }
 
-  for (const [periodStart, unitId, farmerId, kgText, factorWithout, factorWith] of parseJson(input.crates)) {
+  for (const [periodStart, unitId, farmerId, kgText, factorWithout, factorWith] of rowsOf(input.crates)) {
     const cell = sums.get(periodStart, unitId);
     if (!cell) continue;
     const kg = scaled(kgText, 2);

@@ -45,7 +45,7 @@ export function runRollup(task: RollupTask): Json<unknown[]> | Uint8Array {
   return rollupUsers(task.input);
 }
 
-/** A query whose rows' `rows` column is JSON text (sql/queries/): one row of a row set, or a users page's movements in parts. */
+/** A query whose rows' `rows` column is JSON text (sql/queries/): one row of a row set, or a row set in parts (one row per unit). */
 export interface RowsQuery {
   text: string;
   values: unknown[];
@@ -81,7 +81,7 @@ export async function rollUpFrom(request: RollupRequest, textsOf: (query: RowsQu
     ]);
     return runRollup({ kind: 'users', input: { buckets: request.buckets, units: request.units, joined, checkIns, checkOuts } });
   }
-  const [crates, surveys, farmers] = await Promise.all([rowsOf(request.crates), rowsOf(request.surveys), rowsOf(request.farmers)]);
+  const [crates, surveys, farmers] = await Promise.all([textsOf(request.crates), textsOf(request.surveys), textsOf(request.farmers)]);
   const { cells, currency, country } = request;
   return runRollup({ kind: 'impact', input: { cells, currency, country, crates, surveys, farmers } });
 }

@@ -3,9 +3,10 @@
 // Imports nothing of the project outside workers/ (see index.ts).
 
 /**
- * JSON text of a T. Rows arrive as one (PostgreSQL's json_agg of json_build_array, in the column
- * order of the row types below) and records leave as one: a single string crosses between the
- * event loop and the worker each way, never thousands of objects to clone.
+ * JSON text of a T. Rows arrive as a few (PostgreSQL's json_agg of json_build_array, in the column
+ * order of the row types below; one per unit where a page's rows run to megabytes) and records
+ * leave as one: strings cross between the event loop and the worker, never thousands of objects
+ * to clone.
  */
 export type Json<T> = string & { readonly jsonOf?: T };
 
@@ -67,9 +68,10 @@ export interface ImpactInput {
   /** the company's currency (income_increase is in it) and country (household size) */
   currency: string;
   country: string;
-  crates: Json<CrateRow[]>;
-  surveys: Json<SurveyRow[]>;
-  farmers: Json<FarmerRow[]>;
+  /** each row set in parts (one per unit), in no particular order */
+  crates: Json<CrateRow[]>[];
+  surveys: Json<SurveyRow[]>[];
+  farmers: Json<FarmerRow[]>[];
 }
 
 /** A users bucket, its days as offsets from the page's first day. */
