@@ -136,7 +136,7 @@ export interface paths {
         };
         /**
          * List token audit events
-         * @description Every token event of the company (created, rotated, revoked), newest first: who (actor), when, from which IP and user agent, with which request id. Events are never changed or removed; each carries a hash over its content and the previous event's hash, a chain per company.
+         * @description Every token event of the company (created, rotated, revoked, leak reported, revoked as leaked), newest first: who (actor), when, from which IP and user agent, with which request id. Events are never changed or removed; each carries a hash over its content and the previous event's hash, a chain per company.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -445,7 +445,7 @@ export interface components {
             /** @description ISO 8601 UTC: when the action took place, by the service's clock */
             occurred_at: string;
             /**
-             * @description token.leak_reported and token.revoked_leaked are reserved: nothing records them yet
+             * @description token.leak_reported: a leak report (POST /api/v1/token-leaks) named the token; token.revoked_leaked: the reported token was live, so it was revoked
              * @enum {string}
              */
             action: "token.created" | "token.rotated" | "token.revoked" | "token.leak_reported" | "token.revoked_leaked";

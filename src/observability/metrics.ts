@@ -80,8 +80,9 @@ export function createMetrics(sources: MetricSources) {
         this.set(sources.replicaState() === 'lost' ? 1 : 0);
       },
     }),
-    // set when the store falls back and cleared by its first answer from Redis again: the state
-    // as of this process's last rate-limited request. Summed: how many workers count alone.
+    // set when the store falls back and cleared once Redis has answered for REDIS_BACK_AFTER_MS
+    // with no failure (redis/outage.ts): the state as of this process's last rate-limited
+    // request. Summed: how many workers count alone.
     rateLimitFallbackActive: new Gauge({
       name: 'rate_limit_redis_fallback_active',
       help: 'Rate limits counted per process because Redis does not answer: 1 while this process does (cluster: how many workers do)',

@@ -39,7 +39,7 @@ export default async function listAuditEvents(app: App) {
       operationId: 'listAuditEvents',
       summary: 'List token audit events',
       description:
-        'Every token event of the company (created, rotated, revoked), newest first: who (actor), when, from which IP and ' +
+        'Every token event of the company (created, rotated, revoked, leak reported, revoked as leaked), newest first: who (actor), when, from which IP and ' +
         'user agent, with which request id. Events are never changed or removed; each carries a hash over its content and ' +
         "the previous event's hash, a chain per company.",
       tags: ['Audit'],

@@ -9,7 +9,11 @@ export const auditEvent = z
     id: z.number().int(),
     sequence: z.number().int().describe('1, 2, 3... within the company: the order the events committed in'),
     occurred_at: z.string().describe("ISO 8601 UTC: when the action took place, by the service's clock"),
-    action: z.enum(AUDIT_ACTIONS).describe('token.leak_reported and token.revoked_leaked are reserved: nothing records them yet'),
+    action: z
+      .enum(AUDIT_ACTIONS)
+      .describe(
+        'token.leak_reported: a leak report (POST /api/v1/token-leaks) named the token; token.revoked_leaked: the reported token was live, so it was revoked',
+      ),
     token_id: z.uuid().describe('The token acted on (token.rotated: the token rotated)'),
     related_token_id: z.uuid().nullable().describe('token.rotated: the replacement; otherwise null'),
     actor: z
