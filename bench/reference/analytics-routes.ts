@@ -50,7 +50,8 @@ export function registerAnalyticsRoutes(app: FastifyInstance, pool: pg.Pool, sql
     >();
     if (page.cells.length > 0) {
       const { rows } = await pool.query<{ rows: string }>(sql.revenue, [page.unitIds, page.days, page.starts, status]);
-      const checkOuts = JSON.parse(rows[0]!.rows) as [string, number, string, string, string, boolean, string | null][];
+      // the check-outs arrive in parts, a row per unit
+      const checkOuts = rows.flatMap((part) => JSON.parse(part.rows) as [string, number, string, string, string, boolean, string | null][]);
       for (const [periodStart, unitId, currency, feesText, discountText, paid, method] of checkOuts) {
         const cell = `${periodStart}/${unitId}`;
         let sums = totals.get(cell);

@@ -1,9 +1,11 @@
 -- Revenue rows for the page's buckets and units only, rolled up by workers/rollups/ (a page of
 -- at least INLINE_BELOW_UNIT_DAYS unit-days; a smaller one is written whole by revenuePageJson).
 -- - Money leaves as text (numeric's exact decimal form); sums are done in integer cents.
--- - The rows come back as one JSON text, an array of arrays in the column order of CheckOutRow:
---   the event loop only decodes one string and hands it to a worker thread, where it is parsed
---   and rolled up (building and cloning row objects on the main thread cost more than the rollup).
+-- - The rows come back as JSON texts, arrays of arrays in the column order of CheckOutRow, one
+--   text per unit: a worker thread decodes a few strings, parses and rolls them up (building and
+--   cloning row objects cost more than the rollup). One text for the whole page was a message of
+--   hundreds of KB that took longer to produce and read than the same rows a unit at a time
+--   (as analytics-impact.sql's).
 -- - A row finds its bucket by an equality join on its UTC day, against the page's days given with
 --   each day's bucket (arrays of known length, so the planner knows their size), and the scan is
 --   bounded by the page's first and last day written as constants, so the planner sizes the page,
@@ -15,16 +17,17 @@
 WITH day AS (
   SELECT * FROM unnest($2::date[], $3::date[]) AS d (day, period_start)
 )
-SELECT coalesce(json_agg(json_build_array(
+SELECT json_agg(json_build_array(
          to_char(day.period_start, 'YYYY-MM-DD'), co.cooling_unit_id, co.currency,
          co.cooling_fees::text, co.discount::text, co.paid, co.payment_method
-       )), '[]')::text AS rows
+       ))::text AS rows
 FROM check_outs co
 JOIN day ON day.day = (co.checked_out_at AT TIME ZONE 'UTC')::date
 WHERE co.cooling_unit_id = ANY($1::int[])
   AND co.checked_out_at >= ($2::date[])[1]::timestamp AT TIME ZONE 'UTC'
   AND co.checked_out_at < (($2::date[])[cardinality($2::date[])] + 1)::timestamp AT TIME ZONE 'UTC'
-  AND ($4::text = 'all' OR co.paid = ($4::text = 'paid'));
+  AND ($4::text = 'all' OR co.paid = ($4::text = 'paid'))
+GROUP BY co.cooling_unit_id;
 
 -- name: revenuePageJson
 -- A small page's records written as the response's JSON by PostgreSQL, as raw sensor pages are

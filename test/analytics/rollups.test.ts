@@ -11,6 +11,7 @@ import {
   threadDatabaseSettings,
 } from '../../src/analytics/rollups.js';
 import { createTestDatabase } from '../helpers/db.js';
+import { perUnit } from '../workers/row-parts.js';
 import {
   type Cell,
   type CheckOutRow,
@@ -22,7 +23,7 @@ import {
   centsOf,
   centsToNumber,
   decimal,
-  parseJson,
+  rowsOf,
   rollupImpact,
   rollupRevenue,
   runRollup,
@@ -52,13 +53,10 @@ const cells: Cell[] = days.flatMap((day) => units.map((unit) => ({ cooling_unit_
 // rows for a unit that is not on the page must be ignored
 const rowUnits = [...units, 99];
 const farmers = [1, 2, 3, 4, 5, 6];
-/** rows as the impact queries answer them: a JSON text per unit (the row's second column) */
-const perUnit = <Row extends [string, number, ...unknown[]]>(rows: Row[]): string[] =>
-  rowUnits.map((unit) => JSON.stringify(rows.filter((row) => row[1] === unit))).filter((part) => part !== '[]');
 
 const revenueInput: RevenueInput = {
   cells,
-  checkOuts: JSON.stringify(
+  checkOuts: perUnit(
     Array.from({ length: 3000 }, (): CheckOutRow => {
       const fees = amount(100_000_000);
       const paid = next() < 0.6;
@@ -120,12 +118,12 @@ const impactInput: ImpactInput = {
 // A page's rows as the routes' queries answer them (one row, a `rows` JSON text), through the
 // real database, so a thread's own pool and the inline path both run a query.
 const rowsQuery = (json: string): RowsQuery => ({ text: 'SELECT $1::text AS rows', values: [json] });
-/** a row set in parts, a row each, as the impact queries answer it */
+/** a row set in parts, a row each, as the revenue and impact queries answer it */
 const partsQuery = (parts: string[]): RowsQuery => ({ text: 'SELECT unnest($1::text[]) AS rows', values: [parts] });
 const revenueRequest = (input: RevenueInput): RollupRequest => ({
   kind: 'revenue',
   cells: input.cells,
-  checkOuts: rowsQuery(input.checkOuts),
+  checkOuts: partsQuery(input.checkOuts),
 });
 const impactRequest: RollupRequest = {
   kind: 'impact',
@@ -207,7 +205,7 @@ t.test('a small page runs inline even in pool mode, with the same result', async
   const db = await createTestDatabase(t);
   const pool = createRollups({ mode: 'pool', threads: 1, db: db.pool });
   t.teardown(() => pool.close());
-  const small: RevenueInput = { cells: cells.slice(0, 2), checkOuts: JSON.stringify(parseJson(revenueInput.checkOuts).slice(0, 20)) };
+  const small: RevenueInput = { cells: cells.slice(0, 2), checkOuts: [JSON.stringify([...rowsOf(revenueInput.checkOuts)].slice(0, 20))] };
   const body = await pool.rollUp(revenueRequest(small), INLINE_BELOW_UNIT_DAYS - 1);
   t.type(body, 'string', 'inline: text');
   t.equal(body, JSON.stringify(rollupRevenue(small)));
@@ -230,13 +228,13 @@ t.test('the records serializer writes what JSON.stringify writes, byte for byte'
   // the nulls: a paid check-out without a method, a cell without market surveys
   const nulls = runRollup({
     kind: 'revenue',
-    input: { cells: cells.slice(0, 1), checkOuts: JSON.stringify([[days[0], units[0], 'NGN', '10.00', '0.00', true, null]]) },
+    input: { cells: cells.slice(0, 1), checkOuts: [JSON.stringify([[days[0], units[0], 'NGN', '10.00', '0.00', true, null]])] },
   });
   t.match(nulls, /"payment_method":null/);
   t.equal(
     nulls,
     JSON.stringify(
-      rollupRevenue({ cells: cells.slice(0, 1), checkOuts: JSON.stringify([[days[0], units[0], 'NGN', '10.00', '0.00', true, null]]) }),
+      rollupRevenue({ cells: cells.slice(0, 1), checkOuts: [JSON.stringify([[days[0], units[0], 'NGN', '10.00', '0.00', true, null]])] }),
     ),
   );
   // no rows at all: the queries answer no part
@@ -248,7 +246,7 @@ t.test('the records serializer writes what JSON.stringify writes, byte for byte'
 t.test('revenue totals equal an independent integer-cent sum', async (t) => {
   const records = rollupRevenue(revenueInput);
   const expected = new Map<string, bigint>();
-  for (const [, unitId, currency, fees, discount] of parseJson(revenueInput.checkOuts)) {
+  for (const [, unitId, currency, fees, discount] of rowsOf(revenueInput.checkOuts)) {
     if (unitId === 99) continue;
     const cents = BigInt(fees.replace('.', '')) - BigInt(discount.replace('.', ''));
     expected.set(currency, (expected.get(currency) ?? 0n) + cents);

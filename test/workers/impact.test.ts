@@ -16,6 +16,7 @@ import {
 } from '../../workers/rollups/index.js';
 import { Ratio, textOfUnits, ZERO } from './decimal-reference.js';
 import { check } from './property.js';
+import { perUnit } from './row-parts.js';
 
 const DAYS = ['2025-03-01', '2025-03-02'];
 const UNITS = [11, 12];
@@ -88,16 +89,6 @@ function inputOf(p: Page): ImpactInput {
     surveys: perUnit(p.surveys),
     farmers: perUnit([...rows.values()]),
   };
-}
-
-/**
- * Rows as the impact queries answer them: a JSON text per unit (the row's second column), the
- * units in the order they first appear among the rows, which is no order the rollup may rely on.
- */
-function perUnit<Row extends [string, number, ...unknown[]]>(rows: Row[]): string[] {
-  const parts = new Map<number, Row[]>();
-  for (const row of rows) parts.set(row[1], [...(parts.get(row[1]) ?? []), row]);
-  return [...parts.values()].map((part) => JSON.stringify(part));
 }
 
 const decimalText = (text: string) =>

@@ -2,7 +2,7 @@
 // in, food loss prevented, income increase, CO2 reduction and people served for each cell.
 // Imports nothing of the project outside workers/ (see index.ts).
 import { decimal, gcd, scaled } from './decimal.js';
-import { type Cell, CellGrid, type ImpactInput, type Json, parseJson } from './rows.js';
+import { type Cell, CellGrid, type ImpactInput, rowsOf } from './rows.js';
 
 export interface ImpactRecord extends Cell {
   currency: string;
@@ -21,11 +21,6 @@ export const HOUSEHOLD_TENTHS: Record<string, number> = { NG: 47, IN: 44, PH: 42
 const DEFAULT_HOUSEHOLD_TENTHS = 30;
 
 const key = (periodStart: string, id: number) => `${periodStart}/${id}`;
-
-/** The rows of a row set's parts, one part parsed at a time. */
-function* rowsOf<Row>(parts: Json<Row[]>[]): Generator<Row> {
-  for (const part of parts) yield* parseJson(part);
-}
 
 interface Baseline {
   lossShare: bigint | null; // 10^-4

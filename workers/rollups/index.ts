@@ -30,6 +30,7 @@ export {
   type MovementColumns,
   parseJson,
   type RevenueInput,
+  rowsOf,
   type SurveyRow,
   type UsersBucket,
   type UsersInput,
@@ -71,7 +72,7 @@ export type RollupRequest =
 export async function rollUpFrom(request: RollupRequest, textsOf: (query: RowsQuery) => Promise<string[]>): Promise<string | Uint8Array> {
   const rowsOf = async (query: RowsQuery) => (await textsOf(query))[0]!;
   if (request.kind === 'revenue') {
-    return runRollup({ kind: 'revenue', input: { cells: request.cells, checkOuts: await rowsOf(request.checkOuts) } });
+    return runRollup({ kind: 'revenue', input: { cells: request.cells, checkOuts: await textsOf(request.checkOuts) } });
   }
   if (request.kind === 'users') {
     const [joined, checkIns, checkOuts] = await Promise.all([

@@ -7,7 +7,7 @@
 // is exact while it stays below 2^53 (checked once, on output: with no negative addend, a final
 // sum in range means every partial sum was). BigInt arithmetic cost most of a small page's CPU.
 import { centsOf, centsToNumber } from './decimal.js';
-import { type Cell, CellGrid, parseJson, type RevenueInput } from './rows.js';
+import { type Cell, CellGrid, type RevenueInput, rowsOf } from './rows.js';
 
 export interface CurrencyTotal {
   currency: string;
@@ -74,7 +74,7 @@ interface MethodSums {
 
 export function rollupRevenue(input: RevenueInput): RevenueRecord[] {
   const sums = new CellGrid(input.cells, () => ({ currencies: new Map<string, CurrencySums>(), methods: new Map<string, MethodSums>() }));
-  for (const [periodStart, unitId, currency, coolingFees, discountText, paid, method] of parseJson(input.checkOuts)) {
+  for (const [periodStart, unitId, currency, coolingFees, discountText, paid, method] of rowsOf(input.checkOuts)) {
     const cell = sums.get(periodStart, unitId);
     if (!cell) continue; // a bucket x unit of the query that is not on this page
     const fees = centsOf(coolingFees);

@@ -12,6 +12,11 @@ export type Json<T> = string & { readonly jsonOf?: T };
 
 export const parseJson = <T>(json: Json<T>): T => JSON.parse(json) as T;
 
+/** The rows of a row set that arrives in parts, one part parsed at a time. */
+export function* rowsOf<Row>(parts: Json<Row[]>[]): Generator<Row> {
+  for (const part of parts) yield* parseJson(part);
+}
+
 export interface Cell {
   cooling_unit_id: number;
   period_start: string;
@@ -60,7 +65,8 @@ export type MovementColumns = [days: number[], unitIds: number[], farmerIds: num
 
 export interface RevenueInput {
   cells: Cell[];
-  checkOuts: Json<CheckOutRow[]>;
+  /** in parts (one per unit), in no particular order */
+  checkOuts: Json<CheckOutRow[]>[];
 }
 
 export interface ImpactInput {
