@@ -16,6 +16,8 @@ interface CurrencyEntry {
   pendingCount: number;
 }
 const round2 = (value: number) => Math.round(value * 100) / 100;
+/** The project's revenue and impact queries answer a row set in parts, a JSON text per unit. */
+const rowsOfParts = <Row>(parts: { rows: string }[]) => parts.flatMap((part) => JSON.parse(part.rows) as Row[]);
 
 export function registerAnalyticsRoutes(app: FastifyInstance, pool: pg.Pool, sql: ProjectSql, access: Access) {
   app.get('/api/v1/analytics/utilization', async (request) => {
@@ -50,8 +52,7 @@ export function registerAnalyticsRoutes(app: FastifyInstance, pool: pg.Pool, sql
     >();
     if (page.cells.length > 0) {
       const { rows } = await pool.query<{ rows: string }>(sql.revenue, [page.unitIds, page.days, page.starts, status]);
-      // the check-outs arrive in parts, a row per unit
-      const checkOuts = rows.flatMap((part) => JSON.parse(part.rows) as [string, number, string, string, string, boolean, string | null][]);
+      const checkOuts = rowsOfParts<[string, number, string, string, string, boolean, string | null]>(rows);
       for (const [periodStart, unitId, currency, feesText, discountText, paid, method] of checkOuts) {
         const cell = `${periodStart}/${unitId}`;
         let sums = totals.get(cell);
@@ -131,11 +132,9 @@ export function registerAnalyticsRoutes(app: FastifyInstance, pool: pg.Pool, sql
         pool.query<{ rows: string }>(sql.impactSurveys, params),
         pool.query<{ rows: string }>(sql.impactFarmers, [...params, page.ends]),
       ]);
-      // each row set arrives in parts, a row per unit
-      const rowsOf = <Row>(result: { rows: { rows: string }[] }) => result.rows.flatMap((part) => JSON.parse(part.rows) as Row[]);
-      for (const [p, u, , kg] of rowsOf<[string, number, number, string]>(crates)) cell(p, u).kg += Number(kg);
-      for (const [p, u] of rowsOf<[string, number]>(surveys)) cell(p, u).surveys++;
-      for (const [p, u] of rowsOf<[string, number]>(farmers)) cell(p, u).farmers++;
+      for (const [p, u, , kg] of rowsOfParts<[string, number, number, string]>(crates.rows)) cell(p, u).kg += Number(kg);
+      for (const [p, u] of rowsOfParts<[string, number]>(surveys.rows)) cell(p, u).surveys++;
+      for (const [p, u] of rowsOfParts<[string, number]>(farmers.rows)) cell(p, u).farmers++;
     }
     const data = page.cells.map(({ bucket, unitId }) => {
       const entry = figures.get(`${iso(bucket.start)}/${unitId}`);

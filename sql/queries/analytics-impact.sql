@@ -3,9 +3,9 @@
 -- query: $1 unit ids, $2 the page's days (ascending), $3 each day's bucket first day;
 -- impactFarmers also $4 each day's bucket last day. Numerics leave as text so the arithmetic stays
 -- exact; rows come back as JSON texts in the column order of the worker's row types, one text per
--- unit: a busy year's rows as one text were a message of a megabyte or more, which node-pg reads
--- into a buffer doubled up to its size and then a string of it, three queries at once (as
--- analytics-users.sql's movements; bench P8). Buckets are found by the UTC day and scans are
+-- unit: a busy year's rows as one text were one large message, which node-pg reads into a buffer
+-- doubled up to its size and then a string of it, three queries at once (as analytics-users.sql's
+-- movements; bench P8). Buckets are found by the UTC day and scans are
 -- bounded by constants (all as explained in revenue.sql).
 
 -- name: impactCompany

@@ -3,9 +3,9 @@
 -- - Money leaves as text (numeric's exact decimal form); sums are done in integer cents.
 -- - The rows come back as JSON texts, arrays of arrays in the column order of CheckOutRow, one
 --   text per unit: a worker thread decodes a few strings, parses and rolls them up (building and
---   cloning row objects cost more than the rollup). One text for the whole page was a message of
---   hundreds of KB that took longer to produce and read than the same rows a unit at a time
---   (as analytics-impact.sql's).
+--   cloning row objects cost more than the rollup). One text for the whole page was one large
+--   message that took longer to produce and read than the same rows a unit at a time (as
+--   analytics-impact.sql's).
 -- - A row finds its bucket by an equality join on its UTC day, against the page's days given with
 --   each day's bucket (arrays of known length, so the planner knows their size), and the scan is
 --   bounded by the page's first and last day written as constants, so the planner sizes the page,

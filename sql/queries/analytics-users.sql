@@ -55,7 +55,7 @@ FROM (
 -- The page's check-ins at U as three parallel JSON arrays: [[day, ...], [unit, ...], [farmer, ...]]
 -- (one array_agg per column took half the time of a JSON value or a text per row; the three
 -- aggregate the same rows in the same order), one such row per unit: a busy year's movements as
--- one text were a multi-MB message, and node-pg reading it (a buffer doubled up to its size, then
+-- one text were one large message, and node-pg reading it (a buffer doubled up to its size, then
 -- a string of it) set each worker's peak memory (bench P8). An index-only scan of
 -- check_ins_unit_time_farmer_idx (migration 009_analytics-figures), grouped in its order.
 SELECT '[[' || array_to_string(array_agg(day), ',') || '],['

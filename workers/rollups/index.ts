@@ -70,13 +70,14 @@ export type RollupRequest =
  * row's `rows` column) and rolls the rows up.
  */
 export async function rollUpFrom(request: RollupRequest, textsOf: (query: RowsQuery) => Promise<string[]>): Promise<string | Uint8Array> {
-  const rowsOf = async (query: RowsQuery) => (await textsOf(query))[0]!;
+  // a row set that comes as one row (the users page's joined farmers)
+  const textOf = async (query: RowsQuery) => (await textsOf(query))[0]!;
   if (request.kind === 'revenue') {
     return runRollup({ kind: 'revenue', input: { cells: request.cells, checkOuts: await textsOf(request.checkOuts) } });
   }
   if (request.kind === 'users') {
     const [joined, checkIns, checkOuts] = await Promise.all([
-      rowsOf(request.joined),
+      textOf(request.joined),
       textsOf(request.checkIns),
       textsOf(request.checkOuts),
     ]);
