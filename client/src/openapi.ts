@@ -3573,6 +3573,8 @@ export interface operations {
                 page?: number;
                 /** @description Records per page, 1..1000 */
                 page_size?: number;
+                /** @description The next_cursor of the page before: the page after its last record, exactly, whatever landed or was read meanwhile (not with page; the filters must be those of the walk, the dates may be left out) */
+                cursor?: string;
                 /** @description Only this unit (404 when the token may not read it); default every unit the token may read */
                 cooling_unit_id?: number;
                 /** @description Only units at this location */
@@ -3620,8 +3622,11 @@ export interface operations {
                                 page_size: number;
                                 total_count: number;
                                 total_pages: number;
+                                /** @description True exactly when a record follows this page in the window */
                                 has_next: boolean;
                                 has_previous: boolean;
+                                /** @description Pass as cursor (with the same filters) for the page after this one, exactly; null on the last page */
+                                next_cursor: string | null;
                             };
                         };
                     };

@@ -22,3 +22,7 @@ ORDER BY c.id;
 -- name: prune
 -- forgets the changes that landed before $1 (src/plugins/sensor-store.ts, every few hours)
 SELECT sensor_changes_prune($1::timestamptz)::float8 AS removed;
+
+-- name: cursorKey
+-- the key every cursor is sealed with (the sensor-data walk's, src/sensors/history-cursor.ts; it never changes)
+SELECT cursor_key FROM sensor_changes_state;

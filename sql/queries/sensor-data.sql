@@ -2,6 +2,9 @@
 -- reads only sensor_readings, sensor_readings_hourly and sensor_readings_daily.
 -- Common parameters: $1 int[] units, $2 specification_type[] types, $3/$4 [from, to) instants.
 -- Order everywhere: time, cooling_unit_id, specification_type (alphabetical, as text in "C").
+-- Every page statement also returns `head`, the change feed's last position in the statement's own
+-- snapshot: a walk continued by cursor knows whether the server it read (a replica behind the
+-- primary) has every reading stored before the walk began (src/sensors/history.ts).
 
 -- name: dayCounts
 -- Records per UTC day of the window, for each kind of history, from the daily aggregate (exact:
@@ -42,7 +45,8 @@ OFFSET $8 LIMIT $9
 
 -- name: rawPage
 -- The page as rows (for values rawPageJson leaves to JavaScript).
-SELECT sensor_timestamp_text(recorded_at) AS timestamp, cooling_unit_id, specification_type, value, 1 AS sample_count
+SELECT sensor_timestamp_text(recorded_at) AS timestamp, cooling_unit_id, specification_type, value, 1 AS sample_count,
+       (SELECT coalesce(max(id), (SELECT pruned_through FROM sensor_changes_state)) FROM sensor_changes)::text AS head
 FROM page
 ORDER BY recorded_at, cooling_unit_id, specification_type COLLATE "C";
 
@@ -59,7 +63,8 @@ SELECT count(*)::int AS records,
        coalesce(string_agg(
          '{"timestamp":"' || sensor_timestamp_text(recorded_at) || '","cooling_unit_id":' || cooling_unit_id ||
          ',"specification_type":"' || specification_type || '","value":' || value_json || ',"sample_count":1}',
-         ',' ORDER BY recorded_at, cooling_unit_id, specification_type COLLATE "C"), '') AS body
+         ',' ORDER BY recorded_at, cooling_unit_id, specification_type COLLATE "C"), '') AS body,
+       (SELECT coalesce(max(id), (SELECT pruned_through FROM sensor_changes_state)) FROM sensor_changes)::text AS head
 FROM (
   SELECT recorded_at, cooling_unit_id, specification_type,
          CASE WHEN value = 0 THEN '0'
@@ -69,7 +74,8 @@ FROM (
 
 -- name: hourlyPage
 SELECT sensor_timestamp_text(bucket) AS timestamp, cooling_unit_id,
-       specification_type::text AS specification_type, value, sample_count, min, max
+       specification_type::text AS specification_type, value, sample_count, min, max,
+       (SELECT coalesce(max(id), (SELECT pruned_through FROM sensor_changes_state)) FROM sensor_changes)::text AS head
 FROM sensor_readings_hourly
 WHERE cooling_unit_id = ANY($1::int[]) AND specification_type = ANY($2::specification_type[])
   AND bucket >= $3::timestamptz AND bucket < $4::timestamptz
@@ -80,7 +86,8 @@ OFFSET $8 LIMIT $9;
 
 -- name: dailyPage
 SELECT sensor_timestamp_text(bucket) AS timestamp, cooling_unit_id,
-       specification_type::text AS specification_type, value, sample_count, min, max
+       specification_type::text AS specification_type, value, sample_count, min, max,
+       (SELECT coalesce(max(id), (SELECT pruned_through FROM sensor_changes_state)) FROM sensor_changes)::text AS head
 FROM sensor_readings_daily
 WHERE cooling_unit_id = ANY($1::int[]) AND specification_type = ANY($2::specification_type[])
   AND bucket >= $3::timestamptz AND bucket < $4::timestamptz

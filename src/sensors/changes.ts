@@ -12,7 +12,7 @@ import type { SpecificationType } from './formats.js';
 // made for the list at hand hashes it (PostgreSQL builds a hash table for `= ANY(array)` only when
 // the array is a constant at planning); the generic plan a named statement settles on searches the
 // list linearly for every change it reads, several times the cost of planning
-const sql = loadQueries('sensor-changes', ['changesAfter', 'prune'], { prepared: false });
+const sql = loadQueries('sensor-changes', ['changesAfter', 'prune', 'cursorKey'], { prepared: false });
 
 /** `since=now`: no changes, only the cursor after every change committed so far. */
 export const SINCE_NOW = 'now';
@@ -107,4 +107,20 @@ const maxOf = (a: bigint, b: bigint) => (a > b ? a : b);
 export async function pruneChanges(db: Pick<pg.Pool, 'query'>, before: Date): Promise<number> {
   const { rows } = await db.query<{ removed: number }>(sql.prune, [before.toISOString()]);
   return rows[0]?.removed ?? 0;
+}
+
+/** The database's cursor key (sensor_changes_state): read once per process, since it never changes. */
+export function cursorKeyReader(db: Pick<pg.Pool, 'query'>): () => Promise<Buffer> {
+  let key: Promise<Buffer> | null = null;
+  return () => {
+    key ??= db.query<{ cursor_key: Buffer }>(sql.cursorKey).then(
+      ({ rows }) => rows[0]!.cursor_key,
+      (error: unknown) => {
+        // not kept: the next request asks again
+        key = null;
+        throw error;
+      },
+    );
+    return key;
+  };
 }

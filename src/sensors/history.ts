@@ -1,23 +1,31 @@
 // Pages of sensor history (raw readings, hourly or daily aggregates) in the order
 // (timestamp, cooling_unit_id, specification_type), where page 500 costs what page 1 costs.
 //
+// - Two ways to say where a page starts. A cursor (history-cursor.ts) carries the key of the
+//   last record a walk returned: the page starts strictly after it, so a walk continued by cursor
+//   returns every record stored before it began exactly once, on any process or instance, however
+//   other clients page (no state is kept here between requests). A page number is an offset into
+//   the history as counted now: while readings land before it, a record can come twice or be
+//   skipped at page boundaries (docs/partners.md says so).
+// - has_next: one record more than the page is read; it is true exactly when such a record exists.
 // - total_count: the daily aggregate's per-day counts for the window (readings = sum of
 //   sample_count, hourly records = sum of hour_count, daily records = rows), exact because the
 //   aggregates are, and a few thousand rows at most instead of millions of readings. Cached for
-//   COUNTS_TTL_MS per (units, types, window), so paging does not even repeat that.
+//   COUNTS_TTL_MS per (units, types, window), so paging does not even repeat that; a page that
+//   finds where the records end says the exact total itself.
 // - Placing a page without OFFSET over millions of rows: the cumulative day counts give the day
-//   that holds row (page - 1) x page_size; for raw readings the hourly aggregate's counts of that
-//   day narrow it to the hour. The page is then read from that hour (or day) on, with a small
-//   OFFSET inside it, and bounded in time by where the page's last row falls, so the database
-//   scans and sorts about one page whatever its number.
-// - Page boundaries: after serving page k, the key of its last row is cached; page k + 1 then
-//   seeks past that key instead of skipping. Reading page after page is therefore exactly
-//   continuous (no row twice, none missed) even while readings arrive.
-// If readings arrived since the counts were taken, a page may find fewer rows than planned in its
-// time range; it then reads on past it until full or the window ends.
+//   that holds row (page - 1) x page_size (or, after a cursor, where the page's last row falls);
+//   for raw readings the hourly aggregate's counts of that day narrow it to the hour. The page is
+//   then read from there, bounded in time by where its last row falls, so the database scans and
+//   sorts about one page whatever its depth. If readings arrived since the counts were taken, a
+//   page finds fewer rows than planned in its time range and reads on past it until full or the
+//   window ends.
 // - A page comes back as the JSON of the response's `data` array. Raw readings (the heaviest
 //   pages: 1,000 records of five fields) are written by PostgreSQL (rawPageJson), not parsed into
 //   objects here and serialized again; aggregates, whose means are rounded here, go through rows.
+// - Replicas: every page statement also reads the change feed's head in its own snapshot. A page
+//   of a walk read on a replica that has not yet replayed the walk's first page is read again on
+//   the primary, so a lagging replica never hides a record the walk must return.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
@@ -27,6 +35,7 @@ import { pgTimestamp } from '../http/dates.js';
 import { serializeSensorRecords } from './serializer.js';
 import { type Clock, DAY_MS, HOUR_MS } from '../time.js';
 import type { SpecificationType } from './formats.js';
+import type { RecordKey } from './history-cursor.js';
 
 const sql = loadQueries('sensor-data', ['dayCounts', 'hourCounts', 'rawReadings', 'rawPage', 'rawPageJson', 'hourlyPage', 'dailyPage']);
 
@@ -39,6 +48,17 @@ export const RAW_PAGE_SQL = {
 export const AGGREGATIONS = ['raw', 'hourly', 'daily'] as const;
 export type Aggregation = (typeof AGGREGATIONS)[number];
 
+/** Where a walk continued by cursor stands (history-cursor.ts holds it between requests). */
+export interface WalkStart {
+  /** the last record returned: the page starts strictly after it */
+  after: RecordKey;
+  /** records the walk returned before this page */
+  recordsBefore: number;
+  page: number;
+  /** the change feed's position the walk's first page saw */
+  minHead: bigint;
+}
+
 export interface HistoryQuery {
   unitIds: readonly number[];
   types: SpecificationType[];
@@ -46,8 +66,9 @@ export interface HistoryQuery {
   fromMs: number;
   toMs: number;
   aggregation: Aggregation;
-  page: number;
   pageSize: number;
+  /** a page number, or the walk a cursor continues */
+  start: { page: number } | WalkStart;
 }
 
 export interface SensorRecord {
@@ -60,17 +81,12 @@ export interface SensorRecord {
   max?: number;
 }
 
-interface Key {
-  timestamp: string;
-  unitId: number;
-  type: string;
-}
-
 /** Consecutive records as JSON: the members of an array, comma-separated, without brackets. */
 interface Chunk {
   json: string;
   count: number;
-  last: Key | null;
+  /** the change feed's head in the statement's snapshot (null: no row told it) */
+  head: bigint | null;
 }
 
 export interface HistoryPage {
@@ -78,20 +94,34 @@ export interface HistoryPage {
   dataJson: string;
   records: number;
   totalCount: number;
+  page: number;
+  /** whether a record follows the page's last one in the window */
+  hasNext: boolean;
+  /** where the page after this one starts (null when none follows) */
+  next: Omit<WalkStart, 'page'> | null;
 }
 
 interface RawJsonRow {
   records: number;
   unusual_values: number;
   body: string;
+  head: string;
 }
 
+const RECORD_START = '{"timestamp":';
+
 /** The key of the last record of records written as JSON (comma-joined, as rawPageJson writes them). */
-function lastKeyOf(json: string): Key | null {
-  const start = json.lastIndexOf('{"timestamp":');
+function lastKeyOf(json: string): RecordKey | null {
+  const start = json.lastIndexOf(RECORD_START);
   if (start < 0) return null;
   const last = JSON.parse(json.slice(start)) as SensorRecord;
   return { timestamp: last.timestamp, unitId: last.cooling_unit_id, type: last.specification_type };
+}
+
+/** The records written as JSON without their last one. */
+function withoutLast(json: string): string {
+  const cut = json.lastIndexOf(`,${RECORD_START}`);
+  return cut < 0 ? '' : json.slice(0, cut);
 }
 
 interface DayCounts {
@@ -101,20 +131,26 @@ interface DayCounts {
 }
 
 export const COUNTS_TTL_MS = 15_000;
-const BOUNDARY_TTL_MS = 15 * 60_000;
 const PAGE_SQL: Record<Aggregation, string> = { raw: RAW_PAGE_SQL.rows, hourly: sql.hourlyPage, daily: sql.dailyPage };
 
-export function createSensorHistory(pool: Pick<pg.Pool, 'query'>, clock: Clock) {
+type Reader = Pick<pg.Pool, 'query'>;
+
+export interface SensorHistoryOptions {
+  /** the primary, when `pool` may be a replica: pages of a walk it has not caught up with are read there */
+  primary?: Reader | null;
+}
+
+export function createSensorHistory(pool: Reader, clock: Clock, options: SensorHistoryOptions = {}) {
   // the injected clock drives expiry, so tests move time instead of sleeping
   const perf = { now: () => clock.now().getTime() };
   const dayCounts = new LRUCache<string, DayCounts>({ max: 2_000, ttl: COUNTS_TTL_MS, perf });
   const hourCounts = new LRUCache<string, Map<number, number>>({ max: 5_000, ttl: COUNTS_TTL_MS, perf });
-  const boundaries = new LRUCache<string, Key>({ max: 50_000, ttl: BOUNDARY_TTL_MS, perf });
+  const primary = options.primary ?? null;
 
   const scope = (q: HistoryQuery) => [q.unitIds, q.types, pgTimestamp(q.fromMs), pgTimestamp(q.toMs)];
 
-  async function countsOf(q: HistoryQuery, signature: string): Promise<DayCounts> {
-    const cached = dayCounts.get(signature);
+  async function countsOf(q: HistoryQuery, signature: string, fresh = false): Promise<DayCounts> {
+    const cached = fresh ? undefined : dayCounts.get(signature);
     if (cached) return cached;
     const { rows } = await pool.query<{ day_ms: number; raw: number; hourly: number; daily: number }>(sql.dayCounts, scope(q));
     const counts: DayCounts = { days: rows.map((row) => row.day_ms), before: { raw: [0], hourly: [0], daily: [0] } };
@@ -156,8 +192,9 @@ export function createSensorHistory(pool: Pick<pg.Pool, 'query'>, clock: Clock) 
   }
 
   /**
-   * Where row `offset` (0-based) of the history is: the start of its day (or, for raw readings,
-   * of its hour) and how many rows of that day or hour come before it.
+   * Where row `offset` (0-based) of the history is, by the counts: the start of its day (or, for
+   * raw readings, of its hour) and how many rows of that day or hour come before it. Past the
+   * counted rows: the last counted day.
    */
   async function locate(q: HistoryQuery, signature: string, counts: DayCounts, offset: number) {
     const before = counts.before[q.aggregation];
@@ -175,9 +212,16 @@ export function createSensorHistory(pool: Pick<pg.Pool, 'query'>, clock: Clock) 
     return { start: day, end: day + DAY_MS, skip: within };
   }
 
-  async function fetchRange(q: HistoryQuery, from: number, to: number, seek: Key | null, skip: number, limit: number): Promise<Chunk> {
+  async function fetchRange(
+    reader: Reader,
+    q: HistoryQuery,
+    range: { from: number; to: number },
+    seek: RecordKey | null,
+    skip: number,
+    limit: number,
+  ): Promise<Chunk> {
     const params = [
-      ...scope({ ...q, fromMs: from, toMs: to }),
+      ...scope({ ...q, fromMs: range.from, toMs: range.to }),
       seek?.timestamp ?? null,
       seek?.unitId ?? null,
       seek?.type ?? null,
@@ -187,60 +231,90 @@ export function createSensorHistory(pool: Pick<pg.Pool, 'query'>, clock: Clock) 
     if (q.aggregation === 'raw') {
       const {
         rows: [row],
-      } = await pool.query<RawJsonRow>(RAW_PAGE_SQL.json, params);
+      } = await reader.query<RawJsonRow>(RAW_PAGE_SQL.json, params);
       // a value JSON.stringify would write otherwise (1e-5, 1e+21): this page goes through rows
-      if (row && row.unusual_values === 0) return { json: row.body, count: row.records, last: lastKeyOf(row.body) };
+      if (row && row.unusual_values === 0) return { json: row.body, count: row.records, head: BigInt(row.head) };
     }
-    const { rows } = await pool.query<SensorRecord>(PAGE_SQL[q.aggregation], params);
+    const { rows } = await reader.query<SensorRecord & { head?: string }>(PAGE_SQL[q.aggregation], params);
     if (q.aggregation !== 'raw') for (const row of rows) row.value = withoutFloatNoise(row.value);
-    const tail = rows[rows.length - 1];
     return {
       json: serializeSensorRecords(rows).slice(1, -1),
       count: rows.length,
-      last: tail ? { timestamp: tail.timestamp, unitId: tail.cooling_unit_id, type: tail.specification_type } : null,
+      head: rows[0]?.head === undefined ? null : BigInt(rows[0].head),
     };
   }
 
   return {
     async page(q: HistoryQuery): Promise<HistoryPage> {
-      if (q.unitIds.length === 0 || q.types.length === 0) return { dataJson: '[]', records: 0, totalCount: 0 };
+      const walk = 'after' in q.start ? q.start : null;
+      const page = q.start.page;
+      const empty = (totalCount: number): HistoryPage => ({ dataJson: '[]', records: 0, totalCount, page, hasNext: false, next: null });
+      if (q.unitIds.length === 0 || q.types.length === 0) return empty(0);
       const signature = createHash('sha1')
         .update(JSON.stringify(scope(q)))
         .digest('base64url');
-      const counts = await countsOf(q, signature);
-      const totalCount = counts.before[q.aggregation][counts.days.length]!;
-      const offset = (q.page - 1) * q.pageSize;
-      if (offset >= totalCount) return { dataJson: '[]', records: 0, totalCount };
-      const wanted = Math.min(q.pageSize, totalCount - offset);
+      let counts = await countsOf(q, signature);
+      const offset = walk ? walk.recordsBefore : (page - 1) * q.pageSize;
+      // a page number past counts up to COUNTS_TTL_MS old: counted again before it is called empty
+      if (!walk && offset >= totalOf(counts, q)) counts = await countsOf(q, signature, true);
+      const counted = totalOf(counts, q);
+      if (!walk && offset >= counted) return empty(counted);
 
-      const boundaryKey = `${signature}|${q.aggregation}|${q.pageSize}|${q.page}`;
-      const seek = boundaries.get(boundaryKey) ?? null;
-      const first = seek ? null : await locate(q, signature, counts, offset);
-      const last = await locate(q, signature, counts, offset + wanted - 1);
-      let from = seek ? Date.parse(seek.timestamp) : first!.start;
-      let to = Math.max(last.end, from + (q.aggregation === 'raw' ? HOUR_MS : DAY_MS));
+      // one record more than the page: whether another page follows
+      const wanted = q.pageSize + 1;
+      const first = walk ? null : await locate(q, signature, counts, offset);
+      const lastEnd = counted === 0 ? q.toMs : (await locate(q, signature, counts, Math.min(offset + wanted - 1, counted - 1))).end;
+      let from = walk ? Date.parse(walk.after.timestamp) : first!.start;
+      let to = Math.min(q.toMs, Math.max(lastEnd, from + (q.aggregation === 'raw' ? HOUR_MS : DAY_MS)));
 
-      const chunks = [await fetchRange(q, from, Math.min(to, q.toMs), seek, first?.skip ?? 0, wanted)];
+      // a walk's page must see at least what its first page saw: a replica behind that is passed over
+      const minHead = walk?.minHead ?? 0n;
+      let reader = pool;
+      const read = async (range: { from: number; to: number }, seek: RecordKey | null, skip: number, limit: number) => {
+        const chunk = await fetchRange(reader, q, range, seek, skip, limit);
+        const behind = chunk.head === null ? minHead > 0n : chunk.head < minHead;
+        if (!primary || reader === primary || !behind) return chunk;
+        reader = primary;
+        return fetchRange(reader, q, range, seek, skip, limit);
+      };
+      const chunks = [await read({ from, to }, walk?.after ?? null, first?.skip ?? 0, wanted)];
       let records = chunks[0]!.count;
       // fewer rows than the counts promised (readings arrived meanwhile): read on, widening
       while (records < wanted && to < q.toMs) {
         const span = Math.max(to - from, DAY_MS);
         from = to;
         to = Math.min(q.toMs, to + 2 * span);
-        const chunk = await fetchRange(q, from, to, null, 0, wanted - records);
+        const chunk = await read({ from, to }, null, 0, wanted - records);
         chunks.push(chunk);
         records += chunk.count;
       }
-      const lastKey = chunks.findLast((chunk) => chunk.last)?.last;
-      if (records === q.pageSize && lastKey) boundaries.set(`${signature}|${q.aggregation}|${q.pageSize}|${q.page + 1}`, lastKey);
-      const dataJson = `[${chunks
-        .filter((chunk) => chunk.count > 0)
-        .map((chunk) => chunk.json)
-        .join(',')}]`;
-      return { dataJson, records, totalCount };
+
+      const hasNext = records > q.pageSize;
+      if (hasNext) {
+        const holder = chunks.findLast((chunk) => chunk.count > 0)!;
+        holder.json = withoutLast(holder.json);
+        holder.count--;
+        records--;
+      }
+      const filled = chunks.filter((chunk) => chunk.count > 0);
+      const dataJson = `[${filled.map((chunk) => chunk.json).join(',')}]`;
+      const heads = chunks.flatMap((chunk) => (chunk.head === null ? [] : [chunk.head]));
+      const seen = heads.length > 0 ? heads.reduce((a, b) => (a < b ? a : b)) : minHead;
+      const lastKey = filled.length > 0 ? lastKeyOf(filled.at(-1)!.json) : null;
+      return {
+        dataJson,
+        records,
+        // where the records were found to end, that is the total; a record beyond the counted ones raises it
+        totalCount: hasNext ? Math.max(counted, offset + records + 1) : records > 0 || walk ? offset + records : counted,
+        page,
+        hasNext,
+        next: hasNext && lastKey ? { after: lastKey, recordsBefore: offset + records, minHead: walk ? minHead : seen } : null,
+      };
     },
   };
 }
+
+const totalOf = (counts: DayCounts, q: HistoryQuery) => counts.before[q.aggregation][counts.days.length]!;
 
 export type SensorHistory = ReturnType<typeof createSensorHistory>;
 

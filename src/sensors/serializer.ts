@@ -50,7 +50,7 @@ export const sensorPageJsonSchema: Schema = {
         },
         pagination: {
           type: 'object',
-          required: ['page', 'page_size', 'total_count', 'total_pages', 'has_next', 'has_previous'],
+          required: ['page', 'page_size', 'total_count', 'total_pages', 'has_next', 'has_previous', 'next_cursor'],
           properties: {
             page: integer,
             page_size: integer,
@@ -58,6 +58,7 @@ export const sensorPageJsonSchema: Schema = {
             total_pages: integer,
             has_next: { type: 'boolean' },
             has_previous: { type: 'boolean' },
+            next_cursor: { type: 'string', nullable: true },
           },
         },
       },

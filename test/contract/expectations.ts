@@ -266,6 +266,10 @@ function dayWindowViolations(world: World, operation: Operation, query: Record<s
  * signs its cursors.
  */
 function cursorViolations(operation: Operation, query: Record<string, string>): Violation[] {
+  return [...sinceViolations(operation, query), ...walkCursorViolations(operation, query)];
+}
+
+function sinceViolations(operation: Operation, query: Record<string, string>): Violation[] {
   if (query.since === undefined || query.since === 'now') return [];
   const described = String(operation.parameters.find((p) => p.name === 'since')?.description ?? '');
   return [
@@ -277,6 +281,35 @@ function cursorViolations(operation: Operation, query: Record<string, string>): 
         : { gap: `src: ${operation.id}: since must be a next_cursor the service gave, and the document does not say so` }),
     },
   ];
+}
+
+/**
+ * Sensor history's cursor: one the service gave this company for the walk's filters (400
+ * invalid_cursor otherwise: a generated text of its shape is never one, the service seals its
+ * cursors), and never beside a page number (400 naming page).
+ */
+function walkCursorViolations(operation: Operation, query: Record<string, string>): Violation[] {
+  if (query.cursor === undefined) return [];
+  const described = String(operation.parameters.find((p) => p.name === 'cursor')?.description ?? '');
+  const violations: Violation[] = [
+    {
+      field: 'cursor',
+      rule: `cursor=${query.cursor}: not a cursor the service gave`,
+      ...(/next_cursor/.test(described)
+        ? {}
+        : { gap: `src: ${operation.id}: cursor must be a next_cursor the service gave, and the document does not say so` }),
+    },
+  ];
+  if (query.page !== undefined) {
+    violations.push({
+      field: 'page',
+      rule: 'page beside cursor',
+      ...(/not with page/.test(described)
+        ? {}
+        : { gap: `src: ${operation.id}: page and cursor together are refused, and the document does not say so` }),
+    });
+  }
+  return violations;
 }
 
 /** The audit trail's from/to: instants on days of the years 0001-9999, to not before from. */

@@ -26,7 +26,7 @@ export const CSV_HEADER = 'cooling_unit_id,specification_type,recorded_at,value'
 
 export interface Page {
   data: Record<string, unknown>[];
-  meta: { company_id: number; filters: Record<string, unknown>; pagination: Record<string, number | boolean> };
+  meta: { company_id: number; filters: Record<string, unknown>; pagination: Record<string, number | boolean | string | null> };
 }
 
 export type PageResponse = Page & { error?: { code: string; message?: string; details?: { field?: string } } };

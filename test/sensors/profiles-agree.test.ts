@@ -172,7 +172,9 @@ async function pages(side: Side, query: string) {
     if (response.statusCode !== 200) throw new Error(`${side.profile} ${query}: ${response.statusCode} ${response.body}`);
     const body = response.json<Page>();
     records.push(...body.data);
-    meta.push(body.meta);
+    // a cursor is sealed with its database's own key: the two agree on whether there is one
+    const cursor = body.meta.pagination.next_cursor === null ? null : 'a cursor';
+    meta.push({ ...body.meta, pagination: { ...body.meta.pagination, next_cursor: cursor } });
     if (!body.meta.pagination.has_next) break;
   }
   return { records, meta };

@@ -7,7 +7,7 @@ import { serializeSensorPage } from '../../src/sensors/serializer.js';
 
 const zodPath = serializerCompiler({ schema: sensorPageSchema, method: 'GET', url: '/api/v1/sensor-data' } as never);
 
-const meta = (aggregation: string, overrides = {}) => ({
+const meta = (aggregation: string, overrides = {}, nextCursor: string | null = null) => ({
   company_id: 7,
   filters: {
     start_date: '2026-02-14',
@@ -18,7 +18,7 @@ const meta = (aggregation: string, overrides = {}) => ({
     aggregation,
     ...overrides,
   },
-  pagination: { page: 2, page_size: 3, total_count: 9, total_pages: 3, has_next: true, has_previous: true },
+  pagination: { page: 2, page_size: 3, total_count: 9, total_pages: 3, has_next: true, has_previous: true, next_cursor: nextCursor },
 });
 
 const pages = {
@@ -35,7 +35,7 @@ const pages = {
       },
       { timestamp: '2026-03-01T00:15:00Z', cooling_unit_id: 12, specification_type: 'TEMPERATURE', value: 1e-7, sample_count: 1 },
     ],
-    meta: meta('raw', { cooling_unit_id: 12, location_id: 3 }),
+    meta: meta('raw', { cooling_unit_id: 12, location_id: 3 }, 'AbC-_09xyz'),
   },
   hourly: {
     data: [

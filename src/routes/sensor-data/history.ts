@@ -1,13 +1,25 @@
 // GET /api/v1/sensor-data: temperature and humidity history of the units the token may read, as
 // raw readings or hourly/daily aggregates (value = mean, with min, max and sample_count), ordered
-// by timestamp, cooling_unit_id, specification_type. Pagination that stays cheap and stable at
-// any depth is src/sensors/history.ts, which hands back the records as JSON; the rest of the 200
-// body is written by fast-json-stringify (src/sensors/serializer.ts).
+// by timestamp, cooling_unit_id, specification_type. Pages by number, or by the cursor each page
+// gives for the next (next_cursor), which is the exact way to walk a history that grows
+// (src/sensors/history-cursor.ts). Pagination that stays cheap at any depth is
+// src/sensors/history.ts, which hands back the records as JSON; the rest of the 200 body is
+// written by fast-json-stringify (src/sensors/serializer.ts).
 import { z } from 'zod';
 import { dateParam, formatDay, MAX_SENSOR_WINDOW_DAYS, resolveWindow } from '../../data-surface/window.js';
-import { envelopeSchema, errorResponses, idQuery, paginationFor, paginationQuery } from '../../http/schemas.js';
+import { invalidRequest } from '../../http/errors.js';
+import { errorResponses, idQuery, paginationFor, paginationMeta, paginationQuery } from '../../http/schemas.js';
+import { cursorKeyReader } from '../../sensors/changes.js';
 import { SPECIFICATION_TYPES } from '../../sensors/formats.js';
-import { AGGREGATIONS, createSensorHistory } from '../../sensors/history.js';
+import { AGGREGATIONS, createSensorHistory, type WalkStart } from '../../sensors/history.js';
+import {
+  decodeHistoryCursor,
+  encodeHistoryCursor,
+  filtersDigest,
+  HISTORY_CURSOR_PATTERN,
+  invalidHistoryCursor,
+  looksLikeHistoryCursor,
+} from '../../sensors/history-cursor.js';
 import { sensorDataSerializerCompiler, withRenderedData } from '../../sensors/serializer.js';
 import { DAY_MS } from '../../time.js';
 import type { App } from '../../types.js';
@@ -22,6 +34,14 @@ const sensorQuery = {
   start_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days'),
   end_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date'),
   ...paginationQuery,
+  cursor: z
+    .string({ error: 'must be given once' })
+    .meta({ pattern: HISTORY_CURSOR_PATTERN })
+    .optional()
+    .describe(
+      'The next_cursor of the page before: the page after its last record, exactly, whatever landed or was read ' +
+        'meanwhile (not with page; the filters must be those of the walk, the dates may be left out)',
+    ),
   cooling_unit_id: idQuery()
     .optional()
     .describe('Only this unit (404 when the token may not read it); default every unit the token may read'),
@@ -58,11 +78,26 @@ const filters = z.object({
   aggregation: z.enum(AGGREGATIONS),
 });
 
-export const sensorPageSchema = envelopeSchema(record, filters);
+export const sensorPageSchema = z.object({
+  data: z.array(record),
+  meta: z.object({
+    company_id: z.number().int(),
+    filters,
+    pagination: paginationMeta.extend({
+      has_next: z.boolean().describe('True exactly when a record follows this page in the window'),
+      next_cursor: z
+        .string()
+        .nullable()
+        .describe('Pass as cursor (with the same filters) for the page after this one, exactly; null on the last page'),
+    }),
+  }),
+});
 
 export default async function sensorDataRoute(app: App) {
-  // page queries on the read replica when there is one (src/plugins/config-pools-clock.ts)
-  const history = createSensorHistory(app.readDb, app.clock);
+  // page queries on the read replica when there is one (src/plugins/config-pools-clock.ts); a walk's
+  // page that replica has not caught up with, on the primary
+  const history = createSensorHistory(app.readDb, app.clock, { primary: app.readRouting.settings().replica ? app.db : null });
+  const cursorKey = cursorKeyReader(app.db);
 
   app.get('/sensor-data', {
     config: { scope: 'sensor_data' },
@@ -75,25 +110,68 @@ export default async function sensorDataRoute(app: App) {
       querystring: z.strictObject(sensorQuery),
       response: { 200: sensorPageSchema, ...errorResponses(400, 401, 403, 404, 429, 503) },
     },
+    // a cursor of the wrong shape, or beside a page number, is refused with the rest of the input,
+    // before the units are looked at (a 404 for them would hide it); the seal, which needs the
+    // token's company, is checked in the handler
+    preValidation: async (request) => {
+      const { cursor, page } = request.query as { cursor?: unknown; page?: unknown };
+      // given twice: the schema refuses it, naming cursor
+      if (typeof cursor !== 'string') return;
+      if (!looksLikeHistoryCursor(cursor)) throw invalidHistoryCursor();
+      if (page !== undefined) throw invalidRequest('page', 'page and cursor cannot be combined: the cursor says which page is next');
+    },
     handler: async (request) => {
       const query = request.query;
-      const window = resolveWindow(query, app.clock.now(), MAX_SENSOR_WINDOW_DAYS[query.aggregation]);
+      const { companyId } = request.unitScope;
       // canonical order, duplicates folded: the same filter is the same cached query
       const types = SPECIFICATION_TYPES.filter((type) => (query.specification_type ?? SPECIFICATION_TYPES).includes(type));
-      const { dataJson, totalCount } = await history.page({
+      const walkFilters = filtersDigest({
+        aggregation: query.aggregation,
+        types,
+        coolingUnitId: query.cooling_unit_id ?? null,
+        locationId: query.location_id ?? null,
+      });
+      let window;
+      let start: { page: number } | WalkStart = { page: query.page };
+      if (query.cursor !== undefined) {
+        const walk = decodeHistoryCursor(await cursorKey(), companyId, query.cursor);
+        if (!walk) throw invalidHistoryCursor();
+        if (!walk.filters.equals(walkFilters)) throw invalidHistoryCursor('cursor continues a walk with other filters');
+        // the walk's window, also when its dates were the defaults and the day has turned since
+        window = walk.window;
+        if (query.start_date !== undefined && query.start_date !== formatDay(window.start)) {
+          throw invalidRequest('start_date', `start_date must be the walk's, ${formatDay(window.start)} (or left out)`);
+        }
+        if (query.end_date !== undefined && query.end_date !== formatDay(window.end)) {
+          throw invalidRequest('end_date', `end_date must be the walk's, ${formatDay(window.end)} (or left out)`);
+        }
+        start = walk;
+      } else {
+        window = resolveWindow(query, app.clock.now(), MAX_SENSOR_WINDOW_DAYS[query.aggregation]);
+      }
+      const page = await history.page({
         unitIds: request.unitScope.unitIds,
         types,
         fromMs: window.start,
         toMs: window.end + DAY_MS,
         aggregation: query.aggregation,
-        page: query.page,
         pageSize: query.page_size,
+        start,
       });
+      const nextCursor = page.next
+        ? encodeHistoryCursor(await cursorKey(), companyId, {
+            ...page.next,
+            aggregation: query.aggregation,
+            page: page.page + 1,
+            window,
+            filters: walkFilters,
+          })
+        : null;
       return withRenderedData(
         {
           data: [],
           meta: {
-            company_id: request.unitScope.companyId,
+            company_id: companyId,
             filters: {
               start_date: formatDay(window.start),
               end_date: formatDay(window.end),
@@ -102,10 +180,10 @@ export default async function sensorDataRoute(app: App) {
               specification_type: types,
               aggregation: query.aggregation,
             },
-            pagination: paginationFor(query.page, query.page_size, totalCount),
+            pagination: { ...paginationFor(page.page, query.page_size, page.totalCount), has_next: page.hasNext, next_cursor: nextCursor },
           },
         },
-        dataJson,
+        page.dataJson,
       );
     },
   });

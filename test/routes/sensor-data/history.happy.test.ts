@@ -12,7 +12,8 @@ eachProfile(t, async (t, profile) => {
     const { status, body } = await get(`cooling_unit_id=${a1}&start_date=2026-03-05&end_date=2026-03-15&page_size=1000`);
     t.equal(status, 200);
     const expected = await one<{ n: number }>('SELECT count(*)::int AS n FROM sensor_readings WHERE cooling_unit_id = $1', [a1]);
-    t.same(body.meta.pagination, {
+    const { next_cursor: nextCursor, ...pagination } = body.meta.pagination;
+    t.same(pagination, {
       page: 1,
       page_size: 1000,
       total_count: expected.n,
@@ -20,6 +21,7 @@ eachProfile(t, async (t, profile) => {
       has_next: true,
       has_previous: false,
     });
+    t.match(nextCursor, /^[A-Za-z0-9_-]{84}$/, 'a cursor for the next page');
     t.same(body.meta.filters, {
       start_date: '2026-03-05',
       end_date: '2026-03-15',
