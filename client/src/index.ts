@@ -115,7 +115,10 @@ export class ColdtrackClient {
   }
 
   /**
-   * Every page of a query, from `query.page` (default 1) until `has_next` is false. page_size
+   * Every page of a query, from `query.page` (default 1) until `has_next` is false. Where pages
+   * carry a `next_cursor` (sensor history), each next page is asked for by it: the exact walk,
+   * in which no record stored before the walk began is missed or repeated while others land
+   * (docs/partners.md, "Walking a history that grows"); elsewhere by page number. page_size
    * defaults to the maximum (1,000): the fewest requests out of the token's budget.
    */
   async *pages<E extends PagedEndpoint>(
@@ -124,11 +127,14 @@ export class ColdtrackClient {
     options: CallOptions = {},
   ): AsyncGenerator<PagedPage<E>> {
     const path = endpoint in PAGED_PATHS ? PAGED_PATHS[endpoint as keyof typeof PAGED_PATHS] : DATA_PATHS[endpoint as DataEndpoint];
-    const base: Record<string, unknown> = { page_size: MAX_PAGE_SIZE, ...query };
-    for (let page = Number(base.page ?? 1); ; page++) {
-      const body = await this.transport.call<PagedPage<E>>({ method: 'GET', path, query: { ...base, page }, ...options });
+    let next: Record<string, unknown> = { page_size: MAX_PAGE_SIZE, ...query };
+    for (let page = Number(next.page ?? 1); ; page++) {
+      const body = await this.transport.call<PagedPage<E>>({ method: 'GET', path, query: next, ...options });
       yield body;
-      if (!body.meta.pagination.has_next || body.data.length === 0) return;
+      const { has_next: hasNext, next_cursor: cursor } = body.meta.pagination as { has_next: boolean; next_cursor?: unknown };
+      if (!hasNext || body.data.length === 0) return;
+      const { page: _page, cursor: _cursor, ...filters } = next;
+      next = typeof cursor === 'string' ? { ...filters, cursor } : { ...filters, page: page + 1 };
     }
   }
 

@@ -35,6 +35,7 @@ function unitShapeProblem(unit: unknown, windows: number): string | null {
   if (typeof unit.file !== 'string') return 'no file';
   if (!isWhole(unit.window) || unit.window > windows) return `window ${JSON.stringify(unit.window)}`;
   if (!isWhole(unit.next_page, 1)) return `next_page ${JSON.stringify(unit.next_page)}`;
+  if (unit.next_cursor !== undefined && typeof unit.next_cursor !== 'string') return 'next_cursor';
   if (!isWhole(unit.bytes) || !isWhole(unit.records)) return 'bytes or records not whole numbers';
   const last = unit.last;
   if (last !== null && !(isObject(last) && typeof last.timestamp === 'string' && typeof last.specification_type === 'string'))

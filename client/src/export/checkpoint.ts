@@ -42,6 +42,11 @@ export interface UnitProgress {
   window: number;
   /** page of that window to fetch next */
   next_page: number;
+  /**
+   * the next_cursor that page is asked for by (the exact walk); absent on a window's first page,
+   * and in checkpoints of services without cursors (then the page number is)
+   */
+  next_cursor?: string;
   /** the file's length once the pages counted here are written */
   bytes: number;
   records: number;
@@ -94,10 +99,10 @@ export function sealOfExport(checkpoint: Pick<Checkpoint, 'export' | 'windows' |
 }
 
 export function sealOfUnit(unitId: number, unit: UnitProgress): string {
-  const { file, window, next_page, bytes, records, last, window_totals, done, skipped } = unit;
-  return sha256(
-    JSON.stringify(['unit', unitId, file, window, next_page, bytes, records, last, window_totals, done, skipped ?? null, unit.sha256]),
-  );
+  const { file, window, next_page, bytes, records, last, window_totals, done, skipped, next_cursor } = unit;
+  const fields = [file, window, next_page, bytes, records, last, window_totals, done, skipped ?? null, unit.sha256];
+  // sealed only when there is one, so the seals of checkpoints written before cursors still match
+  return sha256(JSON.stringify(['unit', unitId, ...fields, ...(next_cursor === undefined ? [] : [next_cursor])]));
 }
 
 /** A unit's entry before anything of it is written. */

@@ -102,9 +102,11 @@ async function resumePosition(handle: FileHandle, path: string, state: UnitProgr
   return position;
 }
 
+/** The next page of the window: by the cursor the page before gave (the exact walk), else by number. */
 function pageQuery(run: UnitRun, unitId: number, state: UnitProgress) {
   const window = run.checkpoint.windows[state.window]!;
-  return { cooling_unit_id: unitId, ...window, aggregation: run.options.aggregation, page_size: run.pageSize, page: state.next_page };
+  const query = { cooling_unit_id: unitId, ...window, aggregation: run.options.aggregation, page_size: run.pageSize };
+  return state.next_cursor === undefined ? { ...query, page: state.next_page } : { ...query, cursor: state.next_cursor };
 }
 
 /**
@@ -161,9 +163,13 @@ function advancePastPage(
   state.bytes = position;
   state.records += fresh.length;
   if (last) state.last = { timestamp: last.timestamp, specification_type: last.specification_type };
-  state.window_totals[state.window] = page.meta.pagination.total_count;
-  if (page.meta.pagination.has_next && page.data.length > 0) {
+  const { total_count: total, has_next: hasNext, next_cursor: cursor } = page.meta.pagination;
+  state.window_totals[state.window] = total;
+  delete state.next_cursor;
+  if (hasNext && page.data.length > 0) {
     state.next_page++;
+    // a service without cursors (null is the last page's, never beside has_next) leaves page numbers
+    if (typeof cursor === 'string') state.next_cursor = cursor;
   } else {
     state.window++;
     state.next_page = 1;
