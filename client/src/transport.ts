@@ -18,6 +18,7 @@ import {
 } from './errors.js';
 import type { RateBudget, RateLimitObservation } from './rate-budget.js';
 import { redactorFor, redactValue } from './redact.js';
+import { DEFAULT_USER_AGENT } from './version.js';
 
 /** The longest a single wait the service asks for is taken: twice its one-minute rate-limit window. */
 export const DEFAULT_MAX_WAIT_MS = 120_000;
@@ -72,6 +73,7 @@ export interface TransportOptions {
   /** [0, 1): backoff jitter; injected by tests */
   random?: () => number;
   now?: () => number;
+  /** the User-Agent header, which the service keeps as the token's last client; default `@coldtrack/client/<version>` */
   userAgent?: string;
 }
 
@@ -220,7 +222,7 @@ export class Transport {
       authorization: `Bearer ${this.options.token}`,
       accept: 'application/json',
       'accept-encoding': this.options.acceptEncoding ?? 'br, gzip',
-      ...(this.options.userAgent ? { 'user-agent': this.options.userAgent } : {}),
+      'user-agent': this.options.userAgent || DEFAULT_USER_AGENT,
       ...(call.body !== undefined ? { 'content-type': 'application/json' } : {}),
     };
     const body = call.body !== undefined ? JSON.stringify(call.body) : undefined;

@@ -1,15 +1,17 @@
-// @coldtrack/client as a partner engineer meets it, outside this repository: the workspace's build
-// packed with `npm pack`, installed from the tarball into a throwaway project in the system's
-// temporary directory (no tsx, no workspace, no path back here). There a plain `node` script
-// pages through a real query of the service on a loopback port; `tsc --strict` accepts a consumer
-// file and rejects one reading a record field that does not exist; the package's command,
-// coldtrack-export, exports a unit through the bin link npm made; and the tarball's file list
-// holds only the build and the package's documents: no server code, no code generator, no tests.
-import { mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+// @coldtrack/client as a partner engineer meets it, outside this repository: `npm pack` in a clone
+// that never built the package (its prepack script builds it), the tarball installed into a
+// throwaway project in the system's temporary directory (no tsx, no workspace, no path back here).
+// There a plain `node` script pages through a real query of the service on a loopback port;
+// `tsc --strict` accepts a consumer file and rejects one reading a record field that does not
+// exist; the package's command, coldtrack-export, exports a unit through the bin link npm made;
+// the client and the command name themselves and package.json's version in User-Agent; and the
+// tarball's file list holds only the build and the package's documents: no server code, no code
+// generator, no tests.
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { packClient, partnerProject, REPO_ROOT, run } from './packed-client.js';
+import { agentRecorder, CLIENT_DIR, packClient, partnerProject, REPO_ROOT, run } from './packed-client.js';
 import { createExportWorld, databaseHourly, fileRecords, YEAR } from './world.js';
 
 const TSC = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -45,6 +47,29 @@ export async function mean(unit: number): Promise<number> {
 export const run = () => exportSensorHistory(client, { baseUrl: 'https://api.coldtrack.example', from: '2025-01-01', to: '2025-01-31', aggregation: 'hourly', units: 'all', format: 'csv', outDir: 'out' });
 `;
 
+// a request with the default User-Agent, one with the partner's own, one with an empty one; each
+// is refused (401)
+const AGENT_SCRIPT = `
+import { ColdtrackClient } from '@coldtrack/client';
+const baseUrl = process.argv[2];
+const statuses = [];
+const calls = [
+  [{}, (client) => client.sensorData()],
+  [{ userAgent: 'partner-etl/3.1' }, (client) => client.me()],
+  [{ userAgent: '' }, (client) => client.coolingUnits.list()],
+];
+for (const [options, call] of calls) {
+  try {
+    await call(new ColdtrackClient({ baseUrl, token: 'ctk_agentcheck', ...options }));
+  } catch (error) {
+    statuses.push(error.status);
+  }
+}
+console.log(JSON.stringify(statuses));
+`;
+
+const VERSION = (JSON.parse(readFileSync(join(CLIENT_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+
 const TSCONFIG = {
   compilerOptions: {
     strict: true,
@@ -64,9 +89,11 @@ t.test('the packed package in a project outside the repository', async (t) => {
   const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'coldtrack-client-package-')));
   t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
   t.notOk(scratch.startsWith(REPO_ROOT), `the project lives outside the repository (${scratch})`);
-  const [{ tarball, files }, world] = await Promise.all([packClient(scratch), createExportWorld(t)]);
+  const [{ tarball, files, builtBeforePack }, world] = await Promise.all([packClient(scratch), createExportWorld(t)]);
 
   t.test('the tarball holds the build and the package documents only', async (t) => {
+    t.equal(builtBeforePack, false, 'packed from a clone with no dist/: its prepack script built it');
+    t.ok(files.includes('dist/version.js'), "the version module, written from package.json's version");
     t.ok(
       files.includes('dist/index.js') && files.includes('dist/index.d.ts') && files.includes('dist/index.js.map'),
       'JavaScript, declarations, source maps',
@@ -150,4 +177,39 @@ t.test('the packed package in a project outside the repository', async (t) => {
     );
     t.equal(refused.code, 2, 'without COLDTRACK_TOKEN: exit 2');
   });
+
+  t.test("requests name the client and package.json's version in User-Agent", async (t) => {
+    const recorder = await agentRecorder();
+    t.teardown(() => recorder.close());
+    writeFileSync(join(project, 'agent.mjs'), AGENT_SCRIPT);
+    const script = await run(process.execPath, ['agent.mjs', recorder.url], project);
+    t.equal(script.code, 0, `node agent.mjs exits 0${script.code ? `: ${script.stderr}` : ''}`);
+    t.same(JSON.parse(script.stdout.trim()), [401, 401, 401], 'the three requests reached the recorder and were refused');
+    t.same(
+      recorder.requests,
+      [
+        { path: '/api/v1/sensor-data', userAgent: `@coldtrack/client/${VERSION}` },
+        { path: '/api/v1/me', userAgent: 'partner-etl/3.1' },
+        { path: '/api/v1/cooling-units', userAgent: `@coldtrack/client/${VERSION}` },
+      ],
+      'the default names the package and its version; the userAgent option replaces it, an empty one does not',
+    );
+
+    const before = recorder.requests.length;
+    const exported = await run(
+      join(project, 'node_modules', '.bin', 'coldtrack-export'),
+      ['--base-url', recorder.url, '--from', '2025-01-01', '--to', '2025-01-31', '--out', 'agent-export'],
+      project,
+      { env: { COLDTRACK_TOKEN: 'ctk_agentcheck' } },
+    );
+    t.equal(exported.code, 1, `coldtrack-export stops at the 401 (exit 1): ${exported.stderr.trim()}`);
+    const agents = recorder.requests.slice(before).map((request) => request.userAgent);
+    t.ok(agents.length > 0, 'coldtrack-export made a request');
+    t.same([...new Set(agents)], [`coldtrack-export @coldtrack/client/${VERSION}`], 'every one names the command and the client version');
+  });
+});
+
+t.test("the sources' version module names package.json's version (tsx and the type check read it)", async (t) => {
+  const source = readFileSync(join(CLIENT_DIR, 'src', 'version.ts'), 'utf8');
+  t.match(source, `export const CLIENT_VERSION = '${VERSION}';`, 'client/src/version.ts, as the build writes it');
 });

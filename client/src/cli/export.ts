@@ -26,6 +26,7 @@ import {
   ExportUnitError,
 } from '../export/index.js';
 import { redactorFor } from '../redact.js';
+import { DEFAULT_USER_AGENT } from '../version.js';
 import { takeStartingCursor } from '../export/changes-cursor.js';
 import { CHECKPOINT_FILE } from '../export/checkpoint.js';
 import { count, duration, ExportDisplay } from './export-progress.js';
@@ -61,6 +62,9 @@ function reasonOf(error: unknown): string {
 let redact = redactorFor(undefined);
 const oneLine = (text: string) => redact(text.replace(/\s*\n\s*/g, ' ').trim());
 
+/** The command and the client's version, as a token's usage and audit events show the last client. */
+const USER_AGENT = `coldtrack-export ${DEFAULT_USER_AGENT}`;
+
 async function main(): Promise<number> {
   if (process.argv.includes('--since-last')) return sinceLast(process.argv.slice(2));
   const args = readArguments(process.argv.slice(2));
@@ -69,7 +73,7 @@ async function main(): Promise<number> {
   if (token === null) return 2;
   redact = redactorFor(token);
   const display = new ExportDisplay(Boolean(process.stderr.isTTY));
-  const client = new ColdtrackClient({ baseUrl: args.baseUrl, token, onEvent: display.onEvent, userAgent: 'coldtrack-export' });
+  const client = new ColdtrackClient({ baseUrl: args.baseUrl, token, onEvent: display.onEvent, userAgent: USER_AGENT });
   const interrupt = interruptOnSignals(() => display.stop());
   const onPageWritten = crashTestHook();
   const ticker = display.startTicking();
@@ -104,7 +108,7 @@ async function sinceLast(argv: string[]): Promise<number> {
   }
   const token = readToken();
   if (token === null) return 2;
-  const client = new ColdtrackClient({ baseUrl: args.baseUrl, token, userAgent: 'coldtrack-export' });
+  const client = new ColdtrackClient({ baseUrl: args.baseUrl, token, userAgent: USER_AGENT });
   const interrupt = interruptOnSignals(() => {});
   try {
     return await runSinceLast(client, args, interrupt.signal);
