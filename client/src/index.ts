@@ -32,6 +32,9 @@ import {
   type ApiTokenUsage,
   type RotatedApiToken,
   type RotateTokenRequest,
+  SENSOR_BULK_PATH,
+  type SensorBulkQuery,
+  type SensorBulkSlice,
   SENSOR_CHANGES_PATH,
   type SensorChangesPage,
   type SensorChangesQuery,
@@ -186,6 +189,24 @@ export class ColdtrackClient {
    */
   sensorDataChanges(query: SensorChangesQuery = {}, options: CallOptions = {}): Promise<SensorChangesPage> {
     return this.transport.call({ method: 'GET', path: SENSOR_CHANGES_PATH, query, ...options });
+  }
+
+  /**
+   * One slice of a bulk pull (GET /api/v1/sensor-data/bulk): whole days of the window, about
+   * `max_records` records, as a stream of CSV or NDJSON bytes to read to the end; `next` is the
+   * query of the following slice (null after the last). A slice that broke off is asked for again
+   * with the same query. One request of the token's budget each.
+   */
+  async sensorDataBulk(query: SensorBulkQuery = {}, options: CallOptions = {}): Promise<SensorBulkSlice> {
+    const response = await this.transport.call<Response>({ method: 'GET', path: SENSOR_BULK_PATH, query, stream: true, ...options });
+    const link = /<[^>]*\?([^>]*)>;\s*rel="next"/.exec(response.headers.get('link') ?? '');
+    return {
+      body: response.body ?? new Response('').body!,
+      start: response.headers.get('x-slice-start') ?? '',
+      end: response.headers.get('x-slice-end') ?? '',
+      countedRecords: Number(response.headers.get('x-slice-records-counted') ?? 0),
+      next: link ? (Object.fromEntries(new URLSearchParams(link[1])) as SensorBulkQuery) : null,
+    };
   }
 
   me(options: CallOptions = {}): Promise<Me> {

@@ -321,6 +321,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sensor-data/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A window of sensor history as one streamed CSV or NDJSON file, a slice of whole days at a time */
+        get: operations["sensorDataBulk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users/validate-cooling-user-id/": {
         parameters: {
             query?: never;
@@ -601,19 +618,6 @@ export interface components {
             /** @description Distinct farmers with a check-in or check-out at this unit in the period */
             active_users: number;
         };
-        SensorChange: {
-            cooling_unit_id: number;
-            /** @enum {string} */
-            specification_type: "TEMPERATURE" | "HUMIDITY";
-            /** @description ISO 8601 UTC: the span's first new reading */
-            from: string;
-            /** @description ISO 8601 UTC: the span's last new reading (inclusive) */
-            to: string;
-            /** @description Readings the span gained */
-            new_readings: number;
-            /** @description ISO 8601 UTC: when the readings were stored */
-            landed_at: string;
-        };
         SensorRecord: {
             /** @description ISO 8601 UTC: the reading's instant, or the start of its hour or day */
             timestamp: string;
@@ -628,6 +632,19 @@ export interface components {
             min?: number;
             /** @description Highest reading of the bucket (aggregations only) */
             max?: number;
+        };
+        SensorChange: {
+            cooling_unit_id: number;
+            /** @enum {string} */
+            specification_type: "TEMPERATURE" | "HUMIDITY";
+            /** @description ISO 8601 UTC: the span's first new reading */
+            from: string;
+            /** @description ISO 8601 UTC: the span's last new reading (inclusive) */
+            to: string;
+            /** @description Readings the span gained */
+            new_readings: number;
+            /** @description ISO 8601 UTC: when the readings were stored */
+            landed_at: string;
         };
         Me: {
             user_id: number;
@@ -3917,6 +3934,191 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the window resets, as a Unix timestamp in seconds */
                     "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds (X-RateLimit-Reset says when the window resets) */
+            429: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers or URL over 16 KiB (refused by the HTTP parser; the connection is closed) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service (never caused by input by design); the body has no detail */
+            500: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (the database, or Redis for a revoke) cannot answer now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sensorDataBulk: {
+        parameters: {
+            query?: {
+                /** @description YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days */
+                start_date?: string;
+                /** @description YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date */
+                end_date?: string;
+                /** @description raw, hourly or daily, as GET /api/v1/sensor-data; longest window 366 days, 3,660 with daily */
+                aggregation?: "raw" | "hourly" | "daily";
+                /** @description TEMPERATURE, HUMIDITY or TEMPERATURE,HUMIDITY (default both) */
+                specification_type?: string;
+                /** @description Only this unit (404 when the token may not read it); default every unit it may read */
+                cooling_unit_id?: number;
+                /** @description Only units at this location */
+                location_id?: number;
+                /** @description csv (with a header line) or ndjson */
+                format?: "csv" | "ndjson";
+                /** @description About how many records a response holds: whole days up to this many (the first day always); the Link header (rel="next") names the next slice of the window */
+                max_records?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
+            400: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked credentials */
+            401: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed: the token lacks the scope (insufficient_scope, details.required_scope) or is used from an address outside its allow-list (ip_not_allowed, details.client_ip) */
+            403: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource for this company, or one this token may not read */
+            404: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time (refused by the HTTP parser; the connection is closed) */
+            408: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -90,6 +90,11 @@ export interface Call extends CallOptions {
   body?: unknown;
   /** repeating it after a lost answer does no harm (GETs, revoke); default: GET only */
   idempotent?: boolean;
+  /**
+   * a 2xx answer's body is the caller's to read (a bulk pull): call() resolves with the Response
+   * once its headers arrived, and the timeout covers only that much; `signal` still aborts the body
+   */
+  stream?: boolean;
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -249,13 +254,15 @@ export class Transport {
       const started = this.now();
       let response: Response;
       let text: string;
+      let streamed = false;
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(new ColdtrackTimeoutError(request, timeoutMs)), timeoutMs);
       const forward = () => controller.abort(signal!.reason);
       signal?.addEventListener('abort', forward, { once: true });
       try {
         response = await this.fetch(url, { method, headers, body, signal: controller.signal });
-        text = await response.text(); // the deadline covers the body too
+        streamed = Boolean(call.stream) && response.ok;
+        text = streamed ? '' : await response.text(); // the deadline covers the body too
       } catch (error) {
         this.budget.release(null);
         if (signal?.aborted) throw signal.reason;
@@ -270,12 +277,13 @@ export class Transport {
         continue;
       } finally {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', forward);
+        if (!streamed) signal?.removeEventListener('abort', forward);
       }
 
       const rateLimit = rateLimitOf(response.headers);
       this.budget.release(rateLimit);
       this.emit({ type: 'response', method, path, status: response.status, ms: this.now() - started, rateLimit });
+      if (streamed) return response as T;
       if (response.ok) return successBody<T>(response, request, text);
 
       const error = apiErrorOf(response, request, text, this.redact);

@@ -16,7 +16,7 @@ export type SpecificationType = Schemas['SensorRecord']['specification_type'];
  * string is text); numbers are welcome, and specification_type also takes a list.
  */
 export type ClientQuery<Q> = {
-  [K in keyof Q]?: K extends 'page' | 'page_size' | 'cooling_unit_id' | 'location_id'
+  [K in keyof Q]?: K extends 'page' | 'page_size' | 'cooling_unit_id' | 'location_id' | 'max_records'
     ? Q[K] | number
     : K extends 'specification_type'
       ? Q[K] | readonly SpecificationType[]
@@ -52,6 +52,21 @@ export type SensorChange = Schemas['SensorChange'];
 export type SensorChangesQuery = ClientQuery<QueryOf<Operation<typeof SENSOR_CHANGES_PATH, 'get'>>>;
 export type SensorChangesPage = ResponseOf<Operation<typeof SENSOR_CHANGES_PATH, 'get'>, 200>;
 export type ApiErrorBody = Schemas['Error'];
+
+// bulk history: a window of many units' history as one streamed CSV or NDJSON file, a slice of whole days at a time
+export const SENSOR_BULK_PATH = '/api/v1/sensor-data/bulk' satisfies keyof paths;
+export type SensorBulkQuery = ClientQuery<QueryOf<Operation<typeof SENSOR_BULK_PATH, 'get'>>>;
+/** One slice of a bulk pull: its bytes (decoded: the client asks for gzip), its days, and the query of the next slice. */
+export interface SensorBulkSlice {
+  body: ReadableStream<Uint8Array>;
+  /** the slice's first and last day (YYYY-MM-DD) */
+  start: string;
+  end: string;
+  /** records the slice held when counted (a few more may have landed since) */
+  countedRecords: number;
+  /** the query of the window's next slice; null after the last */
+  next: SensorBulkQuery | null;
+}
 
 // management (a Registered Employee's JWT)
 type TokensPath = '/api/v1/api-tokens';

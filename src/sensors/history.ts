@@ -36,17 +36,17 @@ import { serializeSensorRecords } from './serializer.js';
 import { type Clock, DAY_MS, HOUR_MS } from '../time.js';
 import type { SpecificationType } from './formats.js';
 import type { RecordKey } from './history-cursor.js';
+import { type Aggregation, type DayCounts, readDayCounts, totalOf } from './day-counts.js';
 
-const sql = loadQueries('sensor-data', ['dayCounts', 'hourCounts', 'rawReadings', 'rawPage', 'rawPageJson', 'hourlyPage', 'dailyPage']);
+export { AGGREGATIONS, type Aggregation } from './day-counts.js';
+
+const sql = loadQueries('sensor-data', ['hourCounts', 'rawReadings', 'rawPage', 'rawPageJson', 'hourlyPage', 'dailyPage']);
 
 /** A page of raw readings, as rows or as JSON: both read the page's readings (rawReadings) as `page`. */
 export const RAW_PAGE_SQL = {
   rows: registerStatement(`WITH page AS (${sql.rawReadings}) ${sql.rawPage}`),
   json: registerStatement(`WITH page AS (${sql.rawReadings}) ${sql.rawPageJson}`),
 };
-
-export const AGGREGATIONS = ['raw', 'hourly', 'daily'] as const;
-export type Aggregation = (typeof AGGREGATIONS)[number];
 
 /** Where a walk continued by cursor stands (history-cursor.ts holds it between requests). */
 export interface WalkStart {
@@ -124,12 +124,6 @@ function withoutLast(json: string): string {
   return cut < 0 ? '' : json.slice(0, cut);
 }
 
-interface DayCounts {
-  days: number[];
-  /** per aggregation: records before each day (length days + 1; the last is the total) */
-  before: Record<Aggregation, number[]>;
-}
-
 export const COUNTS_TTL_MS = 15_000;
 const PAGE_SQL: Record<Aggregation, string> = { raw: RAW_PAGE_SQL.rows, hourly: sql.hourlyPage, daily: sql.dailyPage };
 
@@ -152,14 +146,7 @@ export function createSensorHistory(pool: Reader, clock: Clock, options: SensorH
   async function countsOf(q: HistoryQuery, signature: string, fresh = false): Promise<DayCounts> {
     const cached = fresh ? undefined : dayCounts.get(signature);
     if (cached) return cached;
-    const { rows } = await pool.query<{ day_ms: number; raw: number; hourly: number; daily: number }>(sql.dayCounts, scope(q));
-    const counts: DayCounts = { days: rows.map((row) => row.day_ms), before: { raw: [0], hourly: [0], daily: [0] } };
-    for (const row of rows) {
-      for (const aggregation of AGGREGATIONS) {
-        const before = counts.before[aggregation];
-        before.push(before[before.length - 1]! + row[aggregation]);
-      }
-    }
+    const counts = await readDayCounts(pool, q);
     dayCounts.set(signature, counts);
     return counts;
   }
@@ -256,8 +243,8 @@ export function createSensorHistory(pool: Reader, clock: Clock, options: SensorH
       let counts = await countsOf(q, signature);
       const offset = walk ? walk.recordsBefore : (page - 1) * q.pageSize;
       // a page number past counts up to COUNTS_TTL_MS old: counted again before it is called empty
-      if (!walk && offset >= totalOf(counts, q)) counts = await countsOf(q, signature, true);
-      const counted = totalOf(counts, q);
+      if (!walk && offset >= totalOf(counts, q.aggregation)) counts = await countsOf(q, signature, true);
+      const counted = totalOf(counts, q.aggregation);
       if (!walk && offset >= counted) return empty(counted);
 
       // one record more than the page: whether another page follows
@@ -313,8 +300,6 @@ export function createSensorHistory(pool: Reader, clock: Clock, options: SensorH
     },
   };
 }
-
-const totalOf = (counts: DayCounts, q: HistoryQuery) => counts.before[q.aggregation][counts.days.length]!;
 
 export type SensorHistory = ReturnType<typeof createSensorHistory>;
 

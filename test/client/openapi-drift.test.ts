@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { GENERATED_FILE, generateClientTypes, servedOpenApiDocument } from '../../client/codegen/generate-types.js';
-import { DATA_PATHS, SENSOR_CHANGES_PATH } from '@coldtrack/client';
+import { DATA_PATHS, SENSOR_BULK_PATH, SENSOR_CHANGES_PATH } from '@coldtrack/client';
 
 const clientDir = fileURLToPath(new URL('../../client/', import.meta.url));
 
@@ -35,7 +35,7 @@ t.test('the client offers every data endpoint of the document', async (t) => {
     .map(([path]) => path)
     .sort();
   t.same(
-    [...Object.values(DATA_PATHS), SENSOR_CHANGES_PATH].sort(),
+    [...Object.values(DATA_PATHS), SENSOR_CHANGES_PATH, SENSOR_BULK_PATH].sort(),
     tokenRoutes,
     `every GET behind an API token: ${tokenRoutes.join(', ')}`,
   );

@@ -84,14 +84,14 @@ function recordingClient() {
 const GENERIC = new Set(['constructor', 'budget', 'get', 'pages', 'paginate']);
 
 // methods of the client that are one operation each, besides the data endpoints
-const SINGLE_OPERATIONS = ['me', 'sensorDataChanges'];
+const SINGLE_OPERATIONS = ['me', 'sensorDataChanges', 'sensorDataBulk'];
 
 t.test('each method of the client calls the operation of its name', async (t) => {
   const methods = Object.getOwnPropertyNames(ColdtrackClient.prototype).filter((name) => !GENERIC.has(name));
   t.same(
     methods.sort(),
     [...Object.keys(DATA_PATHS), ...SINGLE_OPERATIONS].sort(),
-    'the data methods of DATA_PATHS, me() and sensorDataChanges()',
+    'the data methods of DATA_PATHS, me(), sensorDataChanges() and sensorDataBulk()',
   );
   for (const name of methods) {
     const { client, requests } = recordingClient();

@@ -24,7 +24,7 @@ import { sensorDataSerializerCompiler, withRenderedData } from '../../sensors/se
 import { DAY_MS } from '../../time.js';
 import type { App } from '../../types.js';
 
-const specificationTypes = z
+export const specificationTypes = z
   .string({ error: 'must be given once, as a comma-separated list' })
   .transform((text) => text.split(',').map((type) => type.trim()))
   .pipe(z.array(z.enum(SPECIFICATION_TYPES, { error: 'must be TEMPERATURE, HUMIDITY or both, comma-separated' })))
