@@ -40,6 +40,8 @@ t.test('the database is unreachable for 3 s in the middle: 503s are retried, the
     format: 'csv',
     outDir,
     pageSize: 500,
+    // by bulk pull (all units), in slices small enough for the outage to fall between two of them
+    sliceRecords: 5000,
     onPageWritten: async () => {
       if (++pages !== 10) return;
       await proxy.refuse();

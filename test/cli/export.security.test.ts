@@ -32,6 +32,9 @@ const args = (dir: string, units = `${first},${second}`) => [
   '500',
   '--concurrency',
   '1',
+  // page by page, also for all units: the cases stop a run between its pages
+  '--method',
+  'pages',
   '--out',
   dir,
 ];

@@ -6,7 +6,8 @@ import { AGGREGATIONS, type Aggregation, type ExportFormat, type ExportOptions, 
 import { SINCE_LAST_USAGE } from './export-since-last.js';
 
 export const USAGE = `usage: COLDTRACK_TOKEN=ctk_... coldtrack-export --base-url URL --from YYYY-MM-DD --to YYYY-MM-DD --out DIR
-       [--aggregation raw|hourly|daily] [--units all|1,2,3] [--format csv|ndjson] [--concurrency N] [--page-size N]
+       [--aggregation raw|hourly|daily] [--units all|1,2,3] [--format csv|ndjson] [--method bulk|pages]
+       [--slice-records N] [--concurrency N] [--page-size N]
   --base-url     the service, e.g. https://api.coldtrack.example
   --from, --to   inclusive UTC days; longer than 366 days (3,660 daily) is read window by window
   --aggregation  hourly (default): means with min, max, sample_count; daily; raw: the readings
@@ -14,8 +15,13 @@ export const USAGE = `usage: COLDTRACK_TOKEN=ctk_... coldtrack-export --base-url
   --format       csv (default) or ndjson
   --out          DIR: one file per unit (cooling-unit-<id>.csv|ndjson) and export-checkpoint.json;
                  run the same command again to continue an interrupted export
-  --concurrency  units read at once, 1..16 (default 4), all within the token's 100 requests a minute
-  --page-size    records per request, 1..1000 (default 1000)
+  --method       bulk (default): with --units all, every unit at once by bulk pull, a slice of days a
+                 request; pages: unit by unit, page by page (always for a list of units, and against a
+                 service without bulk pulls)
+  --slice-records  records a bulk slice holds at most, 1..5000000 (default 500000): whole days, so a
+                 day may hold more; a smaller slice holds less in memory and is cheaper to read again
+  --concurrency  units read at once by pages, 1..16 (default 4), all within the token's 100 requests a minute
+  --page-size    records per request by pages, 1..1000 (default 1000)
 ${SINCE_LAST_USAGE}
 The token is read from COLDTRACK_TOKEN, never from the command line.`;
 
@@ -23,7 +29,10 @@ export class UsageError extends Error {}
 
 /** What the command line decides of the export's options: all of them but the callbacks. */
 export type ExportArguments = Required<
-  Pick<ExportOptions, 'baseUrl' | 'from' | 'to' | 'aggregation' | 'units' | 'format' | 'outDir' | 'concurrency' | 'pageSize'>
+  Pick<
+    ExportOptions,
+    'baseUrl' | 'from' | 'to' | 'aggregation' | 'units' | 'format' | 'outDir' | 'concurrency' | 'pageSize' | 'method' | 'sliceRecords'
+  >
 >;
 
 function wholeNumber(name: string, text: string | undefined, fallback: number, max: number): number {
@@ -56,6 +65,8 @@ export function parseExportArguments(argv: string[]): ExportArguments | 'help' {
         out: { type: 'string' },
         concurrency: { type: 'string' },
         'page-size': { type: 'string' },
+        method: { type: 'string' },
+        'slice-records': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -84,6 +95,8 @@ export function parseExportArguments(argv: string[]): ExportArguments | 'help' {
     throw new UsageError(`--aggregation must be raw, hourly or daily, not "${aggregation}"`);
   const format = values.format ?? 'csv';
   if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be csv or ndjson, not "${format}"`);
+  const method = values.method ?? 'bulk';
+  if (method !== 'bulk' && method !== 'pages') throw new UsageError(`--method must be bulk or pages, not "${method}"`);
   const unitsText = values.units ?? 'all';
   let units: 'all' | number[] = 'all';
   if (unitsText !== 'all') {
@@ -103,5 +116,7 @@ export function parseExportArguments(argv: string[]): ExportArguments | 'help' {
     outDir: values.out!,
     concurrency: wholeNumber('concurrency', values.concurrency, 4, 16),
     pageSize: wholeNumber('page-size', values['page-size'], 1000, 1000),
+    method,
+    sliceRecords: wholeNumber('slice-records', values['slice-records'], 500_000, 5_000_000),
   };
 }

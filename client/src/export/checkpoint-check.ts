@@ -12,12 +12,14 @@
 import { createHash, type Hash } from 'node:crypto';
 import { join } from 'node:path';
 import {
+  type BulkProgress,
   type Checkpoint,
   CHECKPOINT_VERSION,
   CheckpointError,
   type ExportIdentity,
   identityDifference,
   newUnit,
+  sealOfBulk,
   sealOfExport,
   sealOfUnit,
   type UnitProgress,
@@ -94,6 +96,16 @@ export function parseCheckpoint(text: string, identity: ExportIdentity, path: st
     if (JSON.stringify(ids) !== JSON.stringify(identity.units)) throw changed(`its units ${ids.join(',')} are not those asked for`);
   }
   if (checkpoint.seal !== sealOfExport(checkpoint)) throw changed('its parameters, windows or units do not match its seal');
+  const bulk = checkpoint.bulk as unknown;
+  if (bulk !== undefined) {
+    const valid =
+      isObject(bulk) &&
+      isWhole(bulk.window) &&
+      (bulk.window as number) <= windows.length &&
+      (bulk.start_date === null || (typeof bulk.start_date === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(bulk.start_date))) &&
+      bulk.seal === sealOfBulk(bulk as unknown as BulkProgress);
+    if (!valid) throw changed('its bulk progress does not match its seal');
+  }
   return checkpoint;
 }
 

@@ -63,6 +63,15 @@ export interface UnitProgress {
   seal: string;
 }
 
+/** Where an export by bulk pull stands (bulk-export.ts): the window, and the first day of its next slice. */
+export interface BulkProgress {
+  window: number;
+  /** null: the window's first day */
+  start_date: string | null;
+  /** SHA-256 of the two above (checkpoint-check.ts) */
+  seal: string;
+}
+
 export interface Checkpoint {
   version: typeof CHECKPOINT_VERSION;
   export: ExportIdentity;
@@ -72,6 +81,8 @@ export interface Checkpoint {
   units: Record<string, UnitProgress>;
   /** true once every unit is done (a re-run checks that too) */
   complete: boolean;
+  /** an export of every unit by bulk pull: how far it is (absent: by pages, unit by unit) */
+  bulk?: BulkProgress;
   updated_at: string;
   /** SHA-256 of the parameters, windows, units_from and unit ids (checkpoint-check.ts) */
   seal: string;
@@ -104,6 +115,8 @@ export function sealOfUnit(unitId: number, unit: UnitProgress): string {
   // sealed only when there is one, so the seals of checkpoints written before cursors still match
   return sha256(JSON.stringify(['unit', unitId, ...fields, ...(next_cursor === undefined ? [] : [next_cursor])]));
 }
+
+export const sealOfBulk = (progress: Omit<BulkProgress, 'seal'>) => sha256(JSON.stringify(['bulk', progress.window, progress.start_date]));
 
 /** A unit's entry before anything of it is written. */
 export function newUnit(unitId: number, format: ExportFormat, windows: number): UnitProgress {

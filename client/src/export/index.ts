@@ -23,8 +23,10 @@
 // units with readings then; daily windows of up to 3,660 days). A found unit whose sensor history
 // answers 404 (a deleted unit, which utilization still reports on for the days it was live) is
 // skipped, and the checkpoint says so; a listed unit that answers 404 stops the export.
-// Each unit's range is read window by window (366 days, 3,660 with daily aggregates), page after
-// page (unit-file.ts); units are read in parallel (`concurrency`), all within the token's one budget.
+// With units "all", the export reads every unit at once by bulk pull, a slice of days at a time
+// (bulk-export.ts), unless `method` is "pages" or the service has none. Otherwise each unit's range
+// is read window by window (366 days, 3,660 with daily aggregates), page after page (unit-file.ts);
+// units are read in parallel (`concurrency`), all within the token's one budget.
 // Below, exportSensorHistory's steps; the options and reports it takes and gives: options.ts.
 import type { Hash } from 'node:crypto';
 import { join } from 'node:path';
@@ -44,6 +46,7 @@ import {
 import { DifferentExportError, parseCheckpoint, verifyUnits } from './checkpoint-check.js';
 import { readChangesCursor } from './changes-cursor.js';
 import { checkDirectory, makeOutDirectory } from './directory.js';
+import { exportInBulk, newBulkProgress } from './bulk-export.js';
 import { discoverUnits, type FoundUnits } from './discover-units.js';
 import type { ExportOptions, ExportProgress, ExportSummary } from './options.js';
 import { MAX_WINDOW_DAYS, windowsOf } from './plan.js';
@@ -109,6 +112,17 @@ export async function exportSensorHistory(client: ColdtrackClient, options: Expo
     const progress = () => options.onProgress?.(progressOf(checkpoint, pages));
     progress();
     if (resumed) options.onNotice?.(resumeNotice(checkpoint, recordsBefore));
+    if (checkpoint.bulk && (await exportInBulk({ client, call, options, checkpoint, writer, verified, countPage, progress }))) {
+      checkpoint.complete = true;
+      await writer.save();
+      progress();
+      return summary(false);
+    }
+    // a service without bulk pulls: by pages (nothing was written by bulk)
+    if (checkpoint.bulk) {
+      delete checkpoint.bulk;
+      options.onNotice?.('the service has no bulk pulls: exporting page by page');
+    }
     const run: UnitRun = { client, call, options, pageSize: identity.page_size, checkpoint, writer, verified, countPage, progress };
     const pending = unitIdsOf(checkpoint).filter((id) => !checkpoint.units[id]!.done);
     const failure = await exportInParallel(pending, options.concurrency ?? DEFAULT_CONCURRENCY, stop, (unitId) => exportUnit(run, unitId));
@@ -165,6 +179,9 @@ async function continueOrStart(
     // the deltas --since-last wrote beside the files are the export's own too
     await checkDirectory(options.outDir, previous, identity.format, (await readChangesCursor(options.outDir))?.deltas ?? 0);
     const { verified, changed } = await verifyUnits(previous, options);
+    // a unit started again from nothing in a bulk export: every slice is read again (the others'
+    // files skip the records they hold)
+    if (changed && previous.bulk && Object.values(previous.units).some((unit) => unit.bytes === 0)) previous.bulk = newBulkProgress();
     return { checkpoint: previous, resumed: true, verified, changed };
   }
   // nothing is asked of the service for a folder the export refuses
@@ -182,6 +199,8 @@ async function continueOrStart(
     units_from: found.from,
     units: Object.fromEntries(found.unitIds.map((id) => [String(id), newUnit(id, options.format, windows.length)])),
     complete: false,
+    // every unit: by bulk pull unless asked for pages (a list of units is read unit by unit)
+    ...(options.units === 'all' && options.method !== 'pages' ? { bulk: newBulkProgress() } : {}),
     updated_at: '',
     seal: '', // CheckpointWriter seals what it writes
   };

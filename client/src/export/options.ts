@@ -15,6 +15,13 @@ export interface ExportOptions {
   pageSize?: number;
   /** units read at once; default 4 */
   concurrency?: number;
+  /**
+   * bulk (default): with units "all", every unit at once by bulk pull (GET /api/v1/sensor-data/bulk),
+   * a slice of days a request; pages: unit by unit, page by page (always for a list of units)
+   */
+  method?: 'bulk' | 'pages';
+  /** records a bulk slice holds at most (whole days; the first day always): default 500,000 */
+  sliceRecords?: number;
   signal?: AbortSignal;
   onProgress?: (progress: ExportProgress) => void;
   /** a line worth showing: units found, a file resumed */
