@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { CHECKPOINT_FILE } from '@coldtrack/client/export';
-import { runExport } from '../client/run-export.js';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { countingRelay, runExport } from '../client/run-export.js';
 import { createExportWorld, databaseHourly, fileRecords, YEAR } from '../client/world.js';
 
 const world = await createExportWorld(t);
@@ -95,4 +97,35 @@ t.test('a list of units is exported page by page', async (t) => {
   t.ok(run.requests >= 18, `${run.requests} requests: the unit's 17,520 records a page of 1,000 at a time`);
   const name = `cooling-unit-${world.unitIds[0]}.csv`;
   t.ok(readFileSync(join(dir, name)).equals(readFileSync(join(paged, name))), `${name}: byte for byte`);
+});
+
+t.test('a service without bulk pulls: the export goes page by page, the same files', async (t) => {
+  // the service as it was before bulk pulls: /bulk is an unknown path (404), the rest as it is
+  const relay = await countingRelay(world.baseUrl);
+  t.teardown(() => relay.close());
+  const older = http.createServer((request, response) => {
+    if (request.url?.startsWith('/api/v1/sensor-data/bulk')) {
+      response.writeHead(404, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: { code: 'not_found', message: 'Route GET:/api/v1/sensor-data/bulk not found' } }));
+      return;
+    }
+    const forwarded = http.request(`${relay.url}${request.url}`, { method: request.method, headers: request.headers }, (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+    });
+    request.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => older.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => older.close(() => resolve())));
+  const dir = join(root, 'older-service');
+  const run = await runExport(
+    { relay: { ...relay, url: `http://127.0.0.1:${(older.address() as AddressInfo).port}` }, token: world.token },
+    args(dir),
+  );
+  t.equal(run.code, 0, run.stderr.trim().split('\n').at(-1) ?? '');
+  t.match(run.stderr, /the service has no bulk pulls: exporting page by page/);
+  t.equal(checkpointOf(dir).bulk, undefined, 'the checkpoint no longer says bulk');
+  t.ok(relay.requests >= 50, `${relay.requests} requests reached the service: page by page`);
+  for (const name of unitFiles(paged))
+    t.ok(readFileSync(join(dir, name)).equals(readFileSync(join(paged, name))), `${name}: byte for byte`);
 });
