@@ -1,9 +1,9 @@
 // Benchmark (b): page 500 vs page 1 of the raw history at page_size 1000, over about a million
 // readings (15 units x 365 days), through the real app (inject: routing, token, access control,
-// pagination, serialization). Both cold: the clock jumps an hour before every request, so neither
-// finds cached counts or page boundaries (a partner reading page after page gets the warm path,
-// shown for information). For contrast, the same pages by OFFSET straight in SQL.
-// Target: page 500 costs at most 1.1x page 1.
+// pagination, serialization). Page 500 both ways: by the cursor page 499 gave (the exact walk the
+// docs recommend, which P3 judges) and by number. All cold: the clock jumps an hour before every
+// request, so none finds cached counts. For contrast, the same pages by OFFSET straight in SQL.
+// Target: page 500 by cursor costs at most 1.1x page 1.
 // The store as a year in service leaves it (sensor-common.ts, upkeepAfter: the postgres aggregate tables'
 // closed months compacted; the timescale policies run: aggregates materialized and laid out,
 // readings compressed).
@@ -35,7 +35,7 @@ const HOUR = 3_600_000;
 const WINDOW = 'start_date=2025-01-01&end_date=2025-12-31';
 
 console.log(`sensor benchmark (b): page 500 vs page 1, page_size 1000, ~1 M raw readings${quick ? ' (quick)' : ''}`);
-const P3 = { key: 'P3', name: `page 500 vs page 1 at page_size 1000 (target <= ${TARGET}x)` };
+const P3 = { key: 'P3', name: `page 500 by cursor vs page 1 at page_size 1000 (target <= ${TARGET}x)` };
 const db = await createBenchDatabase('pages', 4, [P3]);
 console.log(db.note);
 try {
@@ -49,26 +49,32 @@ try {
   );
   const { app, clock, headers } = await startBenchApp(db, company);
   try {
-    const page = async (n: number) => {
-      const response = await app.inject({ method: 'GET', url: `/api/v1/sensor-data?${WINDOW}&page_size=1000&page=${n}`, headers });
-      if (response.statusCode !== 200) throw new Error(`page ${n}: ${response.statusCode} ${response.body}`);
-      return response.json() as { data: { timestamp: string }[]; meta: { pagination: { total_count: number } } };
+    type Page = { data: { timestamp: string }[]; meta: { pagination: { total_count: number; next_cursor: string | null } } };
+    const get = async (query: string) => {
+      const response = await app.inject({ method: 'GET', url: `/api/v1/sensor-data?${WINDOW}&page_size=1000&${query}`, headers });
+      if (response.statusCode !== 200) throw new Error(`${query}: ${response.statusCode} ${response.body}`);
+      return response.json() as Page;
     };
+    const page = (n: number) => get(`page=${n}`);
     const first = await page(1);
     const deep = await page(500);
+    // page 500 of a walk by cursor: the cursor page 499 gave (a walk's position is the same by either way while nothing lands)
+    const cursor = (await page(499)).meta.pagination.next_cursor!;
+    const byCursor = await get(`cursor=${cursor}`);
+    if (byCursor.data[0]?.timestamp !== deep.data[0]?.timestamp) throw new Error('page 500 by cursor is not page 500');
     console.log(
       `total_count ${first.meta.pagination.total_count}; page 500 starts at ${deep.data[0]?.timestamp} (${deep.data.length} records)`,
     );
 
-    const cold = { first: [] as number[], deep: [] as number[], next: [] as number[] };
+    const cold = { first: [] as number[], deep: [] as number[], cursor: [] as number[] };
+    const requests = { first: () => page(1), deep: () => page(500), cursor: () => get(`cursor=${cursor}`) };
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? [1, 500] : [500, 1];
-      for (const n of order) {
+      // each round in another order, so a drift of the machine over the run hits all three
+      const order = (['first', 'deep', 'cursor'] as const).map((_, i, all) => all[(i + round) % 3]!);
+      for (const kind of order) {
         clock.jump(HOUR);
-        cold[n === 1 ? 'first' : 'deep'].push((await timed(() => page(n))).ms);
+        cold[kind].push((await timed(requests[kind])).ms);
       }
-      // warm: the page after 500, its boundary cached by the request before
-      cold.next.push((await timed(() => page(501))).ms);
     }
     const offsetSql = `SELECT recorded_at, cooling_unit_id, specification_type, value FROM sensor_readings
       WHERE cooling_unit_id = ANY($1) AND recorded_at >= '2025-01-01' AND recorded_at < '2026-01-01'
@@ -78,12 +84,12 @@ try {
       offset.first.push((await timed(() => db.pool.query(offsetSql, [company.unitIds, 0]))).ms);
       offset.deep.push((await timed(() => db.pool.query(offsetSql, [company.unitIds, 499_000]))).ms);
     }
-    const [firstMs, deepMs] = [median(cold.first), median(cold.deep)];
-    const ratio = deepMs / firstMs;
-    console.log(`median of ${ROUNDS} rounds, cold (no cached counts or boundaries):`);
+    const [firstMs, deepMs, cursorMs] = [median(cold.first), median(cold.deep), median(cold.cursor)];
+    const ratio = cursorMs / firstMs;
+    console.log(`median of ${ROUNDS} rounds, cold (no cached counts):`);
     console.log(`  page 1:   ${fixed(firstMs, 2)} ms`);
-    console.log(`  page 500: ${fixed(deepMs, 2)} ms`);
-    console.log(`  page 501 right after 500 (cached boundary and counts): ${fixed(median(cold.next), 2)} ms`);
+    console.log(`  page 500 by cursor: ${fixed(cursorMs, 2)} ms`);
+    console.log(`  page 500 by number: ${fixed(deepMs, 2)} ms (${fixed(deepMs / firstMs, 2)}x)`);
     console.log(
       `  for contrast, LIMIT/OFFSET in SQL alone: page 1 ${fixed(median(offset.first), 1)} ms, page 500 ${fixed(median(offset.deep), 1)} ms`,
     );
@@ -91,9 +97,9 @@ try {
       {
         ...P3,
         pass: ratio <= TARGET,
-        measured: `${fixed(ratio, 2)}x (${fixed(deepMs, 2)} ms vs ${fixed(firstMs, 2)} ms)`,
+        measured: `${fixed(ratio, 2)}x (${fixed(cursorMs, 2)} ms by cursor vs ${fixed(firstMs, 2)} ms)`,
         ratio,
-        detail: `median of ${ROUNDS}, cold; ${first.meta.pagination.total_count} readings; page 501 warm ${fixed(median(cold.next), 2)} ms; ${profile} profile`,
+        detail: `median of ${ROUNDS}, cold; ${first.meta.pagination.total_count} readings; by number ${fixed(deepMs / firstMs, 2)}x; ${profile} profile`,
       },
     ]);
   } finally {
