@@ -1,6 +1,7 @@
 // Bulk sensor history (GET /api/v1/sensor-data/bulk): a window of many units' history as one
 // stream, written by PostgreSQL itself (COPY ... TO STDOUT as CSV or NDJSON lines) and compressed
-// on libuv's thread pool, so the event loop only hands buffers on. A window is cut into slices of
+// on libuv's thread pool, or as binary tuples a Parquet thread encodes (src/sensors/bulk-parquet.ts),
+// so the event loop only hands buffers on. A window is cut into slices of
 // whole days holding about `maxRecords` records each (the daily aggregate's counts say where):
 // each response is one slice, read in one statement and so one snapshot, and names the next slice
 // in its Link header. A dropped connection costs one slice: the client asks for it again.
@@ -10,14 +11,18 @@ import { to as copyTo } from 'pg-copy-streams';
 import { loadQueries } from '../db/sql.js';
 import { type Aggregation, type CountedScope, readDayCounts } from './day-counts.js';
 
-const sql = loadQueries('sensor-bulk', ['rawRows', 'hourlyRows', 'dailyRows', 'ndjsonLine'], { prepared: false });
+const sql = loadQueries('sensor-bulk', ['rawRows', 'hourlyRows', 'dailyRows', 'csvColumns', 'ndjsonLine', 'binaryColumns'], {
+  prepared: false,
+});
 const ROWS: Record<Aggregation, string> = { raw: sql.rawRows, hourly: sql.hourlyRows, daily: sql.dailyRows };
 
-export const BULK_FORMATS = ['csv', 'ndjson'] as const;
+export const BULK_FORMATS = ['csv', 'ndjson', 'parquet'] as const;
 export type BulkFormat = (typeof BULK_FORMATS)[number];
 export const CONTENT_TYPES: Record<BulkFormat, string> = {
   csv: 'text/csv; charset=utf-8; header=present',
   ndjson: 'application/x-ndjson',
+  // IANA's type for Parquet (2024)
+  parquet: 'application/vnd.apache.parquet',
 };
 export const CSV_HEADER = 'timestamp,cooling_unit_id,specification_type,value,sample_count,min,max';
 
@@ -50,12 +55,17 @@ function withLiterals(text: string, query: BulkQuery): string {
   return text.replace(/\$([1-4])\b/g, (_, n: string) => literals[Number(n) - 1]!);
 }
 
-/** The COPY statement of a slice, in its format. */
+/** The COPY statement of a slice: CSV, NDJSON lines, or binary tuples for the Parquet thread. */
 export function copyStatement(query: BulkQuery): string {
-  const rows = withLiterals(ROWS[query.aggregation], query);
-  return query.format === 'csv'
-    ? `COPY (${rows}) TO STDOUT WITH (FORMAT csv, HEADER true)`
-    : `COPY (WITH rows AS (${rows}) ${sql.ndjsonLine}) TO STDOUT`;
+  const rows = `WITH rows AS (${withLiterals(ROWS[query.aggregation], query)})`;
+  switch (query.format) {
+    case 'csv':
+      return `COPY (${rows} ${sql.csvColumns}) TO STDOUT WITH (FORMAT csv, HEADER true)`;
+    case 'ndjson':
+      return `COPY (${rows} ${sql.ndjsonLine}) TO STDOUT`;
+    case 'parquet':
+      return `COPY (${rows} ${sql.binaryColumns}) TO STDOUT WITH (FORMAT binary)`;
+  }
 }
 
 export interface SliceStream {
@@ -87,6 +97,10 @@ export async function streamSlice(pool: pg.Pool, query: BulkQuery, statementTime
   (copy as unknown as { query_timeout: number }).query_timeout = 0;
   const source = client.query(copy);
   const body = new PassThrough({ highWaterMark: 256 * 1024 });
+  // a connection the server ends mid-COPY (terminated, restarted) is also an 'error' of the client,
+  // which the pool listens for only while the client is idle: unheard, it would end the process
+  const lost = (error: Error) => body.destroy(error);
+  client.on('error', lost);
   const done = new Promise<void>((resolve) => {
     pipeline(source, body, (error) => {
       if (error) {
@@ -97,6 +111,7 @@ export async function streamSlice(pool: pg.Pool, query: BulkQuery, statementTime
       }
       client.query('COMMIT').then(
         () => {
+          client.off('error', lost);
           client.release();
           resolve();
         },

@@ -1,9 +1,10 @@
 // GET /api/v1/sensor-data/bulk: a window of sensor history (any number of the token's units) as
-// one streamed, compressed file, CSV or NDJSON, for a copy made in minutes instead of hours of
-// pages. One slice of whole days per request (about max_records records): the Link header names
+// one streamed file, CSV or NDJSON (compressed) or Parquet, for a copy made in minutes instead of
+// hours of pages. One slice of whole days per request (about max_records records): the Link header names
 // the next slice, and a slice that broke off is asked for again. The records, their order and
 // values are GET /api/v1/sensor-data's; pair it with the change feed as a walk is
-// (docs/partners.md, "Bulk history"). The streaming itself is src/sensors/bulk.ts.
+// (docs/partners.md, "Bulk history"). The streaming itself is src/sensors/bulk.ts, Parquet's
+// encoding src/sensors/bulk-parquet.ts.
 import zlib from 'node:zlib';
 import { pipeline } from 'node:stream';
 import { serializerCompiler as zodSerializerCompiler } from 'fastify-type-provider-zod';
@@ -12,6 +13,7 @@ import { dateParam, formatDay, MAX_SENSOR_WINDOW_DAYS, resolveWindow } from '../
 import { ApiError, unavailable } from '../../http/errors.js';
 import { errorResponses, idQuery, queryInteger } from '../../http/schemas.js';
 import { BULK_FORMATS, type BulkQuery, CONTENT_TYPES, CSV_HEADER, planSlice, streamSlice } from '../../sensors/bulk.js';
+import { createParquetEncoder } from '../../sensors/bulk-parquet.js';
 import { AGGREGATIONS } from '../../sensors/day-counts.js';
 import { SPECIFICATION_TYPES } from '../../sensors/formats.js';
 import { DAY_MS, MINUTE_MS } from '../../time.js';
@@ -36,7 +38,10 @@ const bulkQuery = {
   specification_type: specificationTypes.optional().describe('TEMPERATURE, HUMIDITY or TEMPERATURE,HUMIDITY (default both)'),
   cooling_unit_id: idQuery().optional().describe('Only this unit (404 when the token may not read it); default every unit it may read'),
   location_id: idQuery().optional().describe('Only units at this location'),
-  format: z.enum(BULK_FORMATS, { error: 'must be csv or ndjson' }).default('csv').describe('csv (with a header line) or ndjson'),
+  format: z
+    .enum(BULK_FORMATS, { error: 'must be csv, ndjson or parquet' })
+    .default('csv')
+    .describe('csv (with a header line), ndjson, or parquet (one file, ZSTD-compressed row groups)'),
   max_records: queryInteger(1, MAX_SLICE_RECORDS)
     .default(DEFAULT_SLICE_RECORDS)
     .describe(
@@ -68,6 +73,11 @@ const compressor = (encoding: 'zstd' | 'gzip') =>
 export default async function sensorBulkRoute(app: App) {
   let streams = 0;
   const streamsOf = new Map<string, number>();
+  // one thread per stream a process admits: a task holds its thread for its stream's whole life,
+  // waiting on a slow client too, so a stream queued behind it would wait with its COPY open; the
+  // threads start with the first Parquet pull
+  const parquet = createParquetEncoder({ threads: BULK_STREAMS_PER_PROCESS, heapLimitMb: app.config.heapLimitMb });
+  app.addHook('onClose', () => parquet.close());
 
   app.get('/sensor-data/bulk', {
     config: { scope: 'sensor_data' },
@@ -80,16 +90,23 @@ export default async function sensorBulkRoute(app: App) {
         : zodSerializerCompiler(route as unknown as Parameters<typeof zodSerializerCompiler>[0]),
     schema: {
       operationId: 'sensorDataBulk',
-      summary: 'A window of sensor history as one streamed CSV or NDJSON file, a slice of whole days at a time',
+      summary: 'A window of sensor history as one streamed CSV, NDJSON or Parquet file, a slice of whole days at a time',
       tags: ['Sensor data'],
       security: [{ apiToken: [] }],
       querystring: z.strictObject(bulkQuery),
       response: {
         200: {
-          description: 'The slice: CSV (header line first) or NDJSON, zstd- or gzip-encoded when accepted',
+          description:
+            'The slice: CSV (header line first) or NDJSON, zstd- or gzip-encoded when accepted; or a Parquet file, never encoded (its pages are compressed)',
           content: {
             'text/csv': { schema: z.string().describe(`${CSV_HEADER}, then a record a line`) },
             'application/x-ndjson': { schema: z.string().describe('a SensorRecord as JSON a line') },
+            [CONTENT_TYPES.parquet]: {
+              schema: z.string().meta({
+                format: 'binary',
+                description: `a Parquet file: the columns ${CSV_HEADER}; timestamp in microseconds (UTC), min and max null for raw readings`,
+              }),
+            },
           },
         },
         ...errorResponses(400, 401, 403, 404, 429, 503),
@@ -142,9 +159,13 @@ export default async function sensorBulkRoute(app: App) {
         throw error;
       }
       // the slot is free once the slice is sent (its commit may still be under way): a client that
-      // asks for the next slice at once is not refused for the one it just read
-      stream.body.once('close', release);
-      void stream.done.finally(release);
+      // asks for the next slice at once is not refused for the one it just read. A Parquet file is
+      // sent once its thread has encoded the last row group, after its COPY ended
+      const file = query.format === 'parquet' ? parquet.encode(stream.body) : null;
+      (file ?? stream.body).once('close', release);
+      void stream.done.finally(() => {
+        if (!file) release();
+      });
 
       const last = formatDay(slice.toMs - DAY_MS);
       reply.header('content-type', CONTENT_TYPES[query.format]);
@@ -152,7 +173,6 @@ export default async function sensorBulkRoute(app: App) {
       reply.header('x-slice-start', formatDay(slice.fromMs));
       reply.header('x-slice-end', last);
       reply.header('x-slice-records-counted', String(slice.estimatedRecords));
-      reply.header('vary', 'accept-encoding');
       if (slice.toMs < bulk.toMs) {
         const next = new URLSearchParams();
         for (const [key, value] of Object.entries(request.query)) if (value !== undefined) next.set(key, String(value));
@@ -160,8 +180,10 @@ export default async function sensorBulkRoute(app: App) {
         next.set('end_date', formatDay(window.end));
         reply.header('link', `</api/v1/sensor-data/bulk?${next.toString()}>; rel="next"`);
       }
-      const encoding = encodingFor(request.headers['accept-encoding']);
       // a stream is sent as it is, never serialized: the 200 schema above documents its bytes
+      if (file) return reply.send(file as never);
+      reply.header('vary', 'accept-encoding');
+      const encoding = encodingFor(request.headers['accept-encoding']);
       if (!encoding) return reply.send(stream.body as never);
       reply.header('content-encoding', encoding);
       const encoded = compressor(encoding);

@@ -122,7 +122,7 @@ eachProfile(t, async (t, profile) => {
     const second = await bulk(world, `${window}&format=csv`);
     t.equal(Number(first.response.headers['x-ratelimit-remaining']) - Number(second.response.headers['x-ratelimit-remaining']), 1);
     for (const [query, field] of [
-      ['format=parquet', 'format'],
+      ['format=xlsx', 'format'],
       ['format=xml', 'format'],
       ['max_records=0', 'max_records'],
       ['max_records=5000001', 'max_records'],
