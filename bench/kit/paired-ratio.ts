@@ -1,6 +1,7 @@
-// A ratio measured as alternating pairs (deep-walk's page 500 against page 1, P3): each pair's
-// ratio, and the 95 % confidence interval of their mean (Student's t), so a report can say whether
-// a miss is more than the load generator's and the machine's noise.
+// A ratio measured as alternating pairs (deep-walk's page 500 against page 1, P3; a 304 against the
+// 200 it replaces, P16): each pair's ratio, and the 95 % confidence interval of their mean
+// (Student's t), so a report can say whether a miss is more than the load generator's and the
+// machine's noise.
 import type { ServerRun } from './results.js';
 
 /** Student's t, two-sided 95 %, by degrees of freedom (1..30; beyond, the normal's 1.96 is close enough). */
@@ -25,20 +26,33 @@ export function meanWithInterval(ratios: number[]): PairedRatio {
   return { ratios, mean, interval: [mean - half, mean + half] };
 }
 
+type PhaseLoad = ServerRun['loads'][number];
+
 /**
- * The p50 ratio `numerator` / `denominator` of each pair of adjacent phases of a server's runs
- * (phases 0-1, 2-3, ...: the scenario alternates the two loads), or null when no pair ran.
+ * The ratio of `figure` of `numerator` to that of `denominator` in each pair of adjacent phases of
+ * a server's runs (phases 0-1, 2-3, ...: the scenario alternates the two loads), or null when no
+ * pair ran.
  */
-export function pairedP50Ratio(runs: ServerRun[], server: string, numerator: string, denominator: string): PairedRatio | null {
+export function pairedRatio(
+  runs: ServerRun[],
+  server: string,
+  numerator: string,
+  denominator: string,
+  figure: (load: PhaseLoad) => number,
+): PairedRatio | null {
   const ratios: number[] = [];
   for (const run of runs.filter((r) => r.server === server)) {
     const byPhase = new Map(run.loads.map((load) => [load.phase, load]));
     for (let phase = 0; byPhase.has(phase + 1); phase += 2) {
       const pair = [byPhase.get(phase)!, byPhase.get(phase + 1)!];
-      const top = pair.find((load) => load.label === numerator)?.figures.latencyMs.p50;
-      const bottom = pair.find((load) => load.label === denominator)?.figures.latencyMs.p50;
-      if (top !== undefined && bottom) ratios.push(top / bottom);
+      const top = pair.find((load) => load.label === numerator);
+      const bottom = pair.find((load) => load.label === denominator);
+      if (top && bottom && figure(bottom)) ratios.push(figure(top) / figure(bottom));
     }
   }
   return ratios.length === 0 ? null : meanWithInterval(ratios);
 }
+
+/** The p50 latency ratio `numerator` / `denominator` of each pair of adjacent phases (P3). */
+export const pairedP50Ratio = (runs: ServerRun[], server: string, numerator: string, denominator: string) =>
+  pairedRatio(runs, server, numerator, denominator, (load) => load.figures.latencyMs.p50);

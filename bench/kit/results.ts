@@ -9,7 +9,16 @@ export interface ServerRun {
   server: Server;
   /** position among the scenario's runs (0 = first) */
   position: number;
-  loads: { phase: number; label: string; connections: number; overallRate: number | null; requestsInList: number; figures: LoadFigures }[];
+  loads: {
+    phase: number;
+    label: string;
+    connections: number;
+    overallRate: number | null;
+    requestsInList: number;
+    figures: LoadFigures;
+    /** the workers' CPU time (user + system) during the load's phase, all its loads together; null when unknown */
+    phaseWorkerCpuMs?: number | null;
+  }[];
   memory: WorkerMemory[];
   loop: LoopDelay | { error: string } | null;
 }

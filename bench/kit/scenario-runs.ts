@@ -1,13 +1,15 @@
 // Running the request scenarios against both clusters: a short pilot per server sizes each run's
 // credentials, then the measured runs alternate servers (the next scenario mirrors the order, so
-// neither server always goes first); a run that met 429s is run once more with more tokens.
+// neither server always goes first); a run that met 429s is run once more with more tokens. The
+// workers' CPU time is read around each phase.
+import { readFileSync } from 'node:fs';
 import { type KitConfig, type Server, WORKERS } from './config.js';
 import { countingCredentials, type CredentialNeeds } from './credentials.js';
 import { layoutOf } from './layout.js';
-import { type LoadFigures, runLoad } from './load.js';
+import { type LoadFigures, type RequestSpec, runLoad } from './load.js';
 import { startLoopWindow } from './loop-delay.js';
 import { type ScenarioResult, type ServerRun, summarize } from './results.js';
-import type { BuildContext, Load, Scenario } from './scenarios.js';
+import { type BuildContext, CURRENT_ETAG, type Load, type Scenario } from './scenarios.js';
 import type { Service } from './services.js';
 import { sleep } from './timing.js';
 import { sampleMemory } from './worker-memory.js';
@@ -39,12 +41,65 @@ export function planCredentials(config: KitConfig, selected: Scenario[]): Creden
   return { alpha: counting.alpha.used + 20, mixed: counting.mixed.used + 20, managers: counting.managers.used + 5 };
 }
 
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 10 ms. */
+const TICK_MS = 10;
+
+/** CPU time the processes have used (user + system, from /proc/<pid>/stat), in ms; null once one has exited. */
+function cpuMsOf(pids: number[]): number | null {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // "pid (comm) state ...": utime and stime are fields 14 and 15
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return null;
+    }
+  }
+  return ticks * TICK_MS;
+}
+
+const withoutIfNoneMatch = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).filter(([name]) => name !== 'if-none-match'));
+
+/**
+ * Requests carrying CURRENT_ETAG get the ETag the server gives their path now, asked once a path
+ * with the first token that carries it (counted like any request: a token's plan leaves room for
+ * it); none is sent where the server gives none.
+ */
+async function withCurrentEtags(url: string, phases: Load[][]): Promise<Load[][]> {
+  const specs = phases.flat().flatMap((load) => [...load.requests, ...(load.warmup?.requests ?? [])]);
+  const etags = new Map<string, string | null>();
+  for (const spec of specs) {
+    if (spec.headers['if-none-match'] !== CURRENT_ETAG || etags.has(spec.path)) continue;
+    const response = await fetch(url + spec.path, { headers: withoutIfNoneMatch(spec.headers) });
+    await response.arrayBuffer();
+    etags.set(spec.path, response.ok ? response.headers.get('etag') : null);
+  }
+  if (etags.size === 0) return phases;
+  const current = (spec: RequestSpec): RequestSpec => {
+    if (spec.headers['if-none-match'] !== CURRENT_ETAG) return spec;
+    const etag = etags.get(spec.path);
+    const headers = withoutIfNoneMatch(spec.headers);
+    return { ...spec, headers: etag ? { ...headers, 'if-none-match': etag } : headers };
+  };
+  return phases.map((phase) =>
+    phase.map((load) => ({
+      ...load,
+      requests: load.requests.map(current),
+      warmup: load.warmup && { ...load.warmup, requests: load.warmup.requests.map(current) },
+    })),
+  );
+}
+
 /**
  * A short unmeasured run sized for the ceilings: its busiest second (x2.5, at most the ceiling)
  * sizes the measured runs' token lists, so each token is used tens of times, not once.
  */
-async function pilot(service: Service, phases: Load[][]): Promise<Map<string, number>> {
+async function pilot(service: Service, built: Load[][]): Promise<Map<string, number>> {
   const rates = new Map<string, number>();
+  const phases = await withCurrentEtags(service.url, built);
   for (const phase of phases) {
     const results = await Promise.all(
       phase.map((load) =>
@@ -73,10 +128,11 @@ async function runScenarioOn(
   service: Service,
   server: Server,
   position: number,
-  phases: Load[][],
+  built: Load[][],
   eventLoop: boolean,
   seconds: number,
 ): Promise<ServerRun> {
+  const phases = await withCurrentEtags(service.url, built);
   for (const phase of phases) for (const load of phase) await warm(service, load);
   await sleep(200); // let the warm-up's last answers settle
   const memory = sampleMemory(service.workerPids);
@@ -84,6 +140,7 @@ async function runScenarioOn(
   if (eventLoop) loopWindow = await startLoopWindow(server, service.url, WORKERS).catch((error: Error) => ({ error: error.message }));
   const loads: ServerRun['loads'] = [];
   for (const [index, phase] of phases.entries()) {
+    const cpuBefore = cpuMsOf(service.workerPids());
     const results = await Promise.all(
       phase.map((load) =>
         runLoad(
@@ -99,6 +156,7 @@ async function runScenarioOn(
         ),
       ),
     );
+    const cpuAfter = cpuMsOf(service.workerPids());
     phase.forEach((load, i) =>
       loads.push({
         phase: index,
@@ -107,6 +165,7 @@ async function runScenarioOn(
         overallRate: load.overallRate ?? null,
         requestsInList: load.requests.length,
         figures: results[i] as LoadFigures,
+        phaseWorkerCpuMs: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore,
       }),
     );
   }
@@ -151,7 +210,8 @@ export async function runScenarios(selected: Scenario[], setting: ScenarioSettin
 export async function runBothServers(scenario: Scenario, index: number, setting: ScenarioSetting): Promise<ServerRun[]> {
   const { config, context, clusters, log } = setting;
   // every other scenario swaps the roles (P,R,R,P becomes R,P,P,R): neither server always goes first
-  const order = index % 2 === 0 ? config.order : config.order.map((server): Server => (server === 'project' ? 'reference' : 'project'));
+  const mirrored = index % 2 === 0 ? config.order : config.order.map((server): Server => (server === 'project' ? 'reference' : 'project'));
+  const order = scenario.projectOnly ? mirrored.filter((server) => server === 'project') : mirrored;
   const estimates = new Map<Server, Map<string, number>>();
   for (const server of order.slice(0, 2)) {
     estimates.set(server, await pilot(clusters[server], scenario.build({ ...context, seconds: PILOT_SECONDS })));

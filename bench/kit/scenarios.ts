@@ -44,6 +44,8 @@ export interface Scenario {
   requiresSensor?: boolean;
   /** sample the servers' event-loop delay around the run (P5) */
   eventLoop?: boolean;
+  /** measured on the project alone: the reference has nothing to compare (P16: it answers no If-None-Match) */
+  projectOnly?: boolean;
   /** sequential phases of concurrent loads; the first load of the first phase is the headline */
   build(context: BuildContext): Load[][];
 }
@@ -55,6 +57,12 @@ const ENTRIES_PER_TOKEN = 5;
 const RUN_BUDGET = TOKEN_LIMIT_PER_MINUTE - WARM_CONNECTIONS - ENTRIES_PER_TOKEN - 3;
 /** each token's warm-up request: cheap, and readable by every bench token (all scopes) */
 const WARM_PATH = `/api/v1/analytics/revenue?start_date=2025-06-01&end_date=2025-06-01&page_size=1`;
+
+/**
+ * An If-None-Match to send: the ETag of the answer to the request's own path, which the kit asks
+ * the server for before the load runs (scenario-runs.ts); dropped when the server gives none.
+ */
+export const CURRENT_ETAG = '<the ETag of this path>';
 
 const bearer = (credential: BenchToken | Employee) => ({
   authorization: `Bearer ${'raw' in credential ? credential.raw : credential.jwt}`,
@@ -97,6 +105,9 @@ const YEAR = window(WINDOW.first, WINDOW.last);
  * raise it further) that server's runs stay short of tokens and its target goes unmeasured.
  */
 const CEILING = { small: 8000, sensorRaw: 1500, sensorHourly: 600, deep: 1500, heavy: 200, large: 200, mixed: 1500, management: 6000 };
+
+/** P16's two loads: the same page, plain and revalidated. */
+export const CONDITIONAL_LOADS = { plain: 'plain (200)', revalidated: 'If-None-Match (304)' } as const;
 
 export const scenarios: Scenario[] = [
   {
@@ -291,6 +302,35 @@ export const scenarios: Scenario[] = [
           { ...small, overallRate: 20, nice: true },
         ],
       ];
+    },
+  },
+  {
+    id: 'conditional-page',
+    title: 'Conditional requests: a 304 against its 200',
+    what:
+      "GET /api/v1/sensor-data, one raw page of 1,000 readings of one unit (sensor-raw's page 1), plain (200) and with " +
+      'If-None-Match naming its ETag (304, which no rate limit counts), in alternating phases (200, 304, 304, 200, ...), ' +
+      "8 connections each; the P16 ratio of req/s comes with the 95 % confidence interval of its pairs, and the workers' " +
+      'CPU time per answer beside it. The project only: the reference answers no If-None-Match.',
+    target: 'P16',
+    requiresSensor: true,
+    projectOnly: true,
+    build: ({ credentials, layout, seconds, rate }) => {
+      const pairs = seconds >= 12 ? 4 : 2;
+      const phaseSeconds = Math.max(2, Math.round(seconds / pairs));
+      const path = sensorPaths.rawPage(layout.sensorUnitIds[0]!, 1);
+      const labels = Array.from({ length: pairs }, (_, k) =>
+        k % 2 === 0 ? [CONDITIONAL_LOADS.plain, CONDITIONAL_LOADS.revalidated] : [CONDITIONAL_LOADS.revalidated, CONDITIONAL_LOADS.plain],
+      ).flat();
+      return labels.map((label) => {
+        // a 304 is not counted: two tokens carry any rate of them, a 200 needs its share of tokens
+        const revalidated = label === CONDITIONAL_LOADS.revalidated;
+        const plan = { rate: revalidated ? 1 : rate(label, CEILING.sensorRaw), seconds: phaseSeconds, entries: 1 };
+        const load = tokenLoad(label, 8, credentials.alpha, plan, () => path);
+        if (revalidated)
+          load.requests = load.requests.map((spec) => ({ ...spec, headers: { ...spec.headers, 'if-none-match': CURRENT_ETAG } }));
+        return [{ ...load, seconds: phaseSeconds }];
+      });
     },
   },
 ];

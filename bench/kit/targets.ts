@@ -1,12 +1,13 @@
-// The release targets P1..P8, each judged from the run's own figures: pass, miss (with the figure)
-// or "not measured" (with the reason). Thresholds are the issue's; nothing here rounds in a
+// The release targets P1..P8 and P16, each judged from the run's own figures: pass, miss (with the
+// figure) or "not measured" (with the reason). Thresholds are the issue's; nothing here rounds in a
 // target's favour (ratios are compared unrounded).
-import { pairedP50Ratio } from './paired-ratio.js';
+import { pairedP50Ratio, pairedRatio } from './paired-ratio.js';
 import type { RevocationFigures } from './revocation.js';
-import { headline, type LoadSummary, type ScenarioResult } from './results.js';
+import { headline, type LoadSummary, type ScenarioResult, type ServerRun } from './results.js';
+import { CONDITIONAL_LOADS } from './scenarios.js';
 import { combinedOutcome, type SensorScriptResults } from './sensor-targets.js';
 
-export type TargetKey = 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'P8';
+export type TargetKey = 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'P8' | 'P16';
 
 export interface TargetResult {
   key: TargetKey;
@@ -26,6 +27,8 @@ const P1_RPS = 1.0;
 const P1_P99 = 1.2;
 const P2_RATIO = 2;
 const P3_RATIO = 1.1;
+// issue 41: what a 304 may cost against the 200 it replaces
+const P16_COST = 0.5;
 
 export const TARGET_GOALS: Record<TargetKey, { title: string; goal: string; limit: number }> = {
   P1: {
@@ -58,6 +61,11 @@ export const TARGET_GOALS: Record<TargetKey, { title: string; goal: string; limi
   P6: { title: 'Ingest with aggregates maintained', goal: '>= 100k readings/s and >= 0.6x plain COPY', limit: 0.6 },
   P7: { title: 'Revocation', goal: '0 requests accepted on any worker after the revoke call returns', limit: 0 },
   P8: { title: 'Memory under the largest responses', goal: 'RSS per worker < 256 MB (highest peak of any scenario)', limit: 256 },
+  P16: {
+    title: 'Conditional request',
+    goal: `a 304 costs <= ${P16_COST}x the 200 it replaces (req/s of the same 1,000-record sensor page, alternating phases)`,
+    limit: P16_COST,
+  },
 };
 
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : String(value));
@@ -305,7 +313,78 @@ export function evaluateTargets(input: {
     );
   }
 
+  targets.push(conditionalTarget(scenarios));
+
   // pushed in the order they are judged (P4 with P6); reported by key
-  const order: TargetKey[] = ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'P7', 'P8'];
+  const order: TargetKey[] = ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'P7', 'P8', 'P16'];
   return order.map((key) => targets.find((t) => t.key === key)!);
+}
+
+/** The workers' CPU time per answer of a load, over the phases it ran alone in; null when unknown. */
+function cpuMsPerAnswer(runs: ServerRun[], label: string): number | null {
+  let cpuMs = 0;
+  let answers = 0;
+  for (const run of runs.filter((r) => r.server === 'project')) {
+    for (const load of run.loads.filter((l) => l.label === label)) {
+      if (typeof load.phaseWorkerCpuMs !== 'number' || run.loads.filter((other) => other.phase === load.phase).length > 1) return null;
+      cpuMs += load.phaseWorkerCpuMs;
+      answers += load.figures.responses;
+    }
+  }
+  return answers > 0 ? cpuMs / answers : null;
+}
+
+/**
+ * P16: the same sensor page, plain and with If-None-Match naming its ETag, in alternating phases
+ * (scenario conditional-page): the 304's cost against the 200's is the 200's req/s over the 304's,
+ * pair by pair, with the workers' CPU time per answer beside it.
+ */
+function conditionalTarget(scenarios: ScenarioResult[]): TargetResult {
+  const scenario = scenarios.find((s) => s.id === 'conditional-page');
+  if (!scenario || scenario.status !== 'measured')
+    return notMeasured('P16', scenario?.reason ?? 'scenario conditional-page was not run (--only)');
+  const plain = scenario.summary.project?.loads[CONDITIONAL_LOADS.plain];
+  const revalidated = scenario.summary.project?.loads[CONDITIONAL_LOADS.revalidated];
+  if (!plain || !revalidated) return notMeasured('P16', 'the plain or the conditional load was not run');
+  const failed = failedAnswers('P16', plain, 'plain requests');
+  if (failed) return failed;
+  const answers = Object.values(revalidated.statusCodes).reduce((sum, count) => sum + count, 0) + revalidated.errors;
+  const limited = revalidated.statusCodes['429'] ?? 0;
+  if (limited > 0) return notMeasured('P16', `${limited} of ${answers} conditional requests were 429`);
+  const notModified = revalidated.statusCodes['304'] ?? 0;
+  if (notModified < answers * 0.99) {
+    return result(
+      'P16',
+      'miss',
+      `${notModified} of ${answers} conditional requests were 304`,
+      null,
+      JSON.stringify(revalidated.statusCodes),
+    );
+  }
+  const cost = plain.reqPerS / revalidated.reqPerS;
+  const pairs = pairedRatio(
+    scenario.runs,
+    'project',
+    CONDITIONAL_LOADS.plain,
+    CONDITIONAL_LOADS.revalidated,
+    (load) => load.figures.reqPerS,
+  );
+  const interval = pairs?.interval
+    ? `; ${pairs.ratios.length} alternating pairs, mean ${fixed(pairs.mean)}x, 95 % CI ${fixed(pairs.interval[0])}-${fixed(pairs.interval[1])}x`
+    : '';
+  const [cpu304, cpu200] = [
+    cpuMsPerAnswer(scenario.runs, CONDITIONAL_LOADS.revalidated),
+    cpuMsPerAnswer(scenario.runs, CONDITIONAL_LOADS.plain),
+  ];
+  const cpu =
+    cpu304 !== null && cpu200 !== null
+      ? `workers' CPU per answer: 304 ${fixed(cpu304, 3)} ms, 200 ${fixed(cpu200, 3)} ms (${fixed(cpu304 / cpu200)}x)`
+      : "workers' CPU per answer not measured";
+  return result(
+    'P16',
+    cost <= P16_COST ? 'pass' : 'miss',
+    `${fixed(cost)}x (304 ${fixed(revalidated.reqPerS, 0)} req/s vs 200 ${fixed(plain.reqPerS, 0)} req/s${interval})`,
+    cost,
+    `${cpu}; p50 ${fixed(revalidated.latencyMs.p50, 1)} vs ${fixed(plain.latencyMs.p50, 1)} ms`,
+  );
 }

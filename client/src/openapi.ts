@@ -116,7 +116,7 @@ export interface paths {
         };
         /**
          * Read an API token's usage
-         * @description Requests per UTC day with their answer classes and routes, for a window of up to 90 days (default: the last 30), and the client the token was last used from. Every request the token was recognised on counts, refused ones included (403, 404, 429); one refused for its credentials (401) does not. Figures are written every LAST_USED_FLUSH_SECONDS, so the last minute may be missing; days older than 400 are not kept.
+         * @description Requests per UTC day with their answer classes and routes, for a window of up to 90 days (default: the last 30), and the client the token was last used from. Every request the token was recognised on counts, refused ones included (403, 404, 429) and 304s (a conditional request whose answer had not changed, which the rate limit does not count); one refused for its credentials (401) does not. Figures are written every LAST_USED_FLUSH_SECONDS, so the last minute may be missing; days older than 400 are not kept.
          */
         get: operations["getApiTokenUsage"];
         put?: never;
@@ -328,7 +328,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A window of sensor history as one streamed CSV or NDJSON file, a slice of whole days at a time */
+        /** A window of sensor history as one streamed CSV, NDJSON or Parquet file, a slice of whole days at a time */
         get: operations["sensorDataBulk"];
         put?: never;
         post?: never;
@@ -402,8 +402,9 @@ export interface components {
             to: string;
             /** @description All requests of the window */
             requests: number;
-            /** @description Requests by answer class: 2xx, 4xx (429 apart), 429 (rate limited), 5xx */
+            /** @description Requests by answer class: 2xx, 304 (not modified: a conditional request), 4xx (429 apart), 429 (rate limited), 5xx */
             by_class: {
+                304: number;
                 429: number;
                 "2xx": number;
                 "4xx": number;
@@ -414,8 +415,9 @@ export interface components {
                 /** @description The route, as its URL pattern */
                 endpoint: string;
                 requests: number;
-                /** @description Requests by answer class: 2xx, 4xx (429 apart), 429 (rate limited), 5xx */
+                /** @description Requests by answer class: 2xx, 304 (not modified: a conditional request), 4xx (429 apart), 429 (rate limited), 5xx */
                 by_class: {
+                    304: number;
                     429: number;
                     "2xx": number;
                     "4xx": number;
@@ -427,8 +429,9 @@ export interface components {
                 /** @description UTC day, YYYY-MM-DD */
                 date: string;
                 requests: number;
-                /** @description Requests by answer class: 2xx, 4xx (429 apart), 429 (rate limited), 5xx */
+                /** @description Requests by answer class: 2xx, 304 (not modified: a conditional request), 4xx (429 apart), 429 (rate limited), 5xx */
                 by_class: {
+                    304: number;
                     429: number;
                     "2xx": number;
                     "4xx": number;
@@ -439,8 +442,9 @@ export interface components {
                     /** @description The route, as its URL pattern */
                     endpoint: string;
                     requests: number;
-                    /** @description Requests by answer class: 2xx, 4xx (429 apart), 429 (rate limited), 5xx */
+                    /** @description Requests by answer class: 2xx, 304 (not modified: a conditional request), 4xx (429 apart), 429 (rate limited), 5xx */
                     by_class: {
+                        304: number;
                         429: number;
                         "2xx": number;
                         "4xx": number;
@@ -2781,7 +2785,10 @@ export interface operations {
                 /** @description Only units at this location */
                 location_id?: number;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers to this request the client holds (or *): when one names the current answer (weak comparison), the answer is 304 with no body, not counted against the rate limit */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2798,6 +2805,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the window resets, as a Unix timestamp in seconds */
                     "X-RateLimit-Reset"?: number;
+                    /** @description This answer's entity tag, for If-None-Match: weak (W/"...") when it names the version of the readings a sensor-history page was read at, strong ("...") otherwise (docs/partners.md, "Conditional requests (ETag)") */
+                    ETag?: string;
+                    /** @description private, no-cache: the token's own answer, to be revalidated (If-None-Match) before it is used again */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2824,6 +2835,25 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current answer (or is *), which the client already holds. No body; not counted against the rate limit (X-RateLimit-Remaining as before it), counted in the token's usage as a 304 */
+            304: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description This answer's entity tag, for If-None-Match: weak (W/"...") when it names the version of the readings a sensor-history page was read at, strong ("...") otherwise (docs/partners.md, "Conditional requests (ETag)") */
+                    ETag?: string;
+                    /** @description private, no-cache: the token's own answer, to be revalidated (If-None-Match) before it is used again */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
             400: {
@@ -2984,7 +3014,10 @@ export interface operations {
                 /** @description Only units at this location */
                 location_id?: number;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers to this request the client holds (or *): when one names the current answer (weak comparison), the answer is 304 with no body, not counted against the rate limit */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3001,6 +3034,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the window resets, as a Unix timestamp in seconds */
                     "X-RateLimit-Reset"?: number;
+                    /** @description This answer's entity tag, for If-None-Match: weak (W/"...") when it names the version of the readings a sensor-history page was read at, strong ("...") otherwise (docs/partners.md, "Conditional requests (ETag)") */
+                    ETag?: string;
+                    /** @description private, no-cache: the token's own answer, to be revalidated (If-None-Match) before it is used again */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3027,6 +3064,25 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current answer (or is *), which the client already holds. No body; not counted against the rate limit (X-RateLimit-Remaining as before it), counted in the token's usage as a 304 */
+            304: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description This answer's entity tag, for If-None-Match: weak (W/"...") when it names the version of the readings a sensor-history page was read at, strong ("...") otherwise (docs/partners.md, "Conditional requests (ETag)") */
+                    ETag?: string;
+                    /** @description private, no-cache: the token's own answer, to be revalidated (If-None-Match) before it is used again */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
             400: {
@@ -3189,7 +3245,10 @@ export interface operations {
                 /** @description Which check-outs count: paid, pending, or all */
                 payment_status?: "paid" | "pending" | "all";
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers to this request the client holds (or *): when one names the current answer (weak comparison), the answer is 304 with no body, not counted against the rate limit */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3206,6 +3265,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the window resets, as a Unix timestamp in seconds */
                     "X-RateLimit-Reset"?: number;
+                    /** @description This answer's entity tag, for If-None-Match: weak (W/"...") when it names the version of the readings a sensor-history page was read at, strong ("...") otherwise (docs/partners.md, "Conditional requests (ETag)") */
+                    ETag?: string;
+                    /** @description private, no-cache: the token's own answer, to be revalidated (If-None-Match) before it is used again */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3234,6 +3297,25 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current answer (or is *), which the client already holds. No body; not counted against the rate limit (X-RateLimit-Remaining as before it), counted in the token's usage as a 304 */
+            304: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description This answer's entity tag, for If-None-Match: weak (W/"...") when it names the version of the readings a sensor-history page was read at, strong ("...") otherwise (docs/partners.md, "Conditional requests (ETag)") */
+                    ETag?: string;
+                    /** @description private, no-cache: the token's own answer, to be revalidated (If-None-Match) before it is used again */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
             400: {
@@ -3394,7 +3476,10 @@ export interface operations {
                 /** @description Only units at this location */
                 location_id?: number;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers to this request the client holds (or *): when one names the current answer (weak comparison), the answer is 304 with no body, not counted against the rate limit */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3411,6 +3496,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the window resets, as a Unix timestamp in seconds */
                     "X-RateLimit-Reset"?: number;
+                    /** @description This answer's entity tag, for If-None-Match: weak (W/"...") when it names the version of the readings a sensor-history page was read at, strong ("...") otherwise (docs/partners.md, "Conditional requests (ETag)") */
+                    ETag?: string;
+                    /** @description private, no-cache: the token's own answer, to be revalidated (If-None-Match) before it is used again */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3437,6 +3526,25 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current answer (or is *), which the client already holds. No body; not counted against the rate limit (X-RateLimit-Remaining as before it), counted in the token's usage as a 304 */
+            304: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description This answer's entity tag, for If-None-Match: weak (W/"...") when it names the version of the readings a sensor-history page was read at, strong ("...") otherwise (docs/partners.md, "Conditional requests (ETag)") */
+                    ETag?: string;
+                    /** @description private, no-cache: the token's own answer, to be revalidated (If-None-Match) before it is used again */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
             400: {
@@ -3601,7 +3709,10 @@ export interface operations {
                 /** @description hourly or daily means with min, max and sample_count; raw (default) for the readings themselves. Longest window: 366 days, 3,660 with daily */
                 aggregation?: "raw" | "hourly" | "daily";
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers to this request the client holds (or *): when one names the current answer (weak comparison), the answer is 304 with no body, not counted against the rate limit */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3618,6 +3729,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the window resets, as a Unix timestamp in seconds */
                     "X-RateLimit-Reset"?: number;
+                    /** @description This answer's entity tag, for If-None-Match: weak (W/"...") when it names the version of the readings a sensor-history page was read at, strong ("...") otherwise (docs/partners.md, "Conditional requests (ETag)") */
+                    ETag?: string;
+                    /** @description private, no-cache: the token's own answer, to be revalidated (If-None-Match) before it is used again */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3648,6 +3763,25 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current answer (or is *), which the client already holds. No body; not counted against the rate limit (X-RateLimit-Remaining as before it), counted in the token's usage as a 304 */
+            304: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description This answer's entity tag, for If-None-Match: weak (W/"...") when it names the version of the readings a sensor-history page was read at, strong ("...") otherwise (docs/partners.md, "Conditional requests (ETag)") */
+                    ETag?: string;
+                    /** @description private, no-cache: the token's own answer, to be revalidated (If-None-Match) before it is used again */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
             400: {
@@ -3802,7 +3936,10 @@ export interface operations {
                 /** @description Only units at this location */
                 location_id?: number;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of answers to this request the client holds (or *): when one names the current answer (weak comparison), the answer is 304 with no body, not counted against the rate limit */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3819,6 +3956,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the window resets, as a Unix timestamp in seconds */
                     "X-RateLimit-Reset"?: number;
+                    /** @description This answer's entity tag, for If-None-Match: weak (W/"...") when it names the version of the readings a sensor-history page was read at, strong ("...") otherwise (docs/partners.md, "Conditional requests (ETag)") */
+                    ETag?: string;
+                    /** @description private, no-cache: the token's own answer, to be revalidated (If-None-Match) before it is used again */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3841,6 +3982,25 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current answer (or is *), which the client already holds. No body; not counted against the rate limit (X-RateLimit-Remaining as before it), counted in the token's usage as a 304 */
+            304: {
+                headers: {
+                    /** @description The request id: the X-Request-Id sent (letters, digits, ".:_-", up to 128) or a new UUID */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed in the current one-minute window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, as a Unix timestamp in seconds */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description This answer's entity tag, for If-None-Match: weak (W/"...") when it names the version of the readings a sensor-history page was read at, strong ("...") otherwise (docs/partners.md, "Conditional requests (ETag)") */
+                    ETag?: string;
+                    /** @description private, no-cache: the token's own answer, to be revalidated (If-None-Match) before it is used again */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */
             400: {
@@ -4015,8 +4175,8 @@ export interface operations {
                 cooling_unit_id?: number;
                 /** @description Only units at this location */
                 location_id?: number;
-                /** @description csv (with a header line) or ndjson */
-                format?: "csv" | "ndjson";
+                /** @description csv (with a header line), ndjson, or parquet (one file, ZSTD-compressed row groups) */
+                format?: "csv" | "ndjson" | "parquet";
                 /** @description About how many records a response holds: whole days up to this many (the first day always); the Link header (rel="next") names the next slice of the window */
                 max_records?: number;
             };
@@ -4042,6 +4202,7 @@ export interface operations {
                 content: {
                     "text/csv": string;
                     "application/x-ndjson": string;
+                    "application/vnd.apache.parquet": string;
                 };
             };
             /** @description Invalid request: an unknown, repeated or malformed parameter, body field or header (details.field names it) */

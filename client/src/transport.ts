@@ -9,6 +9,9 @@
 // longer than maxWaitMs, or one that would take this call's waits past maxTotalWaitMs, is not
 // slept but thrown as a ColdtrackRetryLaterError; a success body that is not JSON is a
 // ColdtrackInvalidResponseError; the service's messages are redacted of tokens (redact.ts).
+// A GET of a data endpoint sends back the ETag of the last answer this client kept for its URL
+// (If-None-Match): a 304, which the service does not count against the rate limit, returns that
+// answer again. The answers kept are bounded (conditionalCache).
 import {
   ColdtrackApiError,
   ColdtrackInvalidResponseError,
@@ -18,6 +21,7 @@ import {
 } from './errors.js';
 import type { RateBudget, RateLimitObservation } from './rate-budget.js';
 import { redactorFor, redactValue } from './redact.js';
+import { DATA_PATHS, SENSOR_CHANGES_PATH } from './types.js';
 import { DEFAULT_USER_AGENT } from './version.js';
 
 /** The longest a single wait the service asks for is taken: twice its one-minute rate-limit window. */
@@ -26,6 +30,12 @@ export const DEFAULT_MAX_WAIT_MS = 120_000;
 export const DEFAULT_MAX_TOTAL_WAIT_MS = 600_000;
 /** setTimeout's largest delay (2^31 - 1 ms); a longer one would fire after 1 ms. */
 export const MAX_TIMER_MS = 2_147_483_647;
+/** Answers of data endpoints a client keeps for conditional requests, by URL. */
+export const DEFAULT_CONDITIONAL_CACHE = 32;
+/** What those answers may hold in all, in characters (a 1,000-record page is 120-150 k): the least recently used go first. */
+const CONDITIONAL_CACHE_CHARACTERS = 16 * 1024 * 1024;
+/** The GETs that answer with an ETag and take If-None-Match. */
+const CONDITIONAL_PATHS: ReadonlySet<string> = new Set([...Object.values(DATA_PATHS), SENSOR_CHANGES_PATH]);
 
 export type ClientEvent =
   /** a request is about to be sent (every attempt) */
@@ -75,6 +85,12 @@ export interface TransportOptions {
   now?: () => number;
   /** the User-Agent header, which the service keeps as the token's last client; default `@coldtrack/client/<version>` */
   userAgent?: string;
+  /**
+   * Answers of data endpoints kept, by URL, to ask again with If-None-Match: a 304 returns the
+   * kept answer and costs none of the token's budget. Default 32 (the least recently used go first);
+   * 0 keeps none.
+   */
+  conditionalCache?: number;
 }
 
 export interface CallOptions {
@@ -122,6 +138,49 @@ function queryString(query: Record<string, unknown> | undefined): string {
   }
   const text = search.toString();
   return text ? `?${text}` : '';
+}
+
+/** An answer kept for a conditional request: its ETag and its body as it came. */
+interface KeptAnswer {
+  etag: string;
+  text: string;
+}
+
+/** The last answers of GETs by URL, least recently used first out: at most `entries`, and CONDITIONAL_CACHE_CHARACTERS in all. */
+class KeptAnswers {
+  private readonly answers = new Map<string, KeptAnswer>();
+  private characters = 0;
+
+  constructor(private readonly entries: number) {}
+
+  get(url: string): KeptAnswer | undefined {
+    const answer = this.answers.get(url);
+    if (answer) {
+      this.answers.delete(url);
+      this.answers.set(url, answer);
+    }
+    return answer;
+  }
+
+  /** Keeps an answer with its ETag; one without (or too big to keep) is forgotten. */
+  keep(url: string, etag: string | null, text: string): void {
+    this.forget(url);
+    if (etag === null || this.entries <= 0 || text.length > CONDITIONAL_CACHE_CHARACTERS / 4) return;
+    this.answers.set(url, { etag, text });
+    this.characters += text.length;
+    for (const [oldest, answer] of this.answers) {
+      if (this.answers.size <= this.entries && this.characters <= CONDITIONAL_CACHE_CHARACTERS) break;
+      this.answers.delete(oldest);
+      this.characters -= answer.text.length;
+    }
+  }
+
+  private forget(url: string): void {
+    const answer = this.answers.get(url);
+    if (!answer) return;
+    this.answers.delete(url);
+    this.characters -= answer.text.length;
+  }
 }
 
 function rateLimitOf(headers: Headers): RateLimitObservation | null {
@@ -189,6 +248,7 @@ export class Transport {
   private readonly redact: (text: string) => string;
   private readonly maxWaitMs: number;
   private readonly maxTotalWaitMs: number;
+  private readonly kept: KeptAnswers;
 
   constructor(private readonly options: TransportOptions) {
     // a base URL with a path (https://host/coldtrack) keeps it: paths are joined, not replaced
@@ -199,6 +259,7 @@ export class Transport {
     this.redact = redactorFor(options.token);
     this.maxWaitMs = Math.min(MAX_TIMER_MS, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
     this.maxTotalWaitMs = options.maxTotalWaitMs ?? DEFAULT_MAX_TOTAL_WAIT_MS;
+    this.kept = new KeptAnswers(options.conditionalCache ?? DEFAULT_CONDITIONAL_CACHE);
   }
 
   get budget(): RateBudget {
@@ -231,6 +292,8 @@ export class Transport {
       ...(call.body !== undefined ? { 'content-type': 'application/json' } : {}),
     };
     const body = call.body !== undefined ? JSON.stringify(call.body) : undefined;
+    // a data GET asks whether the answer kept for its URL is still the current one
+    const conditional = method === 'GET' && CONDITIONAL_PATHS.has(path);
     let failures = 0;
     let refusals = 0;
     /** ms this call has waited (or is about to) after refusals and failures */
@@ -259,8 +322,10 @@ export class Transport {
       const timer = setTimeout(() => controller.abort(new ColdtrackTimeoutError(request, timeoutMs)), timeoutMs);
       const forward = () => controller.abort(signal!.reason);
       signal?.addEventListener('abort', forward, { once: true });
+      const kept = conditional ? this.kept.get(url.href) : undefined;
       try {
-        response = await this.fetch(url, { method, headers, body, signal: controller.signal });
+        const sent = kept ? { ...headers, 'if-none-match': kept.etag } : headers;
+        response = await this.fetch(url, { method, headers: sent, body, signal: controller.signal });
         streamed = Boolean(call.stream) && response.ok;
         text = streamed ? '' : await response.text(); // the deadline covers the body too
       } catch (error) {
@@ -284,7 +349,13 @@ export class Transport {
       this.budget.release(rateLimit);
       this.emit({ type: 'response', method, path, status: response.status, ms: this.now() - started, rateLimit });
       if (streamed) return response as T;
-      if (response.ok) return successBody<T>(response, request, text);
+      // not modified: the answer kept is the current one
+      if (response.status === 304 && kept) return successBody<T>(response, request, kept.text);
+      if (response.ok) {
+        const answer = successBody<T>(response, request, text);
+        if (conditional) this.kept.keep(url.href, response.headers.get('etag'), text);
+        return answer;
+      }
 
       const error = apiErrorOf(response, request, text, this.redact);
       const status = response.status;

@@ -1,7 +1,8 @@
 // What the OpenAPI document says of every operation beyond its zod schemas: every status the
 // service can answer (the strict parsing, the HTTP parser's refusals, the rate limits, outages),
-// the headers that come with them, and query integers as integers. Applied to each route's
-// generated schema (src/plugins/openapi.ts), so no route repeats it.
+// the headers that come with them (a conditional route's ETag, If-None-Match and 304 too), and
+// query integers as integers. Applied to each route's generated schema (src/plugins/openapi.ts),
+// so no route repeats it.
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
 
@@ -35,6 +36,32 @@ const RATE_LIMIT = {
   'X-RateLimit-Reset': header('When the window resets, as a Unix timestamp in seconds', { type: 'integer' }),
 };
 const RETRY_AFTER = { 'Retry-After': header('Seconds to wait before retrying', { type: 'integer', minimum: 1 }) };
+// a route that answers conditional requests (src/data-surface/conditional-requests.ts)
+const VALIDATOR = {
+  ETag: header(
+    'This answer\'s entity tag, for If-None-Match: weak (W/"...") when it names the version of the readings a sensor-history ' +
+      'page was read at, strong ("...") otherwise (docs/partners.md, "Conditional requests (ETag)")',
+    { type: 'string' },
+  ),
+  'Cache-Control': header("private, no-cache: the token's own answer, to be revalidated (If-None-Match) before it is used again", {
+    type: 'string',
+  }),
+};
+const NOT_MODIFIED =
+  'Not Modified: If-None-Match names the current answer (or is *), which the client already holds. No body; not counted ' +
+  "against the rate limit (X-RateLimit-Remaining as before it), counted in the token's usage as a 304";
+const IF_NONE_MATCH = {
+  type: 'object',
+  properties: {
+    'If-None-Match': {
+      type: 'string',
+      description:
+        'ETags of answers to this request the client holds (or *): when one names the current answer (weak comparison), ' +
+        'the answer is 304 with no body, not counted against the rate limit',
+    },
+  },
+};
+
 const WWW_AUTHENTICATE = {
   'WWW-Authenticate': header('RFC 6750 challenge, e.g. Bearer realm="coldtrack", error="invalid_token"', { type: 'string' }),
 };
@@ -49,12 +76,14 @@ interface RouteSchema {
 
 const OPERATIONS_PATHS = new Set(['/healthz', '/readyz']);
 
-/** The route's schema, with every answer it can give documented. */
-export function documentResponses(url: string, schema: RouteSchema): RouteSchema {
+/** The route's schema, with every answer it can give documented; `conditional`: it answers If-None-Match. */
+export function documentResponses(url: string, schema: RouteSchema, { conditional = false } = {}): RouteSchema {
   const rateLimited = !OPERATIONS_PATHS.has(url);
   const authenticated = (schema.security ?? []).some((requirement) => Object.keys(requirement).length > 0);
   const usesApiToken = (schema.security ?? []).some((requirement) => 'apiToken' in requirement);
   const response: Record<string, Record<string, unknown>> = { ...(schema.response ?? {}) };
+  // no body: @fastify/swagger documents a null schema as an answer without content
+  if (conditional) response['304'] ??= { type: 'null', description: NOT_MODIFIED };
   const statuses = ['400', '408', '431', '500', ...(schema.body ? ['413', '415'] : []), ...(rateLimited ? ['429', '503'] : ['503'])];
   for (const status of statuses) response[status] ??= { ...ERROR_REF };
   for (const [status, answer] of Object.entries(response)) {
@@ -63,6 +92,7 @@ export function documentResponses(url: string, schema: RouteSchema): RouteSchema
     // the limits' headers come with every answer once the caller is counted (not the parser's)
     if (rateLimited && !parserRefusal && status !== '500') Object.assign(headers, RATE_LIMIT);
     if (status === '429' || status === '503') Object.assign(headers, RETRY_AFTER);
+    if (conditional && (status === '200' || status === '304')) Object.assign(headers, VALIDATOR);
     if (authenticated && (status === '401' || status === '403')) Object.assign(headers, WWW_AUTHENTICATE);
     if (parserRefusal) delete headers['X-Request-Id'];
     response[status] = {
@@ -74,7 +104,12 @@ export function documentResponses(url: string, schema: RouteSchema): RouteSchema
       headers,
     };
   }
-  return { ...schema, response, querystring: integerQuery(schema.querystring) };
+  return {
+    ...schema,
+    response,
+    querystring: integerQuery(schema.querystring),
+    ...(conditional ? { headers: IF_NONE_MATCH } : {}),
+  };
 }
 
 /**

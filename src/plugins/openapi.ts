@@ -99,10 +99,9 @@ async function openApi(app: App) {
       if (!transformed.schema || (transformed.schema as { hide?: boolean }).hide) return transformed;
       return {
         ...transformed,
-        schema: documentResponses(
-          transformed.url,
-          transformed.schema as Parameters<typeof documentResponses>[1],
-        ) as typeof transformed.schema,
+        schema: documentResponses(transformed.url, transformed.schema as Parameters<typeof documentResponses>[1], {
+          conditional: input.route.config?.conditional !== undefined,
+        }) as typeof transformed.schema,
       };
     },
     transformObject: (input) =>

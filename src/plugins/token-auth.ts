@@ -4,6 +4,7 @@
 // read are resolved once (src/data-surface/authorize.ts) and handed to the handler as request.unitScope.
 import type { FastifyRequest } from 'fastify';
 import { bearerCredential } from '../auth/bearer.js';
+import { countOrDefer, isConditional } from '../data-surface/conditional-requests.js';
 import { invalidRequest } from '../http/errors.js';
 import { ipRefusal } from '../tokens/allowed-ips.js';
 import type { Scope } from '../tokens/scopes.js';
@@ -54,14 +55,20 @@ export function registerTokenAuth(app: App) {
   // failed credentials are (guessing tokens is rate limited too). A token misplaced in the query
   // string or body is never used, and the request is 400 whatever the header holds. A live token
   // used from outside its IP allow-list is 403, counted against the caller's IP and not the
-  // token's budget: whoever holds a leaked copy elsewhere cannot use up the partner's limit.
+  // token's budget: whoever holds a leaked copy elsewhere cannot use up the partner's limit. A
+  // conditional request (If-None-Match) is counted only once it is known not to be a 304
+  // (data-surface/conditional-requests.ts), unless its token's window is spent already.
   app.addHook('preParsing', async (request, reply, payload) => {
     const refusal = secretInQuery(request) ?? (hasBody(request) ? await bodyRefusal(payload) : null);
+    const conditional = !refusal && isConditional(request);
     try {
       request.apiToken = await app.tokenAuthenticator.authenticate(bearerCredential(request), (token) => {
         // a 429 and a 403 ip_not_allowed count in the token's usage (data-surface/usage-counting.ts)
         request.usageTokenId = token.id;
-        return ipRefusal(token, request.ip) ? Promise.resolve() : app.rateLimits.check('analytics_api_token', token.id, request, reply);
+        if (ipRefusal(token, request.ip)) return Promise.resolve();
+        return conditional
+          ? countOrDefer(app, token, request, reply)
+          : app.rateLimits.check('analytics_api_token', token.id, request, reply);
       });
     } catch (error) {
       // no valid credentials (401, or a malformed Authorization: 400): counted by client IP

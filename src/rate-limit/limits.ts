@@ -39,6 +39,12 @@ export interface RateLimitOptions {
 export interface RateLimiter {
   /** Counts the request against scope/identity; sets the headers; throws 429 past the limit. */
   check(scope: RateLimitScope, identity: string | number, request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /**
+   * The window of scope/identity without counting this request: false when it is spent (the
+   * request is then counted, and refused, like any other); else true, with the headers set to the
+   * window as it stands (a 304 leaves it unchanged).
+   */
+  peek(scope: RateLimitScope, identity: string | number, reply: FastifyReply): Promise<boolean>;
   /** The public scope for a request without valid credentials (by client IP). */
   checkPublic(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   /** The authenticated scope for a management request of this user. */
@@ -53,15 +59,16 @@ declare module 'fastify' {
 
 export async function registerRateLimits(app: App, options: RateLimitOptions): Promise<RateLimiter> {
   const windowMs = options.windowMs ?? RATE_WINDOW_MS;
-  await app.register(rateLimit, {
-    global: false,
-    store: createRateLimitStore(options.redis, options.workers, windowMs, options, options.keyPrefix),
-  });
+  const Store = createRateLimitStore(options.redis, options.workers, windowMs, options, options.keyPrefix);
+  await app.register(rateLimit, { global: false, store: Store });
+  // the plugin's instance counts; this one, over the same windows, only reads them
+  const windows = new Store();
+  const maxOf = (scope: RateLimitScope) => options.maxOverrides?.[scope] ?? RATE_LIMITS[scope].max;
   const limiters = Object.fromEntries(
-    Object.entries(RATE_LIMITS).map(([scope, { max }]) => [
+    Object.keys(RATE_LIMITS).map((scope) => [
       scope,
       app.createRateLimit({
-        max: options.maxOverrides?.[scope as RateLimitScope] ?? max,
+        max: maxOf(scope as RateLimitScope),
         timeWindow: windowMs,
         keyGenerator: (request) => request.rateLimitKey!,
       }),
@@ -90,8 +97,19 @@ export async function registerRateLimits(app: App, options: RateLimitOptions): P
     }
   }
 
+  async function peek(scope: RateLimitScope, identity: string | number, reply: FastifyReply) {
+    const max = maxOf(scope);
+    const { current, ttl } = await windows.peek(`${scope}:${identity}`, windowMs);
+    if (current >= max) return false;
+    reply.header('x-ratelimit-limit', max);
+    reply.header('x-ratelimit-remaining', max - current);
+    reply.header('x-ratelimit-reset', Math.round((Date.now() + ttl) / 1000));
+    return true;
+  }
+
   return {
     check,
+    peek,
     checkPublic: (request, reply) => check(SAFE_METHODS.has(request.method) ? 'public_read' : 'public_write', request.ip, request, reply),
     checkUser: (userId, request, reply) =>
       check(SAFE_METHODS.has(request.method) ? 'authenticated_read' : 'authenticated_write', userId, request, reply),

@@ -2,7 +2,8 @@
 // script (INCR + PEXPIRE in one round trip), exact across processes and instances. When Redis
 // can't answer within its short timeout, the request is counted by a per-process fallback with
 // the limit divided by the worker count, and the outage is reported once, until Redis is back
-// (src/redis/outage.ts: back once it has answered for a while, not at its first answer).
+// (src/redis/outage.ts: back once it has answered for a while, not at its first answer). A window
+// can also be read without counting (peek: a conditional request, which a 304 leaves uncounted).
 import type { RedisClient } from '../redis/connection.js';
 import { createOutageTracker } from '../redis/outage.js';
 import { readFileSync } from 'node:fs';
@@ -11,7 +12,22 @@ import { readFileSync } from 'node:fs';
 // shared with the bench's reference server
 const WINDOW_SCRIPT = readFileSync(new URL('./fixed-window.lua', import.meta.url), 'utf8');
 
+// A window read without counting (a conditional request that may be a 304, which is not counted:
+// src/data-surface/conditional-requests.ts): its count and its end as Unix ms (0: no window).
+const PEEK_SCRIPT = `
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then return {current, 0} end
+local time = redis.call('TIME')
+return {current, tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + ttl}`;
+
 type Callback = (error: Error | null, result?: { current: number; ttl: number }) => void;
+
+/** A window as it stands: requests counted in it, and ms until it ends (until a new one would, when there is none). */
+export interface WindowState {
+  current: number;
+  ttl: number;
+}
 
 /** The end of a window that starts now: a whole second, as the Redis script rounds it. */
 export function windowEnd(now: number, windowMs: number): number {
@@ -46,6 +62,12 @@ class LocalWindows {
     return { current: window.count, ttl: window.resetAt - now };
   }
 
+  peek(key: string, windowMs: number, now = Date.now()): WindowState {
+    const window = this.windows.get(key);
+    if (!window || window.resetAt <= now) return { current: 0, ttl: windowEnd(now, windowMs) - now };
+    return { current: window.count, ttl: window.resetAt - now };
+  }
+
   private sweep(now: number) {
     for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
   }
@@ -62,6 +84,9 @@ export function createRateLimitStore(
   const outage = createOutageTracker({ onLost: (error) => events.onDegraded?.(error), onBack: () => events.onRecovered?.() });
   if (redis && !redis.ratelimitWindow) {
     redis.defineCommand('ratelimitWindow', { numberOfKeys: 1, lua: WINDOW_SCRIPT });
+  }
+  if (redis && !redis.ratelimitPeek) {
+    redis.defineCommand('ratelimitPeek', { numberOfKeys: 1, lua: PEEK_SCRIPT });
   }
 
   /** The class @fastify/rate-limit instantiates (`new Store(options)`). */
@@ -91,6 +116,21 @@ export function createRateLimitStore(
       );
     }
 
+    /** The window of `key` without counting this request; Redis's count when it answers, else this process's share. */
+    async peek(key: string, windowMs = defaultWindowMs): Promise<WindowState> {
+      if (!redis) return local.peek(key, windowMs);
+      try {
+        const [current, endsAt] = await redis.ratelimitPeek!(keyPrefix + key);
+        outage.succeeded();
+        const now = Date.now();
+        return { current, ttl: endsAt === 0 ? windowEnd(now, windowMs) - now : Math.min(windowMs, Math.max(0, endsAt - now)) };
+      } catch (error) {
+        outage.failed(error);
+        const { current, ttl } = local.peek(key, windowMs);
+        return { current: current * workers, ttl };
+      }
+    }
+
     child() {
       return new SharedWindowStore();
     }
@@ -101,5 +141,6 @@ declare module 'ioredis' {
   // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the augmented interface's own type parameter
   interface RedisCommander<Context> {
     ratelimitWindow?(key: string, windowMs: number): Promise<[number, number]>;
+    ratelimitPeek?(key: string): Promise<[number, number]>;
   }
 }

@@ -30,6 +30,9 @@ export interface ChangesPage {
   changes: ChangeRecord[];
   hasNext: boolean;
   nextCursor: string;
+  /** what the page was read at (src/sensors/versions.ts): with the cursor and the units, all it depends on */
+  head: bigint;
+  prunedThrough: bigint;
 }
 
 interface Row {
@@ -96,6 +99,8 @@ export function createChangeFeed(pool: Pick<pg.Pool, 'query'>) {
         })),
         hasNext,
         nextCursor: encodeCursor(state.cursor_key, companyId, next),
+        head: BigInt(state.head),
+        prunedThrough,
       };
     },
   };

@@ -99,6 +99,8 @@ export interface HistoryPage {
   hasNext: boolean;
   /** where the page after this one starts (null when none follows) */
   next: Omit<WalkStart, 'page'> | null;
+  /** the change feed's head in the oldest snapshot a page statement read (null: none did) */
+  head: bigint | null;
 }
 
 interface RawJsonRow {
@@ -235,7 +237,15 @@ export function createSensorHistory(pool: Reader, clock: Clock, options: SensorH
     async page(q: HistoryQuery): Promise<HistoryPage> {
       const walk = 'after' in q.start ? q.start : null;
       const page = q.start.page;
-      const empty = (totalCount: number): HistoryPage => ({ dataJson: '[]', records: 0, totalCount, page, hasNext: false, next: null });
+      const empty = (totalCount: number): HistoryPage => ({
+        dataJson: '[]',
+        records: 0,
+        totalCount,
+        page,
+        hasNext: false,
+        next: null,
+        head: null,
+      });
       if (q.unitIds.length === 0 || q.types.length === 0) return empty(0);
       const signature = createHash('sha1')
         .update(JSON.stringify(scope(q)))
@@ -286,7 +296,8 @@ export function createSensorHistory(pool: Reader, clock: Clock, options: SensorH
       const filled = chunks.filter((chunk) => chunk.count > 0);
       const dataJson = `[${filled.map((chunk) => chunk.json).join(',')}]`;
       const heads = chunks.flatMap((chunk) => (chunk.head === null ? [] : [chunk.head]));
-      const seen = heads.length > 0 ? heads.reduce((a, b) => (a < b ? a : b)) : minHead;
+      const oldest = heads.length > 0 ? heads.reduce((a, b) => (a < b ? a : b)) : null;
+      const seen = oldest ?? minHead;
       const lastKey = filled.length > 0 ? lastKeyOf(filled.at(-1)!.json) : null;
       return {
         dataJson,
@@ -296,6 +307,7 @@ export function createSensorHistory(pool: Reader, clock: Clock, options: SensorH
         page,
         hasNext,
         next: hasNext && lastKey ? { after: lastKey, recordsBefore: offset + records, minHead: walk ? minHead : seen } : null,
+        head: oldest,
       };
     },
   };

@@ -10,8 +10,8 @@ import { DAY_MS } from '../time.js';
 
 const sql = loadQueries('token-usage', ['recordTokenUsage', 'pruneTokenUsage', 'tokenUsageByDay', 'tokenLastClient']);
 
-/** The answer classes usage is counted in; 429 apart from the other 4xx. */
-export const USAGE_CLASSES = ['2xx', '4xx', '429', '5xx'] as const;
+/** The answer classes usage is counted in; 304 (a conditional request's "not modified") and 429 apart. */
+export const USAGE_CLASSES = ['2xx', '304', '4xx', '429', '5xx'] as const;
 export type UsageClass = (typeof USAGE_CLASSES)[number];
 
 /** Usage rows are kept this many days (pruned by the flushes, once a UTC day per process). */
@@ -20,11 +20,12 @@ export const TOKEN_USAGE_RETENTION_DAYS = 400;
 const FLUSH_ID_RETENTION_MS = 7 * DAY_MS;
 const USER_AGENT_MAX = 512;
 
-/** The data surface answers no 1xx or 3xx: everything below 400 is a success. */
+/** The data surface answers no 1xx and no 3xx but 304: everything else below 400 is a success. */
 function classIndex(status: number): number {
-  if (status === 429) return 2;
-  if (status >= 500) return 3;
-  return status >= 400 ? 1 : 0;
+  if (status === 304) return 1;
+  if (status === 429) return 3;
+  if (status >= 500) return 4;
+  return status >= 400 ? 2 : 0;
 }
 
 interface TokenTally {
@@ -120,7 +121,7 @@ export function createTokenUsage(pool: pg.Pool, clock: Clock) {
       }
       let perClass = endpoints.get(endpoint);
       if (perClass === undefined) {
-        perClass = [0, 0, 0, 0];
+        perClass = [0, 0, 0, 0, 0];
         endpoints.set(endpoint, perClass);
       }
       perClass[classIndex(status)]!++;

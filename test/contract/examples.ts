@@ -176,6 +176,9 @@ export function validRequest(world: World, operation: Operation, mode: Mode = 'd
   const pathParameters = operation.parameters.filter((p) => p.in === 'path');
   const queryParameters = operation.parameters.filter((p) => p.in === 'query');
   for (const p of operation.parameters) {
+    // If-None-Match, the one header parameter, is never sent here: a 304 needs an ETag of an earlier
+    // answer (test/data-surface/conditional-requests.test.ts drives it)
+    if (p.in === 'header' && p.name === 'If-None-Match' && !p.required) continue;
     if (p.in !== 'path' && p.in !== 'query') throw new Error(`${operation.id}: parameters in ${p.in} are not supported by the tester`);
   }
   const body = operation.body

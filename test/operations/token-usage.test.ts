@@ -69,7 +69,7 @@ t.test('requests over both workers, then a graceful stop: usage equals what was 
   t.equal(response.statusCode, 200, response.body);
   const body = response.json<{ requests: number; by_class: Record<string, number>; last_ip: string; last_user_agent: string }>();
   t.equal(body.requests, 110);
-  t.same(body.by_class, { '2xx': 95, '4xx': 5, '429': 10, '5xx': 0 });
+  t.same(body.by_class, { '2xx': 95, '304': 0, '4xx': 5, '429': 10, '5xx': 0 });
   t.equal(body.last_ip, '203.0.113.9', 'the client IP as TRUST_PROXY resolves it');
   t.equal(body.last_user_agent, 'partner-etl/3.1');
 });

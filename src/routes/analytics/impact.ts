@@ -80,7 +80,8 @@ export type ImpactRecordMatchesSchema = RecordMatches<ImpactRecord, z.infer<type
 
 export default async function impactRoute(app: App) {
   app.get('/impact', {
-    config: { scope: 'impact' },
+    // its ETag hashes the answer: the tables behind it carry no version (src/data-surface/conditional-requests.ts)
+    config: { scope: 'impact', conditional: 'answer' },
     schema: {
       operationId: 'impact',
       summary: 'Food loss prevented, income impact, CO2 reduction and community served',

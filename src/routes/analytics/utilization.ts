@@ -51,7 +51,8 @@ type UtilizationRow = Omit<z.infer<typeof record>, 'period_end'>;
 
 export default async function utilizationRoute(app: App) {
   app.get('/utilization', {
-    config: { scope: 'utilization' },
+    // its ETag hashes the answer: the tables behind it carry no version (src/data-surface/conditional-requests.ts)
+    config: { scope: 'utilization', conditional: 'answer' },
     schema: {
       operationId: 'utilization',
       summary: 'Cooling unit utilization, occupancy and movements',

@@ -20,7 +20,7 @@ const querystring = z.strictObject({
 
 const byClass = z
   .object(Object.fromEntries(USAGE_CLASSES.map((name) => [name, z.number().int()])) as Record<UsageClass, z.ZodNumber>)
-  .describe('Requests by answer class: 2xx, 4xx (429 apart), 429 (rate limited), 5xx');
+  .describe('Requests by answer class: 2xx, 304 (not modified: a conditional request), 4xx (429 apart), 429 (rate limited), 5xx');
 
 const byEndpoint = z
   .array(z.object({ endpoint: z.string().describe('The route, as its URL pattern'), requests: z.number().int(), by_class: byClass }))
@@ -52,7 +52,7 @@ const tokenUsage = z
   .meta({ id: 'ApiTokenUsage' });
 
 type Counts = Record<UsageClass, number>;
-const noCounts = (): Counts => ({ '2xx': 0, '4xx': 0, '429': 0, '5xx': 0 });
+const noCounts = (): Counts => ({ '2xx': 0, '304': 0, '4xx': 0, '429': 0, '5xx': 0 });
 const sum = (counts: Counts) => USAGE_CLASSES.reduce((total, name) => total + counts[name], 0);
 
 /** Route -> counts, as the response lists them: most requested first, then by route. */
@@ -70,7 +70,8 @@ export default async function apiTokenUsage(app: App) {
       description:
         'Requests per UTC day with their answer classes and routes, for a window of up to ' +
         `${MAX_USAGE_WINDOW_DAYS} days (default: the last ${DEFAULT_WINDOW_DAYS}), and the client the token was last used from. ` +
-        'Every request the token was recognised on counts, refused ones included (403, 404, 429); one refused for its ' +
+        'Every request the token was recognised on counts, refused ones included (403, 404, 429) and 304s (a conditional ' +
+        'request whose answer had not changed, which the rate limit does not count); one refused for its ' +
         'credentials (401) does not. Figures are written every LAST_USED_FLUSH_SECONDS, so the last minute may be missing; ' +
         `days older than ${TOKEN_USAGE_RETENTION_DAYS} are not kept.`,
       tags: ['API tokens'],

@@ -1,12 +1,17 @@
 // GET /api/v1/sensor-data/changes: which spans of the readable units' history changed (late or
 // re-sent readings landed) since a cursor, in the order they landed, with the cursor to ask from
 // next time. The feed itself is src/sensors/changes.ts; partners re-read the spans through
-// GET /api/v1/sensor-data (docs/partners.md, "Keeping a copy in sync").
+// GET /api/v1/sensor-data (docs/partners.md, "Keeping a copy in sync"). A page is a function of its
+// request, the token's units and the feed's head and pruning point: those are its (strong) ETag,
+// and a matching If-None-Match is a 304 that reads no page (src/data-surface/conditional-requests.ts).
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { unitsText, versionTag } from '../../data-surface/conditional-requests.js';
 import { errorResponses, idQuery, queryInteger, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../http/schemas.js';
 import { CURSOR_PATTERN, invalidCursor } from '../../sensors/change-cursor.js';
-import { createChangeFeed, SINCE_NOW } from '../../sensors/changes.js';
+import { createChangeFeed, cursorKeyReader, SINCE_NOW } from '../../sensors/changes.js';
 import { SPECIFICATION_TYPES } from '../../sensors/formats.js';
+import { createVersions } from '../../sensors/versions.js';
 import type { App } from '../../types.js';
 
 const SINCE_SHAPE = new RegExp(`^(${CURSOR_PATTERN.slice(1, -1)}|${SINCE_NOW})$`);
@@ -58,9 +63,24 @@ const changesPageSchema = z.object({
 export default async function sensorChangesRoute(app: App) {
   // on the read replica when there is one: cursors hold only database state, so any copy answers
   const feed = createChangeFeed(app.readDb);
+  const versions = createVersions(app.readDb);
+  const cursorKey = cursorKeyReader(app.db);
+  const validatorOf = async (request: FastifyRequest, head: bigint, prunedThrough: bigint) => {
+    const { companyId, unitIds } = request.unitScope;
+    const parts = ['sensor-data/changes', companyId, unitsText(unitIds), JSON.stringify(request.query), head, prunedThrough];
+    return { tag: versionTag(await cursorKey(), parts), weak: false };
+  };
 
   app.get('/sensor-data/changes', {
-    config: { scope: 'sensor_data' },
+    config: {
+      scope: 'sensor_data',
+      // read before the page only when an If-None-Match could match it: a 200's comes from its page
+      conditional: async (request) => {
+        if (!request.countDeferred) return null;
+        const { head, prunedThrough } = await versions.feed();
+        return validatorOf(request, head, prunedThrough);
+      },
+    },
     schema: {
       operationId: 'sensorDataChanges',
       summary: 'Spans of sensor history that changed since a cursor (late or corrected readings)',
@@ -80,6 +100,8 @@ export default async function sensorChangesRoute(app: App) {
       const query = request.query;
       const { companyId, unitIds } = request.unitScope;
       const page = await feed.page(companyId, unitIds, query.since, query.page_size);
+      // what this page was read at (a replica may have moved on since the version was read)
+      request.validator = await validatorOf(request, page.head, page.prunedThrough);
       return {
         data: page.changes,
         meta: {

@@ -4,8 +4,11 @@
 // gives for the next (next_cursor), which is the exact way to walk a history that grows
 // (src/sensors/history-cursor.ts). Pagination that stays cheap at any depth is
 // src/sensors/history.ts, which hands back the records as JSON; the rest of the 200 body is
-// written by fast-json-stringify (src/sensors/serializer.ts).
+// written by fast-json-stringify (src/sensors/serializer.ts). Every page has a version, read before
+// it, that a matching If-None-Match turns into a 304 reading no page (src/data-surface/conditional-requests.ts).
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { unitsText, type Validator, versionTag } from '../../data-surface/conditional-requests.js';
 import { dateParam, formatDay, MAX_SENSOR_WINDOW_DAYS, resolveWindow } from '../../data-surface/window.js';
 import { invalidRequest } from '../../http/errors.js';
 import { errorResponses, idQuery, paginationFor, paginationMeta, paginationQuery } from '../../http/schemas.js';
@@ -21,6 +24,7 @@ import {
   looksLikeHistoryCursor,
 } from '../../sensors/history-cursor.js';
 import { sensorDataSerializerCompiler, withRenderedData } from '../../sensors/serializer.js';
+import { createVersions } from '../../sensors/versions.js';
 import { DAY_MS } from '../../time.js';
 import type { App } from '../../types.js';
 
@@ -98,9 +102,32 @@ export default async function sensorDataRoute(app: App) {
   // page that replica has not caught up with, on the primary
   const history = createSensorHistory(app.readDb, app.clock, { primary: app.readRouting.settings().replica ? app.db : null });
   const cursorKey = cursorKeyReader(app.db);
+  const versions = createVersions(app.readDb);
+
+  // A page's version: the request as resolved (its window, so today's date when the dates are the
+  // defaults), the token's units and the version of their readings. Weak: total_count comes from
+  // counts up to COUNTS_TTL_MS old and next_cursor names the feed's head, so two answers of one
+  // version may differ there, never in their records. None (the answer's bytes decide) while a load
+  // of the units settles (SETTLE_SECONDS), for raw readings the store's retention may drop, and for a
+  // cursor the handler refuses.
+  const versionOf = async (request: FastifyRequest): Promise<Validator | null> => {
+    const query = request.query as { cursor?: string; aggregation: keyof typeof MAX_SENSOR_WINDOW_DAYS };
+    const { companyId, unitIds } = request.unitScope;
+    let window;
+    if (query.cursor === undefined) window = resolveWindow(query, app.clock.now(), MAX_SENSOR_WINDOW_DAYS[query.aggregation]);
+    else {
+      const walk = decodeHistoryCursor(await cursorKey(), companyId, query.cursor);
+      if (!walk) return null;
+      window = walk.window;
+    }
+    const state = await versions.readings(unitIds, query.aggregation === 'raw' ? window.start : null);
+    if (state.settling || state.withinRetention) return null;
+    const parts = ['sensor-data', companyId, unitsText(unitIds), JSON.stringify(query), window.start, window.end, state.version];
+    return { tag: versionTag(await cursorKey(), parts), weak: true, head: state.head };
+  };
 
   app.get('/sensor-data', {
-    config: { scope: 'sensor_data' },
+    config: { scope: 'sensor_data', conditional: versionOf },
     serializerCompiler: sensorDataSerializerCompiler,
     schema: {
       operationId: 'sensorData',
@@ -158,6 +185,9 @@ export default async function sensorDataRoute(app: App) {
         pageSize: query.page_size,
         start,
       });
+      // read from a snapshot older than its version (the read routing moved to a replica behind): not that version's page
+      const version = request.validator?.head;
+      if (version !== undefined && page.head !== null && page.head < version) request.validator = null;
       const nextCursor = page.next
         ? encodeHistoryCursor(await cursorKey(), companyId, {
             ...page.next,

@@ -336,7 +336,7 @@ CREATE TABLE public.api_token_usage (
     endpoint text NOT NULL,
     class text NOT NULL,
     requests bigint NOT NULL,
-    CONSTRAINT api_token_usage_class_known CHECK ((class = ANY (ARRAY['2xx'::text, '4xx'::text, '429'::text, '5xx'::text]))),
+    CONSTRAINT api_token_usage_class_known CHECK ((class = ANY (ARRAY['2xx'::text, '304'::text, '4xx'::text, '429'::text, '5xx'::text]))),
     CONSTRAINT api_token_usage_endpoint_check CHECK (((char_length(endpoint) >= 1) AND (char_length(endpoint) <= 200))),
     CONSTRAINT api_token_usage_requests_check CHECK ((requests > 0))
 );
@@ -960,6 +960,7 @@ ALTER TABLE ONLY public.users
 {"name":"012_token-usage"}
 {"name":"013_sensor-changes"}
 {"name":"014_hourly-rollup-serial"}
+{"name":"015_token-usage-not-modified"}
 
 -- weekly partitions
 {"partitions":0}

@@ -43,7 +43,7 @@ t.test('a new token: every day of the last 30, all zero, no client yet', async (
   t.equal(body.days.length, 30);
   t.equal(body.requests, 0);
   t.ok(body.days.every((day) => day.requests === 0 && day.by_endpoint.length === 0));
-  t.strictSame(body.by_class, { '2xx': 0, '4xx': 0, '429': 0, '5xx': 0 });
+  t.strictSame(body.by_class, { '2xx': 0, '304': 0, '4xx': 0, '429': 0, '5xx': 0 });
   t.strictSame([body.last_used_at, body.last_ip, body.last_user_agent], [null, null, null]);
 });
 
@@ -63,7 +63,7 @@ t.test('requests are counted by day, route and class, and written only by the fl
   t.equal(body.days.length, 2);
   const [first, second] = body.days;
   t.equal(first!.date, '2026-03-10');
-  t.strictSame(first!.by_class, { '2xx': 4, '4xx': 2, '429': 0, '5xx': 0 });
+  t.strictSame(first!.by_class, { '2xx': 4, '304': 0, '4xx': 2, '429': 0, '5xx': 0 });
   t.strictSame(
     first!.by_endpoint.map(({ endpoint, requests }) => [endpoint, requests]),
     [
@@ -73,11 +73,11 @@ t.test('requests are counted by day, route and class, and written only by the fl
     ],
   );
   t.equal(second!.requests, 1);
-  t.strictSame(second!.by_class, { '2xx': 1, '4xx': 0, '429': 0, '5xx': 0 });
+  t.strictSame(second!.by_class, { '2xx': 1, '304': 0, '4xx': 0, '429': 0, '5xx': 0 });
   t.equal(body.requests, 7);
-  t.strictSame(body.by_class, { '2xx': 5, '4xx': 2, '429': 0, '5xx': 0 });
+  t.strictSame(body.by_class, { '2xx': 5, '304': 0, '4xx': 2, '429': 0, '5xx': 0 });
   t.equal(body.by_endpoint[0]!.endpoint, '/api/v1/analytics/users');
-  t.strictSame(body.by_endpoint[0]!.by_class, { '2xx': 5, '4xx': 0, '429': 0, '5xx': 0 });
+  t.strictSame(body.by_endpoint[0]!.by_class, { '2xx': 5, '304': 0, '4xx': 0, '429': 0, '5xx': 0 });
   t.equal(body.last_user_agent, 'etl/2.0', 'the last request’s User-Agent');
   t.equal(body.last_ip, '127.0.0.1');
   t.ok(body.last_used_at, 'last_used_at written by the same flush');
@@ -88,7 +88,7 @@ t.test('flushes add up: a second flush adds to the same rows, an empty one chang
   await world.app.lastUsed.flush();
   await world.app.lastUsed.flush();
   const body = await usage('?from=2026-03-11&to=2026-03-11');
-  t.strictSame(body.days[0]!.by_class, { '2xx': 2, '4xx': 0, '429': 0, '5xx': 0 });
+  t.strictSame(body.days[0]!.by_class, { '2xx': 2, '304': 0, '4xx': 0, '429': 0, '5xx': 0 });
 });
 
 t.test('a revoked token’s refused requests (401) count for no token', async (t) => {
