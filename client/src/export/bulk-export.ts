@@ -13,7 +13,15 @@ import { ColdtrackApiError } from '../errors.js';
 import type { ColdtrackClient } from '../index.js';
 import type { CallOptions } from '../transport.js';
 import type { SensorBulkQuery, SensorRecord } from '../types.js';
-import { type BulkProgress, type Checkpoint, CheckpointError, type CheckpointWriter, EMPTY_SHA256, sealOfBulk } from './checkpoint.js';
+import {
+  type BulkProgress,
+  type Checkpoint,
+  CheckpointError,
+  type CheckpointWriter,
+  EMPTY_SHA256,
+  newUnit,
+  sealOfBulk,
+} from './checkpoint.js';
 import type { ExportOptions } from './options.js';
 import { compareKeys, fileHeader, recordLine, unitFileName } from './plan.js';
 import { createNewFile, openExistingFile } from './safe-files.js';
@@ -66,7 +74,7 @@ export async function exportInBulk(run: BulkRun): Promise<boolean> {
     };
     let slice;
     try {
-      slice = await readSlice(run, query);
+      slice = await readSlice(run, query, hashes);
     } catch (error) {
       const untouched = progress.window === 0 && progress.start_date === null;
       if (untouched && error instanceof ColdtrackApiError && error.status === 404 && error.code === 'not_found') return false;
@@ -123,11 +131,11 @@ interface Slice {
 }
 
 /** A slice read to its end (asked for again when it breaks off), its records split by unit. */
-async function readSlice(run: BulkRun, query: SensorBulkQuery): Promise<Slice> {
+async function readSlice(run: BulkRun, query: SensorBulkQuery, hashes: Map<number, Hash>): Promise<Slice> {
   for (let attempt = 1; ; attempt++) {
     const { body, next } = await run.client.sensorDataBulk(query, run.call);
     try {
-      return { ...(await splitByUnit(run, body)), next };
+      return { ...(await splitByUnit(run, body, hashes)), next };
     } catch (error) {
       if (run.call.signal?.aborted || attempt >= SLICE_ATTEMPTS) throw error;
       run.options.onNotice?.(`a slice from ${String(query.start_date)} broke off (${(error as Error).message}); asking for it again`);
@@ -135,25 +143,46 @@ async function readSlice(run: BulkRun, query: SensorBulkQuery): Promise<Slice> {
   }
 }
 
-async function splitByUnit(run: BulkRun, body: ReadableStream<Uint8Array>) {
+async function splitByUnit(run: BulkRun, body: ReadableStream<Uint8Array>, hashes: Map<number, Hash>) {
   const { checkpoint, options } = run;
   const lines = new Map<number, string[]>();
   let records = 0;
   let unknown = 0;
   let header = true;
   let rest = '';
+  // units whose file may hold some of this slice's first records (a slice read again after a crash)
+  const catchingUp = new Set(
+    Object.keys(checkpoint.units)
+      .filter((id) => checkpoint.units[id]!.last !== null)
+      .map(Number),
+  );
   const take = (line: string) => {
     if (header) {
       header = false;
       return;
     }
-    const [timestamp = '', unitText = '', type = '', value = '', samples = '', min = '', max = ''] = line.split(',');
-    const unitId = Number(unitText);
-    const state = checkpoint.units[unitId];
+    const unitId = Number(line.slice(line.indexOf(',') + 1, line.indexOf(',', line.indexOf(',') + 1)));
+    let state = checkpoint.units[unitId];
     if (!state) {
-      unknown++;
+      if (checkpoint.units_from !== 'bulk') {
+        unknown++;
+        return;
+      }
+      // units as the pull names them: a new one gets its entry (and file) here
+      state = checkpoint.units[unitId] = newUnit(unitId, options.format, checkpoint.windows.length);
+      hashes.set(unitId, createHash('sha256'));
+    }
+    let unitLines = lines.get(unitId);
+    // the line as the service wrote it is the file's line when numbers read alike (no exponent and
+    // no -0, which float8out writes where JavaScript does not), and the file's first records are past
+    const alike = !line.includes('e') && !line.includes('-0,') && !line.endsWith(',-0');
+    if (options.format === 'csv' && alike && !catchingUp.has(unitId)) {
+      if (!unitLines) lines.set(unitId, (unitLines = []));
+      unitLines.push(`${line}\n`);
+      records++;
       return;
     }
+    const [timestamp = '', , type = '', value = '', samples = '', min = '', max = ''] = line.split(',');
     const record = {
       timestamp,
       cooling_unit_id: unitId,
@@ -163,8 +192,10 @@ async function splitByUnit(run: BulkRun, body: ReadableStream<Uint8Array>) {
       ...(min === '' ? {} : { min: Number(min), max: Number(max) }),
     } as SensorRecord;
     // never a record at or before the last one the file holds
-    if (state.last && compareKeys(record, state.last) <= 0) return;
-    let unitLines = lines.get(unitId);
+    if (state.last && catchingUp.has(unitId)) {
+      if (compareKeys(record, state.last) <= 0) return;
+      catchingUp.delete(unitId);
+    }
     if (!unitLines) lines.set(unitId, (unitLines = []));
     unitLines.push(recordLine(record, options.format));
     records++;

@@ -8,15 +8,20 @@ import { MAX_WINDOW_DAYS, windowsOf } from './plan.js';
 
 export interface FoundUnits {
   unitIds: number[];
-  /** how they were found: "utilization" or "sensor-data" ("listed" for ids asked for) */
+  /** how they were found: "utilization", "sensor-data" or "bulk" (as the bulk pull names them); "listed" for ids asked for */
   from: string;
 }
 
+/**
+ * `bulk`: without the utilization scope, no units are looked for ("bulk": the bulk pull's own
+ * records name them as they come), rather than reading the daily pages of the whole fleet first.
+ */
 export async function discoverUnits(
   client: ColdtrackClient,
   range: { from: string; to: string },
   call: CallOptions,
   countPage: () => void,
+  bulk = false,
 ): Promise<FoundUnits> {
   const ids = new Set<number>();
   try {
@@ -30,6 +35,7 @@ export async function discoverUnits(
     // without the utilization scope: fall back to the sensor history itself
     if (!(error instanceof ColdtrackApiError && error.status === 403)) throw error;
   }
+  if (bulk) return { unitIds: [], from: 'bulk' };
   for (const window of windowsOf(range.from, range.to, MAX_WINDOW_DAYS.daily)) {
     for await (const page of client.pages('sensorData', { ...window, aggregation: 'daily' }, call)) {
       countPage();

@@ -122,6 +122,12 @@ export async function exportSensorHistory(client: ColdtrackClient, options: Expo
     if (checkpoint.bulk) {
       delete checkpoint.bulk;
       options.onNotice?.('the service has no bulk pulls: exporting page by page');
+      if (checkpoint.units_from === 'bulk') {
+        const found = await discoverUnits(client, options, call, countPage);
+        checkpoint.units_from = found.from;
+        for (const id of found.unitIds) checkpoint.units[id] = newUnit(id, options.format, checkpoint.windows.length);
+        options.onNotice?.(`${found.unitIds.length} units found (from ${found.from}): ${found.unitIds.join(', ') || 'none'}`);
+      }
     }
     const run: UnitRun = { client, call, options, pageSize: identity.page_size, checkpoint, writer, verified, countPage, progress };
     const pending = unitIdsOf(checkpoint).filter((id) => !checkpoint.units[id]!.done);
@@ -188,9 +194,11 @@ async function continueOrStart(
   await checkDirectory(options.outDir, null, identity.format);
   const windows = windowsOf(options.from, options.to, MAX_WINDOW_DAYS[options.aggregation]);
   let found: FoundUnits = { unitIds: identity.units as number[], from: 'listed' };
+  const bulk = options.units === 'all' && options.method !== 'pages';
   if (options.units === 'all') {
-    found = await discoverUnits(client, options, call, countPage);
-    options.onNotice?.(`${found.unitIds.length} units found (from ${found.from}): ${found.unitIds.join(', ') || 'none'}`);
+    found = await discoverUnits(client, options, call, countPage, bulk);
+    if (found.from === 'bulk') options.onNotice?.('units: those the bulk pull names, found as it goes');
+    else options.onNotice?.(`${found.unitIds.length} units found (from ${found.from}): ${found.unitIds.join(', ') || 'none'}`);
   }
   const checkpoint: Checkpoint = {
     version: CHECKPOINT_VERSION,
@@ -200,7 +208,7 @@ async function continueOrStart(
     units: Object.fromEntries(found.unitIds.map((id) => [String(id), newUnit(id, options.format, windows.length)])),
     complete: false,
     // every unit: by bulk pull unless asked for pages (a list of units is read unit by unit)
-    ...(options.units === 'all' && options.method !== 'pages' ? { bulk: newBulkProgress() } : {}),
+    ...(bulk ? { bulk: newBulkProgress() } : {}),
     updated_at: '',
     seal: '', // CheckpointWriter seals what it writes
   };
