@@ -133,7 +133,7 @@ export const sensorPaths = {
 // ---------------------------------------------------------------------------------------------
 // P2, P3, P4 and P6 from bench/sensor-*.ts, on each storage profile
 
-export type ScriptTarget = 'P2' | 'P3' | 'P4' | 'P6' | 'P12';
+export type ScriptTarget = 'P2' | 'P3' | 'P4' | 'P6' | 'P12' | 'P15';
 
 export interface ScriptOutcome {
   status: 'pass' | 'miss' | 'not measured';
@@ -160,6 +160,12 @@ export const SENSOR_SCRIPTS: readonly { key: ScriptTarget; file: string; what: s
     file: 'sensor-changes.ts',
     what: 'the change feed: ingest with change tracking vs without; a day of changes per page',
     goal: '>= 0.95x, and <= 50 ms p50',
+  },
+  {
+    key: 'P15',
+    file: 'sensor-bulk-export.ts',
+    what: "a fleet's hourly year (>= 3 M records) by coldtrack-export's bulk pull vs COPY of the same rows + gzip",
+    goal: '>= 200,000 records/s, and >= 0.5x COPY + gzip',
   },
 ];
 

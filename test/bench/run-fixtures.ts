@@ -102,6 +102,10 @@ export const sensorScripts: SensorScriptResults = {
       postgres: outcome('pass', "ingest 0.98x, a day's page p50 6.0 ms (ten units 4.0 ms)", 0.98),
       timescale: outcome('not measured', '', null, 'not measured: no TimescaleDB found'),
     },
+    P15: {
+      postgres: outcome('pass', '283,963 records/s, 0.78x COPY + gzip', 0.78),
+      timescale: outcome('not measured', '', null, 'not measured: no TimescaleDB found'),
+    },
   },
 };
 
