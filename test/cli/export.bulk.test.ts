@@ -62,6 +62,19 @@ t.test('by bulk pull: the database, and the paged export byte for byte, in a han
   t.same([again.code, again.requests], [0, 0], 'a re-run of a complete export asks nothing');
 });
 
+t.test('a token without the utilization scope: the units are those the pull names, found as it goes', async (t) => {
+  const dir = join(root, 'sensor-only');
+  const { token } = await world.issue({ scopes: ['sensor_data'] });
+  const run = await runExport(world, args(dir), { token });
+  t.equal(run.code, 0, run.stderr.trim().split('\n').at(-1) ?? '');
+  t.match(run.stderr, /units: those the bulk pull names, found as it goes/);
+  t.ok(run.requests <= 4, `${run.requests} requests: the change cursor and the slices, no daily pages to find the units`);
+  t.equal((checkpointOf(dir) as { units_from?: string }).units_from, 'bulk');
+  t.same(unitFiles(dir), unitFiles(paged), 'the same files (the deleted unit has none)');
+  for (const name of unitFiles(paged))
+    t.ok(readFileSync(join(dir, name)).equals(readFileSync(join(paged, name))), `${name}: byte for byte`);
+});
+
 t.test('killed each time between a slice reaching its files and the checkpoint counting it: the same files', async (t) => {
   const dir = join(root, 'crashing');
   const extra = ['--slice-records', '8000'];
