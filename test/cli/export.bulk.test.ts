@@ -3,16 +3,16 @@
 // in a handful of requests instead of one a page; killed each time between a slice reaching its
 // files and the checkpoint counting it, the same command ends with the same files; a list of units
 // is exported page by page.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { CHECKPOINT_FILE } from '@coldtrack/client/export';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { countingRelay, runExport } from '../client/run-export.js';
-import { createExportWorld, databaseHourly, fileRecords, YEAR } from '../client/world.js';
+import { createExportWorld, databaseHourly, fileRecords, YEAR, unitFilesIn } from '../client/world.js';
 
 const world = await createExportWorld(t);
 const root = await mkdtemp(join(tmpdir(), 'coldtrack-export-bulk-'));
@@ -28,10 +28,7 @@ const args = (dir: string, extra: string[] = []) => [
   dir,
   ...extra,
 ];
-const unitFiles = (dir: string) =>
-  readdirSync(dir)
-    .filter((name) => name.startsWith('cooling-unit-'))
-    .sort();
+const unitFiles = unitFilesIn;
 const checkpointOf = (dir: string) =>
   JSON.parse(readFileSync(join(dir, CHECKPOINT_FILE), 'utf8')) as {
     complete: boolean;
@@ -40,6 +37,13 @@ const checkpointOf = (dir: string) =>
   };
 
 const paged = join(root, 'paged');
+
+/** The folder holds the paged export's unit files, byte for byte. */
+function sameAsPaged(t: Test, dir: string, what = 'the same files') {
+  t.same(unitFiles(dir), unitFiles(paged), what);
+  for (const name of unitFiles(paged))
+    t.ok(readFileSync(join(dir, name)).equals(readFileSync(join(paged, name))), `${name}: byte for byte`);
+}
 const bulk = join(root, 'bulk');
 
 t.test('by bulk pull: the database, and the paged export byte for byte, in a handful of requests', async (t) => {
@@ -49,9 +53,7 @@ t.test('by bulk pull: the database, and the paged export byte for byte, in a han
   t.equal(run.code, 0, run.stderr.trim().split('\n').at(-1) ?? '');
   t.match(run.stderr, /cooling unit \d+ skipped: its sensor history is not readable/, 'the deleted unit skipped, as by pages');
   t.ok(run.requests <= 6, `${run.requests} requests by bulk pull, ${pages.requests} by pages`);
-  t.same(unitFiles(bulk), unitFiles(paged), 'the same files');
-  for (const name of unitFiles(paged))
-    t.ok(readFileSync(join(bulk, name)).equals(readFileSync(join(paged, name))), `${name}: byte for byte`);
+  sameAsPaged(t, bulk, 'the same files');
   for (const id of world.unitIds) {
     const file = fileRecords(join(bulk, `cooling-unit-${id}.csv`), 'csv');
     t.same({ count: file.count, checksum: file.checksum }, await databaseHourly(world.db, id), `unit ${id}: the database`);
@@ -70,9 +72,7 @@ t.test('a token without the utilization scope: the units are those the pull name
   t.match(run.stderr, /units: those the bulk pull names, found as it goes/);
   t.ok(run.requests <= 4, `${run.requests} requests: the change cursor and the slices, no daily pages to find the units`);
   t.equal((checkpointOf(dir) as { units_from?: string }).units_from, 'bulk');
-  t.same(unitFiles(dir), unitFiles(paged), 'the same files (the deleted unit has none)');
-  for (const name of unitFiles(paged))
-    t.ok(readFileSync(join(dir, name)).equals(readFileSync(join(paged, name))), `${name}: byte for byte`);
+  sameAsPaged(t, dir, 'the same files (the deleted unit has none)');
 });
 
 t.test('killed each time between a slice reaching its files and the checkpoint counting it: the same files', async (t) => {
@@ -97,9 +97,7 @@ t.test('killed each time between a slice reaching its files and the checkpoint c
   t.equal(runs.at(-1), 'complete', `completed after ${runs.length} runs: ${runs.join('; ')}`);
   t.ok(runs.length >= 4, 'several runs were killed on the way');
   t.ok(truncations >= 3, `${truncations} times files held a slice the checkpoint did not count (cut off on resume)`);
-  t.same(unitFiles(dir), unitFiles(paged), 'the same files');
-  for (const name of unitFiles(paged))
-    t.ok(readFileSync(join(dir, name)).equals(readFileSync(join(paged, name))), `${name}: byte for byte`);
+  sameAsPaged(t, dir, 'the same files');
 });
 
 t.test('a list of units is exported page by page', async (t) => {
@@ -139,6 +137,5 @@ t.test('a service without bulk pulls: the export goes page by page, the same fil
   t.match(run.stderr, /the service has no bulk pulls: exporting page by page/);
   t.equal(checkpointOf(dir).bulk, undefined, 'the checkpoint no longer says bulk');
   t.ok(relay.requests >= 50, `${relay.requests} requests reached the service: page by page`);
-  for (const name of unitFiles(paged))
-    t.ok(readFileSync(join(dir, name)).equals(readFileSync(join(paged, name))), `${name}: byte for byte`);
+  sameAsPaged(t, dir);
 });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { CHECKPOINT_FILE } from '@coldtrack/client/export';
 import { runExport } from '../client/run-export.js';
-import { createExportWorld, databaseHourly, fileRecords, YEAR } from '../client/world.js';
+import { createExportWorld, databaseHourly, fileRecords, YEAR, unitFilesIn } from '../client/world.js';
 
 const world = await createExportWorld(t);
 const root = await mkdtemp(join(tmpdir(), 'coldtrack-resume-'));
@@ -28,10 +28,7 @@ const args = (dir: string, extra: string[] = []) => [
   dir,
   ...extra,
 ];
-const unitFiles = (dir: string) =>
-  readdirSync(dir)
-    .filter((name) => name.startsWith('cooling-unit-'))
-    .sort();
+const unitFiles = unitFilesIn;
 
 interface CheckpointView {
   complete: boolean;

@@ -3,7 +3,7 @@
 // readings loaded through the ingest, company B with a unit of its own, and helpers that read
 // what the database holds so an export can be compared with it row for row.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Test } from 'tap';
 import { lineRuns, parseReadings, ReadingValidator } from '../../src/sensors/formats.js';
@@ -93,6 +93,12 @@ export async function createExportWorld(t: Test, options: WorldOptions = {}): Pr
   t.teardown(() => relay.close());
   return { ctx, db, baseUrl, a, b, unitIds, token, issue, relay };
 }
+
+/** The unit files of an export's folder, by name. */
+export const unitFilesIn = (dir: string) =>
+  readdirSync(dir)
+    .filter((name) => name.startsWith('cooling-unit-'))
+    .sort();
 
 export interface Canonical {
   count: number;
