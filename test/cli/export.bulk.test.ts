@@ -2,7 +2,8 @@
 // process, real HTTP): the files equal the database and those of the paged export byte for byte,
 // in a handful of requests instead of one a page; killed each time between a slice reaching its
 // files and the checkpoint counting it, the same command ends with the same files; a list of units
-// is exported page by page.
+// is exported page by page; a slice whose connection drops mid-body is asked for again, and an
+// export stopped by drops resumes from its last whole slice.
 import { readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -138,4 +139,93 @@ t.test('a service without bulk pulls: the export goes page by page, the same fil
   t.equal(checkpointOf(dir).bulk, undefined, 'the checkpoint no longer says bulk');
   t.ok(relay.requests >= 50, `${relay.requests} requests reached the service: page by page`);
   sameAsPaged(t, dir);
+});
+
+/**
+ * A relay in front of the service that cuts the body of bulk answers `cuts(n)` says to (n counts
+ * the bulk requests from 1) after its first `bytes` bytes, as a dropped connection would.
+ */
+async function cuttingRelay(t: Test, policy: { cuts: (n: number) => boolean }, bytes = 16_384) {
+  const relay = await countingRelay(world.baseUrl);
+  t.teardown(() => relay.close());
+  let bulkRequests = 0;
+  const cut: number[] = [];
+  const server = http.createServer((request, response) => {
+    const bulkRequest = request.url?.startsWith('/api/v1/sensor-data/bulk') ? ++bulkRequests : 0;
+    const forwarded = http.request(`${relay.url}${request.url}`, { method: request.method, headers: request.headers }, (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      if (!bulkRequest || !policy.cuts(bulkRequest) || answer.statusCode !== 200) return void answer.pipe(response);
+      let passed = 0;
+      answer.on('data', (chunk: Buffer) => {
+        if (passed >= bytes) return;
+        response.write(chunk.subarray(0, bytes - passed));
+        passed += chunk.length;
+        if (passed >= bytes) {
+          cut.push(bulkRequest);
+          answer.destroy();
+          response.socket?.destroy();
+        }
+      });
+    });
+    response.on('close', () => response.writableFinished || forwarded.destroy());
+    forwarded.on('error', () => response.destroy());
+    request.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // the counting relay's figures read live (a spread would copy them once)
+  const front = {
+    url,
+    close: relay.close,
+    get requests() {
+      return relay.requests;
+    },
+    get statuses() {
+      return relay.statuses;
+    },
+  };
+  return { world: { relay: front, token: world.token }, cut };
+}
+
+t.test('a slice whose connection drops mid-body is asked for again: the same files', async (t) => {
+  // the 2nd and 3rd bulk requests are cut: the 2nd slice twice, read whole at its third attempt
+  const cutting = await cuttingRelay(t, { cuts: (n) => n === 2 || n === 3 });
+  const dir = join(root, 'dropped');
+  const run = await runExport(cutting.world, args(dir, ['--slice-records', '8000']));
+  t.equal(run.code, 0, run.stderr.trim().split('\n').at(-1) ?? '');
+  t.same(cutting.cut, [2, 3], 'two answers were cut mid-body');
+  t.equal((run.stderr.match(/broke off .*asking for it again/g) ?? []).length, 2, 'each drop said, and the slice asked for again');
+  sameAsPaged(t, dir, 'the same files as the paged export');
+});
+
+t.test('an export stopped by drops resumes from its last whole slice, not from the start', async (t) => {
+  const dir = join(root, 'stopped-by-drops');
+  const extra = ['--slice-records', '8000'];
+  // every attempt at the 3rd slice is cut: the export gives up after its attempts
+  const policy = { cuts: (n: number) => n >= 3 };
+  const failing = await cuttingRelay(t, policy);
+  const stopped = await runExport(failing.world, args(dir, extra));
+  t.not(stopped.code, 0, 'the export stopped with a failure');
+  t.ok(failing.cut.length >= 2, `${failing.cut.length} answers cut`);
+  const checkpoint = checkpointOf(dir);
+  t.equal(checkpoint.complete, false);
+  t.ok(checkpoint.bulk?.start_date, `the checkpoint names the slice to read next (${checkpoint.bulk?.start_date})`);
+  t.ok(
+    Object.values(checkpoint.units).some((unit) => unit.records > 0),
+    'the two whole slices are counted in the checkpoint',
+  );
+
+  // the connection healthy again, the same command at the same address
+  policy.cuts = () => false;
+  const healthy = failing;
+  const resumed = await runExport(healthy.world, args(dir, extra));
+  t.equal(resumed.code, 0, resumed.stderr.trim().split('\n').at(-1) ?? '');
+  const fresh = await runExport(healthy.world, args(join(root, 'from-nothing'), extra));
+  t.equal(fresh.code, 0);
+  t.ok(
+    resumed.requests < fresh.requests,
+    `the resumed run asked ${resumed.requests} requests, a run from nothing ${fresh.requests}: the first slices were not read again`,
+  );
+  sameAsPaged(t, dir, 'the same files as the paged export');
 });

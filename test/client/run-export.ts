@@ -48,6 +48,8 @@ export async function countingRelay(target: string): Promise<Relay> {
         answer.pipe(response);
       },
     );
+    // the client gone mid-answer: the service sees its connection close, as it would without the relay
+    response.on('close', () => response.writableFinished || forwarded.destroy());
     forwarded.on('error', () => response.destroy());
     request.pipe(forwarded);
   });
