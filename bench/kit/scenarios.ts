@@ -104,7 +104,17 @@ const YEAR = window(WINDOW.first, WINDOW.last);
  * sit well above what a quiet machine serves: below a server's real rate (429s answered fast
  * raise it further) that server's runs stay short of tokens and its target goes unmeasured.
  */
-const CEILING = { small: 8000, sensorRaw: 1500, sensorHourly: 600, deep: 1500, heavy: 200, large: 200, mixed: 1500, management: 6000 };
+const CEILING = {
+  bulk: 20,
+  small: 8000,
+  sensorRaw: 1500,
+  sensorHourly: 600,
+  deep: 1500,
+  heavy: 200,
+  large: 200,
+  mixed: 1500,
+  management: 6000,
+};
 
 /** P16's two loads: the same page, plain and revalidated. */
 export const CONDITIONAL_LOADS = { plain: 'plain (200)', revalidated: 'If-None-Match (304)' } as const;
@@ -304,6 +314,8 @@ export const scenarios: Scenario[] = [
       ];
     },
   },
+  bulkBesideMixed('csv'),
+  bulkBesideMixed('parquet'),
   {
     id: 'conditional-page',
     title: 'Conditional requests: a 304 against its 200',
@@ -350,4 +362,52 @@ function mixedPath(token: BenchToken, i: number, layout: Layout, sensor: boolean
   if (kind < 15) return `/api/v1/analytics/revenue?${window('2025-04-01', '2025-06-29')}&period=week&page_size=50&payment_status=paid`;
   if (kind < 17) return `/api/v1/analytics/impact?${YEAR}&period=month&page_size=20`;
   return `/api/v1/sensor-data?cooling_unit_id=${unit}&${window(`2025-${month}-10`, `2025-${month}-10`)}&page_size=100`;
+}
+
+/**
+ * The mixed traffic while bulk pulls of one format stream beside it (P5 and P8): CSV pulls put
+ * COPY bytes and gzip on the worker, Parquet pulls an encoding thread besides.
+ */
+function bulkBesideMixed(format: 'csv' | 'parquet'): Scenario {
+  return {
+    id: `bulk-${format}-beside-mixed`,
+    title: `Bulk ${format === 'csv' ? 'CSV' : 'Parquet'} pulls beside mixed partner traffic`,
+    what:
+      "The mixed scenario's traffic (24 connections) while bulk pulls of every sensor unit's hourly year (~260,000 records each, " +
+      `${format === 'csv' ? 'gzip CSV' : 'Parquet'}) stream on 2 connections, each pull with a token of its own; load generators at nice 10. ` +
+      "Event-loop delay of every worker is sampled (P5) and the workers' peak RSS counts for P8: encoding and compression must stay " +
+      'off the event loop and a stream must not hold its file in memory. The project only: the reference has no bulk pulls.',
+    target: 'P5',
+    requiresSensor: true,
+    projectOnly: true,
+    eventLoop: true,
+    build: ({ credentials, layout, seconds, sensorAvailable, rate }) => {
+      const mixed = tokenLoad(
+        'mixed beside bulk',
+        24,
+        credentials.mixed,
+        { rate: rate('mixed beside bulk', CEILING.mixed), seconds, entries: 200 },
+        (token, i) => mixedPath(token, i, layout, sensorAvailable),
+      );
+      // a token per pull: a token streams one pull at a time on a process (BULK_STREAMS_PER_TOKEN),
+      // and 2 connections keep at most 2 pulls open, the limit of one process
+      const tokens = credentials.alpha.take(Math.max(4, Math.ceil(rate('bulk pulls', CEILING.bulk) * seconds)));
+      const bulk: Load = {
+        label: 'bulk pulls',
+        connections: 2,
+        requests: tokens.map((token) => ({
+          method: 'GET',
+          path: sensorPaths.bulkYear(format),
+          headers: { ...bearer(token), 'accept-encoding': 'gzip' },
+        })),
+        warmup: null,
+      };
+      return [
+        [
+          { ...mixed, nice: true },
+          { ...bulk, nice: true },
+        ],
+      ];
+    },
+  };
 }

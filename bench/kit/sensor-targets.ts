@@ -128,6 +128,9 @@ export const sensorPaths = {
     `/api/v1/sensor-data?cooling_unit_id=${unitId}&start_date=${WINDOW.first}&end_date=2025-12-31&aggregation=hourly&${KINDS}&page_size=1000&page=${page}`,
   /** every sensor unit, the whole window, raw: ~1 M rows, so page 500 of 1,000 is half-way (P3) */
   deepPage: (page: number) => `/api/v1/sensor-data?start_date=${WINDOW.first}&end_date=${WINDOW.last}&${KINDS}&page_size=1000&page=${page}`,
+  /** every sensor unit's hourly year as one bulk pull: ~260,000 records (P5 and P8 beside the mixed traffic) */
+  bulkYear: (format: 'csv' | 'parquet') =>
+    `/api/v1/sensor-data/bulk?start_date=${WINDOW.first}&end_date=2025-12-31&aggregation=hourly&${KINDS}&format=${format}`,
 };
 
 // ---------------------------------------------------------------------------------------------

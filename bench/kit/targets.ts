@@ -3,7 +3,7 @@
 // target's favour (ratios are compared unrounded).
 import { pairedP50Ratio, pairedRatio } from './paired-ratio.js';
 import type { RevocationFigures } from './revocation.js';
-import { headline, type LoadSummary, type ScenarioResult, type ServerRun } from './results.js';
+import { headline, type LoadSummary, type ScenarioResult, type ServerRun, type ServerSummary } from './results.js';
 import { CONDITIONAL_LOADS } from './scenarios.js';
 import { combinedOutcome, type SensorScriptResults } from './sensor-targets.js';
 
@@ -211,6 +211,8 @@ export function evaluateTargets(input: {
     else targets.push(result(key, outcome.status, outcome.measured, outcome.ratio, `from ${outcome.source}: ${outcome.detail}`));
   }
 
+  // P5 holds under heavy rollups and while bulk pulls stream beside the mixed traffic: the worse
+  // of the two is the figure, the other named in the detail
   const heavy = scenarios.find((s) => s.id === 'heavy-rollups');
   const loop = heavy?.summary.project?.loop;
   if (!heavy || heavy.status !== 'measured')
@@ -220,15 +222,23 @@ export function evaluateTargets(input: {
     targets.push(failedAnswers('P5', headline(heavy, 'project')!, 'heavy pages')!);
   } else {
     const heavyLoad = headline(heavy, 'project');
-    targets.push(
-      result(
-        'P5',
-        loop.p99Ms < 20 ? 'pass' : 'miss',
-        `${fixed(loop.p99Ms, 1)} ms p99 (max ${fixed(loop.maxMs, 1)} ms)`,
-        loop.p99Ms,
-        `worst project run; ${loop.source}; heavy pages ${fixed(heavyLoad?.okPerS ?? 0, 1)}/s`,
-      ),
-    );
+    const beside = bulkBesideMixed(scenarios);
+    if ('failed' in beside) targets.push(beside.failed);
+    else {
+      const worst =
+        beside.loop && beside.loop.p99Ms > loop.p99Ms
+          ? { ...beside.loop, where: 'bulk pulls beside mixed' }
+          : { ...loop, where: 'heavy rollups' };
+      targets.push(
+        result(
+          'P5',
+          worst.p99Ms < 20 ? 'pass' : 'miss',
+          `${fixed(worst.p99Ms, 1)} ms p99 (max ${fixed(worst.maxMs, 1)} ms, ${worst.where})`,
+          worst.p99Ms,
+          `worst project run; ${worst.source}; heavy rollups ${fixed(loop.p99Ms, 1)} ms p99 with heavy pages ${fixed(heavyLoad?.okPerS ?? 0, 1)}/s; ${beside.note}`,
+        ),
+      );
+    }
   }
 
   const revocation = input.revocation;
@@ -387,4 +397,38 @@ function conditionalTarget(scenarios: ScenarioResult[]): TargetResult {
     cost,
     `${cpu}; p50 ${fixed(revalidated.latencyMs.p50, 1)} vs ${fixed(plain.latencyMs.p50, 1)} ms`,
   );
+}
+
+/**
+ * The bulk-beside-mixed scenario's event loop for P5: its figures, or why it has none (not run is
+ * said, not held against P5; failed pulls are a miss).
+ */
+function bulkBesideMixed(
+  scenarios: ScenarioResult[],
+): { loop: (NonNullable<ServerSummary['loop']> & { id: string }) | null; note: string } | { failed: TargetResult } {
+  const notes: string[] = [];
+  let worst: (NonNullable<ServerSummary['loop']> & { id: string }) | null = null;
+  for (const id of ['bulk-csv-beside-mixed', 'bulk-parquet-beside-mixed']) {
+    const scenario = scenarios.find((s) => s.id === id);
+    if (!scenario || scenario.status !== 'measured' || !scenario.summary.project) {
+      notes.push(`${id} not measured (${scenario?.reason ?? 'not run (--only)'})`);
+      continue;
+    }
+    const loads = scenario.summary.project.loads;
+    for (const [label, load] of Object.entries(loads)) {
+      const failed = failedAnswers('P5', load, `${id}, ${label}`);
+      if (failed) return { failed };
+    }
+    const loop = scenario.summary.project.loop;
+    if (!loop) {
+      notes.push(`${id}: ${scenario.summary.project.loopError ?? 'no event-loop figures'}`);
+      continue;
+    }
+    const pulls = loads['bulk pulls'];
+    notes.push(
+      `${id} ${fixed(loop.p99Ms, 1)} ms p99 with ${pulls ? fixed(pulls.okPerS * 60, 1) : '?'} pulls/min and mixed ${fixed(headline(scenario, 'project')?.okPerS ?? 0, 0)} req/s`,
+    );
+    if (!worst || loop.p99Ms > worst.p99Ms) worst = { ...loop, id };
+  }
+  return { loop: worst, note: notes.join('; ') };
 }
