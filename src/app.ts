@@ -24,6 +24,7 @@ import rateLimits from './plugins/rate-limits.js';
 import rollups from './plugins/rollups.js';
 import sensorStore from './plugins/sensor-store.js';
 import tokens from './plugins/tokens.js';
+import webhooks from './plugins/webhooks.js';
 import accessControl from './plugins/access-control.js';
 import type { RateLimitScope } from './rate-limit/limits.js';
 import apiTokenRoutes from './routes/api-tokens/index.js';
@@ -36,6 +37,7 @@ import meRoute from './routes/me.js';
 import metricsRoute, { type ClusterScrape } from './routes/metrics.js';
 import tokenLeakRoutes from './routes/token-leaks/index.js';
 import validateCoolingUserIdRoute from './routes/users/validate-cooling-user-id.js';
+import webhookEndpointRoutes from './routes/webhook-endpoints/index.js';
 import type { Clock } from './time.js';
 import type { App } from './types.js';
 
@@ -121,6 +123,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(accessControl);
   await app.register(rollups, { mode: deps.rollupMode });
   await app.register(sensorStore);
+  await app.register(webhooks);
   await app.register(openApi);
 
   // routes
@@ -129,6 +132,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(apiTokenRoutes, { prefix: '/api/v1/api-tokens' });
   await app.register(auditEventRoutes, { prefix: '/api/v1/audit-events' });
   await app.register(tokenLeakRoutes, { prefix: '/api/v1/token-leaks' });
+  await app.register(webhookEndpointRoutes, { prefix: '/api/v1/webhook-endpoints' });
   await app.register(meRoute, { prefix: '/api/v1/me' });
   await app.register(coolingUnitRoutes, { prefix: '/api/v1/cooling-units' });
   await app.register(consoleRoutes);

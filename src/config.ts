@@ -1,5 +1,7 @@
 // Environment -> one typed, validated config. A bad or missing value stops start-up with one
 // line naming the variable (docs/contract.md, "Operating contract").
+import { parseAllowedNetworks } from './webhooks/address-policy.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/settings.js';
 import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
@@ -73,6 +75,8 @@ export interface Config {
   leakReportKeys: LeakReportKey[] | null;
   /** the change feed keeps changes this many days; a cursor from before is 410 cursor_expired */
   sensorChangesRetentionDays: number;
+  /** sending webhooks (src/webhooks/settings.ts) */
+  webhooks: WebhookSettings;
 }
 
 /** What the migrations read besides the database (sql/migrations/003_sensor-store.js). */
@@ -263,6 +267,22 @@ const envSchema = z.object({
   // checked further by leakReportKeys() below: JSON with PEM keys in it
   LEAK_REPORT_PUBLIC_KEYS: optionalText,
   SENSOR_CHANGES_RETENTION_DAYS: optionalText.pipe(integerText(1, 3660).optional()),
+  WEBHOOK_DELIVERY: optionalText.pipe(z.enum(['on', 'off'], { error: 'must be on or off' }).optional()),
+  WEBHOOK_ALLOWED_NETWORKS: optionalText.pipe(
+    z
+      .string()
+      .transform((text, ctx) => {
+        const networks = parseAllowedNetworks(text);
+        if ('problem' in networks) {
+          ctx.addIssue({ code: 'custom', message: networks.problem });
+          return z.NEVER;
+        }
+        return networks;
+      })
+      .optional(),
+  ),
+  WEBHOOK_TIMEOUT_SECONDS: optionalText.pipe(integerText(1, 60).optional()),
+  WEBHOOK_CONCURRENCY: optionalText.pipe(integerText(1, 256).optional()),
 });
 
 type Environment = z.infer<typeof envSchema>;
@@ -393,6 +413,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sensorChangesRetentionDays: e.SENSOR_CHANGES_RETENTION_DAYS ?? 30,
     ...sensorStorageOf(e),
     leakReportKeys: e.LEAK_REPORT_PUBLIC_KEYS ? leakReportKeys(e.LEAK_REPORT_PUBLIC_KEYS) : null,
+    webhooks: {
+      ...DEFAULT_WEBHOOK_SETTINGS,
+      deliver: (e.WEBHOOK_DELIVERY ?? 'on') === 'on',
+      allowedNetworks: e.WEBHOOK_ALLOWED_NETWORKS ?? [],
+      timeoutMs: (e.WEBHOOK_TIMEOUT_SECONDS ?? DEFAULT_WEBHOOK_SETTINGS.timeoutMs / 1000) * 1000,
+      concurrency: e.WEBHOOK_CONCURRENCY ?? DEFAULT_WEBHOOK_SETTINGS.concurrency,
+    },
   };
 }
 

@@ -8,9 +8,20 @@ const sql = loadQueries('token-audit', ['insertEvent']);
 
 /**
  * Every action the trail knows; the database's constraint lists the same. The leak ones are
- * recorded by leak reports (src/tokens/leak-reports.ts).
+ * recorded by leak reports (src/tokens/leak-reports.ts), the webhook_endpoint ones by src/webhooks/endpoints.ts.
  */
-export const AUDIT_ACTIONS = ['token.created', 'token.rotated', 'token.revoked', 'token.leak_reported', 'token.revoked_leaked'] as const;
+export const AUDIT_ACTIONS = [
+  'token.created',
+  'token.rotated',
+  'token.revoked',
+  'token.leak_reported',
+  'token.revoked_leaked',
+  // a webhook endpoint's changes (src/webhooks/endpoints.ts): token_id holds the endpoint's id
+  'webhook_endpoint.created',
+  'webhook_endpoint.updated',
+  'webhook_endpoint.deleted',
+  'webhook_endpoint.secret_rotated',
+] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** An employee (id: the user id), whoever reported a leak (their name for themselves), the service. */

@@ -177,6 +177,32 @@ export function createMetrics(sources: MetricSources) {
         this.sensorPolicyLastSuccessAge.remove({ policy });
       } else policyAges.set(policy, { seconds, at: performance.now() });
     },
+    // webhooks (src/webhooks/dispatcher.ts): every attempt by its outcome, and the queue as this
+    // process last read it (every process reads the same database: the cluster shows the worst)
+    webhookAttempts: new Counter({
+      name: 'webhook_delivery_attempts_total',
+      help: 'Webhook delivery attempts by outcome: succeeded, retrying (failed, to be tried again) or failed (out of retries)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    webhookAttemptSeconds: new Histogram({
+      name: 'webhook_delivery_attempt_duration_seconds',
+      help: 'Time of a webhook delivery attempt, from the request to the answer (or the failure)',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    webhookPending: new Gauge({
+      name: 'webhook_deliveries_pending',
+      help: 'Webhook deliveries not yet delivered nor failed (due now or waiting for a retry)',
+      aggregator: 'max',
+      registers: [registry],
+    }),
+    webhookOldestDueSeconds: new Gauge({
+      name: 'webhook_oldest_due_delivery_age_seconds',
+      help: 'How long the oldest delivery that is due has waited to be sent (0: none waits); endpoints disabled excluded',
+      aggregator: 'max',
+      registers: [registry],
+    }),
     rollupQueue: new Gauge({
       name: 'rollup_queue_depth',
       help: 'Revenue/impact rollup tasks waiting for a Piscina worker thread',

@@ -140,6 +140,13 @@ const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
   ['SENSOR_CHANGES_RETENTION_DAYS', '0', /must be at least 1/],
   ['SENSOR_CHANGES_RETENTION_DAYS', '7d', /must be a whole number/],
   ['SENSOR_CHANGES_RETENTION_DAYS', '3661', /must be at most 3660/],
+  ['WEBHOOK_DELIVERY', 'yes', /must be on or off/],
+  ['WEBHOOK_ALLOWED_NETWORKS', '127.0.0.0/8,localhost', /is not a list of IP networks: "localhost"/],
+  ['WEBHOOK_ALLOWED_NETWORKS', '10.0.0.0/33', /is not a list of IP networks: "10.0.0.0\/33"/],
+  ['WEBHOOK_TIMEOUT_SECONDS', '0', /must be at least 1/],
+  ['WEBHOOK_TIMEOUT_SECONDS', '61', /must be at most 60/],
+  ['WEBHOOK_CONCURRENCY', '0', /must be at least 1/],
+  ['WEBHOOK_CONCURRENCY', 'many', /must be a whole number/],
 ];
 
 t.test('every variable of the schema has bad values here', async (t) => {

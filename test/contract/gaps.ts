@@ -11,8 +11,21 @@ interface Gap {
   matches(example: Example, check: Check, response: LightMyRequestResponse): boolean;
 }
 
-// none left: the trimmed name and cooling_user_id are described by a pattern on the text as sent
-export const GAPS: Gap[] = [];
+const MODEL_CHECKS: Check[] = [
+  'status is what the contract answers',
+  'document-valid input is accepted (not 400)',
+  'details.field names the problem',
+];
+
+export const GAPS: Gap[] = [
+  {
+    // not a disagreement of the service: the model in expectations.ts has no rules of the webhook
+    // routes yet (public https URLs, the company's endpoints and deliveries, a replay's 30 days);
+    // every other check (documented statuses, schemas, headers, no 5xx) holds for them meanwhile
+    todo: 'test/contract: model the webhook-endpoint routes in expectations.ts (issue 43)',
+    matches: (example, check) => example.operation.path.startsWith('/api/v1/webhook-endpoints') && MODEL_CHECKS.includes(check),
+  },
+];
 
 export function knownGap(example: Example, finding: Finding, response: LightMyRequestResponse): string | undefined {
   return GAPS.find((gap) => gap.matches(example, finding.check, response))?.todo;

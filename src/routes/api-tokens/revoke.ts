@@ -6,7 +6,7 @@ import { errorResponses } from '../../http/schemas.js';
 import { notFound } from '../../http/errors.js';
 import { revokeEverywhere } from '../../tokens/revoke-everywhere.js';
 import type { App } from '../../types.js';
-import { emptyBodyIsNoBody } from './empty-body.js';
+import { emptyBodyIsNoBody } from '../../http/empty-body.js';
 import { apiToken, isTokenId, tokenIdParams } from './schema.js';
 
 export default async function revokeApiToken(app: App) {

@@ -9,7 +9,7 @@ import { generateToken, hashToken } from '../../tokens/format.js';
 import type { RotationOutcome, RotationRefusal } from '../../tokens/repository.js';
 import { DAY_MS, SECOND_MS } from '../../time.js';
 import type { App } from '../../types.js';
-import { emptyBodyIsNoBody } from './empty-body.js';
+import { emptyBodyIsNoBody } from '../../http/empty-body.js';
 import { apiToken, isTokenId, tokenIdParams } from './schema.js';
 
 const DEFAULT_GRACE_SECONDS = DAY_MS / SECOND_MS;

@@ -1,0 +1,100 @@
+// GET /api/v1/webhook-endpoints/{endpoint_id}/deliveries: the endpoint's delivery log, newest
+// first: each event sent to it, its status, attempts, the last attempt's answer and the next retry.
+import { z } from 'zod';
+import { envelopeSchema, errorResponses, paginationFor, paginationQuery } from '../../http/schemas.js';
+import type { App } from '../../types.js';
+import { endpointIdParams } from './schema.js';
+
+const STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
+const delivery = z
+  .object({
+    id: z.number().int(),
+    message_id: z.string().describe('The webhook-id header of every attempt: receivers dedupe by it'),
+    event_type: z.string(),
+    occurred_at: z.string(),
+    status: z.enum(STATUSES).describe('pending: not delivered yet (see next_attempt_at); succeeded; failed: out of retries'),
+    attempts: z.number().int().describe('Attempts so far (since its last replay)'),
+    next_attempt_at: z.string().nullable().describe('When it is tried next; null once succeeded or failed'),
+    last_attempt: z
+      .object({
+        at: z.string(),
+        status_code: z.number().int().nullable().describe("The endpoint's answer; null: none (timeout, refused, unreachable)"),
+        error: z.string().nullable().describe('Why the attempt failed; null when it succeeded'),
+        duration_ms: z.number().int(),
+      })
+      .nullable(),
+    completed_at: z.string().nullable(),
+  })
+  .meta({ id: 'WebhookDelivery' });
+
+interface DeliveryRow {
+  id: string;
+  status: (typeof STATUSES)[number];
+  attempts: number;
+  next_attempt_at: Date;
+  completed_at: Date | null;
+  message_id: string;
+  type: string;
+  occurred_at: Date;
+  last_attempt_at: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_duration_ms: number | null;
+  total_count: number;
+}
+
+export default async function listWebhookDeliveries(app: App) {
+  app.get('/:endpoint_id/deliveries', {
+    schema: {
+      operationId: 'listWebhookDeliveries',
+      summary: "A webhook endpoint's delivery log",
+      tags: ['Webhooks'],
+      security: [{ employeeJwt: [] }],
+      params: endpointIdParams,
+      querystring: z.strictObject({
+        ...paginationQuery,
+        status: z
+          .enum(STATUSES, { error: `must be one of ${STATUSES.join(', ')}` })
+          .optional()
+          .describe('Only deliveries in this status'),
+      }),
+      response: {
+        200: envelopeSchema(delivery, z.object({ status: z.enum(STATUSES).nullable() })),
+        ...errorResponses(400, 401, 403, 404, 429, 503),
+      },
+    },
+    handler: async (request) => {
+      const { companyId } = request.employee;
+      const { page, page_size: pageSize, status = null } = request.query;
+      const rows = (await app.webhookEndpoints.deliveries(
+        companyId,
+        request.params.endpoint_id,
+        status,
+        pageSize,
+        (page - 1) * pageSize,
+      )) as unknown as DeliveryRow[];
+      return {
+        data: rows.map((row) => ({
+          id: Number(row.id),
+          message_id: row.message_id,
+          event_type: row.type,
+          occurred_at: row.occurred_at.toISOString(),
+          status: row.status,
+          attempts: row.attempts,
+          next_attempt_at: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
+          last_attempt: row.last_attempt_at
+            ? {
+                at: row.last_attempt_at.toISOString(),
+                status_code: row.last_status_code,
+                error: row.last_error,
+                duration_ms: row.last_duration_ms ?? 0,
+              }
+            : null,
+          completed_at: row.completed_at?.toISOString() ?? null,
+        })),
+        meta: { company_id: companyId, filters: { status }, pagination: paginationFor(page, pageSize, rows[0]?.total_count ?? 0) },
+      };
+    },
+  });
+}
