@@ -1,7 +1,7 @@
 // `npm run export` end to end: a year of hourly history of company A's three units, exported
 // through the client from the real service (real HTTP, real PostgreSQL), equals the database's
 // hourly rows exactly (count and checksum), in CSV and in NDJSON; the units were found by the
-// export itself; a second run of the same command has nothing left to do.
+// export itself; a second run of the same command has nothing left to do, and prints only that.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -74,6 +74,11 @@ for (const format of ['csv', 'ndjson'] as const) {
       'a re-run of a complete export does nothing',
     );
     t.equal(again.requests, 0, 'and makes no request');
+    t.match(
+      again.stderr,
+      /^export already complete [^\n]*\n$/,
+      'and says only that, in one line: no progress line of zeros before it ("exported 0 of ? records, ...")',
+    );
   });
 }
 

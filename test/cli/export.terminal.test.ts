@@ -2,7 +2,7 @@
 // one status line redrawn in place on stderr. Run under a real pseudo-terminal (util-linux's
 // `script`), the command must draw the bar (carriage return and erase-line, filled and empty
 // cells, the counts), end with the completion line, give the cursor back, and still export the
-// unit exactly.
+// unit exactly; run again, it must say only that the export is complete, no bar left above it.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,18 +35,20 @@ t.test('on a terminal: a bar redrawn in place, then the completion line', async 
     outDir,
   ];
   // script gives the command a pseudo-terminal for stdin, stdout and stderr, and copies it to stdout
-  const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
-    execFile(
-      'script',
-      ['-qefc', command.map(shellWord).join(' '), '/dev/null'],
-      {
-        env: { ...process.env, COLDTRACK_TOKEN: world.token },
-        timeout: 120_000,
-        maxBuffer: 16 << 20,
-      },
-      (error, stdout) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, output: stdout }),
-    );
-  });
+  const onTerminal = () =>
+    new Promise<{ code: number; output: string }>((resolve) => {
+      execFile(
+        'script',
+        ['-qefc', command.map(shellWord).join(' '), '/dev/null'],
+        {
+          env: { ...process.env, COLDTRACK_TOKEN: world.token },
+          timeout: 120_000,
+          maxBuffer: 16 << 20,
+        },
+        (error, stdout) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, output: stdout }),
+      );
+    });
+  const { code, output } = await onTerminal();
   t.equal(code, 0, `exit 0${code ? `: ${output.slice(-500)}` : ''}`);
   // the escape character spelled out, so the patterns below read (and lint) as text
   const shown = output.replaceAll('\u001b', '<ESC>');
@@ -63,4 +65,15 @@ t.test('on a terminal: a bar redrawn in place, then the completion line', async 
   t.ok(shown.includes('<ESC>[?25h'), 'and shown again');
   const { count, checksum } = await databaseHourly(world.db, unit);
   t.same(fileRecords(join(outDir, `cooling-unit-${unit}.csv`), 'csv').checksum, checksum, `the unit's ${count} hourly rows exactly`);
+
+  // the same command again: nothing to do, and no bar left on the screen above its one line
+  const again = await onTerminal();
+  t.equal(again.code, 0, `a re-run exits 0${again.code ? `: ${again.output.slice(-500)}` : ''}`);
+  // what is left on screen: the output after the bar's last erase (or all of it, when none was drawn)
+  const screen = again.output.split('\r\u001b[2K').at(-1)!.replaceAll('\u001b', '<ESC>');
+  t.match(
+    screen,
+    /^(<ESC>\[\?25l)?<ESC>\[\?25hexport already complete in [^\n]*nothing to do\r?\n$/,
+    'a re-run: only that it is complete, the cursor shown again',
+  );
 });

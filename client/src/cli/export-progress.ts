@@ -86,6 +86,15 @@ export class ExportDisplay {
     this.bar?.stop();
   }
 
+  /**
+   * Nothing was exported (the export was already complete): no progress line, and a bar drawn
+   * while the files were checked is erased, so the one line that follows says it all.
+   */
+  discard(): void {
+    this.stopped = true;
+    this.bar?.erase();
+  }
+
   private render(force = false): void {
     if (this.stopped) return;
     const { latest } = this;
@@ -97,7 +106,7 @@ export class ExportDisplay {
           `${latest.estimatedTotal === null ? '?' : `~${count(total)}`} records | ${count(latest.pages)} pages | ` +
           `units ${latest.unitsDone}/${latest.unitsTotal} | ${this.statusNow()} | ETA ${this.eta()}`,
       );
-    } else if (force || Date.now() - this.lastLine >= 5000) {
+    } else if (force || (this.underWay() && Date.now() - this.lastLine >= 5000)) {
       this.lastLine = Date.now();
       const share = total > 0 ? ` (${Math.floor((100 * latest.records) / total)}%)` : '';
       this.say(
@@ -105,6 +114,14 @@ export class ExportDisplay {
           `${count(latest.pages)} pages, units ${latest.unitsDone}/${latest.unitsTotal} done, ETA ${this.eta()}`,
       );
     }
+  }
+
+  /**
+   * Something to report: a request sent or progress reported. Before that the export only reads
+   * its folder (a long check of a complete export's files would otherwise print a line of zeros).
+   */
+  private underWay(): boolean {
+    return this.requests > 0 || this.recordsAtStart !== null;
   }
 
   private eta(): string {
@@ -159,5 +176,12 @@ export class TerminalBar {
     if (this.stopped) return;
     this.stopped = true;
     this.stream.write(`${this.current ? '\n' : ''}\u001b[?25h`);
+  }
+
+  /** The bar's line cleared, the cursor back at its start and shown again. */
+  erase(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.stream.write(`${this.current ? '\r\u001b[2K' : ''}\u001b[?25h`);
   }
 }

@@ -88,7 +88,9 @@ async function main(): Promise<number> {
       onProgress: display.onProgress,
       onPageWritten,
     });
-    display.finish();
+    // a re-run of a complete export did nothing: its one line, without a progress line of zeros
+    if (summary.alreadyComplete) display.discard();
+    else display.finish();
     console.error(completionLine(summary, args.outDir, display));
     return 0;
   } catch (error) {
