@@ -79,7 +79,9 @@ if (cluster.isWorker) {
     (error: unknown) => fail(migrationFailure(error)),
   );
 
-  let banner: ((address: string) => string) | null = null;
+  // with DATABASE_URL: where the service and its console are; embedded, the demo's banner below
+  const { serviceBanner } = await import('./seed/demo-banner.js');
+  let banner = (address: string) => serviceBanner(address.replace('://127.0.0.1', '://localhost'));
   if (embedded) {
     // demo data on the first start; later starts only mint fresh demo JWTs
     const jwtSecret = config.jwt!.kind === 'secret' ? config.jwt!.secret : embedded.jwtSecret;
@@ -107,12 +109,12 @@ if (cluster.isWorker) {
       env,
       execArgv: heapFlags(config.heapLimitMb, `${process.env.NODE_OPTIONS ?? ''} ${process.execArgv.join(' ')}`),
       log: (message, fields) => console.error(JSON.stringify({ level: 40, msg: message, role: 'primary', ...fields })),
-      onListening: (address) => banner && console.log(banner(address)),
+      onListening: (address) => console.log(banner(address)),
       onStopped: stopEmbedded,
     });
   } else {
     const { serve } = await import('./http-server.js');
     const address = await serve(config, stopEmbedded);
-    if (banner) console.log(banner(address));
+    console.log(banner(address));
   }
 }

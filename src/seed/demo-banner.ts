@@ -2,7 +2,8 @@
 // signed in as the demo employee, that employee's JWT, the embedded database's URL for the CLI
 // commands, and commands to paste. Every indented line runs verbatim in bash, in order
 // (test/seed/demo-banner.test.ts runs them): values a later line needs (the new token and its id)
-// are kept in shell variables by an earlier one.
+// are kept in shell variables by an earlier one. With DATABASE_URL there is no demo employee:
+// only where the service and its console are (serviceBanner).
 export interface DemoCompany {
   id: number;
   name: string;
@@ -52,5 +53,18 @@ Pull data with the token:
 
 Revoke it (from now on the token is refused):
   curl -s -X POST ${baseUrl}/api/v1/api-tokens/$TOKEN_ID/revoke -H "Authorization: Bearer $JWT"
+`;
+}
+
+/**
+ * What `npm start` prints with DATABASE_URL: where the service is and the console's address, with
+ * no JWT in it (nothing is seeded, so there is no demo employee): an employee signs in with their
+ * own (docs/employees.md, "Your JWT").
+ */
+export function serviceBanner(baseUrl: string): string {
+  return `
+ColdTrack API is running at ${baseUrl}  (docs: ${baseUrl}/docs, OpenAPI: ${baseUrl}/openapi.json)
+Token console, for Registered Employees (sign in with your JWT; npm run mint-jwt -- <user_id> makes a dev one):
+${baseUrl}/console
 `;
 }

@@ -1,11 +1,14 @@
 // The commands `npm start` prints run verbatim in bash, in order, against a real server: the
-// token the create line returns is used and revoked by the later lines without any editing.
+// token the create line returns is used and revoked by the later lines without any editing. With
+// DATABASE_URL (no demo), the real `npm start` still prints where the service and its console are.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { demoBanner } from '../../src/seed/demo-banner.js';
-import { createTestApp } from '../helpers/app.js';
+import { createTestApp, TEST_JWT_SECRET } from '../helpers/app.js';
+import { createTestDatabase } from '../helpers/db.js';
 import { createCompany } from '../helpers/fixtures.js';
+import { startServerProcess } from '../helpers/server-process.js';
 
 const run = promisify(execFile);
 
@@ -74,4 +77,25 @@ t.test('the printed console URL opens the console, signed in by the JWT in its f
     headers: { authorization: `Bearer ${url.hash.slice('#jwt='.length)}` },
   });
   t.equal(list.status, 200, "the fragment's JWT signs in");
+});
+
+t.test('with DATABASE_URL, npm start prints the console address too (no JWT in it: nothing is seeded)', async (t) => {
+  const db = await createTestDatabase(t);
+  const server = await startServerProcess(t, { DATABASE_URL: db.url, JWT_SECRET: TEST_JWT_SECRET });
+  const port = new URL(server.baseUrl).port;
+  const consoleUrl = `http://localhost:${port}/console`;
+  // printed once the server listens: the log line that says so may come a moment earlier
+  for (let waited = 0; !server.output().includes(consoleUrl) && waited < 10_000; waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const lines = server.output().split('\n');
+  t.ok(lines.includes(consoleUrl), `a line of its own: ${consoleUrl}`);
+  t.ok(
+    lines.some((line) => line.startsWith(`ColdTrack API is running at http://localhost:${port} `)),
+    'beside where the service is',
+  );
+  t.notMatch(server.output(), /#jwt=/, 'no JWT in the link: there is no demo employee');
+  const page = await fetch(consoleUrl.replace('localhost', '127.0.0.1'));
+  t.equal(page.status, 200, 'it serves the console');
+  t.match(page.headers.get('content-type'), /^text\/html/);
 });
