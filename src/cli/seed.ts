@@ -9,7 +9,7 @@ import { commandDatabase, dataDirOf, embeddedJwtSecret } from '../db/embedded-ha
 const usage =
   'usage: npm run seed -- --demo [--json]\n' +
   '  --demo  load the demo companies, units, farmers, movements and sensor readings\n' +
-  '  --json  print one JSON object (ids and JWTs) on stdout, diagnostics on stderr';
+  '  --json  print one JSON object (ids, JWTs and the user ids they name) on stdout, diagnostics on stderr';
 
 const args = process.argv.slice(2);
 const unknown = args.filter((arg) => arg !== '--demo' && arg !== '--json');
@@ -82,7 +82,7 @@ if (json) {
       `  cooling units: ${company.cooling_unit_ids.join(', ')}` +
         ` (soft-deleted: ${company.deleted_cooling_unit_ids.join(', ') || 'none'})`,
     );
-    console.log(`  employee JWT (12 h): ${company.employee_jwt}`);
-    console.log(`  operator JWT, not an employee (12 h): ${company.non_employee_jwt}`);
+    console.log(`  employee JWT (12 h, user ${company.employee_user_id}): ${company.employee_jwt}`);
+    console.log(`  operator JWT, not an employee (12 h, user ${company.non_employee_user_id}): ${company.non_employee_jwt}`);
   }
 }

@@ -13,6 +13,9 @@ export interface DemoCompanySummary {
   name: string;
   employee_jwt: string;
   non_employee_jwt: string;
+  /** the users the two JWTs name (their `sub`): the ids `npm run mint-jwt -- <user_id>` asks for */
+  employee_user_id: number;
+  non_employee_user_id: number;
   location_ids: number[];
   cooling_unit_ids: number[];
   deleted_cooling_unit_ids: number[];
@@ -115,6 +118,8 @@ async function describeDemo(pool: pg.Pool, options: SeedDemoOptions, now: Date):
       name: row.name,
       employee_jwt: await mint(row.employee_id),
       non_employee_jwt: await mint(row.operator_id),
+      employee_user_id: row.employee_id,
+      non_employee_user_id: row.operator_id,
       location_ids: row.location_ids,
       cooling_unit_ids: row.cooling_unit_ids,
       deleted_cooling_unit_ids: row.deleted_cooling_unit_ids,

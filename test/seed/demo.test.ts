@@ -1,5 +1,6 @@
 // The demo data set meets the operating contract (docs/contract.md, "Operating contract"):
-// shape, realism, idempotence, reproducibility, working JWTs and a clean CLI stdout.
+// shape, realism, idempotence, reproducibility, working JWTs (and the user ids they name, which
+// `npm run mint-jwt` asks for) and a clean CLI stdout.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
@@ -62,10 +63,12 @@ t.test('demo data set', async (t) => {
         'cooling_unit_ids',
         'deleted_cooling_unit_ids',
         'employee_jwt',
+        'employee_user_id',
         'id',
         'location_ids',
         'name',
         'non_employee_jwt',
+        'non_employee_user_id',
       ]);
       t.ok(company.location_ids.length >= 1, 'locations');
       t.ok(company.cooling_unit_ids.length >= 3, 'at least three live units');
@@ -148,6 +151,9 @@ t.test('demo data set', async (t) => {
       const roleOf = (sub: string) => users.find((u) => String(u.id) === sub);
       t.match(roleOf(employee.sub), { role: 'REGISTERED_EMPLOYEE', company_id: company.id, is_active: true });
       t.match(roleOf(operator.sub), { role: 'OPERATOR', company_id: company.id });
+      // the ids `npm run mint-jwt -- <user_id>` asks for, beside the JWTs that name them
+      t.equal(company.employee_user_id, Number(employee.sub), 'employee_user_id: the user the employee JWT names');
+      t.equal(company.non_employee_user_id, Number(operator.sub), 'non_employee_user_id: the user the operator JWT names');
     });
   }
 
@@ -196,6 +202,11 @@ t.test('npm run seed -- --demo --json prints exactly one JSON object', async (t)
   t.equal(run.stdout.trim().split('\n').length, 1, 'one line');
   t.ok(parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed), 'an object');
   t.ok((parsed as DemoSummary).companies.length >= 2);
+  const verifier = createJwtVerifier({ jwt: { kind: 'secret', secret: jwtSecret }, issuer: null, audience: null });
+  for (const company of (parsed as DemoSummary).companies) {
+    const { sub } = await verifier.verify(company.employee_jwt, new Date());
+    t.equal(company.employee_user_id, Number(sub), `${company.name}: the employee's user id, for npm run mint-jwt -- ${sub}`);
+  }
 });
 
 t.test('the seed CLI refuses bad usage and configuration', async (t) => {
