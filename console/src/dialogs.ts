@@ -2,8 +2,9 @@
 // revoke confirmation and the rotation with its grace period (a token's history is history.ts).
 // Each is a modal <dialog> (the page behind is inert while it is open); focus goes into it and
 // back to what opened it.
-import { ConsoleError, type ApiToken, type NewToken, type Scope } from './api.js';
-import { absoluteTime, byId, relativeTime, say } from './format.js';
+import { ConsoleError, type ApiToken, type CoolingUnit, type NewToken, type Scope } from './api.js';
+import { absoluteTime, byId, el, relativeTime, say } from './format.js';
+import { unitNames } from './tokens-view.js';
 
 export interface DialogServices {
   post<T>(path: string, body?: unknown): Promise<T>;
@@ -96,10 +97,20 @@ export function confirmRevoke(token: ApiToken, from: HTMLElement) {
   byId('cancel-revoke').focus();
 }
 
-export function confirmRotate(token: ApiToken, from: HTMLElement) {
+/** What a rotation's replacement keeps of the token: all of it but the secret (and the id). */
+function kept(token: ApiToken, units: Map<number, CoolingUnit>): Array<[string, string]> {
+  return [
+    ['Scopes', token.scopes.join(', ')],
+    ['Units', unitNames(token, units)?.join(', ') ?? 'All units'],
+    ['Allowed from', token.allowed_ips.length === 0 ? 'Any address' : token.allowed_ips.join(', ')],
+    ['Expires', token.expires_at ? `${relativeTime(token.expires_at)} (${absoluteTime(token.expires_at)})` : 'Never'],
+  ];
+}
+
+export function confirmRotate(token: ApiToken, from: HTMLElement, units: Map<number, CoolingUnit>) {
   pending = token;
-  byId('rotate-text').textContent =
-    `A new token replaces “${token.name}” with the same scopes, units and expiry. Deploy the new one, then let the old one run out.`;
+  byId('rotate-text').textContent = `A new token replaces “${token.name}”, with the same:`;
+  byId('rotate-keeps').replaceChildren(...kept(token, units).flatMap(([term, value]) => [el('dt', {}, term), el('dd', {}, value)]));
   say(byId('rotate-error'), '');
   open(byId<HTMLDialogElement>('rotate-dialog'), from);
   byId('rotate-dialog').querySelector<HTMLInputElement>('input[name="grace"]:checked')?.focus();

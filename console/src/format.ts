@@ -1,22 +1,31 @@
-// Times as people read them: relative ("3 minutes ago", "in 29 days") next to an absolute UTC
+// Times as people read them: relative ("3 minutes ago", "in 30 days") next to an absolute UTC
 // time, and small DOM helpers that only ever set text (a token's name is never parsed as HTML).
 const relative = new Intl.RelativeTimeFormat('en', { numeric: 'always' });
-const STEPS: Array<[Intl.RelativeTimeFormatUnit, number, number]> = [
-  // unit, its length in ms, used from this many ms on ("in 45 days" reads better than "in 1 month")
-  ['year', 365 * 86_400_000, 365 * 86_400_000],
-  ['month', 30 * 86_400_000, 60 * 86_400_000],
-  ['day', 86_400_000, 86_400_000],
-  ['hour', 3_600_000, 3_600_000],
-  ['minute', 60_000, 60_000],
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+const STEPS: Array<[Intl.RelativeTimeFormatUnit, number, number, number]> = [
+  // unit, its length in ms, used from this many ms on ("in 45 days" reads better than "in 1 month"),
+  // that threshold judged on the time rounded to this many ms (a year less a minute is "in 1 year")
+  ['year', 365 * DAY, 365 * DAY, DAY],
+  ['month', 30 * DAY, 60 * DAY, DAY],
+  ['day', DAY, DAY, HOUR],
+  ['hour', HOUR, HOUR, MINUTE],
+  ['minute', MINUTE, MINUTE, 1000],
 ];
 
-/** `past`: an event that has happened (a clock a little behind the server's must not say "in 1 minute"). */
+/**
+ * `past`: an event that has happened (a clock a little behind the server's must not say "in 1
+ * minute"). Counted to the nearest unit, not down: a token created "in 30 days" still reads
+ * "in 30 days" a minute later (29 days, 23 hours and 59 minutes away), not "in 29 days".
+ */
 export function relativeTime(iso: string, now = Date.now(), past = false): string {
   const delta = past ? Math.min(0, Date.parse(iso) - now) : Date.parse(iso) - now;
-  const step = STEPS.find(([, , from]) => Math.abs(delta) >= from);
+  const distance = Math.abs(delta);
+  const step = STEPS.find(([, , from, precision]) => Math.round(distance / precision) * precision >= from);
   if (!step) return delta <= 0 ? 'just now' : 'in less than a minute';
   const [unit, length] = step;
-  return relative.format(Math.trunc(delta / length), unit);
+  return relative.format(Math.sign(delta) * Math.round(distance / length), unit);
 }
 
 /** 2026-05-01 14:03 UTC */

@@ -8,11 +8,12 @@ import { confirmRevoke, confirmRotate, setUpDialogs, showSecret } from './dialog
 import { byId, say } from './format.js';
 import { setUpHistory, showHistory } from './history.js';
 import { jwt, signIn, signOut, startSession } from './session.js';
-import { renderTokens } from './tokens-view.js';
+import { renderOneToken, renderTokens, type RowActions } from './tokens-view.js';
 import { setUpUsage, showUsage } from './usage.js';
 
 const PAGE_SIZE = 20;
-const view = { page: 1, filter: '' };
+/** the list's page and state filter; `only`: the one token a rotation link opened, shown alone */
+const view: { page: number; filter: string; only: string | null } = { page: 1, filter: '', only: null };
 let units = new Map<number, CoolingUnit>();
 /** who is signed in, as the service names them (GET /api/v1/me) */
 let profile: Me | null = null;
@@ -67,16 +68,27 @@ async function loadUnits() {
   showUnits(all);
 }
 
+const actions: RowActions = {
+  open: async (tokenId) => {
+    view.only = tokenId;
+    await refresh();
+    document.querySelector<HTMLElement>(`tr[data-token-id="${CSS.escape(tokenId)}"] th`)?.focus();
+  },
+  rotate: (token, opener) => confirmRotate(token, opener, units),
+  revoke: (token, opener) => confirmRevoke(token, opener),
+  history: (token, opener) => void showHistory(token, opener),
+  usage: (token, opener) => void showUsage(token, opener),
+};
+
 async function loadTokens() {
+  if (view.only) {
+    const token = await request<ApiToken>('GET', `/api/v1/api-tokens/${encodeURIComponent(view.only)}`);
+    return renderOneToken(token, units, profile?.user_id ?? null, actions);
+  }
   const query = new URLSearchParams({ page: String(view.page), page_size: String(PAGE_SIZE) });
   if (view.filter) query.set('state', view.filter);
   const page = await request<Page<ApiToken>>('GET', `/api/v1/api-tokens?${query}`);
-  renderTokens(page, view.filter, units, profile?.user_id ?? null, {
-    rotate: (token, opener) => confirmRotate(token, opener),
-    revoke: (token, opener) => confirmRevoke(token, opener),
-    history: (token, opener) => void showHistory(token, opener),
-    usage: (token, opener) => void showUsage(token, opener),
-  });
+  renderTokens(page, view.filter, units, profile?.user_id ?? null, actions);
 }
 
 /** Loads the list; a failure is shown above it (a 401 has already ended the session). */
@@ -126,7 +138,14 @@ function wire() {
   byId('state-filter').addEventListener('change', (event) => {
     view.filter = (event.target as HTMLSelectElement).value;
     view.page = 1;
+    view.only = null;
     void refresh();
+  });
+  // from the one token a rotation link opened, back to the page of the list it was opened from
+  byId('show-list').addEventListener('click', async () => {
+    view.only = null;
+    await refresh();
+    byId('state-filter').focus();
   });
   byId('previous-page').addEventListener('click', () => {
     view.page = Math.max(1, view.page - 1);
@@ -157,6 +176,7 @@ function wire() {
       show('tokens');
       say(byId('notice'), `“${created.name}” is created.`);
       view.page = 1;
+      view.only = null;
       void refresh();
       showSecret(created, byId('new-token'));
     } catch (error) {

@@ -1,11 +1,13 @@
 // The token list: one page of the company's tokens (state filter, pagination), with what an
 // The token list: one page of the company's tokens (state filter, pagination), with what an
 // employee decides on: scopes, units, allowed addresses, who created it when, expiry, last use and
-// rotation links, and each token's history and usage.
+// rotation links (each opens the token it names, alone), and each token's history and usage.
 import type { ApiToken, CoolingUnit, Page } from './api.js';
 import { byId, el, timeCell } from './format.js';
 
 export interface RowActions {
+  /** a rotation link: shows the token it names */
+  open(tokenId: string, opener: HTMLElement): void;
   rotate(token: ApiToken, opener: HTMLElement): void;
   revoke(token: ApiToken, opener: HTMLElement): void;
   history(token: ApiToken, opener: HTMLElement): void;
@@ -29,12 +31,18 @@ const FILTER_LABEL: Record<string, string> = {
 };
 export const shortId = (id: string) => id.slice(0, 8);
 
-function unitsCell(token: ApiToken, units: Map<number, CoolingUnit>) {
-  if (token.cooling_unit_ids.length === 0) return el('span', {}, 'All units');
-  const names = token.cooling_unit_ids.map((id) => {
+/** The token's units by name (and location), or null for every unit of the company. */
+export function unitNames(token: ApiToken, units: Map<number, CoolingUnit>): string[] | null {
+  if (token.cooling_unit_ids.length === 0) return null;
+  return token.cooling_unit_ids.map((id) => {
     const unit = units.get(id);
     return unit ? `${unit.name} (${unit.location.name})` : `Unit ${id} (deleted)`;
   });
+}
+
+function unitsCell(token: ApiToken, units: Map<number, CoolingUnit>) {
+  const names = unitNames(token, units);
+  if (!names) return el('span', {}, 'All units');
   return el('ul', { class: 'plain' }, ...names.map((name) => el('li', {}, name)));
 }
 
@@ -43,13 +51,40 @@ function allowedIpsCell(token: ApiToken) {
   return el('ul', { class: 'plain' }, ...token.allowed_ips.map((cidr) => el('li', {}, cidr)));
 }
 
-function rotationCell(token: ApiToken) {
+/** A link to the other token of a rotation: it shows that token (main.ts), wherever it is listed. */
+function rotationLink(label: string, tokenId: string, actions: RowActions) {
+  const link = el('a', { href: `#token-${tokenId}`, title: tokenId }, `${label} ${shortId(tokenId)}`);
+  link.addEventListener('click', (event) => {
+    event.preventDefault();
+    actions.open(tokenId, link);
+  });
+  return link;
+}
+
+function rotationCell(token: ApiToken, actions: RowActions) {
   const links = [
-    token.rotated_from && el('span', { title: token.rotated_from }, `Rotated from ${shortId(token.rotated_from)}`),
-    token.replaced_by && el('span', { title: token.replaced_by }, `Replaced by ${shortId(token.replaced_by)}`),
-  ].filter((link): link is HTMLSpanElement => Boolean(link));
+    token.rotated_from && rotationLink('Rotated from', token.rotated_from, actions),
+    token.replaced_by && rotationLink('Replaced by', token.replaced_by, actions),
+  ].filter((link): link is HTMLAnchorElement => Boolean(link));
   if (links.length === 0) return el('span', { class: 'muted' }, '—');
   return el('ul', { class: 'plain' }, ...links.map((link) => el('li', {}, link)));
+}
+
+/** Words this long and longer may break anywhere; shorter ones only wrap whole, between words. */
+const LONG_WORD = 24;
+
+/**
+ * A token's name: it wraps between words; only a word too long for the column (a run of letters
+ * with no space, such as a host name) is allowed to break inside, in a span of its own, so the
+ * column never squeezes ordinary words into pieces.
+ */
+function nameText(name: string) {
+  const parts = name.split(/(\s+)/).filter(Boolean);
+  return el(
+    'span',
+    { class: 'name' },
+    ...parts.map((part) => (part.length >= LONG_WORD && !/\s/.test(part) ? el('span', { class: 'unbroken' }, part) : part)),
+  );
 }
 
 function row(token: ApiToken, units: Map<number, CoolingUnit>, me: number | null, actions: RowActions) {
@@ -73,13 +108,7 @@ function row(token: ApiToken, units: Map<number, CoolingUnit>, me: number | null
   return el(
     'tr',
     { 'data-token-id': token.id },
-    el(
-      'th',
-      { scope: 'row' },
-      el('span', { class: 'name' }, token.name),
-      el('br'),
-      el('small', { title: token.id }, `ID ${shortId(token.id)}`),
-    ),
+    el('th', { scope: 'row' }, nameText(token.name), el('br'), el('small', { title: token.id }, `ID ${shortId(token.id)}`)),
     el(
       'td',
       {},
@@ -93,7 +122,7 @@ function row(token: ApiToken, units: Map<number, CoolingUnit>, me: number | null
     el('td', {}, timeCell(token.created_at, '', true), el('br'), el('small', {}, creator)),
     el('td', {}, timeCell(token.expires_at, 'Never')),
     el('td', {}, timeCell(token.last_used_at, 'Never', true)),
-    el('td', {}, rotationCell(token)),
+    el('td', {}, rotationCell(token, actions)),
     el('td', { class: 'row-actions' }, ...buttons),
   );
 }
@@ -112,9 +141,26 @@ export function renderTokens(
     rows.push(el('tr', {}, el('td', { colspan: '10', class: 'muted' }, empty)));
   }
   byId('token-rows').replaceChildren(...rows);
+  byId('show-list').hidden = true;
   const count = pagination.total_count;
   byId('list-summary').textContent = `${count} ${count === 1 ? FILTER_LABEL[filter]!.replace(/s$/, '') : FILTER_LABEL[filter]}`;
   byId('page-label').textContent = `Page ${pagination.page} of ${Math.max(1, pagination.total_pages)}`;
   byId<HTMLButtonElement>('previous-page').disabled = !pagination.has_previous;
   byId<HTMLButtonElement>('next-page').disabled = !pagination.has_next;
+}
+
+/**
+ * One token alone, as a rotation link opens it (it may be on another page, or outside the filter):
+ * its row, and the way back to the list.
+ */
+export function renderOneToken(token: ApiToken, units: Map<number, CoolingUnit>, me: number | null, actions: RowActions) {
+  const only = row(token, units, me, actions);
+  // the link moves focus here (main.ts)
+  only.querySelector('th')!.tabIndex = -1;
+  byId('token-rows').replaceChildren(only);
+  byId('show-list').hidden = false;
+  byId('list-summary').textContent = `The token ID ${shortId(token.id)} alone`;
+  byId('page-label').textContent = 'Page 1 of 1';
+  byId<HTMLButtonElement>('previous-page').disabled = true;
+  byId<HTMLButtonElement>('next-page').disabled = true;
 }

@@ -1,6 +1,7 @@
 // A token's IP allow-list in the console, in real Chromium against the real service: the optional
 // field at creation (one per line or comma separated), the form's hints for what cannot be an
-// address, the service's refusal shown as it words it (it decides), and the list on the token's row.
+// address, the service's refusal shown as it words it (it decides), the list on the token's row,
+// and in the rotate dialog among what the replacement keeps.
 import t from 'tap';
 import { checkAccessibility, screenshot, startConsole } from './helpers.js';
 
@@ -84,6 +85,31 @@ t.test('create a token with a list (lines and commas mixed); the row shows it, n
   t.equal(await anywhereRow.locator('td.addresses').textContent(), 'Any address');
   await screenshot(page, '09-list-allowed-ips');
   await checkAccessibility(t, page, 'list with an allow-list');
+});
+
+t.test('rotating a token with a list: the dialog says the new token keeps it, and it does', async (t) => {
+  const { body } = await world.api<{ data: TokenJson[] }>('GET', '/api/v1/api-tokens');
+  const office = body.data.find((token) => token.name === 'Office only')!;
+  const row = page.locator(`tr[data-token-id="${office.id}"]`);
+  await row.getByRole('button', { name: 'Rotate “Office only”' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Rotate this token?' });
+  await dialog.waitFor();
+  t.equal(
+    await dialog.locator('dt', { hasText: 'Allowed from' }).locator('xpath=following-sibling::dd[1]').textContent(),
+    '10.1.0.0/16, 2001:db8::/32, 198.51.100.7/32',
+    'the dialog lists the allowed addresses the new token keeps',
+  );
+  await screenshot(page, '10-rotate-allowed-ips');
+  await checkAccessibility(t, page, 'rotate dialog with an allow-list');
+  await dialog.getByRole('button', { name: 'Rotate token' }).click();
+  await page.getByRole('dialog', { name: 'Copy your new token now' }).waitFor();
+  await page.getByRole('button', { name: 'I have stored it: close' }).click();
+  const replacement = (await world.api<TokenJson & { replaced_by: string }>('GET', `/api/v1/api-tokens/${office.id}`)).body.replaced_by;
+  const kept = (await world.api<TokenJson>('GET', `/api/v1/api-tokens/${replacement}`)).body;
+  t.strictSame(kept.allowed_ips, office.allowed_ips, 'as it does');
+});
+
+t.test('no console error but the refused request', async (t) => {
   // the browser logs the one refused request (the 400 above); anything else is a fault
   t.strictSame(
     world.problems,

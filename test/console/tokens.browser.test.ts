@@ -106,7 +106,7 @@ t.test('the list: name, scopes, units, allowed addresses, creator, created, expi
   t.equal(cells[3], 'Console Cold unit A (Main market)');
   t.equal(cells[4], 'Any address', 'no allow-list');
   t.match(cells[5], /^3 minutes ago\d{4}-\d\d-\d\d \d\d:\d\d UTCby you$/, 'created, by whom');
-  t.match(cells[6], /^in 29 days\d{4}-/, 'expires: relative and absolute');
+  t.match(cells[6], /^in 30 days\d{4}-/, 'expires: relative (30 days less 3 minutes, to the nearest day) and absolute');
   t.match(cells[7], /^3 minutes ago\d{4}-/, 'last used');
   t.equal(cells[8], '—', 'no rotation yet');
   t.equal(await page.locator('#list-summary').textContent(), '1 active token');
@@ -120,6 +120,20 @@ t.test('rotate with a 1-hour grace: both tokens answer until it ends, then only 
   const dialog = page.getByRole('dialog', { name: 'Rotate this token?' });
   await dialog.waitFor();
   t.equal(await focused(page), 'dialog:rotate-dialog input', 'focus on the grace period');
+  t.equal(await page.locator('#rotate-text').textContent(), 'A new token replaces “Partner ERP”, with the same:');
+  const keeps = await page.evaluate<string[]>(
+    '[...document.querySelectorAll("#rotate-keeps dt")].map((dt) => `${dt.textContent}: ${dt.nextElementSibling.textContent}`)',
+  );
+  t.match(
+    keeps,
+    [
+      'Scopes: users',
+      'Units: Console Cold unit A (Main market)',
+      'Allowed from: Any address',
+      /^Expires: in 30 days \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)$/,
+    ],
+    'what the new token keeps, its allowed addresses included',
+  );
   await dialog.getByLabel('1 hour').check();
   const rotatedAt = ctx.clock.now().getTime();
   await dialog.getByRole('button', { name: 'Rotate token' }).click();
@@ -143,6 +157,22 @@ t.test('rotate with a 1-hour grace: both tokens answer until it ends, then only 
   t.equal(await oldRow.getByRole('button', { name: /Rotate/ }).count(), 0, 'a rotated token offers no second rotation');
   await screenshot(page, '04-after-rotation');
 
+  // each rotation link opens the token it names, alone in the list, focus on its row
+  const listed = () => page.evaluate<string[]>('[...document.querySelectorAll("#token-rows tr")].map((tr) => tr.dataset.tokenId)');
+  await oldRow.getByRole('link', { name: `Replaced by ${replacement.id.slice(0, 8)}` }).click();
+  await page.getByText(`The token ID ${replacement.id.slice(0, 8)} alone`).waitFor();
+  t.strictSame(await listed(), [replacement.id], '"Replaced by" opens the replacement');
+  t.equal(await focused(page), 'th', 'focus on its row');
+  await newRow.getByRole('link', { name: `Rotated from ${created.id.slice(0, 8)}` }).click();
+  await page.getByText(`The token ID ${created.id.slice(0, 8)} alone`).waitFor();
+  t.strictSame(await listed(), [created.id], '"Rotated from" opens the old token');
+  t.equal(page.url(), `${address}/console`, 'nothing added to the address');
+  await screenshot(page, '04b-rotation-link-opened');
+  await checkAccessibility(t, page, 'a token opened by its rotation link');
+  await page.getByRole('button', { name: 'Back to the list' }).click();
+  await page.getByText('2 tokens', { exact: true }).waitFor();
+  t.strictSame((await listed()).sort(), [created.id, replacement.id].sort(), 'back to the list');
+
   t.equal(await world.dataStatus(created.token), 200, 'right after: the old token answers');
   t.equal(await world.dataStatus(replacement.token), 200, 'and the new one');
   await world.setTime(new Date(end - 1000));
@@ -153,6 +183,11 @@ t.test('rotate with a 1-hour grace: both tokens answer until it ends, then only 
   await page.getByLabel('Show').selectOption('expired');
   await page.getByText('1 expired token', { exact: true }).waitFor();
   t.equal(await oldRow.locator('td').first().textContent(), 'Expired', 'listed as expired');
+  await oldRow.getByRole('link', { name: `Replaced by ${replacement.id.slice(0, 8)}` }).click();
+  await page.getByText(`The token ID ${replacement.id.slice(0, 8)} alone`).waitFor();
+  t.equal(await newRow.locator('td').first().textContent(), 'Active', 'a link opens its token outside the filter too');
+  await page.getByRole('button', { name: 'Back to the list' }).click();
+  await page.getByText('1 expired token', { exact: true }).waitFor();
   await page.getByLabel('Show').selectOption('');
   await page.getByText('2 tokens', { exact: true }).waitFor();
 });
@@ -218,6 +253,42 @@ t.test('a token name is text, never markup; filters and pages', async (t) => {
   await page.getByText('Page 1 of 1').waitFor();
   t.equal(await page.locator('#token-rows tr').count(), 1, 'the one revoked token');
   await checkAccessibility(t, page, 'list view with tokens');
+});
+
+t.test('a name wraps between words; only a long unbroken run breaks inside', async (t) => {
+  const words = 'Warehouse dashboard for the northern distribution centre';
+  const unbroken = 'PartnerErpProductionEuWestPrimaryDatacenterReplica';
+  ctx.clock.advance(1000);
+  await world.api('POST', '/api/v1/api-tokens', { name: words, scopes: ['utilization'] });
+  await world.api('POST', '/api/v1/api-tokens', { name: unbroken, scopes: ['utilization'] });
+  // a narrow window: the table's columns are squeezed, and the names must wrap
+  await page.setViewportSize({ width: 900, height: 900 });
+  await page.getByLabel('Show').selectOption('');
+  await page.getByText(unbroken, { exact: true }).waitFor();
+  // for each name: its words split across two lines, and how many lines it takes
+  const layout = (name: string) =>
+    page.evaluate<{ splitWords: string[]; lines: number }>(`(() => {
+      const element = [...document.querySelectorAll('#token-rows .name')].find((candidate) => candidate.textContent === ${JSON.stringify(name)});
+      const linesOf = (rects) => new Set([...rects].map((rect) => Math.round(rect.top))).size;
+      const splitWords = [];
+      const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (const match of node.textContent.matchAll(/\\S+/g)) {
+          const range = document.createRange();
+          range.setStart(node, match.index);
+          range.setEnd(node, match.index + match[0].length);
+          if (linesOf(range.getClientRects()) > 1) splitWords.push(match[0]);
+        }
+      }
+      return { splitWords, lines: linesOf(element.getClientRects()) };
+    })()`);
+  const ordinary = await layout(words);
+  t.ok(ordinary.lines > 1, `the words wrap (${ordinary.lines} lines)`);
+  t.strictSame(ordinary.splitWords, [], 'between words: no word broken inside');
+  const long = await layout(unbroken);
+  t.ok(long.lines > 1, `the unbroken run breaks inside rather than widen the column (${long.lines} lines)`);
+  await screenshot(page, '06-name-wrapping');
+  await page.setViewportSize({ width: 1360, height: 900 });
 });
 
 t.test('the JWT never left the page but in the Authorization header; no console error (CSP included)', async (t) => {
