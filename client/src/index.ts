@@ -55,6 +55,7 @@ export {
 } from './errors.js';
 export { RateBudget, rateBudgetFor, type RateLimitState } from './rate-budget.js';
 export { type CallOptions, type ClientEvent, DEFAULT_MAX_TOTAL_WAIT_MS, DEFAULT_MAX_WAIT_MS } from './transport.js';
+export { verifyWebhook, type VerifyOptions, type WebhookEvent, WebhookVerificationError } from './webhooks.js';
 export * from './types.js';
 /** The generated OpenAPI types themselves, for shapes types.ts does not name. */
 export type { components, paths } from './openapi.js';
