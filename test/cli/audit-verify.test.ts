@@ -1,7 +1,8 @@
 // `npm run audit:verify -- --company <id>` as an operator runs it: 0 and "chain of N events
 // verified" for an intact chain; 1 naming the first event that does not fit once an event has been
 // altered by SQL, altered with its hash recomputed, or removed; another company's chain unaffected;
-// 2 for bad arguments. To alter the append-only table at all, the test does what only the table's
+// without --company, a line for every company and 1 naming the broken ones; 2 for bad arguments and
+// an unknown company. To alter the append-only table at all, the test does what only the table's
 // owner or a superuser can (its connection is the postgres superuser): in one transaction it
 // disables the guard trigger, changes the row, and enables the trigger again as it was (ALWAYS).
 import { execFile } from 'node:child_process';
@@ -77,6 +78,27 @@ t.test('an intact chain: exit 0, "chain of N events verified"', async (t) => {
   t.match(quiet.stdout, /chain of 0 events verified$/, 'a company without events: an empty chain');
 });
 
+const companyIds = async () =>
+  (await world.db.pool.query<{ id: number }>('SELECT id FROM companies ORDER BY id')).rows.map((row) => row.id);
+
+t.test('without --company: every company checked, a line each, exit 0 when all hold', async (t) => {
+  const ids = await companyIds();
+  t.ok(ids.length >= 3, `companies A, B and Quiet Co at least (${ids.length})`);
+  const run = await verify([]);
+  t.equal(run.code, 0, run.stderr);
+  const lines = run.stdout.split('\n');
+  t.same(
+    lines.slice(0, -1).map((line) => Number(/^company (\d+): chain of \d+ events? verified/.exec(line)?.[1])),
+    ids,
+    'one "verified" line per company, in id order',
+  );
+  t.match(
+    lines.find((line) => line.startsWith(`company ${a.companyId}:`)),
+    /chain of 6 events verified/,
+  );
+  t.equal(lines.at(-1), `${ids.length} companies checked: every chain verified`);
+});
+
 t.test('an event altered by SQL: exit 1, naming it (hash mismatch)', async (t) => {
   const id = await eventAt(a.companyId, 3);
   await tamper("UPDATE token_audit_events SET actor_id = '999' WHERE id = $1", [id]);
@@ -116,13 +138,32 @@ t.test('an event removed: the next one names the gap', async (t) => {
   );
 });
 
+t.test('without --company and a chain broken: every company still checked, the broken one named, exit 1', async (t) => {
+  const ids = await companyIds();
+  const run = await verify([]);
+  t.equal(run.code, 1);
+  const lines = run.stdout.split('\n');
+  t.equal(lines.length, ids.length + 1, 'a line per company and the summary');
+  t.match(
+    lines.find((line) => line.startsWith(`company ${a.companyId}:`)),
+    /does not fit: gap in sequence/,
+    "A's break named",
+  );
+  t.match(
+    lines.find((line) => line.startsWith(`company ${b.companyId}:`)),
+    /chain of 2 events verified/,
+    'B still checked after it',
+  );
+  t.equal(lines.filter((line) => / does not fit: /.test(line)).length, 1, 'only A broken');
+  t.equal(lines.at(-1), `${ids.length} companies checked: 1 broken (company ${a.companyId})`);
+});
+
 t.test('the guard is back after tampering: UPDATE refused again', async (t) => {
   await t.rejects(world.db.pool.query("UPDATE token_audit_events SET actor_id = '1'"), /append-only/);
 });
 
-t.test('bad arguments: exit 2 with the usage; an unknown company or no database: exit 1', async (t) => {
+t.test('bad arguments and an unknown company: exit 2; no database: exit 1', async (t) => {
   for (const args of [
-    [],
     ['--company'],
     ['--company', 'abc'],
     ['--company', '0'],
@@ -132,11 +173,14 @@ t.test('bad arguments: exit 2 with the usage; an unknown company or no database:
   ]) {
     const run = await verify(args);
     t.equal(run.code, 2, `${JSON.stringify(args)}: ${run.stderr.split('\n')[0]}`);
-    t.match(run.stderr, /usage: npm run audit:verify -- --company <company id>/);
+    t.match(run.stderr, /usage: npm run audit:verify -- \[--company <company id>\]/);
   }
-  const unknown = await verify(['--company', '2147483647']);
-  t.equal(unknown.code, 1);
-  t.match(unknown.stderr, 'company 2147483647: no such company');
+  for (const id of ['999', '2147483647']) {
+    const unknown = await verify(['--company', id]);
+    t.equal(unknown.code, 2, `--company ${id}: no such company is a bad argument, not a broken chain`);
+    t.match(unknown.stderr, `company ${id}: no such company`);
+    t.equal(unknown.stdout, '', 'and no verdict');
+  }
   const nowhere = await verify(['--company', '1'], {});
   t.equal(nowhere.code, 1);
   t.match(nowhere.stderr, /Invalid configuration: DATABASE_URL is required for npm run audit:verify/);
