@@ -6,12 +6,10 @@ import fp from 'fastify-plugin';
 import { bearerCredential } from '../auth/bearer.js';
 import { createJwtVerifier, type JwtVerifier } from '../auth/jwt.js';
 import { insufficientScope, unauthorized } from '../http/errors.js';
+import { employeeSql, employeeStanding, type UserForAuth } from '../auth/registered-employee.js';
 import { MAX_INT4 } from '../db/int4.js';
-import { loadQueries } from '../db/sql.js';
 import type { App } from '../types.js';
 import { lookup } from '../db/pool.js';
-
-const sql = loadQueries('employees', ['userForAuth']);
 
 const USER_ID = /^[1-9]\d{0,9}$/;
 
@@ -42,15 +40,13 @@ export function employeeAuthHook(app: App) {
       throw error;
     }
     await app.rateLimits.checkUser(userId, request, reply);
-    const { rows } = await lookup<{ id: number; company_id: number | null; role: string; is_active: boolean }>(app.db, sql.userForAuth, [
-      userId,
-    ]);
-    const user = rows[0];
-    if (!user || !user.is_active) throw unauthorized('Unknown or inactive user');
-    if (user.role !== 'REGISTERED_EMPLOYEE' || user.company_id === null) {
+    const { rows } = await lookup<UserForAuth>(app.db, employeeSql.userForAuth, [userId]);
+    const standing = employeeStanding(rows[0]);
+    if (standing.kind === 'unknown' || standing.kind === 'inactive') throw unauthorized('Unknown or inactive user');
+    if (standing.kind === 'not_an_employee') {
       throw insufficientScope('registered_employee', 'Only a Registered Employee can manage API tokens');
     }
-    request.employee = { userId: user.id, companyId: user.company_id };
+    request.employee = { userId: standing.userId, companyId: standing.companyId };
   };
 }
 
