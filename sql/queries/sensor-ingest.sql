@@ -1,8 +1,10 @@
 -- Loading readings (src/sensors/ingest.ts). Each batch is one transaction.
 
 -- name: knownUnitIds
--- soft-deleted units included: their history may still arrive late
-SELECT id FROM cooling_units WHERE id = ANY($1::int[]);
+-- soft-deleted units included, with when they were deleted (microseconds since 2000-01-01 UTC):
+-- their history from before it may still arrive late, and nothing after it is theirs
+SELECT id, (extract(epoch FROM deleted_at) * 1000000 - 946684800000000)::float8 AS "deletedAtUs"
+FROM cooling_units WHERE id = ANY($1::int[]);
 
 -- name: prepareRange
 -- where a batch's readings, first to last inclusive, go: the postgres profile's weekly partitions

@@ -1,6 +1,8 @@
 // `npm run ingest -- FILE|- [--format csv|ndjson] [--on-error skip|abort] [--batch-size N]`:
 // loads sensor readings into DATABASE_URL (src/sensors/ingest.ts), with a progress bar on stderr
-// (rows, rows/s, ETA when the size is known). Bad rows are reported with their line numbers.
+// (rows, rows/s, ETA when the size is known). Bad rows are reported with their line numbers: a
+// reading of a unit that does not exist, or of a soft-deleted unit from its deletion on, is one; a
+// deleted unit named in the file gets a line saying so (its earlier readings load as its history).
 // Exit status: 0 loaded (bad rows skipped, if any), 1 aborted or failed, 2 usage.
 import { createReadStream, statSync } from 'node:fs';
 import { Transform } from 'node:stream';
@@ -16,7 +18,10 @@ const usage =
   '  FILE        CSV (header: cooling_unit_id,specification_type,recorded_at,value) or NDJSON; - reads stdin\n' +
   '  --format    default: from the file name (.csv, .ndjson/.jsonl), else from the first line\n' +
   `  --on-error  abort (default): stop at the first bad row, its batch not loaded; skip: report it and go on\n` +
-  `  --batch-size readings per transaction (default ${DEFAULT_BATCH_SIZE})`;
+  `  --batch-size readings per transaction (default ${DEFAULT_BATCH_SIZE})\n` +
+  '  A reading must name a cooling unit of the database: one that does not exist is a bad row, and so is one\n' +
+  '  of a deleted unit recorded at or after its deletion; its readings from before then load as its history\n' +
+  '  (one line names each deleted unit). Exit status: 0 loaded, 1 aborted or failed, 2 usage.';
 
 function fail(message: string, status = 2): never {
   console.error(message);
@@ -28,12 +33,21 @@ let parsed;
 try {
   parsed = parseArgs({
     allowPositionals: true,
-    options: { format: { type: 'string' }, 'on-error': { type: 'string', default: 'abort' }, 'batch-size': { type: 'string' } },
+    options: {
+      format: { type: 'string' },
+      'on-error': { type: 'string', default: 'abort' },
+      'batch-size': { type: 'string' },
+      help: { type: 'boolean' },
+    },
   });
 } catch (error) {
   fail((error as Error).message);
 }
 const { values, positionals } = parsed;
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
 if (positionals.length !== 1) fail('give exactly one FILE, or - for stdin');
 const source = positionals[0]!;
 const onError = values['on-error'];
@@ -116,6 +130,10 @@ try {
       if (/^cooling unit \d+ does not exist$/.test(bad.reason)) unknownUnits++;
       say(`line ${bad.line}: ${bad.reason}`);
     },
+    onDeletedUnit: (unitId, deletedAt) =>
+      say(
+        `cooling unit ${unitId} was deleted at ${deletedAt.toISOString()}: its readings from before then load as its history, later ones are bad rows`,
+      ),
     onBatch: (stats) => {
       latest = stats;
     },

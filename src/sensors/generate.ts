@@ -14,6 +14,8 @@ export interface GeneratorOptions {
   /** readings cover [end - days, end); default: today 00:00 UTC */
   end?: Date;
   firstUnitId?: number;
+  /** the units' ids, `units` of them, instead of firstUnitId and the ids after it */
+  unitIds?: readonly number[];
   seed?: number;
   format?: ReadingFormat;
 }
@@ -32,8 +34,9 @@ export function* readingChunks(options: GeneratorOptions): Generator<string> {
   const firstUnitId = options.firstUnitId ?? 1;
   const random = createRandom(options.seed ?? 1);
   // each unit has its own climate: a set point between 2 and 8 C and a humidity level
+  if (options.unitIds && options.unitIds.length !== options.units) throw new Error('unitIds must list `units` ids');
   const units = Array.from({ length: options.units }, (_, index) => ({
-    id: firstUnitId + index,
+    id: options.unitIds?.[index] ?? firstUnitId + index,
     temperature: random.float(2, 8),
     humidity: random.float(85, 93),
   }));

@@ -1,7 +1,9 @@
 // Loads validated readings in batches, one transaction per batch, so a batch is never half
 // loaded and re-running a file is harmless. Per batch:
-//   1. unknown cooling units are bad rows, reported with their line numbers (checked once per
-//      unit here rather than by a foreign key, which costs a lookup and a trigger per reading);
+//   1. readings of unknown cooling units, and of soft-deleted units from their deletion on, are
+//      bad rows, reported with their line numbers (checked once per unit here rather than by a
+//      foreign key, which costs a lookup and a trigger per reading); a deleted unit's readings
+//      from before its deletion are its late history, loaded (docs/figures.md, "Deleted units");
 //   2. fast path: a binary COPY (copy-binary.ts) straight into the store (the postgres profile's
 //      weekly partitions, or the hypertable), aggregates maintained by the store itself;
 //   3. if that meets a duplicate (unique violation), the batch is redone from a staging table
@@ -46,6 +48,8 @@ export interface IngestOptions {
   /** batches loading at once over COPY, each on its own connection (default 2); INSERT: always 1 */
   loadsInFlight?: number;
   onBadRow?: (bad: BadRow) => void;
+  /** once per soft-deleted unit the readings name (its readings from before `deletedAt` are loaded) */
+  onDeletedUnit?: (unitId: number, deletedAt: Date) => void;
   /** after every committed batch, with the running totals */
   onBatch?: (stats: IngestStats) => void;
 }
@@ -85,12 +89,9 @@ export async function ingestReadings(pool: pg.Pool, runs: AsyncIterable<ParsedLi
     }
   };
   const prepare = async (batch: Reading[]) => {
-    const unknown = await loader.unknownUnits(batch);
-    for (const reading of unknown) reportBad({ line: reading.line, reason: `cooling unit ${reading.unitId} does not exist` });
-    if (unknown.length > 0) {
-      const dropped = new Set(unknown);
-      batch = batch.filter((reading) => !dropped.has(reading));
-    }
+    const refused = await loader.refusedReadings(batch, options.onDeletedUnit);
+    for (const bad of refused.values()) reportBad(bad);
+    if (refused.size > 0) batch = batch.filter((reading) => !refused.has(reading));
     return loader.prepare(batch);
   };
   const commit = async (prepared: PreparedBatch) => {
@@ -173,8 +174,12 @@ interface Part {
   data: Buffer | null;
 }
 
+/** PostgreSQL's epoch in Unix microseconds: Reading.recordedAtUs and deletedAtUs count from it. */
+const PG_EPOCH_US = 946_684_800_000_000;
+
 class BatchLoader {
-  private readonly knownUnits = new Set<number>();
+  /** The units seen so far: when each was soft-deleted (microseconds, as Reading.recordedAtUs), or null. */
+  private readonly knownUnits = new Map<number, number | null>();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -182,14 +187,32 @@ class BatchLoader {
     private readonly transport: 'copy' | 'insert',
   ) {}
 
-  /** Readings whose unit does not exist; units seen once are remembered. */
-  async unknownUnits(batch: Reading[]): Promise<Reading[]> {
+  /**
+   * The readings refused, in batch order, each with its bad row: its unit does not exist, or was
+   * soft-deleted at or before its instant. Units seen once are remembered; each deleted one is
+   * announced (onDeletedUnit) when first seen.
+   */
+  async refusedReadings(batch: Reading[], onDeletedUnit?: (unitId: number, deletedAt: Date) => void): Promise<Map<Reading, BadRow>> {
     const unseen = new Set<number>();
     for (const reading of batch) if (!this.knownUnits.has(reading.unitId)) unseen.add(reading.unitId);
-    if (unseen.size === 0) return [];
-    const { rows } = await this.pool.query<{ id: number }>(sql.knownUnitIds, [[...unseen]]);
-    for (const row of rows) this.knownUnits.add(row.id);
-    return batch.filter((reading) => !this.knownUnits.has(reading.unitId));
+    if (unseen.size > 0) {
+      const { rows } = await this.pool.query<{ id: number; deletedAtUs: number | null }>(sql.knownUnitIds, [[...unseen]]);
+      for (const row of rows) {
+        this.knownUnits.set(row.id, row.deletedAtUs);
+        if (row.deletedAtUs !== null) onDeletedUnit?.(row.id, deletedAtDate(row.deletedAtUs));
+      }
+    }
+    const refused = new Map<Reading, BadRow>();
+    for (const reading of batch) {
+      const deletedAtUs = this.knownUnits.get(reading.unitId);
+      if (deletedAtUs === undefined) {
+        refused.set(reading, { line: reading.line, reason: `cooling unit ${reading.unitId} does not exist` });
+      } else if (deletedAtUs !== null && reading.recordedAtUs >= deletedAtUs) {
+        const at = deletedAtDate(deletedAtUs).toISOString();
+        refused.set(reading, { line: reading.line, reason: `cooling unit ${reading.unitId} was deleted at ${at}, before this reading` });
+      }
+    }
+    return refused;
   }
 
   /** Everything a batch needs before its transaction: partitions, routing, COPY data. */
@@ -293,3 +316,6 @@ function routeToTargets(batch: Reading[], targets: { target: string; start_ms: n
   }
   return groups.filter((group) => group.rows.length > 0);
 }
+
+/** A deletion instant of knownUnitIds as a Date (to the millisecond, for messages). */
+const deletedAtDate = (deletedAtUs: number) => new Date(Math.floor((deletedAtUs + PG_EPOCH_US) / 1000));
