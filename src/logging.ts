@@ -2,7 +2,7 @@
 // Authorization headers are redacted by path; anything token- or JWT-shaped in a URL (a token
 // sent in the query string, say) is masked by the request serializer.
 import type { FastifyRequest } from 'fastify';
-import type { LoggerOptions } from 'pino';
+import pino, { type Logger, type LoggerOptions } from 'pino';
 import { TOKEN_LIKE } from './tokens/format.js';
 
 const JWT_LIKE = /eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*/g;
@@ -36,4 +36,13 @@ export function loggerOptions(level: LoggerOptions['level']): LoggerOptions {
       },
     },
   };
+}
+
+/**
+ * The cluster primary's logger: the workers' options (time, pid, hostname, the redaction), its
+ * lines marked `role: "primary"`, on stderr, where its start-up lines go. Written synchronously:
+ * the crash-loop line is the last thing the primary does before it exits.
+ */
+export function primaryLogger(level: LoggerOptions['level']): Logger {
+  return pino(loggerOptions(level), pino.destination({ dest: 2, sync: true })).child({ role: 'primary' });
 }

@@ -103,12 +103,13 @@ if (cluster.isWorker) {
   if (config.workers > 1) {
     const env: Record<string, string> = { DATABASE_URL: databaseUrl, ...mallocEnv(process.env) };
     if (config.jwt?.kind === 'secret') env.JWT_SECRET = config.jwt.secret;
-    const { runPrimary } = await import('./cluster.js');
+    const [{ runPrimary }, { primaryLogger }] = await Promise.all([import('./cluster.js'), import('./logging.js')]);
+    const logger = primaryLogger(config.logLevel);
     runPrimary({
       workers: config.workers,
       env,
       execArgv: heapFlags(config.heapLimitMb, `${process.env.NODE_OPTIONS ?? ''} ${process.execArgv.join(' ')}`),
-      log: (message, fields) => console.error(JSON.stringify({ level: 40, msg: message, role: 'primary', ...fields })),
+      log: (message, fields) => logger.warn(fields ?? {}, message),
       onListening: (address) => console.log(banner(address)),
       onStopped: stopEmbedded,
     });

@@ -1,5 +1,5 @@
 // GET /metrics on any worker of the real cluster shows the whole cluster: the primary collects
-// every worker's registry and sums them.
+// every worker's registry and sums them. The primary's own log lines are pino's, like the workers'.
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { createWorld, DATA_PATH, metricSum, send, startCluster, startRedis, until } from './harness.js';
@@ -96,5 +96,29 @@ t.test('a worker killed and replaced is counted by the primary in cluster_worker
       .length,
     1,
     'named once',
+  );
+});
+
+// after the test above: its replacement is what the primary logged
+t.test("the primary's log lines carry time and pid, as the workers' lines do", async (t) => {
+  const primaryLines = cluster.logs().filter((line) => line.role === 'primary');
+  const replaced = primaryLines.find((line) => / died \(SIGKILL\); replacing it in \d+ ms$/.test(line.msg ?? ''));
+  t.ok(replaced, `the primary logged the replacement (${JSON.stringify(primaryLines)})`);
+  t.equal(replaced?.pid, cluster.pid, "pid: the primary's own");
+  t.type(replaced?.time, 'number', 'time: epoch milliseconds, as pino writes it');
+  t.ok(Math.abs(Number(replaced?.time) - Date.now()) < 120_000, 'a time of this run');
+  t.equal(replaced?.level, 40, 'warn');
+  const worker = cluster.logs().find((line) => line.msg?.startsWith('Server listening at'));
+  t.same(
+    Object.keys(replaced ?? {})
+      .sort()
+      .filter((key) => !['msg', 'role'].includes(key)),
+    ['hostname', 'level', 'pid', 'time'],
+    'pino base fields',
+  );
+  t.same(
+    ['hostname', 'level', 'pid', 'time'].filter((key) => key in (worker ?? {})),
+    ['hostname', 'level', 'pid', 'time'],
+    "the same base fields as a worker's line",
   );
 });
