@@ -8,7 +8,8 @@
 // --tokens-file it uses the tokens given, and creates and revokes none. `--help` for the options.
 // Progress goes to stderr, the table to stdout. Exit code: 0 the run completed (429s and missed
 // rates are printed as warnings); 1 it failed, was declined at the prompt, or left tokens it could
-// not revoke; 2 a bad command line (one line saying why); 130 interrupted.
+// not revoke; 2 a bad command line (one line saying why); 130 interrupted, 143 on SIGTERM. The npm
+// script execs this file, so a signal npm passes on (SIGTERM from a supervisor, SIGINT) reaches it.
 import { loadavg } from 'node:os';
 import { stopAll } from './kit/child-processes.js';
 import { cleanUp, handleInterrupts, onCleanUp, wasInterrupted } from './kit/clean-up.js';

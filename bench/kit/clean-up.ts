@@ -13,7 +13,7 @@ export const onCleanUp = (step: Step) => {
   steps.push(step);
 };
 
-/** Ctrl-C (or SIGTERM) arrived: the run stops at its next step and reports nothing. */
+/** Ctrl-C or SIGTERM arrived: the run stops at its next step and reports nothing. */
 export const wasInterrupted = () => interrupted;
 
 export function cleanUp(log: (line: string) => void): Promise<void> {
@@ -35,7 +35,13 @@ export function handleInterrupts(log: (line: string) => void, stopping = 'stoppi
     log(`interrupted: ${stopping} (Ctrl-C again to kill at once)`);
     void cleanUp(log).finally(() => process.exit(130));
   });
-  process.on('SIGTERM', () => void cleanUp(log).finally(() => process.exit(143)));
+  // a supervisor's or CI timeout's stop: the same clean-up as a first Ctrl-C, said as such
+  process.on('SIGTERM', () => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`SIGTERM: ${stopping}`);
+    void cleanUp(log).finally(() => process.exit(143));
+  });
   // last resort: no process group outlives the run
   process.on('exit', killAllNow);
 }

@@ -26,7 +26,8 @@ export const USAGE = `usage: ${JWT_VARIABLE}=... npm run loadtest -- --base-url 
   --connections N     concurrent connections (default: the rate, at most 100)
   --out DIR           the report's folder (default bench/results)
   --yes               do not ask before creating tokens (required without a terminal)
-Neither the JWT nor a token is ever taken from the command line.`;
+Neither the JWT nor a token is ever taken from the command line. Ctrl-C, or SIGTERM or SIGINT to
+npm's process (a supervisor, a CI timeout), stops the load and revokes the tokens created.`;
 
 export class UsageError extends Error {}
 

@@ -1,9 +1,10 @@
 // `npm run loadtest` against a real 2-worker cluster (its own Redis, the spec's rate limits): an
 // SRE's run completes with every scenario answered, no 429 at a rate its tokens can carry, every
 // token it created revoked and no secret in its output or files; Ctrl-C in the middle of a load
-// still revokes every token; a bad command line is one line and exit 2, and a JWT given as an
-// argument is refused without being repeated.
-import { type ChildProcess, spawn } from 'node:child_process';
+// still revokes every token, and so does SIGTERM or SIGINT sent to npm's process alone (what a
+// supervisor or a CI timeout sends), after which no process of the run is left; a bad command line
+// is one line and exit 2, and a JWT given as an argument is refused without being repeated.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -194,6 +195,74 @@ t.test('Ctrl-C in the middle of a load: the tokens created are all revoked anywa
   );
   t.notOk(existsSync(join(out, 'loadtest-latest.json')), 'an interrupted run reports nothing');
 });
+
+/** Every process under pid, its children's children included (ps exits 1 when there is none). */
+function processTree(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((line) => Number(line.trim()))
+      .filter((child) => child > 0);
+  } catch {
+    // none
+  }
+  return children.flatMap((child) => [child, ...processTree(child)]);
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+// what a supervisor or a CI timeout sends (SIGTERM), or a kill -INT, to npm's process alone: npm
+// passes it on to its script, which must be the loadtest itself to hear it
+for (const [signal, said] of [
+  ['SIGTERM', /SIGTERM: stopping the load and revoking the tokens created/],
+  ['SIGINT', /interrupted: stopping the load and revoking the tokens created/],
+] as const) {
+  t.test(`${signal} to npm's process in the middle of a load: the load stops, no process is left, every token is revoked`, async (t) => {
+    // an employee of its own, so that only this run's tokens are counted
+    const { rows } = await world.ctx.db.pool.query<{ id: number }>(
+      "INSERT INTO users (role, company_id, first_name, is_active) VALUES ('REGISTERED_EMPLOYEE', $1, $2, true) RETURNING id",
+      [world.other.companyId, `CI runner (${signal})`],
+    );
+    const employeeId = rows[0]!.id;
+    const { path } = await jwtFile(`ci-${signal}.jwt`, employeeId);
+    const out = join(scratch, `stopped-by-${signal}`);
+    const args = ['--base-url', cluster.baseUrl, '--jwt-file', path, '--rate', '20', '--duration', '60'];
+    const run = launch([...args, '--scenarios', 'small-page', '--yes', '--out', out], {}, 'npm');
+    await until('the measured load to start', () => /small-page: revenue page_size 10/.test(run.output.stderr), 60_000, 100);
+    await until('its 14 tokens created', async () => (await loadtestTokensOf(employeeId)).length === 14, 5000, 100);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const tree = processTree(run.child.pid!);
+    t.teardown(() => tree.filter(alive).forEach((pid) => process.kill(pid, 'SIGKILL')));
+    t.ok(tree.length >= 2, `the run's processes under npm: the loadtest and its load generator (${tree.join(', ')})`);
+
+    process.kill(run.child.pid!, signal); // npm's process only, not its group
+    const finished = await run.finished;
+    t.not(finished.code, 0, `npm exits with a failure (${finished.code ?? finished.signal})`);
+    const tokens = await loadtestTokensOf(employeeId);
+    t.equal(tokens.length, 14, 'it had created its 14 tokens');
+    t.ok(
+      tokens.every((token) => token.revoked),
+      'every one is revoked by the time npm has exited',
+    );
+    t.match(finished.stderr, said, 'it says what it does');
+    t.match(finished.stderr, /revoked 14 tokens/);
+    // what outlived npm was orphaned: a stray process is given a moment to show it is still running
+    const stillRunning = await until('every process of the run gone', () => tree.every((pid) => !alive(pid)), 2000, 100).then(
+      () => [],
+      () => tree.filter(alive),
+    );
+    t.same(stillRunning, [], 'no process of the run is left');
+    t.notOk(existsSync(join(out, 'loadtest-latest.json')), 'a stopped run reports nothing');
+  });
+}
 
 t.test('a bad command line: one line, exit 2, and a JWT argument is never repeated', async (t) => {
   const jwt = await world.jwt(world.acme.employeeId);
