@@ -501,7 +501,7 @@ export interface components {
             scopes: ("users" | "utilization" | "revenue" | "impact" | "sensor_data")[];
             /** @description Empty: company-wide access */
             cooling_unit_ids: number[];
-            /** @description The networks the token may be used from, as canonical CIDR text (a single address is a /32 or /128); empty: any address. A request from elsewhere is 403 ip_not_allowed. */
+            /** @description The networks the token may be used from, as canonical CIDR text (a single address is a /32 or /128); empty: any address. An IPv4 client, also one seen as IPv4-mapped (::ffff:a.b.c.d), matches the IPv4 networks only, and an IPv6 client the IPv6 networks only (::/0 admits no IPv4 client). A request from elsewhere is 403 ip_not_allowed. */
             allowed_ips: string[];
             /** @description ISO 8601 UTC; null: never expires */
             expires_at: string | null;
@@ -1200,7 +1200,7 @@ export interface operations {
                      * @default []
                      */
                     cooling_unit_ids?: number[];
-                    /** @description IPv4 and IPv6 addresses and CIDRs the token may be used from, at most 50, each once; an address is a /32 (IPv4) or /128 (IPv6), a CIDR must have no host bits set (10.1.0.0/16, not 10.1.2.3/16), an IPv4-mapped IPv6 entry is stored as IPv4. Empty or omitted: any address. */
+                    /** @description IPv4 and IPv6 addresses and CIDRs the token may be used from, at most 50, each once; an address is a /32 (IPv4) or /128 (IPv6), a CIDR must have no host bits set (10.1.0.0/16, not 10.1.2.3/16), an IPv4-mapped IPv6 entry (within ::ffff:0:0/96) is stored as IPv4. An IPv4 client, also one seen as ::ffff:a.b.c.d, matches the IPv4 entries only, and an IPv6 client the IPv6 entries only: ::/0 admits no IPv4 client. Empty or omitted: any address. */
                     allowed_ips?: string[];
                     /**
                      * @description ISO 8601 with zone, in the future and before the year 10000 (UTC); null or omitted: never expires
@@ -1233,7 +1233,7 @@ export interface operations {
                         scopes: ("users" | "utilization" | "revenue" | "impact" | "sensor_data")[];
                         /** @description Empty: company-wide access */
                         cooling_unit_ids: number[];
-                        /** @description The networks the token may be used from, as canonical CIDR text (a single address is a /32 or /128); empty: any address. A request from elsewhere is 403 ip_not_allowed. */
+                        /** @description The networks the token may be used from, as canonical CIDR text (a single address is a /32 or /128); empty: any address. An IPv4 client, also one seen as IPv4-mapped (::ffff:a.b.c.d), matches the IPv4 networks only, and an IPv6 client the IPv6 networks only (::/0 admits no IPv4 client). A request from elsewhere is 403 ip_not_allowed. */
                         allowed_ips: string[];
                         /** @description ISO 8601 UTC; null: never expires */
                         expires_at: string | null;
@@ -1834,7 +1834,7 @@ export interface operations {
                         scopes: ("users" | "utilization" | "revenue" | "impact" | "sensor_data")[];
                         /** @description Empty: company-wide access */
                         cooling_unit_ids: number[];
-                        /** @description The networks the token may be used from, as canonical CIDR text (a single address is a /32 or /128); empty: any address. A request from elsewhere is 403 ip_not_allowed. */
+                        /** @description The networks the token may be used from, as canonical CIDR text (a single address is a /32 or /128); empty: any address. An IPv4 client, also one seen as IPv4-mapped (::ffff:a.b.c.d), matches the IPv4 networks only, and an IPv6 client the IPv6 networks only (::/0 admits no IPv4 client). A request from elsewhere is 403 ip_not_allowed. */
                         allowed_ips: string[];
                         /** @description ISO 8601 UTC; null: never expires */
                         expires_at: string | null;

@@ -2,6 +2,13 @@
 // canonical CIDR text, and the compiled form the data surface matches request.ip against. The
 // list is compiled once per cached token (src/tokens/authenticator.ts); a token without one
 // carries null, so the common case costs one comparison per request.
+//
+// Families never cross: an IPv4 client (also one seen as IPv4-mapped IPv6, ::ffff:a.b.c.d in any
+// spelling) is matched against the IPv4 entries only, an IPv6 client against the IPv6 entries only.
+// node:net's BlockList alone would match an IPv4 client against an IPv6 network holding its mapped
+// form, so `::/0` or `::/80` let every IPv4 client in; an employee who lists IPv6 networks means
+// IPv6 clients. An entry written IPv4-mapped (`::ffff:0:0/96`) is stored as the IPv4 network it is
+// (`0.0.0.0/0`), so that spelling is the way to name IPv4 clients in IPv6 notation.
 import { BlockList, isIP } from 'node:net';
 import { ipNotAllowed } from '../http/errors.js';
 
@@ -85,36 +92,48 @@ export function parseAllowedIp(entry: string): AllowedIpParse {
   return { ok: true, cidr: `${bigIntToIpv6(value)}/${prefix}` };
 }
 
+/**
+ * A compiled list: its IPv4 and its IPv6 networks apart, each matched only by clients of its own
+ * family (a list with no entry of a family refuses every client of it).
+ */
+export interface AllowList {
+  ipv4: BlockList;
+  ipv6: BlockList;
+}
+
 /** The compiled list: null for an empty one (any address). Entries are canonical CIDR text. */
-export function compileAllowList(cidrs: readonly string[]): BlockList | null {
+export function compileAllowList(cidrs: readonly string[]): AllowList | null {
   if (cidrs.length === 0) return null;
-  const list = new BlockList();
+  const list = { ipv4: new BlockList(), ipv6: new BlockList() };
   for (const cidr of cidrs) {
     const [address, prefix] = cidr.split('/') as [string, string];
-    list.addSubnet(address, Number(prefix), isIP(address) === 4 ? 'ipv4' : 'ipv6');
+    const family = isIP(address) === 4 ? 'ipv4' : 'ipv6';
+    list[family].addSubnet(address, Number(prefix), family);
   }
   return list;
 }
 
-const MAPPED_IPV4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
-
 /**
  * The address as the allow-list sees it: an IPv4-mapped IPv6 address (a dual-stack socket's
- * `::ffff:10.1.2.3`) is its IPv4 address, so it matches the IPv4 entries.
+ * `::ffff:10.1.2.3`, or a proxy's `::ffff:a01:203`) is its IPv4 address, so it is an IPv4 client.
  */
-export const addressSeen = (address: string) => MAPPED_IPV4.exec(address)?.[1] ?? address;
+export function addressSeen(address: string): string {
+  if (address.includes('%') || isIP(address) !== 6) return address;
+  const value = ipv6ToBigInt(address);
+  return value >> 32n === MAPPED_IPV4_HIGH ? numberToIpv4(Number(value & 0xffffffffn)) : address;
+}
 
 /** Whether `address` (request.ip) may use a token with this list; a null list allows any. */
-export function isAddressAllowed(list: BlockList | null, address: string | undefined): boolean {
+export function isAddressAllowed(list: AllowList | null, address: string | undefined): boolean {
   if (list === null) return true;
   if (address === undefined) return false; // the socket is already gone
   const seen = addressSeen(address);
   const family = seen.includes('%') ? 0 : isIP(seen);
   if (family === 0) return false; // not a bare address (a zone id): never allowed
-  return list.check(seen, family === 4 ? 'ipv4' : 'ipv6');
+  return family === 4 ? list.ipv4.check(seen, 'ipv4') : list.ipv6.check(seen, 'ipv6');
 }
 
 /** The 403 for a request from outside the token's list, or null when its address is allowed. */
-export function ipRefusal(token: { allowedIps: BlockList | null }, address: string | undefined) {
+export function ipRefusal(token: { allowedIps: AllowList | null }, address: string | undefined) {
   return isAddressAllowed(token.allowedIps, address) ? null : ipNotAllowed(address === undefined ? 'unknown' : addressSeen(address));
 }

@@ -2,14 +2,13 @@
 // then the SHA-256 through an in-process LRU cache, so a warm token costs no database query.
 // Revocation and expiry are re-checked on every request from the cached row and the revocation
 // bus (which also carries an expiry a rotation brought forward); the cache TTL is only a safety net.
-import type { BlockList } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import { lookup } from '../db/pool.js';
 import { loadQueries } from '../db/sql.js';
 import { unauthorized } from '../http/errors.js';
 import type { Clock } from '../time.js';
-import { compileAllowList } from './allowed-ips.js';
+import { type AllowList, compileAllowList } from './allowed-ips.js';
 import { TOKEN_CACHE_TTL_MS } from './cache-ttl.js';
 import { hashToken, isWellFormedToken } from './format.js';
 import type { LastUsedRecorder } from './last-used.js';
@@ -27,7 +26,7 @@ export interface AuthenticatedToken {
   /** empty: company-wide */
   coolingUnitIds: readonly number[];
   /** the addresses it may be used from, compiled once per cached row; null: any (src/tokens/allowed-ips.ts) */
-  allowedIps: BlockList | null;
+  allowedIps: AllowList | null;
   expiresAt: number | null;
   revoked: boolean;
 }

@@ -95,6 +95,35 @@ t.test('behind a trusted proxy (TRUST_PROXY=127.0.0.1): the forwarded client add
   t.equal(mapped.status, 200, 'IPv4-mapped IPv6 matches the IPv4 network');
 });
 
+t.test('behind a trusted proxy, an IPv6 network admits IPv6 clients only: ::/0 and ::/80 refuse every IPv4 client', async (t) => {
+  const served = await serve({ TRUST_PROXY: '127.0.0.1' });
+  for (const network of ['::/0', '::/80']) {
+    const v6only = await createToken(served, { allowed_ips: [network] });
+    t.strictSame(v6only.allowed_ips, [network], `${network} is kept as the IPv6 network it is`);
+    for (const client of ['203.0.113.7', '::ffff:203.0.113.7', '::ffff:cb00:7107']) {
+      const refused = await data(served, v6only.token, { 'x-forwarded-for': client });
+      t.equal(refused.status, 403, `${network}: the proxy says ${client}: refused`);
+      t.equal(refused.body.error.code, 'ip_not_allowed');
+      t.strictSame(refused.body.error.details, { client_ip: '203.0.113.7' }, 'named as the IPv4 client it is');
+    }
+    const direct = await data(served, v6only.token);
+    t.equal(direct.status, 403, `${network}: the proxy itself (127.0.0.1) is refused too`);
+    t.equal(
+      (await data(served, v6only.token, { 'x-forwarded-for': '::1234:5678:9abc' })).status,
+      200,
+      `${network}: an IPv6 client in it passes`,
+    );
+  }
+  const everywhere = await createToken(served, { allowed_ips: ['::/0'] });
+  t.equal((await data(served, everywhere.token, { 'x-forwarded-for': '2001:db8::7' })).status, 200, '::/0: any IPv6 client passes');
+
+  // IPv4 clients are named in IPv6 notation by their mapped form, which is stored as IPv4
+  const mapped = await createToken(served, { allowed_ips: ['::ffff:0:0/96'] });
+  t.strictSame(mapped.allowed_ips, ['0.0.0.0/0'], '::ffff:0:0/96 is every IPv4 address');
+  t.equal((await data(served, mapped.token, { 'x-forwarded-for': '203.0.113.7' })).status, 200, 'and admits an IPv4 client');
+  t.equal((await data(served, mapped.token, { 'x-forwarded-for': '2001:db8::7' })).status, 403, 'but no IPv6 one');
+});
+
 t.test('IPv6 networks, and IPv4-mapped addresses on a dual-stack socket', async (t) => {
   const served = await serve({ TRUST_PROXY: '127.0.0.1, ::1' }, '::');
   const v6 = await createToken(served, { allowed_ips: ['2001:DB8:ABCD::/48', '::1'] });

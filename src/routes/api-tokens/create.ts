@@ -37,7 +37,8 @@ const allowedIpsField = z
   .describe(
     `IPv4 and IPv6 addresses and CIDRs the token may be used from, at most ${MAX_ALLOWED_IPS}, each once; an address is a /32 ` +
       '(IPv4) or /128 (IPv6), a CIDR must have no host bits set (10.1.0.0/16, not 10.1.2.3/16), an IPv4-mapped IPv6 entry ' +
-      'is stored as IPv4. Empty or omitted: any address.',
+      '(within ::ffff:0:0/96) is stored as IPv4. An IPv4 client, also one seen as ::ffff:a.b.c.d, matches the IPv4 entries ' +
+      'only, and an IPv6 client the IPv6 entries only: ::/0 admits no IPv4 client. Empty or omitted: any address.',
   );
 
 const body = z.strictObject({

@@ -14,7 +14,8 @@ export const apiToken = z
       .array(z.string())
       .describe(
         'The networks the token may be used from, as canonical CIDR text (a single address is a /32 or /128); ' +
-          'empty: any address. A request from elsewhere is 403 ip_not_allowed.',
+          'empty: any address. An IPv4 client, also one seen as IPv4-mapped (::ffff:a.b.c.d), matches the IPv4 networks only, ' +
+          'and an IPv6 client the IPv6 networks only (::/0 admits no IPv4 client). A request from elsewhere is 403 ip_not_allowed.',
       ),
     expires_at: z.string().nullable().describe('ISO 8601 UTC; null: never expires'),
     last_used_at: z.string().nullable().describe('Accurate to within a minute; null before first use'),
