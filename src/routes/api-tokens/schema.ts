@@ -18,7 +18,10 @@ export const apiToken = z
           'and an IPv6 client the IPv6 networks only (::/0 admits no IPv4 client). A request from elsewhere is 403 ip_not_allowed.',
       ),
     expires_at: z.string().nullable().describe('ISO 8601 UTC; null: never expires'),
-    last_used_at: z.string().nullable().describe('Accurate to within a minute; null before first use'),
+    last_used_at: z
+      .string()
+      .nullable()
+      .describe('The last request made with the token, refused ones (a 429) included; accurate to within a minute; null before first use'),
     revoked: z.boolean(),
     revoked_at: z.string().nullable(),
     created_at: z.string(),

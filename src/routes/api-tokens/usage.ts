@@ -42,7 +42,10 @@ const tokenUsage = z
     by_class: byClass,
     by_endpoint: byEndpoint,
     days: z.array(usageDay).describe('Every day of the window, oldest first, days without requests included'),
-    last_used_at: z.string().nullable().describe('Accurate to within a minute; null before first use'),
+    last_used_at: z
+      .string()
+      .nullable()
+      .describe('The last request made with the token, refused ones (a 429) included; accurate to within a minute; null before first use'),
     last_ip: z.string().nullable().describe('Client IP of the last request counted (as TRUST_PROXY resolves it); null before first use'),
     last_user_agent: z
       .string()
