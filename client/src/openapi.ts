@@ -796,7 +796,7 @@ export interface components {
             /** @description Where events are POSTed */
             url: string;
             description: string;
-            event_types: ("api_token.created" | "api_token.rotated" | "api_token.revoked" | "api_token.leaked" | "api_token.expiring" | "api_token.expired" | "webhook_endpoint.disabled")[];
+            event_types: ("api_token.created" | "api_token.rotated" | "api_token.revoked" | "api_token.leaked" | "api_token.expiring" | "api_token.expired" | "sensor_data.changed" | "webhook_endpoint.disabled")[];
             /** @description Sensor events limited to these units; empty: every unit of the company */
             cooling_unit_ids: number[];
             enabled: boolean;
@@ -2802,7 +2802,7 @@ export interface operations {
                      * @default
                      */
                     description?: string;
-                    event_types: ("api_token.created" | "api_token.rotated" | "api_token.revoked" | "api_token.leaked" | "api_token.expiring" | "api_token.expired" | "webhook_endpoint.disabled")[];
+                    event_types: ("api_token.created" | "api_token.rotated" | "api_token.revoked" | "api_token.leaked" | "api_token.expiring" | "api_token.expired" | "sensor_data.changed" | "webhook_endpoint.disabled")[];
                     /**
                      * @description Sensor events limited to these units, each a live unit of the employee's company; empty: every unit
                      * @default []
@@ -2833,7 +2833,7 @@ export interface operations {
                         /** @description Where events are POSTed */
                         url: string;
                         description: string;
-                        event_types: ("api_token.created" | "api_token.rotated" | "api_token.revoked" | "api_token.leaked" | "api_token.expiring" | "api_token.expired" | "webhook_endpoint.disabled")[];
+                        event_types: ("api_token.created" | "api_token.rotated" | "api_token.revoked" | "api_token.leaked" | "api_token.expiring" | "api_token.expired" | "sensor_data.changed" | "webhook_endpoint.disabled")[];
                         /** @description Sensor events limited to these units; empty: every unit of the company */
                         cooling_unit_ids: number[];
                         enabled: boolean;
@@ -3381,7 +3381,7 @@ export interface operations {
                     url?: string;
                     /** @description Up to 500 characters, no control characters; trimmed */
                     description?: string;
-                    event_types?: ("api_token.created" | "api_token.rotated" | "api_token.revoked" | "api_token.leaked" | "api_token.expiring" | "api_token.expired" | "webhook_endpoint.disabled")[];
+                    event_types?: ("api_token.created" | "api_token.rotated" | "api_token.revoked" | "api_token.leaked" | "api_token.expiring" | "api_token.expired" | "sensor_data.changed" | "webhook_endpoint.disabled")[];
                     /** @description Sensor events limited to these units, each a live unit of the employee's company; empty: every unit */
                     cooling_unit_ids?: number[];
                     /** @description false: nothing is sent (events wait); true: sending resumes */
@@ -3625,7 +3625,7 @@ export interface operations {
                         /** @description Where events are POSTed */
                         url: string;
                         description: string;
-                        event_types: ("api_token.created" | "api_token.rotated" | "api_token.revoked" | "api_token.leaked" | "api_token.expiring" | "api_token.expired" | "webhook_endpoint.disabled")[];
+                        event_types: ("api_token.created" | "api_token.rotated" | "api_token.revoked" | "api_token.leaked" | "api_token.expiring" | "api_token.expired" | "sensor_data.changed" | "webhook_endpoint.disabled")[];
                         /** @description Sensor events limited to these units; empty: every unit of the company */
                         cooling_unit_ids: number[];
                         enabled: boolean;

@@ -189,3 +189,38 @@ RETURNING id;
 DELETE FROM webhook_events ev
 WHERE ev.occurred_at < $1
   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id AND d.status = 'pending');
+
+-- name: claimSensorNotices
+-- Endpoints that want sensor_data.changed and were last told a minute or more before $1 (or never),
+-- locked for this transaction (SKIP LOCKED: another process takes others), at most $2.
+SELECT id, company_id, cooling_unit_ids, sensor_position
+FROM webhook_endpoints
+WHERE 'sensor_data.changed' = ANY (event_types) AND disabled_at IS NULL
+  AND (sensor_notified_at IS NULL OR sensor_notified_at <= $1::timestamptz - interval '1 minute')
+ORDER BY sensor_notified_at NULLS FIRST, id
+LIMIT $2
+FOR UPDATE SKIP LOCKED;
+
+-- name: sensorChangesAfter
+-- What landed for the company's units (only $3's when given) after feed position $2: the last
+-- change's id, the units, the readings and the span of time they cover. No row when nothing did.
+SELECT max(c.id)::text AS last_id,
+       array_agg(DISTINCT c.cooling_unit_id ORDER BY c.cooling_unit_id) AS cooling_unit_ids,
+       sum(c.readings)::int AS readings,
+       min(c.first_at) AS first_at,
+       max(c.last_at) AS last_at
+FROM sensor_changes c
+JOIN cooling_units u ON u.id = c.cooling_unit_id AND u.company_id = $1
+WHERE c.id > $2 AND ($3::int[] IS NULL OR c.cooling_unit_id = ANY ($3))
+HAVING count(*) > 0;
+
+-- name: markSensorNotice
+UPDATE webhook_endpoints SET sensor_position = $2, sensor_notified_at = $3 WHERE id = $1;
+
+-- name: feedHead
+-- The change feed's head (as the history pages compute it).
+SELECT coalesce((SELECT max(id) FROM sensor_changes), (SELECT pruned_through FROM sensor_changes_state))::text AS head;
+
+-- name: advanceSensorPosition
+-- Nothing of the endpoint's units landed up to $2: later reads start there (the notice time unchanged).
+UPDATE webhook_endpoints SET sensor_position = $2 WHERE id = $1 AND sensor_position < $2;

@@ -2,6 +2,8 @@
 // WEBHOOK_DELIVERY is on, this process's sender (src/webhooks/dispatcher.ts), started once the app
 // is ready and stopped on close after the attempts under way.
 import fp from 'fastify-plugin';
+import { encodeCursor } from '../sensors/change-cursor.js';
+import { cursorKeyReader } from '../sensors/changes.js';
 import type { App } from '../types.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { createWebhookEndpoints, type WebhookEndpoints } from '../webhooks/endpoints.js';
@@ -26,11 +28,13 @@ async function webhooks(app: App) {
 
   app.addHook('onReady', async () => {
     if (!settings.deliver) return;
+    const cursorKey = cursorKeyReader(db);
     const dispatcher = createWebhookDispatcher({
       pool: db,
       clock,
       log: app.log,
       settings,
+      cursorOf: async (companyId, position) => encodeCursor(await cursorKey(), companyId, position),
       observer: {
         attempted(outcome, durationMs) {
           metrics.webhookAttempts.inc({ outcome });

@@ -12,6 +12,7 @@ import { type Clock, DAY_MS } from '../time.js';
 import { attemptDelivery, type AttemptOutcome } from './delivery.js';
 import { MAX_ATTEMPTS, retryAfterMs, retryAt } from './events.js';
 import { writeDueReminders } from './reminders.js';
+import { type CursorOf, writeSensorNotices } from './sensor-notices.js';
 import type { WebhookSettings } from './settings.js';
 
 const sql = loadQueries('webhooks', ['claimDue', 'recordAttempt', 'disableFailing', 'insertEvent', 'queueStats', 'pruneEvents']);
@@ -20,6 +21,8 @@ const sql = loadQueries('webhooks', ['claimDue', 'recordAttempt', 'disableFailin
 export const POLL_MS = 250;
 /** Expiry reminders are looked for, and old events removed, this often. */
 const REMINDERS_EVERY_MS = 60_000;
+/** Endpoints due a sensor_data.changed notice are looked for this often (each is told at most once a minute). */
+const SENSOR_NOTICES_EVERY_MS = 5_000;
 /** How long events (and their log) are kept: how far back a replay reaches (docs/webhooks.md). */
 export const EVENTS_KEPT_MS = 30 * DAY_MS;
 /** A lease outlives the attempt's deadline by this much (a slow commit of its outcome). */
@@ -50,6 +53,8 @@ export interface DispatcherOptions {
   clock: Clock;
   log: FastifyBaseLogger;
   settings: WebhookSettings;
+  /** the change feed's cursor of a company at a position (sensor_data.changed carries two) */
+  cursorOf: CursorOf;
   observer?: DeliveryObserver;
 }
 
@@ -61,6 +66,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   let again = false;
   const running = new Set<Promise<void>>();
   let lastReminders = 0;
+  let lastSensorNotices = 0;
 
   async function pump(): Promise<void> {
     if (closed) return;
@@ -152,6 +158,17 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     ]);
   }
 
+  async function notifySensorChanges() {
+    const now = clock.now().getTime();
+    if (now - lastSensorNotices < SENSOR_NOTICES_EVERY_MS) return;
+    lastSensorNotices = now;
+    try {
+      await writeSensorNotices(pool, clock.now(), options.cursorOf);
+    } catch (error) {
+      log.warn({ err: error }, 'webhooks: writing sensor_data.changed notices failed; trying again');
+    }
+  }
+
   async function remind() {
     const now = clock.now().getTime();
     if (now - lastReminders < REMINDERS_EVERY_MS) return;
@@ -168,6 +185,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   const poll = setInterval(() => {
     void pump();
     void remind();
+    void notifySensorChanges();
   }, POLL_MS);
   poll.unref();
   void remind();
@@ -175,6 +193,11 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   return {
     /** Claims what is due now (tests call it after moving the clock). */
     pump,
+    /** Writes the sensor_data.changed notices due now, whatever the last look (tests). */
+    async notifySensorChangesNow() {
+      lastSensorNotices = 0;
+      await notifySensorChanges();
+    },
     async stats(): Promise<{ pending: number; oldestDueSeconds: number }> {
       const { rows } = await pool.query<{ pending: number; oldest_due_seconds: number }>(sql.queueStats, [clock.now()]);
       return { pending: rows[0]!.pending, oldestDueSeconds: rows[0]!.oldest_due_seconds };

@@ -10,6 +10,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'api_token.leaked',
   'api_token.expiring',
   'api_token.expired',
+  'sensor_data.changed',
   'webhook_endpoint.disabled',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

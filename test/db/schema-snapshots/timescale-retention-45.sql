@@ -212,6 +212,15 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.webhook_endpoint_sensor_start() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  -- the feed's head, as the pages compute it (max(id) reads the primary key's last entry)
+  NEW.sensor_position := coalesce((SELECT max(id) FROM sensor_changes), (SELECT pruned_through FROM sensor_changes_state));
+  RETURN NEW;
+END $$;
+
 CREATE FUNCTION public.webhook_event_fan_out() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -809,12 +818,15 @@ CREATE TABLE public.webhook_endpoints (
     created_at timestamp with time zone NOT NULL,
     created_by integer NOT NULL,
     updated_at timestamp with time zone NOT NULL,
+    sensor_position bigint DEFAULT 0 NOT NULL,
+    sensor_notified_at timestamp with time zone,
     CONSTRAINT webhook_endpoints_check CHECK (((disabled_reason IS NULL) = (disabled_at IS NULL))),
     CONSTRAINT webhook_endpoints_check1 CHECK (((previous_secret IS NULL) = (previous_secret_expires_at IS NULL))),
     CONSTRAINT webhook_endpoints_cooling_unit_ids_check CHECK (((cooling_unit_ids IS NULL) OR (cardinality(cooling_unit_ids) > 0))),
     CONSTRAINT webhook_endpoints_description_check CHECK ((char_length(description) <= 500)),
     CONSTRAINT webhook_endpoints_disabled_reason_check CHECK ((disabled_reason = ANY (ARRAY['employee'::text, 'failing'::text]))),
     CONSTRAINT webhook_endpoints_event_types_check CHECK ((cardinality(event_types) > 0)),
+    CONSTRAINT webhook_endpoints_sensor_position_check CHECK ((sensor_position >= 0)),
     CONSTRAINT webhook_endpoints_url_check CHECK (((char_length(url) >= 1) AND (char_length(url) <= 2048)))
 );
 
@@ -1042,6 +1054,8 @@ CREATE TRIGGER token_audit_events_chain BEFORE INSERT ON public.token_audit_even
 
 CREATE TRIGGER token_audit_events_webhooks AFTER INSERT ON public.token_audit_events FOR EACH ROW EXECUTE FUNCTION public.webhook_token_event();
 
+CREATE TRIGGER webhook_endpoints_sensor_start BEFORE INSERT ON public.webhook_endpoints FOR EACH ROW EXECUTE FUNCTION public.webhook_endpoint_sensor_start();
+
 CREATE TRIGGER webhook_events_fan_out AFTER INSERT ON public.webhook_events FOR EACH ROW EXECUTE FUNCTION public.webhook_event_fan_out();
 
 ALTER TABLE ONLY public.api_token_cooling_units
@@ -1174,6 +1188,7 @@ ALTER TABLE ONLY public.webhook_token_reminders
 {"name":"014_hourly-rollup-serial"}
 {"name":"015_token-usage-not-modified"}
 {"name":"016_webhooks"}
+{"name":"017_webhook-sensor-notices"}
 
 -- weekly partitions
 {"partitions":0}
