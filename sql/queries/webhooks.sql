@@ -143,14 +143,27 @@ SET status = 'pending', attempts = 0, next_attempt_at = excluded.next_attempt_at
 RETURNING id;
 
 -- name: queueStats
--- For metrics: deliveries waiting, and how long the oldest due one (of an enabled endpoint) has
--- waited at $1, in seconds.
-SELECT count(*)::int AS pending,
-       coalesce(extract(epoch FROM $1::timestamptz - min(d.next_attempt_at) FILTER (WHERE d.next_attempt_at <= $1 AND e.disabled_at IS NULL)), 0)::float8
-         AS oldest_due_seconds
-FROM webhook_deliveries d
-JOIN webhook_endpoints e ON e.id = d.endpoint_id
-WHERE d.status = 'pending';
+-- For metrics at $1: the pending deliveries, and how long the oldest one a process could claim
+-- has waited, in seconds (0: none). Claimable as claimDue says ($2: the in-flight limit per
+-- endpoint): one held by its endpoint (disabled, at its limit, or an earlier delivery of its
+-- ordering key pending: retrying) is waiting on the partner, not on the sender, and is not
+-- counted. The first claimable one in the due index's order, as claimDue finds it.
+SELECT (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS pending,
+       coalesce((
+         SELECT extract(epoch FROM $1::timestamptz - d.next_attempt_at)
+         FROM webhook_deliveries d
+         JOIN webhook_endpoints e ON e.id = d.endpoint_id
+         WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+           AND (d.leased_until IS NULL OR d.leased_until < $1)
+           AND e.disabled_at IS NULL
+           AND NOT EXISTS (
+             SELECT 1 FROM webhook_deliveries earlier
+             WHERE earlier.endpoint_id = d.endpoint_id AND earlier.ordering_key = d.ordering_key
+               AND earlier.status = 'pending' AND earlier.id < d.id)
+           AND (SELECT count(*) FROM webhook_deliveries busy
+                WHERE busy.endpoint_id = d.endpoint_id AND busy.status = 'pending' AND busy.leased_until >= $1) < $2
+         ORDER BY d.next_attempt_at, d.id
+         LIMIT 1), 0)::float8 AS oldest_due_seconds;
 
 -- name: writeDueReminders
 -- Expiry reminders due at $1, each written once whatever runs it at once (the reminders table's

@@ -6,6 +6,7 @@ import type pg from 'pg';
 import type { ReplicaState } from '../db/read-routing.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Dependency } from '../http/errors.js';
+import type { DeliveryOutcome } from '../webhooks/dispatcher.js';
 
 export interface MetricSources {
   pool: pg.Pool;
@@ -45,6 +46,14 @@ export function createMetrics(sources: MetricSources) {
   });
   // both answers from the start at 0: increase() sees the first report too
   for (const label of ['true_positive', 'false_positive']) tokenLeakReports.inc({ label }, 0);
+  const webhookAttempts = new Counter({
+    name: 'webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts by outcome: succeeded, retrying (failed, to be tried again) or failed (out of retries)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  // every outcome from the start at 0: the alert's increase() sees the first failed delivery too
+  for (const outcome of ['succeeded', 'retrying', 'failed'] satisfies DeliveryOutcome[]) webhookAttempts.inc({ outcome }, 0);
 
   return {
     registry,
@@ -178,13 +187,9 @@ export function createMetrics(sources: MetricSources) {
       } else policyAges.set(policy, { seconds, at: performance.now() });
     },
     // webhooks (src/webhooks/dispatcher.ts): every attempt by its outcome, and the queue as this
-    // process last read it (every process reads the same database: the cluster shows the worst)
-    webhookAttempts: new Counter({
-      name: 'webhook_delivery_attempts_total',
-      help: 'Webhook delivery attempts by outcome: succeeded, retrying (failed, to be tried again) or failed (out of retries)',
-      labelNames: ['outcome'] as const,
-      registers: [registry],
-    }),
+    // process last read it (every process reads it, sending or not, from the same database: the
+    // cluster shows the worst)
+    webhookAttempts,
     webhookAttemptSeconds: new Histogram({
       name: 'webhook_delivery_attempt_duration_seconds',
       help: 'Time of a webhook delivery attempt, from the request to the answer (or the failure)',
@@ -199,7 +204,7 @@ export function createMetrics(sources: MetricSources) {
     }),
     webhookOldestDueSeconds: new Gauge({
       name: 'webhook_oldest_due_delivery_age_seconds',
-      help: 'How long the oldest delivery that is due has waited to be sent (0: none waits); endpoints disabled excluded',
+      help: 'How long the oldest delivery a process could send now has waited (0: none waits); not those waiting on their endpoint (disabled, at its in-flight limit, or an earlier delivery of the token still pending)',
       aggregator: 'max',
       registers: [registry],
     }),

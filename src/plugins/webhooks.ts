@@ -1,11 +1,13 @@
 // Webhooks as a service: the endpoints' repository (the management routes) and, where
 // WEBHOOK_DELIVERY is on, this process's sender (src/webhooks/dispatcher.ts), started once the app
-// is ready and stopped on close after the attempts under way.
+// is ready and stopped on close after the attempts under way. Every process, sending or not, reads
+// the queue into the webhook_* gauges every QUEUE_METRICS_MS: with no process sending, the oldest
+// due delivery's wait still grows on the dashboard and fires the alert (docs/runbooks.md).
 import fp from 'fastify-plugin';
 import { encodeCursor } from '../sensors/change-cursor.js';
 import { cursorKeyReader } from '../sensors/changes.js';
 import type { App } from '../types.js';
-import { createWebhookDispatcher, type WebhookDispatcher } from '../webhooks/dispatcher.js';
+import { createWebhookDispatcher, readQueueStats, type WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { createWebhookEndpoints, type WebhookEndpoints } from '../webhooks/endpoints.js';
 
 /** How often the queue's metrics are read. */
@@ -16,6 +18,8 @@ declare module 'fastify' {
     webhookEndpoints: WebhookEndpoints;
     /** this process's sender; null with WEBHOOK_DELIVERY=off, or before the app is ready */
     webhookDispatcher: WebhookDispatcher | null;
+    /** reads the queue into the webhook_* gauges now (tests, tools); every QUEUE_METRICS_MS otherwise */
+    readWebhookQueue(): Promise<void>;
   }
 }
 
@@ -25,8 +29,18 @@ async function webhooks(app: App) {
   app.decorate('webhookEndpoints', createWebhookEndpoints({ pool: db, clock, allowedNetworks: settings.allowedNetworks }));
   app.decorate('webhookDispatcher', null);
   let queueTimer: NodeJS.Timeout | undefined;
+  const readQueue = async () => {
+    const stats = await readQueueStats(db, clock.now(), settings.perEndpointInFlight);
+    metrics.webhookPending.set(stats.pending);
+    metrics.webhookOldestDueSeconds.set(stats.oldestDueSeconds);
+  };
+  app.decorate('readWebhookQueue', readQueue);
 
   app.addHook('onReady', async () => {
+    // a read that fails keeps the last figures (the database's own alert covers its outage)
+    const readQuietly = () => void readQueue().catch(() => {});
+    readQuietly();
+    queueTimer = setInterval(readQuietly, QUEUE_METRICS_MS).unref();
     if (!settings.deliver) return;
     const cursorKey = cursorKeyReader(db);
     const dispatcher = createWebhookDispatcher({
@@ -43,16 +57,6 @@ async function webhooks(app: App) {
       },
     });
     app.webhookDispatcher = dispatcher;
-    const readQueue = () =>
-      dispatcher.stats().then(
-        (stats) => {
-          metrics.webhookPending.set(stats.pending);
-          metrics.webhookOldestDueSeconds.set(stats.oldestDueSeconds);
-        },
-        () => {},
-      );
-    void readQueue();
-    queueTimer = setInterval(() => void readQueue(), QUEUE_METRICS_MS).unref();
   });
   app.addHook('onClose', async () => {
     clearInterval(queueTimer);

@@ -43,9 +43,31 @@ interface Claimed {
   data: unknown;
 }
 
+/** An attempt's outcome: delivered, failed and to be tried again, or failed for good. */
+export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed';
+
 export interface DeliveryObserver {
   /** one attempt's outcome, for metrics */
-  attempted(outcome: 'succeeded' | 'retrying' | 'failed', durationMs: number): void;
+  attempted(outcome: DeliveryOutcome, durationMs: number): void;
+}
+
+export interface QueueStats {
+  /** deliveries not yet delivered nor failed: due, or waiting for a retry */
+  pending: number;
+  /** how long the oldest delivery a process could send now has waited, in seconds (0: none) */
+  oldestDueSeconds: number;
+}
+
+/**
+ * The queue as the metrics show it, at `now`. Any process reads it, sending or not: with
+ * WEBHOOK_DELIVERY off everywhere, the oldest due delivery's wait is what shows that nobody sends.
+ * The wait counts only deliveries claimDue would take (docs/runbooks.md): one held by its endpoint
+ * (disabled, at its in-flight limit, an earlier delivery of its token retrying) waits on the
+ * partner, not on the sender.
+ */
+export async function readQueueStats(pool: pg.Pool, now: Date, perEndpointInFlight: number): Promise<QueueStats> {
+  const { rows } = await pool.query<{ pending: number; oldest_due_seconds: number }>(sql.queueStats, [now, perEndpointInFlight]);
+  return { pending: rows[0]!.pending, oldestDueSeconds: rows[0]!.oldest_due_seconds };
 }
 
 export interface DispatcherOptions {
@@ -197,10 +219,6 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     async notifySensorChangesNow() {
       lastSensorNotices = 0;
       await notifySensorChanges();
-    },
-    async stats(): Promise<{ pending: number; oldestDueSeconds: number }> {
-      const { rows } = await pool.query<{ pending: number; oldest_due_seconds: number }>(sql.queueStats, [clock.now()]);
-      return { pending: rows[0]!.pending, oldestDueSeconds: rows[0]!.oldest_due_seconds };
     },
     /** Stops claiming, and waits for the attempts under way (each bounded by its deadline). */
     async close() {

@@ -1,16 +1,20 @@
 // The metrics the alerting rules (ops/prometheus/alerts.yml) read that the service exports for
 // them, each provoked for real: 503s by the dependency that failed (a database nobody answers on,
 // a Redis killed under a revoke), the rate limits' fallback while Redis is away and back, the
-// pool's size limit, and a last_used_at flush that fails on the real database and then succeeds.
+// pool's size limit, a last_used_at flush that fails on the real database and then succeeds, and
+// webhook deliveries to a receiver on a loopback port that keeps failing, and a queue nobody sends.
 // (cluster_worker_restarts_total: test/operations/cluster-metrics.test.ts, with a real cluster.)
 import t from 'tap';
 import { createPool } from '../../src/db/pool.js';
 import { freePort } from '../../src/free-port.js';
 import { RATE_LIMITS } from '../../src/rate-limit/limits.js';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/webhooks/events.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCompany } from '../helpers/fixtures.js';
 import { issueToken } from '../helpers/tokens.js';
-import { DATA_PATH, metricSum, startRedis, until } from '../operations/harness.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
+import { DATA_PATH, metricSum, sleep, startRedis, until } from '../operations/harness.js';
+import { BASE as TOKENS, createWorld, type World } from '../routes/api-tokens/setup.js';
 
 async function scrape(ctx: TestApp) {
   return (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
@@ -166,3 +170,110 @@ t.test('a last_used_at flush the database refuses is counted; the next one write
   ]);
   t.equal(rows[0]?.used, true, 'last_used_at written');
 });
+
+const WEBHOOKS = { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', WEBHOOK_TIMEOUT_SECONDS: '1' };
+
+async function registerEndpoint(world: World, url: string, eventTypes: string[]) {
+  const reply = await world.post(world.a.jwt, '/api/v1/webhook-endpoints', { url, event_types: eventTypes });
+  if (reply.statusCode !== 201) throw new Error(`register answered ${reply.statusCode}: ${reply.body}`);
+  return reply.json<{ id: string }>().id;
+}
+
+/** The queue's gauges as a scrape shows them, read from the database now (not in 15 s). */
+async function queue(ctx: TestApp) {
+  await ctx.app.readWebhookQueue();
+  const text = await scrape(ctx);
+  return { pending: metricSum(text, 'webhook_deliveries_pending'), oldest: metricSum(text, 'webhook_oldest_due_delivery_age_seconds') };
+}
+
+t.test('webhook attempts by outcome, each exported from 0: a receiver answering 500 until the delivery fails for good', async (t) => {
+  const world = await createWorld(t, WEBHOOKS);
+  const receiver = await startReceiver(t);
+  receiver.answer = () => 500;
+  const before = await scrape(world);
+  for (const outcome of ['succeeded', 'retrying', 'failed']) {
+    t.ok(hasSeries(before, 'webhook_delivery_attempts_total', { outcome }), `outcome ${outcome}: exported at 0 before any attempt`);
+  }
+  t.equal(metricSum(before, 'webhook_delivery_attempts_total'), 0, 'no attempt yet');
+  t.same(await queue(world), { pending: 0, oldest: 0 }, 'an empty queue');
+
+  const endpointId = await registerEndpoint(world, receiver.url, ['api_token.created']);
+  await world.createToken(world.a.jwt);
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    // each retry's time comes from the clock when the last attempt was recorded: move it after
+    if (attempt > 1) world.clock.advance(Math.ceil(RETRY_DELAYS_MS[attempt - 2]! * 1.2));
+    await until(
+      `attempt ${attempt} counted`,
+      async () => metricSum(await scrape(world), 'webhook_delivery_attempts_total') === attempt,
+      10_000,
+    );
+  }
+  const text = await scrape(world);
+  t.equal(receiver.received.length, MAX_ATTEMPTS, `the receiver was asked ${MAX_ATTEMPTS} times`);
+  t.equal(metricSum(text, 'webhook_delivery_attempts_total', { outcome: 'retrying' }), MAX_ATTEMPTS - 1, `${MAX_ATTEMPTS - 1} retrying`);
+  t.equal(metricSum(text, 'webhook_delivery_attempts_total', { outcome: 'failed' }), 1, 'then failed, once');
+  t.equal(metricSum(text, 'webhook_delivery_attempts_total', { outcome: 'succeeded' }), 0, 'none succeeded');
+  t.equal(metricSum(text, 'webhook_delivery_attempt_duration_seconds_count'), MAX_ATTEMPTS, 'every attempt timed');
+  const { rows } = await world.db.pool.query<{ disabled_reason: string | null }>(
+    'SELECT disabled_reason FROM webhook_endpoints WHERE id = $1',
+    [endpointId],
+  );
+  t.equal(rows[0]?.disabled_reason, 'failing', 'its endpoint disabled');
+  t.same(await queue(world), { pending: 0, oldest: 0 }, 'nothing left in the queue');
+});
+
+t.test("a delivery held behind its token's earlier one (the endpoint failing) does not age the queue", async (t) => {
+  const world = await createWorld(t, WEBHOOKS);
+  const receiver = await startReceiver(t);
+  receiver.answer = () => 500;
+  await registerEndpoint(world, receiver.url, ['api_token.created', 'api_token.revoked']);
+  const token = await world.createToken(world.a.jwt);
+  await receiver.waitFor(1);
+  await until('the created event retrying', async () => metricSum(await scrape(world), 'webhook_delivery_attempts_total') === 1, 10_000);
+  t.equal((await world.post(world.a.jwt, `${TOKENS}/${token.id}/revoke`)).statusCode, 200);
+  // the revoke's delivery is due from now on, but waits for the created one (retried 4-6 s
+  // later): a wait on the endpoint, not on the sender; the sender polls a few times meanwhile
+  world.clock.advance(3_000);
+  await sleep(600);
+  t.equal(receiver.received.length, 1, 'the revoke is not sent before the created event');
+  t.same(await queue(world), { pending: 2, oldest: 0 }, 'two pending; none that a process could send has waited');
+});
+
+t.test(
+  'deliveries held by their endpoint at its limit of 4 attempts in flight (a receiver not answering) do not age the queue',
+  async (t) => {
+    const world = await createWorld(t, { ...WEBHOOKS, WEBHOOK_TIMEOUT_SECONDS: '5' });
+    const receiver = await startReceiver(t);
+    receiver.answer = () => 'hang';
+    await registerEndpoint(world, receiver.url, ['api_token.created']);
+    // one at a time up to the limit (the deliveries of one claim are not counted against it),
+    // then two more
+    for (let i = 0; i < 6; i++) {
+      await world.createToken(world.a.jwt, { name: `token ${i}` });
+      if (i < 4) await receiver.waitFor(i + 1);
+    }
+    world.clock.advance(3_000);
+    await sleep(600);
+    t.equal(receiver.received.length, 4, 'four attempts under way, no more');
+    t.same(await queue(world), { pending: 6, oldest: 0 }, 'six pending; the two due wait on the endpoint, not on the sender');
+  },
+);
+
+t.test(
+  'WEBHOOK_DELIVERY=off: a process that does not send still reads the queue, whose oldest due delivery ages until one that sends takes it',
+  async (t) => {
+    const quiet = await createWorld(t, { ...WEBHOOKS, WEBHOOK_DELIVERY: 'off' });
+    const receiver = await startReceiver(t);
+    await registerEndpoint(quiet, receiver.url, ['api_token.created']);
+    await quiet.createToken(quiet.a.jwt);
+    quiet.clock.advance(10 * 60_000);
+    t.same(await queue(quiet), { pending: 1, oldest: 600 }, 'one delivery, due for 10 minutes');
+    t.equal(receiver.received.length, 0, 'nobody sent it');
+
+    // another process of the deployment, sending (its clock is the real one: the delivery is due)
+    await (await createTestApp(t, WEBHOOKS, { database: quiet.db })).app.ready();
+    await receiver.waitFor(1);
+    await until('the delivery recorded as sent', async () => (await queue(quiet)).pending === 0, 10_000);
+    t.same(await queue(quiet), { pending: 0, oldest: 0 }, 'drained: nothing waits');
+  },
+);
