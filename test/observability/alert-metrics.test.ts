@@ -242,7 +242,7 @@ t.test("a delivery held behind its token's earlier one (the endpoint failing) do
 t.test(
   'deliveries held by their endpoint at its limit of 4 attempts in flight (a receiver not answering) do not age the queue',
   async (t) => {
-    const world = await createWorld(t, { ...WEBHOOKS, WEBHOOK_TIMEOUT_SECONDS: '5' });
+    const world = await createWorld(t, { ...WEBHOOKS, WEBHOOK_TIMEOUT_SECONDS: '10' });
     const receiver = await startReceiver(t);
     receiver.answer = () => 'hang';
     await registerEndpoint(world, receiver.url, ['api_token.created']);
