@@ -58,11 +58,16 @@ RETURNING id, message_id;
 
 -- name: claimDue
 -- Up to $2 deliveries due at $1, leased until $3: pending, not leased by a live process, the
--- endpoint enabled and with fewer than $4 deliveries in flight, and no earlier pending delivery
--- of the same ordering key to the same endpoint (events of a key arrive in order). SKIP LOCKED:
--- processes claiming at once take different rows, never the same one.
-WITH due AS (
-  SELECT d.id
+-- endpoint enabled and with fewer than $4 deliveries in flight counting those this claim takes,
+-- and no earlier pending delivery of the same ordering key to the same endpoint (events of a key
+-- arrive in order). SKIP LOCKED: processes claiming at once take different rows, never the same
+-- one. The candidates are locked first, then ranked per endpoint (a window cannot sit beside FOR
+-- UPDATE), so one claim never takes an endpoint past its bound; the candidates it leaves are
+-- unlocked when the statement ends.
+WITH candidates AS (
+  SELECT d.id, d.endpoint_id, d.next_attempt_at,
+         (SELECT count(*) FROM webhook_deliveries busy
+          WHERE busy.endpoint_id = d.endpoint_id AND busy.status = 'pending' AND busy.leased_until >= $1) AS busy
   FROM webhook_deliveries d
   JOIN webhook_endpoints e ON e.id = d.endpoint_id
   WHERE d.status = 'pending' AND d.next_attempt_at <= $1
@@ -77,6 +82,13 @@ WITH due AS (
   ORDER BY d.next_attempt_at, d.id
   LIMIT $2
   FOR UPDATE OF d SKIP LOCKED
+),
+due AS (
+  SELECT id FROM (
+    SELECT id, busy + row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS in_flight
+    FROM candidates
+  ) ranked
+  WHERE in_flight <= $4
 )
 UPDATE webhook_deliveries d
 SET leased_until = $3, attempts = d.attempts + 1

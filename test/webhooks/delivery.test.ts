@@ -211,3 +211,22 @@ t.test('a secret rotation signs with both secrets through the grace period: no d
     'timestamped by the service clock',
   );
 });
+
+t.test('an endpoint gets at most 4 attempts at once, also when one claim finds more due', async (t) => {
+  const world = await createWorld(t, env);
+  const receiver = await startReceiver(t);
+  receiver.answer = () => 'hang';
+  await register(world, { url: receiver.url, event_types: ['api_token.created'] });
+  // six events of six tokens in one commit: one claim finds them all due at once
+  await world.db.pool.query(
+    `INSERT INTO webhook_events (company_id, type, occurred_at, data, ordering_key)
+     SELECT $1, 'api_token.created', $2, '{}', 'token-' || g FROM generate_series(1, 6) g`,
+    [world.a.companyId, world.clock.now()],
+  );
+  await receiver.waitFor(4);
+  await sleep(500);
+  t.equal(receiver.received.length, 4, 'four under way, the other two wait for a slot');
+  // the hung attempts time out (1 s): the two waiting are sent then
+  await receiver.waitFor(6, 5_000);
+  t.equal(new Set(receiver.received.map((delivery) => delivery.headers['webhook-id'])).size, 6, 'each event once so far');
+});
