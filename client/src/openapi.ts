@@ -6178,7 +6178,7 @@ export interface operations {
                                 page_size: number;
                                 /** @description More changes follow now: ask again with next_cursor at once */
                                 has_next: boolean;
-                                /** @description Where the next request continues: pass it as since (store it once the changes are applied) */
+                                /** @description Where the next request continues, opaque (sealed for the company: nothing in it can be read or edited): pass it as since (store it once the changes are applied) */
                                 next_cursor: string;
                             };
                         };

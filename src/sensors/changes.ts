@@ -5,7 +5,7 @@
 import type pg from 'pg';
 import { loadQueries } from '../db/sql.js';
 import { ApiError } from '../http/errors.js';
-import { cursorIsGenuine, cursorPosition, encodeCursor, invalidCursor } from './change-cursor.js';
+import { cursorPosition, encodeCursor, invalidCursor } from './change-cursor.js';
 import type { SpecificationType } from './formats.js';
 
 // unnamed (planned per call): a unit list is often hundreds or thousands of ids, and only a plan
@@ -56,6 +56,8 @@ export const cursorExpired = () =>
   );
 
 export function createChangeFeed(pool: Pick<pg.Pool, 'query'>) {
+  // a cursor is opened before the page is read: its position is sealed inside
+  const cursorKey = cursorKeyReader(pool);
   return {
     /**
      * The changes of `unitIds` after `since` (omitted: from the oldest change kept; SINCE_NOW:
@@ -66,7 +68,7 @@ export function createChangeFeed(pool: Pick<pg.Pool, 'query'>) {
       const now = since === SINCE_NOW;
       let position = 0n;
       if (since !== undefined && !now) {
-        const decoded = cursorPosition(since);
+        const decoded = cursorPosition(await cursorKey(), companyId, since);
         if (decoded === null) throw invalidCursor();
         position = decoded;
       }
@@ -74,7 +76,6 @@ export function createChangeFeed(pool: Pick<pg.Pool, 'query'>) {
       const limit = now ? 0 : pageSize + 1;
       const { rows } = await pool.query<Row>(sql.changesAfter, [unitIds, String(position), limit]);
       const state = rows[0]!;
-      if (since !== undefined && !now && !cursorIsGenuine(state.cursor_key, companyId, since)) throw invalidCursor();
       const prunedThrough = BigInt(state.pruned_through);
       // omitted: from the oldest change kept
       if (since === undefined || now) position = now ? BigInt(state.head) : prunedThrough;

@@ -55,7 +55,12 @@ const changesPageSchema = z.object({
     pagination: z.object({
       page_size: z.number().int(),
       has_next: z.boolean().describe('More changes follow now: ask again with next_cursor at once'),
-      next_cursor: z.string().describe('Where the next request continues: pass it as since (store it once the changes are applied)'),
+      next_cursor: z
+        .string()
+        .describe(
+          'Where the next request continues, opaque (sealed for the company: nothing in it can be read or edited): ' +
+            'pass it as since (store it once the changes are applied)',
+        ),
     }),
   }),
 });
