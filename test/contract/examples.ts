@@ -5,9 +5,20 @@
 import { sign } from 'node:crypto';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
-import { calendarDate, codePoints, dateTime, invalidValues, objectBranch, typesOf, validValue, type Overlay } from './arbitraries.js';
+import {
+  calendarDate,
+  codePoints,
+  dateTime,
+  invalidValues,
+  objectBranch,
+  recentOf,
+  typesOf,
+  validValue,
+  type Overlay,
+} from './arbitraries.js';
 import { parseAllowedIp } from '../../src/tokens/allowed-ips.js';
 import { contractViolations } from './expectations.js';
+import { deliveryPaths, webhookValue } from './webhooks.js';
 import type { Operation, Parameter, Schema } from './openapi.js';
 import type { World } from './world.js';
 
@@ -58,11 +69,8 @@ function overlayFor(world: World, mode: Mode): Overlay {
   const elsewhere = [...world.company.deletedUnits, ...world.other.liveUnits, ...world.other.deletedUnits];
   const day = (offset: number) => new Date(Date.parse(`${addDays(world.today, offset)}T00:00:00Z`));
   const now = world.ctx.clock.now();
-  // read when a value is drawn: the targets grow (top-ups, rotations); recent ones are likelier live
-  const target = fc.oneof(
-    { arbitrary: fc.nat({ max: 7 }).map((back) => world.targets[Math.max(0, world.targets.length - 1 - back)]!), weight: 3 },
-    fc.nat().map((index) => world.targets[index % world.targets.length]!),
-  );
+  // the targets grow (top-ups, rotations)
+  const target = recentOf(world.targets);
   // the audit trail's window: instants in order by construction, and (document mode) now and then any two
   const instantFrom =
     mode === 'contract' ? dateTime(day(-200), day(-100)) : fc.oneof({ arbitrary: dateTime(day(-200), day(-100)), weight: 5 }, dateTime());
@@ -117,7 +125,7 @@ function overlayFor(world: World, mode: Mode): Overlay {
       case 'expires_at':
         return fc.oneof(fc.constant(null), dateTime(new Date(now.getTime() + 60_000), new Date('9999-12-30T00:00:00Z')));
       default:
-        return null;
+        return webhookValue(world, mode, path);
     }
   };
 }
@@ -181,6 +189,11 @@ export function validRequest(world: World, operation: Operation, mode: Mode = 'd
     if (p.in === 'header' && p.name === 'If-None-Match' && !p.required) continue;
     if (p.in !== 'path' && p.in !== 'query') throw new Error(`${operation.id}: parameters in ${p.in} are not supported by the tester`);
   }
+  const independent = fc.record(Object.fromEntries(pathParameters.map((p) => [p.name, parameter(p) as fc.Arbitrary<string>])));
+  // a delivery's id means something only with its endpoint's: mostly the two together
+  const path = pathParameters.some((p) => p.name === 'delivery_id')
+    ? fc.oneof({ arbitrary: deliveryPaths(world), weight: 3 }, independent)
+    : independent;
   const body = operation.body
     ? fc.record({
         value: validValue(world.book, operation.body, '', overlay, exclusive),
@@ -190,7 +203,7 @@ export function validRequest(world: World, operation: Operation, mode: Mode = 'd
   return fc
     .record({
       credential: credentials(world, operation, mode),
-      path: fc.record(Object.fromEntries(pathParameters.map((p) => [p.name, parameter(p) as fc.Arbitrary<string>]))),
+      path,
       query: fc.tuple(...queryParameters.map((p) => parameter(p).map((value) => [p.name, value] as const))),
       body: operation.bodyRequired || !operation.body ? body : fc.option(body, { nil: null, freq: 4 }),
     })

@@ -8,6 +8,7 @@
 import { parseAllowedIp } from '../../src/tokens/allowed-ips.js';
 import type { Operation } from './openapi.js';
 import type { Example } from './examples.js';
+import { isWebhookOperation, webhookBodyViolations, webhookOutcome } from './webhooks.js';
 import { scopeOf, type World } from './world.js';
 
 export interface Violation {
@@ -166,6 +167,7 @@ function bodyViolations(world: World, operation: Operation, body: Record<string,
       });
     }
   }
+  if (isWebhookOperation(operation)) violations.push(...webhookBodyViolations(world, operation, object, body));
   if (typeof body.expires_at === 'string') {
     const instant = Date.parse(body.expires_at.replace(/T(\d\d:\d\d)(Z|[+-])/, 'T$1:00$2'));
     const described = String((properties.expires_at as { description?: string } | undefined)?.description ?? '');
@@ -381,6 +383,8 @@ export async function expectValid(world: World, example: Example): Promise<Expec
           ? `no readable unit matches cooling_unit_id=${unit ?? '-'} location_id=${location ?? '-'}`
           : 'a readable request';
     }
+  } else if (isWebhookOperation(operation)) {
+    ({ statuses, why } = await webhookOutcome(world, example, success));
   } else if (query.token_id !== undefined) {
     // the audit trail's filter: a token of the company, else 404 like the token routes
     const known = world.targets.includes(query.token_id.toLowerCase());

@@ -18,6 +18,7 @@ import { knownGap } from './gaps.js';
 import type { Operation } from './openapi.js';
 import { runLinks } from './links.js';
 import { runRateLimits } from './rate-limits.js';
+import { noteWebhookAnswer, prepareWebhooks } from './webhooks.js';
 import { createWorld, topUpTargets, type World } from './world.js';
 
 const SEED = Number(process.env.FC_SEED ?? 18_2026);
@@ -48,6 +49,7 @@ async function exercise(world: World, example: Example): Promise<LightMyRequestR
     const id = (parseBody(response) as { id?: string } | undefined)?.id;
     if (id) world.targets.push(id);
   }
+  noteWebhookAnswer(world, example, response);
   return response;
 }
 
@@ -161,6 +163,7 @@ for (const [index, operation] of world.operations.entries()) {
     const seed = SEED + 2 * index;
     // fresh live tokens to act on, so revoke and rotate meet live ones and spent ones alike
     if (operation.parameters.some((parameter) => parameter.name === 'token_id')) await topUpTargets(world, 4);
+    await prepareWebhooks(world, operation);
     await fc.assert(
       fc.asyncProperty(validRequest(world, operation), async (example) => void (await exercise(world, example))),
       { seed, numRuns: RUNS },

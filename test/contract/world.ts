@@ -8,6 +8,7 @@ import { seedDemo } from '../../src/seed/demo.js';
 import { createTestApp, TEST_JWT_SECRET, type TestApp, type TestAppOptions } from '../helpers/app.js';
 import { issueToken } from '../helpers/tokens.js';
 import { fetchDocument, operationsOf, SchemaBook, type OpenApiDocument, type Operation } from './openapi.js';
+import { createWebhookFixtures, type WebhookFixtures } from './webhooks.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -39,6 +40,8 @@ export interface World {
   targets: string[];
   /** a token id of another company */
   otherCompanyTokenId: string;
+  /** the company's webhook endpoints and deliveries requests may act on, and another company's */
+  webhooks: WebhookFixtures;
   /** the key leak reports are signed with (LEAK_REPORT_PUBLIC_KEYS names its public half) */
   leakReportKey: { keyIdentifier: string; privateKey: KeyObject };
 }
@@ -49,7 +52,11 @@ export async function createWorld(t: Teardown, options: TestAppOptions = {}): Pr
   const publicPem = leakKeys.publicKey.export({ type: 'spki', format: 'pem' }).toString();
   const ctx = await createTestApp(
     t,
-    { LEAK_REPORT_PUBLIC_KEYS: JSON.stringify([{ key_identifier: leakReportKey.keyIdentifier, key: publicPem }]) },
+    {
+      LEAK_REPORT_PUBLIC_KEYS: JSON.stringify([{ key_identifier: leakReportKey.keyIdentifier, key: publicPem }]),
+      // the endpoints requests register point at the public internet: their events only queue
+      WEBHOOK_DELIVERY: 'off',
+    },
     options,
   );
   const demo = await seedDemo(ctx.db.pool, { jwtSecret: TEST_JWT_SECRET, now: ctx.clock.now() });
@@ -119,6 +126,9 @@ export async function createWorld(t: Teardown, options: TestAppOptions = {}): Pr
     ),
   );
 
+  const otherCompanyEmployee = await ctx.jwtFor(otherEmployeeId);
+  const webhooks = await createWebhookFixtures(ctx, employee, otherCompanyEmployee);
+
   return {
     leakReportKey,
     ctx,
@@ -150,11 +160,12 @@ export async function createWorld(t: Teardown, options: TestAppOptions = {}): Pr
         now: new Date(ctx.clock.now().getTime() - 7200_000),
         ttlSeconds: 60,
       }),
-      otherCompanyEmployee: await ctx.jwtFor(otherEmployeeId),
+      otherCompanyEmployee,
     },
     tokens: { all, restricted, byScope, revoked },
     targets,
     otherCompanyTokenId,
+    webhooks,
   };
 }
 
