@@ -2795,7 +2795,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description https URL (http only to networks the SRE allowed); its host must resolve to public addresses only, checked now and at every delivery */
+                    /** @description https URL (http only to networks the SRE allowed), without a user name, password or #fragment; its host must resolve to public addresses only, checked now and at every delivery */
                     url: string;
                     /**
                      * @description Up to 500 characters, no control characters; trimmed
@@ -3374,10 +3374,11 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description The fields to change: at least one */
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description https URL (http only to networks the SRE allowed); its host must resolve to public addresses only, checked now and at every delivery */
+                    /** @description https URL (http only to networks the SRE allowed), without a user name, password or #fragment; its host must resolve to public addresses only, checked now and at every delivery */
                     url?: string;
                     /** @description Up to 500 characters, no control characters; trimmed */
                     description?: string;

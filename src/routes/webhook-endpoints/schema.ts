@@ -40,7 +40,7 @@ export const endpointFields = {
     .string()
     .max(2048)
     .describe(
-      'https URL (http only to networks the SRE allowed); its host must resolve to public addresses only, checked now and at every delivery',
+      'https URL (http only to networks the SRE allowed), without a user name, password or #fragment; its host must resolve to public addresses only, checked now and at every delivery',
     ),
   description: z
     .string()

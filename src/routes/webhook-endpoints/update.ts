@@ -15,7 +15,8 @@ const body = z
     cooling_unit_ids: endpointFields.cooling_unit_ids.optional(),
     enabled: z.boolean().optional().describe('false: nothing is sent (events wait); true: sending resumes'),
   })
-  .refine((changes) => Object.values(changes).some((value) => value !== undefined), 'must change at least one field');
+  .refine((changes) => Object.values(changes).some((value) => value !== undefined), 'must change at least one field')
+  .describe('The fields to change: at least one');
 
 export default async function updateWebhookEndpoint(app: App) {
   app.patch('/:endpoint_id', {
