@@ -1,6 +1,6 @@
 // A webhook receiver on a loopback port for the tests: it keeps every request (headers and the
 // raw body) and answers what the test tells it to (200 by default; a status, a status with
-// headers, or no answer at all).
+// headers, a status after a delay, or no answer at all).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,9 +10,12 @@ export interface Received {
   body: string;
   json: { type: string; timestamp: string; data: Record<string, unknown> };
   at: number;
+  /** the sender's port: which process sent it, for a test that has several (test/webhooks/crash.test.ts) */
+  remotePort: number;
 }
 
-export type Answer = number | { status: number; headers?: Record<string, string> } | 'hang';
+/** delayMs: the answer comes that long after the request (an attempt under way meanwhile) */
+export type Answer = number | { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 export interface Receiver {
   url: string;
@@ -45,15 +48,29 @@ export async function startReceiver(t: { teardown(fn: () => unknown): void }, pa
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const received: Received = { headers: request.headers, body, json: JSON.parse(body), at: Date.now() };
+      const received: Received = {
+        headers: request.headers,
+        body,
+        json: JSON.parse(body),
+        at: Date.now(),
+        remotePort: request.socket.remotePort ?? 0,
+      };
       receiver.received.push(received);
       const answer = receiver.answer(receiver.received.length, received);
       if (answer === 'hang') {
         hanging.add(response);
         return;
       }
-      const { status, headers = {} } = typeof answer === 'number' ? { status: answer } : answer;
-      response.writeHead(status, headers).end('ok');
+      const { status, headers = {}, delayMs = 0 } = typeof answer === 'number' ? { status: answer } : answer;
+      if (delayMs === 0) {
+        response.writeHead(status, headers).end('ok');
+        return;
+      }
+      hanging.add(response);
+      setTimeout(() => {
+        hanging.delete(response);
+        if (!response.destroyed) response.writeHead(status, headers).end('ok');
+      }, delayMs).unref();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
