@@ -191,6 +191,8 @@ candidates AS (
   FROM api_tokens t
   JOIN thresholds th ON t.expires_at - th.days * interval '1 day' <= $1
   WHERE NOT t.revoked AND t.expires_at IS NOT NULL AND t.expires_at > $1 - interval '7 days'
+    -- a token rotated away ends with its grace period, as api_token.rotated said: no reminders
+    AND NOT EXISTS (SELECT 1 FROM api_tokens replacement WHERE replacement.rotated_from = t.id)
     AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.company_id = t.company_id AND th.type = ANY (e.event_types))
 ),
 marked AS (

@@ -44,7 +44,9 @@ export interface AttemptOptions {
   now: Date;
 }
 
-/** Sends one attempt; never throws: a failure is an outcome. */
+class LookupTimeout extends Error {}
+
+/** Sends one attempt within options.timeoutMs, the DNS lookup included; never throws: a failure is an outcome. */
 export async function attemptDelivery(options: AttemptOptions): Promise<AttemptOutcome> {
   const started = performance.now();
   const failed = (error: string, statusCode: number | null = null, retryAfter?: string): AttemptOutcome => ({
@@ -58,13 +60,22 @@ export async function attemptDelivery(options: AttemptOptions): Promise<AttemptO
   if (Buffer.byteLength(body) > MAX_PAYLOAD_BYTES) return failed(`payload over ${MAX_PAYLOAD_BYTES} bytes`);
   let url: URL;
   let addresses: Array<{ address: string; family: number }>;
+  // the deadline covers the lookup too: a slow resolver must not stretch an attempt past its lease
+  let lookupTimer: NodeJS.Timeout | undefined;
   try {
     url = checkUrlShape(options.url);
-    addresses = await resolveChecked(url, options.allowedNetworks);
+    const timedOut = new Promise<never>((_, reject) => {
+      lookupTimer = setTimeout(() => reject(new LookupTimeout()), options.timeoutMs);
+    });
+    addresses = await Promise.race([resolveChecked(url, options.allowedNetworks), timedOut]);
   } catch (error) {
     if (error instanceof RefusedUrl) return failed(`refused: ${error.message}`);
+    if (error instanceof LookupTimeout) return failed(`no answer within ${options.timeoutMs} ms (DNS lookup)`);
     throw error;
+  } finally {
+    clearTimeout(lookupTimer);
   }
+  const remainingMs = Math.max(1, options.timeoutMs - Math.round(performance.now() - started));
   // the connection goes to the first address checked above, whatever the name resolves to now
   const [first] = addresses;
   const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
@@ -103,7 +114,7 @@ export async function attemptDelivery(options: AttemptOptions): Promise<AttemptO
         else settle(failed(`answered ${statusCode}`, statusCode, answer.headers['retry-after']));
       };
     });
-    const deadline = setTimeout(() => settle(failed(`no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+    const deadline = setTimeout(() => settle(failed(`no answer within ${options.timeoutMs} ms`)), remainingMs);
     request.on('error', (error: NodeJS.ErrnoException) => settle(failed(error.code ?? error.message)));
     request.end(body);
   });

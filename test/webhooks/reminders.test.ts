@@ -161,3 +161,26 @@ async function expectOnce(t: Test, receiver: Receiver, keys: string[], label: Ma
   t.equal(new Set(got).size, got.length, `${what}: each token and threshold once`);
   t.equal(new Set(receiver.received.map((delivery) => delivery.headers['webhook-id'])).size, got.length, `${what}: each webhook-id once`);
 }
+
+t.test('a token rotated away gets no reminder; its replacement gets its own', async (t) => {
+  const world = await createWorld(t, env);
+  const receiver = await startReceiver(t);
+  const expiresAt = new Date(world.clock.now().getTime() + 5 * DAY_MS).toISOString();
+  const old = await world.createToken(world.a.jwt, { name: 'rotated', expires_at: expiresAt });
+  // rotated with a day of grace: the old token now expires in a day, which the rotation said
+  const rotated = await world.post(world.a.jwt, `${TOKENS}/${old.id}/rotate`, { grace_period_seconds: 86_400 });
+  t.equal(rotated.statusCode, 201);
+  const replacement = rotated.json<{ id: string }>().id;
+  t.equal((await world.post(world.a.jwt, ENDPOINTS, { url: receiver.url, event_types: REMINDERS })).statusCode, 201);
+  // reminders are looked for once a minute of the app's clock
+  world.clock.advance(61_000);
+  const [reminder] = await receiver.waitFor(1);
+  t.match(reminder!.json, { type: 'api_token.expiring', data: { api_token: { id: replacement }, days_before_expiry: 7 } });
+  world.clock.advance(2 * DAY_MS);
+  await sleep(1_000);
+  t.same(
+    receiver.received.map((delivery) => (delivery.json.data.api_token as { id: string }).id),
+    [replacement],
+    'nothing for the old token: neither "expiring in 1 day" nor "expired"',
+  );
+});
