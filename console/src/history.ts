@@ -37,6 +37,15 @@ function what(event: AuditEvent, tokenId: string): string {
       return 'Reported as leaked';
     case 'token.revoked_leaked':
       return 'Revoked: reported as leaked';
+    // a webhook endpoint's changes are in the same trail, under the endpoint's id, never a token's
+    case 'webhook_endpoint.created':
+      return 'Webhook endpoint registered';
+    case 'webhook_endpoint.updated':
+      return 'Webhook endpoint changed';
+    case 'webhook_endpoint.deleted':
+      return 'Webhook endpoint deleted';
+    case 'webhook_endpoint.secret_rotated':
+      return "Webhook endpoint's signing secret rotated";
   }
 }
 
