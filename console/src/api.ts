@@ -20,6 +20,11 @@ export type { ApiToken, ApiTokenUsage, ApiTokenUsageDay, AuditEvent, AuditEventP
 export type NewToken = CreatedApiToken;
 export type Scope = ApiToken['scopes'][number];
 export type CoolingUnit = components['schemas']['CoolingUnit'];
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
+export type WebhookEventType = WebhookEndpoint['event_types'][number];
+/** A registered endpoint, or one whose secret was just rotated: the only answers with the secret. */
+export type WebhookEndpointWithSecret = WebhookEndpoint & { secret: string };
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 /** A page of the management lists: the token list's envelope (the units list has the same). */
 export type Page<T> = Omit<TokenPage, 'data'> & { data: T[] };
 
@@ -69,7 +74,9 @@ function describe(status: number, headers: Headers, message: string | undefined)
   }
 }
 
-export async function call<T>(jwt: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export async function call<T>(jwt: string, method: Method, path: string, body?: unknown): Promise<T> {
   let response: Response;
   try {
     response = await fetch(path, {
@@ -82,6 +89,7 @@ export async function call<T>(jwt: string, method: 'GET' | 'POST', path: string,
   } catch {
     throw new ConsoleError('Could not reach the service: check your connection and try again.', 0);
   }
+  if (response.status === 204) return undefined as T; // a deletion: no body
   if (response.ok) return (await response.json()) as T;
   const error = (await response.json().catch(() => null)) as { error?: { message?: string } } | null;
   throw new ConsoleError(describe(response.status, response.headers, error?.error?.message), response.status);

@@ -24,10 +24,17 @@ let opener: HTMLElement | null = null;
 let pending: ApiToken | null = null;
 
 /** Back to the element that opened the dialog; if a reload replaced it, to the list's heading. */
-export function restoreFocus() {
-  const target = opener?.isConnected ? opener : byId('tokens-title');
+export function restoreFocus(heading = 'tokens-title') {
+  const target = opener?.isConnected ? opener : byId(heading);
   opener = null;
   target.focus();
+}
+
+/** What opened the dialog, handed on to the next one (a rotation's secret dialog returns focus, not it). */
+export function takeOpener() {
+  const from = opener;
+  opener = null;
+  return from;
 }
 
 /** Opens a modal dialog; restoreFocus() later goes back to `from`. */
@@ -75,7 +82,7 @@ function setUpSecretDialog() {
 }
 
 /** Runs the dialog's action once; a failure is shown in the dialog (a 401 ends the session). */
-async function act(dialog: HTMLDialogElement, button: HTMLButtonElement, errorRegion: HTMLElement, action: () => Promise<void>) {
+export async function act(dialog: HTMLDialogElement, button: HTMLButtonElement, errorRegion: HTMLElement, action: () => Promise<void>) {
   button.disabled = true;
   say(errorRegion, '');
   try {
@@ -147,8 +154,7 @@ function setUpRotateDialog(services: DialogServices) {
       const token = pending!;
       const grace = Number(dialog.querySelector<HTMLInputElement>('input[name="grace"]:checked')!.value);
       const replacement = await services.post<NewToken>(`/api/v1/api-tokens/${token.id}/rotate`, { grace_period_seconds: grace });
-      const from = opener;
-      opener = null; // the secret dialog returns focus, not this one
+      const from = takeOpener(); // the secret dialog returns focus, not this one
       dialog.close();
       const end = new Date(Date.now() + grace * 1000).toISOString();
       const expires = token.expires_at && token.expires_at < end ? token.expires_at : end;

@@ -1,8 +1,19 @@
 // The employee token console: sign in with a JWT, then list, create, rotate and revoke the
-// company's API tokens, and read each one's history and usage, through the service's own management API
-// (same origin, nothing else).
+// company's API tokens, and read each one's history and usage; in the Webhooks section
+// (webhooks.ts), manage the company's webhook endpoints. All through the service's own management
+// API (same origin, nothing else).
 import './style.css';
-import { call, ConsoleError, SESSION_ENDED, type ApiToken, type CoolingUnit, type Me, type NewToken, type Page } from './api.js';
+import {
+  call,
+  ConsoleError,
+  SESSION_ENDED,
+  type ApiToken,
+  type CoolingUnit,
+  type Me,
+  type Method,
+  type NewToken,
+  type Page,
+} from './api.js';
 import { readCreateForm, resetCreateForm, setUpCreateForm, showUnits } from './create-form.js';
 import { confirmRevoke, confirmRotate, setUpDialogs, showSecret } from './dialogs.js';
 import { byId, say } from './format.js';
@@ -10,6 +21,7 @@ import { setUpHistory, showHistory } from './history.js';
 import { jwt, signIn, signOut, startSession } from './session.js';
 import { renderOneToken, renderTokens, type RowActions } from './tokens-view.js';
 import { setUpUsage, showUsage } from './usage.js';
+import { countFailing, forgetWebhooks, setUpWebhooks, showWebhooks } from './webhooks.js';
 
 const PAGE_SIZE = 20;
 /** the list's page and state filter; `only`: the one token a rotation link opened, shown alone */
@@ -24,6 +36,7 @@ function endSession(message: string) {
   units = new Map();
   profile = null;
   byId('who').textContent = '';
+  forgetWebhooks();
   for (const dialog of document.querySelectorAll('dialog')) if (dialog.open) dialog.close();
   show('sign-in');
   say(byId('sign-in-error'), message);
@@ -31,7 +44,7 @@ function endSession(message: string) {
 }
 
 /** Every call: a 401 ends the session here, once, whatever the caller then does. */
-async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+async function request<T>(method: Method, path: string, body?: unknown): Promise<T> {
   const credential = jwt();
   if (!credential) throw new ConsoleError(SESSION_ENDED, 401);
   try {
@@ -42,13 +55,30 @@ async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown):
   }
 }
 
-function show(section: 'sign-in' | 'tokens' | 'create') {
-  byId('sign-in').hidden = section !== 'sign-in';
-  byId('tokens').hidden = section !== 'tokens';
-  byId('create').hidden = section !== 'create';
+type Section = 'sign-in' | 'tokens' | 'create' | 'webhooks' | 'webhook-form';
+const SECTION_ELEMENT: Record<Section, string> = {
+  'sign-in': 'sign-in',
+  tokens: 'tokens',
+  create: 'create',
+  webhooks: 'webhooks',
+  'webhook-form': 'webhook-form-section',
+};
+
+function show(section: Section) {
+  for (const [name, id] of Object.entries(SECTION_ELEMENT)) byId(id).hidden = name !== section;
   const signedIn = section !== 'sign-in';
   byId('sign-out').hidden = !signedIn;
   byId('who').hidden = !signedIn;
+  byId('views').hidden = !signedIn;
+  // the header's switch marks the part of the console on screen (a form belongs to its list)
+  const webhooks = section === 'webhooks' || section === 'webhook-form';
+  for (const [id, current] of [
+    ['view-tokens', !webhooks],
+    ['view-webhooks', webhooks],
+  ] as const) {
+    if (current) byId(id).setAttribute('aria-current', 'page');
+    else byId(id).removeAttribute('aria-current');
+  }
 }
 
 /** The header names the employee and the company, as the service knows them. */
@@ -115,6 +145,7 @@ async function enter() {
     await loadTokens();
     say(byId('list-error'), '');
     byId('tokens-title').focus();
+    void countFailing();
   } catch (error) {
     if (error instanceof ConsoleError && error.signedOut) return;
     // a 403 (not an employee) or an outage: nothing here can work, so say it where the JWT goes
@@ -135,6 +166,13 @@ function wire() {
     void enter();
   });
   byId('sign-out').addEventListener('click', () => endSession('You are signed out.'));
+  byId('view-tokens').addEventListener('click', () => {
+    show('tokens');
+    say(byId('notice'), '');
+    void refresh();
+    byId('tokens-title').focus();
+  });
+  byId('view-webhooks').addEventListener('click', () => void showWebhooks());
   byId('state-filter').addEventListener('change', (event) => {
     view.filter = (event.target as HTMLSelectElement).value;
     view.page = 1;
@@ -188,6 +226,7 @@ function wire() {
   setUpCreateForm();
   setUpHistory({ get: (path) => request('GET', path), me: () => profile?.user_id ?? null });
   setUpUsage({ get: (path) => request('GET', path) });
+  setUpWebhooks({ request, units: () => units, me: () => profile?.user_id ?? null, show });
   setUpDialogs({
     post: (path, body) => request('POST', path, body),
     changed: (notice) => {

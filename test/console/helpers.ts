@@ -27,7 +27,7 @@ export interface ConsoleWorld {
   /** Moves the app's clock and the page's together. */
   setTime(date: Date): Promise<void>;
   /** A management API call from the test, as the employee. */
-  api<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  api<T = unknown>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; body: T }>;
   /** The status a data request with this raw token gets. */
   dataStatus(token: string): Promise<number>;
 }
@@ -55,7 +55,8 @@ export async function startConsole(t: Test, env: Record<string, string> = {}, op
       headers: { authorization: `Bearer ${jwt}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    return { status: response.status, body: (await response.json()) as never };
+    // a deletion's 204 has no body
+    return { status: response.status, body: (response.status === 204 ? null : await response.json()) as never };
   };
   return {
     ctx,
