@@ -12,6 +12,7 @@ const EVENT_HELP: Record<WebhookEventType, string> = {
   'api_token.leaked': 'a leak report named a live token, which was revoked at once',
   'api_token.expiring': 'a token expires in 30, 7 or 1 days (each reminder once)',
   'api_token.expired': 'a token has expired',
+  'sensor_data.changed': 'readings of its units landed (at most once a minute, with the change feed cursors that read them)',
   'webhook_endpoint.disabled': 'another endpoint of the company was disabled after its deliveries failed for a day',
 };
 const EVENT_TYPES = Object.keys(EVENT_HELP) as WebhookEventType[];

@@ -276,7 +276,7 @@ export function createWebhookEndpoints({ pool, clock, allowedNetworks }: Webhook
       return { ...(await found(companyId, rotated)), secret };
     },
 
-    /** A webhook.test event for this endpoint alone (enabled or not: a test may come before enabling). */
+    /** A webhook.test event for this endpoint alone, whatever it subscribed to; to a disabled endpoint it is sent once it is enabled. */
     async sendTest(companyId: number, endpointId: string, employeeId: number) {
       const endpoint = await found(companyId, endpointId);
       const { rows } = await pool.query<{ id: string; message_id: string }>(sql.insertEvent, [
