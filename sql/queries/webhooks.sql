@@ -69,16 +69,8 @@ WITH candidates AS (
          (SELECT count(*) FROM webhook_deliveries busy
           WHERE busy.endpoint_id = d.endpoint_id AND busy.status = 'pending' AND busy.leased_until >= $1) AS busy
   FROM webhook_deliveries d
-  JOIN webhook_endpoints e ON e.id = d.endpoint_id
-  WHERE d.status = 'pending' AND d.next_attempt_at <= $1
-    AND (d.leased_until IS NULL OR d.leased_until < $1)
-    AND e.disabled_at IS NULL
-    AND NOT EXISTS (
-      SELECT 1 FROM webhook_deliveries earlier
-      WHERE earlier.endpoint_id = d.endpoint_id AND earlier.ordering_key = d.ordering_key
-        AND earlier.status = 'pending' AND earlier.id < d.id)
-    AND (SELECT count(*) FROM webhook_deliveries busy
-         WHERE busy.endpoint_id = d.endpoint_id AND busy.status = 'pending' AND busy.leased_until >= $1) < $4
+  -- the due index's rows first (status and time), then the whole rule
+  WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND webhook_delivery_claimable(d, $1, $4)
   ORDER BY d.next_attempt_at, d.id
   LIMIT $2
   FOR UPDATE OF d SKIP LOCKED
@@ -156,24 +148,15 @@ RETURNING id;
 
 -- name: queueStats
 -- For metrics at $1: the pending deliveries, and how long the oldest one a process could claim
--- has waited, in seconds (0: none). Claimable as claimDue says ($2: the in-flight limit per
--- endpoint): one held by its endpoint (disabled, at its limit, or an earlier delivery of its
--- ordering key pending: retrying) is waiting on the partner, not on the sender, and is not
--- counted. The first claimable one in the due index's order, as claimDue finds it.
+-- has waited, in seconds (0: none). Claimable as claimDue takes them ($2: the in-flight limit per
+-- endpoint, webhook_delivery_claimable): one held by its endpoint (disabled, at its limit, or an
+-- earlier delivery of its ordering key pending: retrying) is waiting on the partner, not on the
+-- sender, and is not counted. The first claimable one in the due index's order.
 SELECT (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS pending,
        coalesce((
          SELECT extract(epoch FROM $1::timestamptz - d.next_attempt_at)
          FROM webhook_deliveries d
-         JOIN webhook_endpoints e ON e.id = d.endpoint_id
-         WHERE d.status = 'pending' AND d.next_attempt_at <= $1
-           AND (d.leased_until IS NULL OR d.leased_until < $1)
-           AND e.disabled_at IS NULL
-           AND NOT EXISTS (
-             SELECT 1 FROM webhook_deliveries earlier
-             WHERE earlier.endpoint_id = d.endpoint_id AND earlier.ordering_key = d.ordering_key
-               AND earlier.status = 'pending' AND earlier.id < d.id)
-           AND (SELECT count(*) FROM webhook_deliveries busy
-                WHERE busy.endpoint_id = d.endpoint_id AND busy.status = 'pending' AND busy.leased_until >= $1) < $2
+         WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND webhook_delivery_claimable(d, $1, $2)
          ORDER BY d.next_attempt_at, d.id
          LIMIT 1), 0)::float8 AS oldest_due_seconds;
 

@@ -129,3 +129,15 @@ export function trimmedText(max: number) {
     .refine((text) => !/\p{Cc}/u.test(text), 'must not contain control characters')
     .meta({ pattern });
 }
+
+/** Whether a list holds each item once. */
+export const distinct = (values: readonly unknown[]) => new Set(values).size === values.length;
+
+/** A list of the caller's cooling units (a token's, a webhook endpoint's): ids, each once, at most 1,000. */
+export function coolingUnitIdsField() {
+  return z
+    .array(z.number().int().positive().max(MAX_INT4))
+    .max(1000, { error: 'must list at most 1000 units', ...onArray })
+    .refine(distinct, 'must not repeat a unit')
+    .meta({ uniqueItems: true });
+}

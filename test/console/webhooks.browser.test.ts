@@ -10,28 +10,11 @@ import t from 'tap';
 import { Webhook as SvixWebhook } from 'svix';
 import { freePort } from '../../src/free-port.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+import type { WebhookDeliveryJson, WebhookEndpointJson } from '../helpers/webhooks.js';
 import { checkAccessibility, focused, pageHolds, screenshot, startConsole } from './helpers.js';
 
-interface Endpoint {
-  id: string;
-  url: string;
-  description: string;
-  event_types: string[];
-  cooling_unit_ids: number[];
-  enabled: boolean;
-  disabled_reason: string | null;
-  disabled_at: string | null;
-  secret?: string;
-}
-interface Delivery {
-  id: number;
-  message_id: string;
-  event_type: string;
-  status: string;
-  attempts: number;
-  next_attempt_at: string | null;
-  last_attempt: { status_code: number | null; error: string | null } | null;
-}
+type Endpoint = WebhookEndpointJson;
+type Delivery = WebhookDeliveryJson;
 
 const BASE = '/api/v1/webhook-endpoints';
 const world = await startConsole(t, { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' });

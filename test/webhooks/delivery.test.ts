@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook as SvixWebhook } from 'svix';
 import { recordTokenEvent } from '../../src/audit/events.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
+import type { WebhookDeliveryJson } from '../helpers/webhooks.js';
 import { BASE as TOKENS, createWorld, type World } from '../routes/api-tokens/setup.js';
 
 const ENDPOINTS = '/api/v1/webhook-endpoints';
@@ -20,14 +21,7 @@ async function register(world: World, body: Record<string, unknown>) {
 }
 
 interface DeliveryLog {
-  data: Array<{
-    message_id: string;
-    event_type: string;
-    status: string;
-    attempts: number;
-    next_attempt_at: string | null;
-    last_attempt: { status_code: number | null; error: string | null } | null;
-  }>;
+  data: WebhookDeliveryJson[];
 }
 const log = async (world: World, endpointId: string) =>
   (await world.get(world.a.jwt, `${ENDPOINTS}/${endpointId}/deliveries`)).json<DeliveryLog>();

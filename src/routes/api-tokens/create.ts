@@ -4,15 +4,12 @@ import { z } from 'zod';
 import { employeeOrigin } from '../../audit/origin.js';
 import { invalidRequest } from '../../http/errors.js';
 import { requireJsonBody } from '../../http/strict-json.js';
-import { errorResponses, isoInstant, onArray, trimmedText } from '../../http/schemas.js';
+import { coolingUnitIdsField, distinct, errorResponses, isoInstant, onArray, trimmedText } from '../../http/schemas.js';
 import { generateToken, hashToken } from '../../tokens/format.js';
 import { SCOPES } from '../../tokens/scopes.js';
 import type { App } from '../../types.js';
 import { MAX_ALLOWED_IPS, parseAllowedIp } from '../../tokens/allowed-ips.js';
 import { apiToken } from './schema.js';
-import { MAX_INT4 } from '../../db/int4.js';
-
-const distinct = (values: readonly unknown[]) => new Set(values).size === values.length;
 
 // each entry becomes its canonical CIDR text, so `10.1.2.3` and `10.1.2.3/32` are one entry twice
 const allowedIpsField = z
@@ -48,11 +45,7 @@ const body = z.strictObject({
     .min(1, { error: 'must name at least one scope', ...onArray })
     .refine(distinct, 'must not repeat a scope')
     .meta({ uniqueItems: true }),
-  cooling_unit_ids: z
-    .array(z.number().int().positive().max(MAX_INT4))
-    .max(1000, { error: 'must list at most 1000 units', ...onArray })
-    .refine(distinct, 'must not repeat a unit')
-    .meta({ uniqueItems: true })
+  cooling_unit_ids: coolingUnitIdsField()
     .default([])
     .describe("Units the token is restricted to, each a live unit of the employee's company (else 400); empty or omitted: company-wide"),
   allowed_ips: allowedIpsField,

@@ -7,7 +7,7 @@ import { endpointIdParams } from './schema.js';
 
 const STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
-const delivery = z
+export const delivery = z
   .object({
     id: z.number().int(),
     message_id: z.string().describe('The webhook-id header of every attempt: receivers dedupe by it'),

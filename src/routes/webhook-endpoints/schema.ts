@@ -1,11 +1,8 @@
 // A webhook endpoint as the management endpoints show it (never with its secret, except the
 // answers of create and rotate-secret, which add `secret`), and the fields a request may set.
 import { z } from 'zod';
-import { MAX_INT4 } from '../../db/int4.js';
-import { onArray } from '../../http/schemas.js';
+import { coolingUnitIdsField, distinct, onArray } from '../../http/schemas.js';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/events.js';
-
-const distinct = (values: readonly unknown[]) => new Set(values).size === values.length;
 
 export const webhookEndpoint = z
   .object({
@@ -53,12 +50,9 @@ export const endpointFields = {
     .min(1, { error: 'must name at least one event type', ...onArray })
     .refine(distinct, 'must not repeat an event type')
     .meta({ uniqueItems: true }),
-  cooling_unit_ids: z
-    .array(z.number().int().positive().max(MAX_INT4))
-    .max(1000, { error: 'must list at most 1000 units', ...onArray })
-    .refine(distinct, 'must not repeat a unit')
-    .meta({ uniqueItems: true })
-    .describe("Sensor events limited to these units, each a live unit of the employee's company; empty: every unit"),
+  cooling_unit_ids: coolingUnitIdsField().describe(
+    "Sensor events limited to these units, each a live unit of the employee's company; empty: every unit",
+  ),
 };
 
 export const endpointIdParams = z.object({ endpoint_id: z.string().describe('Webhook endpoint id (UUID)') });

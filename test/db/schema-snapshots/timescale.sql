@@ -212,6 +212,35 @@ BEGIN
 END
 $$;
 
+CREATE TABLE public.webhook_deliveries (
+    id bigint NOT NULL,
+    endpoint_id uuid NOT NULL,
+    event_id bigint NOT NULL,
+    ordering_key text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    next_attempt_at timestamp with time zone NOT NULL,
+    leased_until timestamp with time zone,
+    created_at timestamp with time zone NOT NULL,
+    completed_at timestamp with time zone,
+    CONSTRAINT webhook_deliveries_attempts_check CHECK ((attempts >= 0)),
+    CONSTRAINT webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'succeeded'::text, 'failed'::text])))
+);
+
+CREATE FUNCTION public.webhook_delivery_claimable(d public.webhook_deliveries, at timestamp with time zone, max_in_flight integer) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT d.status = 'pending' AND d.next_attempt_at <= at
+    AND (d.leased_until IS NULL OR d.leased_until < at)
+    AND (SELECT e.disabled_at IS NULL FROM webhook_endpoints e WHERE e.id = d.endpoint_id)
+    AND NOT EXISTS (
+      SELECT 1 FROM webhook_deliveries earlier
+      WHERE earlier.endpoint_id = d.endpoint_id AND earlier.ordering_key = d.ordering_key
+        AND earlier.status = 'pending' AND earlier.id < d.id)
+    AND (SELECT count(*) FROM webhook_deliveries busy
+         WHERE busy.endpoint_id = d.endpoint_id AND busy.status = 'pending' AND busy.leased_until >= at) < max_in_flight
+$$;
+
 CREATE FUNCTION public.webhook_endpoint_sensor_start() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -777,21 +806,6 @@ ALTER TABLE public.webhook_attempts ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
-);
-
-CREATE TABLE public.webhook_deliveries (
-    id bigint NOT NULL,
-    endpoint_id uuid NOT NULL,
-    event_id bigint NOT NULL,
-    ordering_key text NOT NULL,
-    status text DEFAULT 'pending'::text NOT NULL,
-    attempts integer DEFAULT 0 NOT NULL,
-    next_attempt_at timestamp with time zone NOT NULL,
-    leased_until timestamp with time zone,
-    created_at timestamp with time zone NOT NULL,
-    completed_at timestamp with time zone,
-    CONSTRAINT webhook_deliveries_attempts_check CHECK ((attempts >= 0)),
-    CONSTRAINT webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'succeeded'::text, 'failed'::text])))
 );
 
 ALTER TABLE public.webhook_deliveries ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (

@@ -4,6 +4,7 @@
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startReceiver } from '../../helpers/webhook-receiver.js';
+import type { WebhookEndpointJson } from '../../helpers/webhooks.js';
 import { createWorld } from '../api-tokens/setup.js';
 
 const BASE = '/api/v1/webhook-endpoints';
@@ -24,16 +25,7 @@ const KEYS = [
   'url',
 ];
 
-interface Endpoint {
-  id: string;
-  url: string;
-  description: string;
-  event_types: string[];
-  cooling_unit_ids: number[];
-  enabled: boolean;
-  disabled_reason: string | null;
-  secret?: string;
-}
+type Endpoint = WebhookEndpointJson;
 
 const world = await createWorld(t, env);
 const receiver = await startReceiver(t);
