@@ -1,52 +1,51 @@
 // Piscina task file: a bulk slice as Parquet (GET /api/v1/sensor-data/bulk?format=parquet), one
-// task a stream. The main thread moves the slice's binary COPY bytes here over a MessagePort
-// (src/sensors/bulk-parquet.ts); the thread decodes them into columns (workers/parquet/) and
-// encodes a row group at a time with parquet-wasm (arrow-rs), moving each encoded row group back.
+// task a stream, a few side by side on a thread. The main thread copies the slice's binary COPY
+// bytes into slots of a SharedArrayBuffer (src/sensors/bulk-parquet.ts); the thread decodes them
+// into columns (workers/parquet/), a batch at a time, and hands each batch to parquet-wasm
+// (arrow-rs) as Arrow IPC, which encodes row groups of several batches and sends each back whole.
 // It only gets bytes as the main thread sends them, which it does as the client reads: a slow
-// client holds the thread at about two row groups, never the whole slice.
+// client holds the thread at about a row group, never the whole slice.
+// Memory, as a worker's RSS counts it: the thread allocates no buffer a chunk or a batch for its
+// collector to free (slots, columns and the IPC buffer are reused), so what it holds is itself,
+// the wasm memory's high-water mark and the row groups in progress (docs/benchmarks.md, "Parquet
+// writer").
 // A default export on purpose: every thread preloads the file's default handler when it starts.
-import { readlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
-import {
-  Dictionary,
-  Field,
-  Float64,
-  Int32,
-  Int8,
-  makeData,
-  RecordBatch,
-  Schema,
-  Struct,
-  Table,
-  tableToIPC,
-  TimestampMicrosecond,
-  Utf8,
-  vectorFromArray,
-} from 'apache-arrow';
-// the Node build: its wasm is compiled when the module loads (the default entry needs initWasm())
-import * as parquet from 'parquet-wasm/node';
-import { CopyColumns, type SensorColumns, SPECIFICATION_LABELS } from './parquet/copy-columns.js';
+import * as parquet from 'parquet-wasm/esm';
+import { IpcStreamWriter } from './parquet/arrow-ipc.js';
+import { CopyColumns, type SensorColumns } from './parquet/copy-columns.js';
 
 /** Rows a row group holds: each is encoded, and sent, whole (docs/benchmarks.md, "Parquet writer"). */
 export const ROW_GROUP_ROWS = 131_072;
+/**
+ * Rows a batch handed to the writer holds, a fraction of a row group: the writer encodes and
+ * compresses each as it comes, so the wasm memory holds a batch, not a row group, of raw columns
+ * (that memory never shrinks back), and the decoder's and IPC buffers are that small too. The
+ * row groups do not depend on it (their pages may end elsewhere).
+ */
+export const BATCH_ROWS = 16_384;
 
-/** The task: the port the bytes come in and the file goes out on. */
+/** The task: the slots the bytes come in, and the port that says which hold bytes and takes the file out. */
 export interface ParquetTask {
   port: MessagePort;
+  /** the slots the main thread copies COPY bytes into, each `slotBytes` long */
+  input: SharedArrayBuffer;
+  slotBytes: number;
 }
 
-/** main -> thread: COPY bytes (moved), the end of the COPY, or stop now (the stream failed or the client left). */
-export type ToThread = { kind: 'bytes'; bytes: ArrayBuffer } | { kind: 'end' } | { kind: 'abort' };
+/** main -> thread: COPY bytes (a slot's first `length`), the end of the COPY, or stop now (the stream failed or the client left). */
+export type ToThread = { kind: 'bytes'; slot: number; length: number } | { kind: 'end' } | { kind: 'abort' };
 
 /**
- * thread -> main: input bytes decoded (the main thread's window of bytes in flight shrinks by
- * them), a piece of the file (moved), the file complete (after its last piece), or why it failed.
+ * thread -> main: a slot read (its bytes are the decoder's now: the main thread may fill it again),
+ * a piece of the file (moved), the file complete (after its last piece), or why it failed.
  * The file's end is only ever `done`: parquet-wasm closes its output normally even when its input
  * failed, so a last piece alone says nothing.
  */
 export type FromThread =
-  | { kind: 'consumed'; bytes: number }
+  | { kind: 'consumed'; slot: number }
   | { kind: 'piece'; bytes: ArrayBuffer }
   | { kind: 'done'; rows: number; bytes: number }
   | { kind: 'failed'; message: string };
@@ -69,17 +68,9 @@ try {
   // not Linux, or not allowed: the thread keeps the default priority
 }
 
-const specificationType = new Dictionary(new Utf8(), new Int8(), 0, false);
-const specificationLabels = vectorFromArray([...SPECIFICATION_LABELS], new Utf8());
-const schema = new Schema([
-  new Field('timestamp', new TimestampMicrosecond('UTC'), false),
-  new Field('cooling_unit_id', new Int32(), false),
-  new Field('specification_type', specificationType, false),
-  new Field('value', new Float64(), false),
-  new Field('sample_count', new Int32(), false),
-  new Field('min', new Float64(), true),
-  new Field('max', new Float64(), true),
-]);
+// The wasm is compiled from bytes read here, then dropped: parquet-wasm's Node build (parquet-wasm/node)
+// keeps its copy of them, megabytes, for as long as the thread lives.
+parquet.initSync({ module: readFileSync(new URL(import.meta.resolve('parquet-wasm/esm/parquet_wasm_bg.wasm'))) });
 
 /**
  * ZSTD pages; the timestamps, ascending and evenly spaced, as DELTA_BINARY_PACKED without a
@@ -96,22 +87,9 @@ function writerProperties(): parquet.WriterProperties {
     .build();
 }
 
-/** The columns' first `rows` as parquet-wasm's RecordBatch (Arrow IPC in between: apache-arrow's own batches do not cross). */
+/** The columns' first `rows` as parquet-wasm's RecordBatch: the IPC stream is copied into the wasm memory and read there. */
 function wasmBatch(columns: SensorColumns): parquet.RecordBatch {
-  const n = columns.rows;
-  const f = schema.fields;
-  const bitmap = columns.present.subarray(0, Math.ceil(n / 8));
-  const children = [
-    makeData({ type: f[0]!.type as TimestampMicrosecond, length: n, data: columns.timestamps.subarray(0, n) }),
-    makeData({ type: f[1]!.type as Int32, length: n, data: columns.coolingUnitIds.subarray(0, n) }),
-    makeData({ type: specificationType, length: n, data: columns.specificationTypes.subarray(0, n), dictionary: specificationLabels }),
-    makeData({ type: f[3]!.type as Float64, length: n, data: columns.values.subarray(0, n) }),
-    makeData({ type: f[4]!.type as Int32, length: n, data: columns.sampleCounts.subarray(0, n) }),
-    makeData({ type: f[5]!.type as Float64, length: n, nullCount: columns.nulls, nullBitmap: bitmap, data: columns.mins.subarray(0, n) }),
-    makeData({ type: f[6]!.type as Float64, length: n, nullCount: columns.nulls, nullBitmap: bitmap, data: columns.maxes.subarray(0, n) }),
-  ];
-  const batch = new RecordBatch(schema, makeData({ type: new Struct(f), length: n, nullCount: 0, children }));
-  const table = parquet.Table.fromIPCStream(tableToIPC(new Table([batch]), 'stream'));
+  const table = parquet.Table.fromIPCStream(ipc.write(columns));
   try {
     const [wasm] = table.recordBatches();
     return wasm!;
@@ -119,6 +97,12 @@ function wasmBatch(columns: SensorColumns): parquet.RecordBatch {
     table.free();
   }
 }
+
+// The buffers a stream needs, kept for the thread's next streams rather than left to the collector:
+// the IPC writer's is read only within wasmBatch(), so the thread's streams share one; a decoder a
+// stream running on the thread (src/sensors/bulk-parquet.ts runs up to a few at a time).
+const ipc = new IpcStreamWriter(BATCH_ROWS);
+const spareDecoders: CopyColumns[] = [];
 
 class Aborted extends Error {}
 
@@ -145,10 +129,19 @@ function inbox(port: MessagePort) {
   };
 }
 
-export default async function encodeParquet({ port }: ParquetTask): Promise<ParquetSummary> {
+export default async function encodeParquet(task: ParquetTask): Promise<ParquetSummary> {
+  const decoder = spareDecoders.pop() ?? new CopyColumns(BATCH_ROWS);
+  decoder.restart();
+  try {
+    return await encodeStream(task, decoder);
+  } finally {
+    spareDecoders.push(decoder);
+  }
+}
+
+async function encodeStream({ port, input: slots, slotBytes }: ParquetTask, decoder: CopyColumns): Promise<ParquetSummary> {
   const messages = inbox(port);
   const post = (message: FromThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
-  const decoder = new CopyColumns(ROW_GROUP_ROWS);
   let rows = 0;
   let batches = 0;
   let inputEnded = false;
@@ -165,8 +158,8 @@ export default async function encodeParquet({ port }: ParquetTask): Promise<Parq
       if (message.kind === 'abort') throw new Aborted('aborted');
       if (message.kind === 'end') inputEnded = true;
       else {
-        decoder.push(new Uint8Array(message.bytes));
-        post({ kind: 'consumed', bytes: message.bytes.byteLength });
+        decoder.push(new Uint8Array(slots, message.slot * slotBytes, message.length));
+        post({ kind: 'consumed', slot: message.slot });
       }
     }
     if (decoder.columns.rows === 0) return null;

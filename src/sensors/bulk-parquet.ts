@@ -1,11 +1,12 @@
 // Bulk slices as Parquet: a slice's binary COPY stream goes to a Piscina thread
 // (workers/parquet-thread.ts) that decodes and encodes it, and the file comes back a row group at
-// a time. The event loop only moves buffers, as it does for CSV: COPY bytes out (copied off pg's
-// socket buffers, then moved), encoded row groups in. It sends bytes only while fewer than
-// INPUT_WINDOW_BYTES wait on the thread and the response is not backed up, so a slow client
-// stops the thread and, through the paused COPY stream, PostgreSQL. A stream that fails (the
-// database, the thread, the client gone) destroys the file's stream: the response is cut, never
-// ended, and the COPY's connection is closed (src/sensors/bulk.ts streamSlice).
+// a time. The event loop only moves bytes, as it does for CSV: COPY chunks copied into the slots
+// of a SharedArrayBuffer the thread reads, encoded row groups moved back. It fills a slot only
+// while one is free (INPUT_WINDOW_BYTES in all) and the response is not backed up, so a slow
+// client stops the thread and, through the paused COPY stream, PostgreSQL. No buffer is allocated
+// a chunk on either side: the slots are reused, by the stream and by the next one. A stream that
+// fails (the database, the thread, the client gone) destroys the file's stream: the response is
+// cut, never ended, and the COPY's connection is closed (src/sensors/bulk.ts streamSlice).
 import { Readable } from 'node:stream';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
@@ -13,10 +14,11 @@ import type { FromThread, ParquetSummary, ParquetTask, ToThread } from '../../wo
 
 /**
  * COPY bytes sent to the thread and not yet decoded. The thread keeps what it decoded as the
- * row group it is building, so this only bounds the queue in front of it: a few of the COPY
- * stream's 256 KB buffers.
+ * batch it is building, so this only bounds the queue in front of it: a few slots, each about
+ * one of the COPY stream's 256 KB buffers.
  */
 export const INPUT_WINDOW_BYTES = 1024 * 1024;
+const SLOT_BYTES = 256 * 1024;
 /** Encoded bytes the file's stream holds before it stops feeding the thread (about a row group's worth). */
 const OUTPUT_HIGH_WATER_BYTES = 1024 * 1024;
 /** How long an aborted task may take to notice; then its thread is ended (Piscina terminates it). */
@@ -62,6 +64,9 @@ export function createParquetEncoder(options: ParquetEncoderOptions): ParquetEnc
   // created on the first Parquet stream: an app that never serves one starts no thread
   let pool: Piscina<ParquetTask, ParquetSummary> | null = null;
   const running = new Set<Promise<unknown>>();
+  // the input slots of streams that ended, for the next ones: a SharedArrayBuffer is freed only
+  // once both threads' collectors let it go, so one a stream would pile up on a quiet event loop
+  const spareInputs: SharedArrayBuffer[] = [];
   const workers = () => {
     if (pool) return pool;
     pool = new Piscina({
@@ -79,7 +84,13 @@ export function createParquetEncoder(options: ParquetEncoderOptions): ParquetEnc
   function encode(copy: Readable): Readable {
     const { port1: port, port2 } = new MessageChannel();
     const stopTask = new AbortController();
-    let inFlight = 0;
+    const input = spareInputs.pop() ?? new SharedArrayBuffer(INPUT_WINDOW_BYTES);
+    const slots = new Uint8Array(input);
+    const freeSlots = Array.from({ length: INPUT_WINDOW_BYTES / SLOT_BYTES }, (_, slot) => slot);
+    // the slot being filled, and the part of a COPY chunk not yet copied into one (the COPY waits meanwhile)
+    let filling: { slot: number; length: number } | null = null;
+    let rest: Buffer | null = null;
+    let endSent = false;
     let copyEnded = false;
     let encoded = false;
     // settled: finished (the whole file pushed) or stopped (failed, destroyed); nothing is sent or pushed after
@@ -103,7 +114,7 @@ export function createParquetEncoder(options: ParquetEncoderOptions): ParquetEnc
     function stop() {
       if (settled) return;
       settled = true;
-      copy.off('readable', feed);
+      copy.off('data', take);
       if (!copy.destroyed && !copyEnded) copy.destroy(new Error('the Parquet stream ended before its COPY'));
       send({ kind: 'abort' });
       port.close();
@@ -123,22 +134,41 @@ export function createParquetEncoder(options: ParquetEncoderOptions): ParquetEnc
     function feed() {
       if (settled) return;
       // the thread is fed while it is behind and the client keeps up (the file's buffer below its mark)
-      while (inFlight < INPUT_WINDOW_BYTES && file.readableLength < OUTPUT_HIGH_WATER_BYTES) {
-        const chunk = copy.read() as Buffer | null;
-        if (chunk === null) return;
-        // pg's buffers are views of its socket reads: the bytes are copied into a buffer of their own, which moves
-        const bytes = new Uint8Array(chunk.byteLength);
-        bytes.set(chunk);
-        inFlight += bytes.byteLength;
-        send({ kind: 'bytes', bytes: bytes.buffer }, [bytes.buffer]);
+      while (rest !== null) {
+        if (!filling) {
+          if (freeSlots.length === 0 || file.readableLength >= OUTPUT_HIGH_WATER_BYTES) break;
+          filling = { slot: freeSlots.pop()!, length: 0 };
+        }
+        const taken = Math.min(rest.length, SLOT_BYTES - filling.length);
+        slots.set(taken === rest.length ? rest : rest.subarray(0, taken), filling.slot * SLOT_BYTES + filling.length);
+        filling.length += taken;
+        rest = taken === rest.length ? null : rest.subarray(taken);
+        if (filling.length === SLOT_BYTES) sendSlot();
       }
+      if (copyEnded && rest === null && !endSent) {
+        if (filling) sendSlot();
+        endSent = true;
+        send({ kind: 'end' });
+      }
+      // the COPY flows while its last chunk found room
+      if (rest === null) copy.resume();
+      else copy.pause();
+    }
+    function sendSlot() {
+      send({ kind: 'bytes', slot: filling!.slot, length: filling!.length });
+      filling = null;
+    }
+    // a chunk at a time as the COPY stream pushed it: read() would join what it holds into new buffers
+    function take(chunk: Buffer) {
+      rest = chunk;
+      feed();
     }
 
     port.on('message', (message: FromThread) => {
       if (settled) return;
       switch (message.kind) {
         case 'consumed':
-          inFlight -= message.bytes;
+          freeSlots.push(message.slot);
           feed();
           return;
         case 'piece':
@@ -153,11 +183,10 @@ export function createParquetEncoder(options: ParquetEncoderOptions): ParquetEnc
           return;
       }
     });
-    copy.on('readable', feed);
+    copy.on('data', take);
     copy.once('end', () => {
       copyEnded = true;
-      if (settled) return;
-      send({ kind: 'end' });
+      feed();
       finish();
     });
     copy.once('error', fail);
@@ -166,7 +195,7 @@ export function createParquetEncoder(options: ParquetEncoderOptions): ParquetEnc
       if (!copyEnded) fail(new Error('the COPY stream closed before its end'));
     });
 
-    const task = workers().run({ port: port2 }, { transferList: [port2], signal: stopTask.signal });
+    const task = workers().run({ port: port2, input, slotBytes: SLOT_BYTES }, { transferList: [port2], signal: stopTask.signal });
     running.add(task);
     allTasks.add(task);
     void task
@@ -177,6 +206,8 @@ export function createParquetEncoder(options: ParquetEncoderOptions): ParquetEnc
         (error: Error) => fail(error),
       )
       .finally(() => {
+        // the task is over: the thread reads the slots no more
+        spareInputs.push(input);
         running.delete(task);
         allTasks.delete(task);
       });

@@ -45,12 +45,15 @@ export class CopyFormatError extends Error {}
 /**
  * Decodes the stream's tuples into one reused set of columns of `capacity` rows: push() bytes,
  * then decode() until it says the group is full (take it, then reset()) or it needs more bytes.
+ * A thread keeps one for all its streams, starting each with restart().
  */
 export class CopyColumns {
   readonly columns: SensorColumns;
   private readonly timestampWords: DataView;
-  private pending: Uint8Array = new Uint8Array(0);
-  private view = new DataView(this.pending.buffer);
+  private buffer = new Uint8Array(0);
+  /** the bytes pushed and not yet consumed past `at`: a view of `buffer` */
+  private pending = this.buffer;
+  private view = new DataView(this.buffer.buffer);
   private at = 0;
   private headerRead = false;
   /** the trailer was read: no tuple follows */
@@ -73,24 +76,38 @@ export class CopyColumns {
     };
   }
 
-  /** Bytes of the stream, in order. The caller's chunk is read, never kept past the next push. */
+  /**
+   * Bytes of the stream, in order. They are copied behind what is still unread, into one buffer
+   * the decoder keeps (it grows to the largest chunk and a row group's leftover, never per chunk):
+   * the caller may reuse its chunk as soon as this returns.
+   */
   push(chunk: Uint8Array): void {
     const left = this.pending.length - this.at;
-    if (left === 0) {
-      this.pending = chunk;
-    } else {
-      // a tuple split across chunks: its start (a few dozen bytes) goes in front of the new chunk
-      const joined = new Uint8Array(left + chunk.length);
-      joined.set(this.pending.subarray(this.at));
-      joined.set(chunk, left);
-      this.pending = joined;
+    const needed = left + chunk.length;
+    if (needed > this.buffer.length) {
+      const grown = new Uint8Array(Math.max(needed, this.buffer.length * 2));
+      grown.set(this.pending.subarray(this.at));
+      this.buffer = grown;
+    } else if (this.at > 0) {
+      this.buffer.copyWithin(0, this.at, this.pending.length);
     }
-    this.view = new DataView(this.pending.buffer, this.pending.byteOffset, this.pending.byteLength);
+    this.buffer.set(chunk, left);
+    this.pending = this.buffer.subarray(0, needed);
+    this.view = new DataView(this.buffer.buffer, 0, needed);
     this.at = 0;
   }
 
   get full(): boolean {
     return this.columns.rows === this.capacity;
+  }
+
+  /** Forgets the stream so far (a new stream starts with its header), keeping the buffers. */
+  restart(): void {
+    this.pending = this.buffer.subarray(0, 0);
+    this.at = 0;
+    this.headerRead = false;
+    this.ended = false;
+    this.reset();
   }
 
   /** Empties the columns for the next row group. */

@@ -4,7 +4,10 @@
 // timestamp type and ZSTD pages, never HTTP-encoded; slices name the next as CSV's do. Over real
 // HTTP (the export world, grown to a million readings), a pull the client drops half-way, or
 // whose database connection dies, is cut, not ended, and leaves no connection, COPY or thread
-// task behind; the threads start with the first Parquet pull and end with the app.
+// task behind; the threads start with the first Parquet pull and end with the app, and one
+// encodes a million records without its memory outside the V8 heap (buffers, the wasm memory)
+// growing with them.
+import type { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import t from 'tap';
 import { parquetMetadata, parquetReadObjects, type FileMetaData } from 'hyparquet';
@@ -16,6 +19,9 @@ import { createSensorWorld, eachProfile, type SensorWorld } from '../../helpers/
 import { createExportWorld } from '../../client/world.js';
 
 type Row = Record<string, unknown>;
+
+/** The Parquet thread's memory outside its V8 heap, at most (test below). */
+const EXTERNAL_BOUND_MB = 40;
 
 /** An instant in microseconds since 1970 as the pages write it (sensor_timestamp_text). */
 function instantText(micros: bigint): string {
@@ -179,6 +185,11 @@ eachProfile(t, async (t, profile) => {
 t.test('over HTTP: a pull cut half-way, by the client or the database, leaves nothing behind', async (t) => {
   const world = await createExportWorld(t);
   t.equal(parquetPoolsOpen(), 0, 'an app that served no Parquet pull started no thread');
+  // the threads started from here on: the Parquet pulls' (the world has no other)
+  const threads: Worker[] = [];
+  const started = (worker: Worker) => threads.push(worker);
+  process.on('worker', started);
+  t.teardown(() => process.off('worker', started));
   // twenty days of 10-second readings of A's three units in 2024 (a million records, their values
   // all different): a file of several row groups, more than the socket buffers hold
   // a client of its own: the test pool's deadline is a page's
@@ -209,13 +220,27 @@ t.test('over HTTP: a pull cut half-way, by the client or the database, leaves no
     }
   };
 
-  await t.test('the whole file, to the last record', async (t) => {
+  await t.test('the whole file, to the last record, in bounded memory', async (t) => {
+    // the thread's external memory (ArrayBuffers and the wasm memory) as the pull goes
+    let peak = 0;
+    const sampling = setInterval(() => {
+      for (const thread of threads)
+        void thread.getHeapStatistics().then(
+          (heap) => (peak = Math.max(peak, heap.external_memory)),
+          () => {},
+        );
+    }, 10);
     const slice = await client.sensorDataBulk(query);
     const bytes = Buffer.from(await new Response(slice.body).arrayBuffer());
+    clearInterval(sampling);
     const metadata = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
     t.equal(Number(metadata.num_rows), rowCount, `${rowCount} records, ${bytes.length} bytes`);
     t.ok(metadata.row_groups.length >= 7, `${metadata.row_groups.length} row groups`);
     t.equal(parquetPoolsOpen(), 1, 'the threads started with the first Parquet pull');
+    t.equal(threads.length, 1, 'one thread for one pull');
+    // the slice's COPY is ~80 MB: a buffer a chunk or a batch would pile up (V8 frees external
+    // garbage only after tens of MB of it); reused buffers and the wasm memory stay well under
+    t.ok(peak > 0 && peak < EXTERNAL_BOUND_MB * 2 ** 20, `the thread's external memory peaked at ${(peak / 2 ** 20).toFixed(1)} MB`);
   });
 
   await t.test('dropped by the client after its first bytes', async (t) => {
