@@ -25,8 +25,10 @@ const OUTPUT_HIGH_WATER_BYTES = 1024 * 1024;
 const ABORT_GRACE_MS = 5_000;
 
 export interface ParquetEncoderOptions {
-  /** threads, each encoding one stream at a time */
+  /** threads */
   threads: number;
+  /** streams a thread encodes side by side (1 when not given): one waiting on its client or its COPY leaves the thread to the others */
+  streamsPerThread?: number;
   /** each thread's V8 old-space limit in MB (config.heapLimitMb); parquet-wasm's memory is outside it */
   heapLimitMb?: number | undefined;
   /** how long an idle thread lives (ms) */
@@ -74,7 +76,7 @@ export function createParquetEncoder(options: ParquetEncoderOptions): ParquetEnc
       minThreads: 0,
       maxThreads: options.threads,
       idleTimeout: options.idleTimeoutMs ?? 60_000,
-      concurrentTasksPerWorker: 1,
+      concurrentTasksPerWorker: options.streamsPerThread ?? 1,
       ...(options.heapLimitMb ? { resourceLimits: { maxOldGenerationSizeMb: options.heapLimitMb, maxYoungGenerationSizeMb: 24 } } : {}),
     });
     allPools.add(pool);

@@ -73,10 +73,10 @@ const compressor = (encoding: 'zstd' | 'gzip') =>
 export default async function sensorBulkRoute(app: App) {
   let streams = 0;
   const streamsOf = new Map<string, number>();
-  // one thread per stream a process admits: a task holds its thread for its stream's whole life,
-  // waiting on a slow client too, so a stream queued behind it would wait with its COPY open; the
-  // threads start with the first Parquet pull
-  const parquet = createParquetEncoder({ threads: BULK_STREAMS_PER_PROCESS, heapLimitMb: app.config.heapLimitMb });
+  // one thread encodes every stream the process admits, side by side (a stream waiting on its
+  // client or its COPY holds no thread): a thread and its wasm memory cost a worker more than a
+  // stream does; the thread starts with the first Parquet pull
+  const parquet = createParquetEncoder({ threads: 1, streamsPerThread: BULK_STREAMS_PER_PROCESS, heapLimitMb: app.config.heapLimitMb });
   app.addHook('onClose', () => parquet.close());
 
   app.get('/sensor-data/bulk', {

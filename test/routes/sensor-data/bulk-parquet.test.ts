@@ -4,9 +4,9 @@
 // timestamp type and ZSTD pages, never HTTP-encoded; slices name the next as CSV's do. Over real
 // HTTP (the export world, grown to a million readings), a pull the client drops half-way, or
 // whose database connection dies, is cut, not ended, and leaves no connection, COPY or thread
-// task behind; the threads start with the first Parquet pull and end with the app, and one
-// encodes a million records without its memory outside the V8 heap (buffers, the wasm memory)
-// growing with them.
+// task behind; the thread starts with the first Parquet pull and ends with the app, encodes a
+// million records without its memory outside the V8 heap (buffers, the wasm memory) growing
+// with them, and takes two pulls at once, each file whole.
 import type { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import t from 'tap';
@@ -236,11 +236,26 @@ t.test('over HTTP: a pull cut half-way, by the client or the database, leaves no
     const metadata = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
     t.equal(Number(metadata.num_rows), rowCount, `${rowCount} records, ${bytes.length} bytes`);
     t.ok(metadata.row_groups.length >= 7, `${metadata.row_groups.length} row groups`);
-    t.equal(parquetPoolsOpen(), 1, 'the threads started with the first Parquet pull');
-    t.equal(threads.length, 1, 'one thread for one pull');
+    t.equal(parquetPoolsOpen(), 1, 'the thread started with the first Parquet pull');
+    t.equal(threads.length, 1, 'one thread');
     // the slice's COPY is ~80 MB: a buffer a chunk or a batch would pile up (V8 frees external
     // garbage only after tens of MB of it); reused buffers and the wasm memory stay well under
     t.ok(peak > 0 && peak < EXTERNAL_BOUND_MB * 2 ** 20, `the thread's external memory peaked at ${(peak / 2 ** 20).toFixed(1)} MB`);
+  });
+
+  await t.test('two pulls at once share the thread, each file whole', async (t) => {
+    const other = new ColdtrackClient({ baseUrl: world.baseUrl, token: (await world.issue()).token });
+    // five days each (259,200 records): both stream while the other does
+    const part = { ...query, end_date: '2024-06-05' } as const;
+    const files = await Promise.all(
+      [client, other].map(async (each) => Buffer.from(await new Response((await each.sensorDataBulk(part)).body).arrayBuffer())),
+    );
+    const rows = files.map((file) =>
+      Number(parquetMetadata(file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength) as ArrayBuffer).num_rows),
+    );
+    t.same(rows, [259_200, 259_200], 'each file holds its five days');
+    t.ok(files[0]!.equals(files[1]!), 'the same slice, the same bytes');
+    t.equal(threads.length, 1, 'no second thread');
   });
 
   await t.test('dropped by the client after its first bytes', async (t) => {
@@ -282,7 +297,7 @@ t.test('over HTTP: a pull cut half-way, by the client or the database, leaves no
     t.equal(parquetTasksRunning(), 0, 'its thread task ended');
   });
 
-  await t.test('the threads end with the app', async (t) => {
+  await t.test('the thread ends with the app', async (t) => {
     const second = await createTestApp(t, {}, { database: world.db });
     const response = await second.app.inject({
       method: 'GET',
