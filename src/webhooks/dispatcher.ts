@@ -89,6 +89,17 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   const running = new Set<Promise<void>>();
   let lastReminders = 0;
   let lastSensorNotices = 0;
+  // A job that keeps failing (the database away) is said once, when it starts failing, and once
+  // when it works again: the poll runs 4 times a second, and its every failure would flood the log
+  const failing = new Set<string>();
+  const failed = (job: string, error: unknown, message: string) => {
+    if (failing.has(job)) return log.debug({ err: error }, message);
+    failing.add(job);
+    log.warn({ err: error }, `${message} (said once until it works again)`);
+  };
+  const worked = (job: string) => {
+    if (failing.delete(job)) log.info(`webhooks: ${job} works again`);
+  };
 
   async function pump(): Promise<void> {
     if (closed) return;
@@ -105,11 +116,12 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         const now = clock.now();
         const leaseUntil = new Date(now.getTime() + settings.timeoutMs + LEASE_MARGIN_MS);
         const { rows } = await pool.query<Claimed>(sql.claimDue, [now, room, leaseUntil, settings.perEndpointInFlight]);
+        worked('claiming due deliveries');
         for (const claimed of rows) track(deliver(claimed));
         if (rows.length === room) again = true;
       } while (again && !closed);
     } catch (error) {
-      log.warn({ err: error }, 'webhooks: claiming due deliveries failed; trying again at the next poll');
+      failed('claiming due deliveries', error, 'webhooks: claiming due deliveries failed; trying again at the next poll');
     } finally {
       pumping = false;
     }
@@ -186,8 +198,9 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     lastSensorNotices = now;
     try {
       await writeSensorNotices(pool, clock.now(), options.cursorOf);
+      worked('writing sensor_data.changed notices');
     } catch (error) {
-      log.warn({ err: error }, 'webhooks: writing sensor_data.changed notices failed; trying again');
+      failed('writing sensor_data.changed notices', error, 'webhooks: writing sensor_data.changed notices failed; trying again');
     }
   }
 
@@ -198,9 +211,10 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     try {
       await writeDueReminders(pool, clock.now());
       await pool.query(sql.pruneEvents, [new Date(now - EVENTS_KEPT_MS)]);
+      worked('writing expiry reminders');
     } catch (error) {
       lastReminders = 0;
-      log.warn({ err: error }, 'webhooks: writing due expiry reminders (or removing old events) failed; trying again');
+      failed('writing expiry reminders', error, 'webhooks: writing due expiry reminders (or removing old events) failed; trying again');
     }
   }
 
