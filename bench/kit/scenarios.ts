@@ -206,7 +206,9 @@ export const scenarios: Scenario[] = [
     title: 'Mixed partner traffic',
     what:
       'Every data endpoint at once, 200 distinct requests over at least 40 tokens of all four companies (one in five restricted to three units): ' +
-      'utilization 45 %, users 15 %, revenue 15 %, impact 10 %, sensor-data 15 % (utilization when sensor-data is not available); 24 connections.',
+      'utilization 45 %, users 15 %, revenue 15 %, impact 10 %, sensor-data 15 % (utilization when sensor-data is not available); 24 connections. ' +
+      "Event-loop delay sampled: the control for the bulk-*-beside-mixed scenarios' (P5).",
+    eventLoop: true,
     build: ({ credentials, layout, seconds, sensorAvailable, rate }) => {
       const plan = { rate: rate('mixed', CEILING.mixed), seconds, entries: 200 };
       return [[tokenLoad('mixed', 24, credentials.mixed, plan, (token, i) => mixedPath(token, i, layout, sensorAvailable))]];
