@@ -81,6 +81,23 @@ function toEndpoint(row: EndpointRow, now: Date): WebhookEndpoint {
   };
 }
 
+/** An entry of an endpoint's delivery log, as the database gives it. */
+export interface DeliveryRow {
+  id: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  next_attempt_at: Date;
+  completed_at: Date | null;
+  message_id: string;
+  type: string;
+  occurred_at: Date;
+  last_attempt_at: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_duration_ms: number | null;
+  total_count: number;
+}
+
 export interface EndpointFields {
   url: string;
   description: string;
@@ -292,8 +309,8 @@ export function createWebhookEndpoints({ pool, clock, allowedNetworks }: Webhook
 
     async deliveries(companyId: number, endpointId: string, status: string | null, limit: number, offset: number) {
       const endpoint = await found(companyId, endpointId);
-      const { rows } = await pool.query(sql.listDeliveries, [companyId, endpoint.id, status, limit, offset]);
-      return rows as Array<Record<string, unknown> & { total_count: number }>;
+      const { rows } = await pool.query<DeliveryRow>(sql.listDeliveries, [companyId, endpoint.id, status, limit, offset]);
+      return rows;
     },
 
     async replayDelivery(companyId: number, endpointId: string, deliveryId: number): Promise<boolean> {

@@ -28,22 +28,6 @@ export const delivery = z
   })
   .meta({ id: 'WebhookDelivery' });
 
-interface DeliveryRow {
-  id: string;
-  status: (typeof STATUSES)[number];
-  attempts: number;
-  next_attempt_at: Date;
-  completed_at: Date | null;
-  message_id: string;
-  type: string;
-  occurred_at: Date;
-  last_attempt_at: Date | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  last_duration_ms: number | null;
-  total_count: number;
-}
-
 export default async function listWebhookDeliveries(app: App) {
   app.get('/:endpoint_id/deliveries', {
     schema: {
@@ -67,13 +51,7 @@ export default async function listWebhookDeliveries(app: App) {
     handler: async (request) => {
       const { companyId } = request.employee;
       const { page, page_size: pageSize, status = null } = request.query;
-      const rows = (await app.webhookEndpoints.deliveries(
-        companyId,
-        request.params.endpoint_id,
-        status,
-        pageSize,
-        (page - 1) * pageSize,
-      )) as unknown as DeliveryRow[];
+      const rows = await app.webhookEndpoints.deliveries(companyId, request.params.endpoint_id, status, pageSize, (page - 1) * pageSize);
       return {
         data: rows.map((row) => ({
           id: Number(row.id),
