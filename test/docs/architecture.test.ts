@@ -386,3 +386,47 @@ t.test('the tree draws every folder that exists, and nothing that does not', asy
   }
   report(t, problems, `${required.length} required folders and files drawn, and everything drawn exists`);
 });
+
+// ---------------------------------------------------------------------------------------------
+// What workers/ may import of src/ ("Words with one meaning", Rollup thread)
+
+/** The one import from workers/ into src/: the rollup thread opens its connections as the service does. */
+const WORKERS_INTO_SRC = new Map([['workers/rollup-thread.ts', 'src/db/pool.ts']]);
+/** What the file workers/ imports may itself import of the project: src/db/ only, never the config or the app. */
+const POOL_STAYS_IN = 'src/db/';
+
+/** The project files a source file imports (static, type-only, re-exports and dynamic), as paths from the root. */
+function projectImports(file: string): string[] {
+  const source = readFileSync(join(ROOT, file), 'utf8');
+  const specifiers = [...source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)'(\.{1,2}\/[^']+)'/gm)].map((match) => match[1]!);
+  return specifiers.map((specifier) => relative(ROOT, join(ROOT, file, '..', specifier)).replace(/\.js$/, '.ts'));
+}
+
+t.test('workers/ imports nothing of src/ but the rollup thread its pool, and the pool stays in src/db/', async (t) => {
+  const problems: string[] = [];
+  const workerFiles = files.filter((file) => /^workers\/.+\.ts$/.test(file));
+  t.ok(workerFiles.length >= 10, `${workerFiles.length} files under workers/`);
+  for (const file of workerFiles) {
+    for (const target of projectImports(file)) {
+      if (target.startsWith('src/') && WORKERS_INTO_SRC.get(file) !== target)
+        problems.push(`${file} imports ${target}: workers/ imports nothing of src/ but what ${DOC}, "Words with one meaning", allows`);
+    }
+  }
+  const seen = new Set<string>();
+  const toVisit = [...WORKERS_INTO_SRC.values()];
+  while (toVisit.length > 0) {
+    const file = toVisit.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    if (!file.startsWith(POOL_STAYS_IN)) {
+      problems.push(`${file} is loaded on a rollup thread through src/db/pool.ts: keep what the pool imports inside ${POOL_STAYS_IN}`);
+      continue;
+    }
+    toVisit.push(...projectImports(file));
+  }
+  for (const [file, target] of WORKERS_INTO_SRC) {
+    if (!doc.includes(`\`${target}\`, and only from \`${file}\``))
+      problems.push(`${DOC}, "Words with one meaning": say that \`${file}\` imports \`${target}\` of src/, and why`);
+  }
+  report(t, problems, `workers/ reaches src/ only through ${[...WORKERS_INTO_SRC.values()].join(', ')}, which stays in ${POOL_STAYS_IN}`);
+});
