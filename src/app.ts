@@ -13,9 +13,11 @@ import { clientErrorHandler } from './http/client-errors.js';
 import { normaliseForwardedFor } from './http/forwarded-for.js';
 import { loggerOptions } from './logging.js';
 import audit from './plugins/audit.js';
+import clock from './plugins/clock.js';
 import compression from './plugins/compression.js';
+import configPlugin from './plugins/config.js';
+import database from './plugins/database.js';
 import employeeAuth from './plugins/employee-auth.js';
-import configPoolsClock from './plugins/config-pools-clock.js';
 import errorHandler from './plugins/error-handler.js';
 import httpConventions from './plugins/http.js';
 import metrics from './plugins/metrics.js';
@@ -109,7 +111,9 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   // services, each owned by its plugin (src/plugins/)
   await app.register(httpConventions);
   await app.register(compression);
-  await app.register(configPoolsClock, { config, pool: deps.pool, readPool: deps.readPool, clock: deps.clock });
+  await app.register(configPlugin, { config });
+  await app.register(database, { pool: deps.pool, readPool: deps.readPool });
+  await app.register(clock, { clock: deps.clock });
   await app.register(metrics);
   await app.register(errorHandler);
   await app.register(rateLimits, {

@@ -22,4 +22,4 @@ async function accessControl(app: App) {
   app.decorateRequest('unitScope', null as never);
 }
 
-export default fp(accessControl, { name: 'access-control', dependencies: ['config-pools-clock'] });
+export default fp(accessControl, { name: 'access-control', dependencies: ['config', 'database'] });

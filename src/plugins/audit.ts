@@ -8,4 +8,4 @@ async function audit(app: App) {
   app.decorate('auditTrail', createAuditRepository(app.db));
 }
 
-export default fp(audit, { name: 'audit', dependencies: ['config-pools-clock'] });
+export default fp(audit, { name: 'audit', dependencies: ['database'] });

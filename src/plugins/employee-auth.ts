@@ -63,4 +63,4 @@ async function employeeAuth(app: App, options: EmployeeAuthOptions) {
   app.decorateRequest('employee', null as never);
 }
 
-export default fp(employeeAuth, { name: 'employee-auth', dependencies: ['config-pools-clock'] });
+export default fp(employeeAuth, { name: 'employee-auth', dependencies: ['clock', 'config', 'database'] });

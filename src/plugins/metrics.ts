@@ -20,4 +20,4 @@ async function metrics(app: App) {
   });
 }
 
-export default fp(metrics, { name: 'metrics', dependencies: ['config-pools-clock'] });
+export default fp(metrics, { name: 'metrics', dependencies: ['database'] });

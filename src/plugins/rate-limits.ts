@@ -52,4 +52,4 @@ async function rateLimits(app: App, options: RateLimitPluginOptions) {
   });
 }
 
-export default fp(rateLimits, { name: 'rate-limits', dependencies: ['config-pools-clock', 'metrics'] });
+export default fp(rateLimits, { name: 'rate-limits', dependencies: ['config', 'metrics'] });

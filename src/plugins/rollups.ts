@@ -28,4 +28,4 @@ async function rollups(app: App, options: RollupPluginOptions) {
   app.addHook('onClose', async () => app.rollups.close());
 }
 
-export default fp(rollups, { name: 'rollups', dependencies: ['config-pools-clock'] });
+export default fp(rollups, { name: 'rollups', dependencies: ['database'] });

@@ -67,4 +67,4 @@ async function sensorStore(app: App) {
   });
 }
 
-export default fp(sensorStore, { name: 'sensor-store', dependencies: ['config-pools-clock', 'metrics'] });
+export default fp(sensorStore, { name: 'sensor-store', dependencies: ['clock', 'config', 'database', 'metrics'] });

@@ -54,4 +54,4 @@ async function tokens(app: App, options: TokenPluginOptions) {
   });
 }
 
-export default fp(tokens, { name: 'tokens', dependencies: ['config-pools-clock', 'metrics'] });
+export default fp(tokens, { name: 'tokens', dependencies: ['clock', 'config', 'database', 'metrics'] });

@@ -64,4 +64,4 @@ async function webhooks(app: App) {
   });
 }
 
-export default fp(webhooks, { name: 'webhooks', dependencies: ['config-pools-clock', 'metrics'] });
+export default fp(webhooks, { name: 'webhooks', dependencies: ['clock', 'config', 'database', 'metrics'] });

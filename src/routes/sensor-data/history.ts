@@ -98,7 +98,7 @@ export const sensorPageSchema = z.object({
 });
 
 export default async function sensorDataRoute(app: App) {
-  // page queries on the read replica when there is one (src/plugins/config-pools-clock.ts); a walk's
+  // page queries on the read replica when there is one (src/plugins/database.ts); a walk's
   // page that replica has not caught up with, on the primary
   const history = createSensorHistory(app.readDb, app.clock, { primary: app.readRouting.settings().replica ? app.db : null });
   const cursorKey = cursorKeyReader(app.db);
