@@ -77,6 +77,8 @@ export interface Config {
   sensorChangesRetentionDays: number;
   /** sending webhooks (src/webhooks/settings.ts) */
   webhooks: WebhookSettings;
+  /** usage per token counted (src/tokens/usage.ts); false only where the bench measures what counting costs (P1) */
+  countTokenUsage: boolean;
 }
 
 /** What the migrations read besides the database (sql/migrations/003_sensor-store.js). */
@@ -283,6 +285,10 @@ const envSchema = z.object({
   ),
   WEBHOOK_TIMEOUT_SECONDS: optionalText.pipe(integerText(1, 60).optional()),
   WEBHOOK_CONCURRENCY: optionalText.pipe(integerText(1, 256).optional()),
+  // set by bench/kit/usage-overhead.ts for the server it compares P1 against
+  COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE: optionalText.pipe(
+    z.enum(['0', '1'], { error: 'must be 1 (usage per token not counted) or 0' }).optional(),
+  ),
 });
 
 type Environment = z.infer<typeof envSchema>;
@@ -420,6 +426,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: (e.WEBHOOK_TIMEOUT_SECONDS ?? DEFAULT_WEBHOOK_SETTINGS.timeoutMs / 1000) * 1000,
       concurrency: e.WEBHOOK_CONCURRENCY ?? DEFAULT_WEBHOOK_SETTINGS.concurrency,
     },
+    countTokenUsage: e.COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE !== '1',
   };
 }
 

@@ -56,7 +56,7 @@ export async function serve(config: Config, onStopped?: () => Promise<void>) {
     redis,
     clusterScrape: cluster.isWorker ? requestClusterMetrics : undefined,
     // the P1 benchmark's comparison only (bench/kit/services.ts): undocumented on purpose, no setting
-    countTokenUsage: process.env.COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE !== '1',
+    countTokenUsage: config.countTokenUsage,
   });
   if (cluster.isWorker) {
     // prom-client only answers the primary's collection requests once an AggregatorRegistry has

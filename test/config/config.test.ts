@@ -78,3 +78,9 @@ t.test('the server refuses bad configuration with one line and exit code 1', asy
   t.equal(result.stderr.trim(), 'Invalid configuration: PORT must be a whole number from 0 to 65535');
   t.equal(result.stdout, '');
 });
+
+t.test('usage per token is counted unless the bench turns it off (COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE=1)', async (t) => {
+  t.equal(loadConfig(base).countTokenUsage, true);
+  t.equal(loadConfig({ ...base, COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE: '0' }).countTokenUsage, true);
+  t.equal(loadConfig({ ...base, COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE: '1' }).countTokenUsage, false);
+});

@@ -147,6 +147,7 @@ const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
   ['WEBHOOK_TIMEOUT_SECONDS', '61', /must be at most 60/],
   ['WEBHOOK_CONCURRENCY', '0', /must be at least 1/],
   ['WEBHOOK_CONCURRENCY', 'many', /must be a whole number/],
+  ['COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE', 'yes', /must be 1 \(usage per token not counted\) or 0/],
 ];
 
 t.test('every variable of the schema has bad values here', async (t) => {
