@@ -1,9 +1,19 @@
 // Which units a data request may read (src/data-surface/authorize.ts), as a service the
 // token-auth hooks call once per request.
 import fp from 'fastify-plugin';
-import { createAccessControl } from '../data-surface/authorize.js';
+import { createAccessControl, type AccessControl, type UnitScope } from '../data-surface/authorize.js';
 import { notASessionMessage } from '../db/session.js';
 import type { App } from '../types.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    accessControl: AccessControl;
+  }
+  interface FastifyRequest {
+    /** The units this data request may read, resolved once by the access control. */
+    unitScope: UnitScope;
+  }
+}
 
 async function accessControl(app: App) {
   app.decorate(

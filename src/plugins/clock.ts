@@ -3,6 +3,12 @@ import fp from 'fastify-plugin';
 import { type Clock, systemClock } from '../time.js';
 import type { App } from '../types.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    clock: Clock;
+  }
+}
+
 export interface ClockOptions {
   clock?: Clock | undefined;
 }

@@ -12,6 +12,13 @@ import compress from '@fastify/compress';
 import fp from 'fastify-plugin';
 import type { App } from '../types.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The answer carries a raw token: never compressed. */
+    carriesSecret?: boolean;
+  }
+}
+
 /** Bodies below this many bytes are never compressed. */
 export const COMPRESSION_THRESHOLD = 1024;
 

@@ -4,6 +4,12 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import type { App } from '../types.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+  }
+}
+
 export interface ConfigOptions {
   config: Config;
 }

@@ -5,8 +5,17 @@
 // must never resurrect a revoked token or hide a new one.
 import fp from 'fastify-plugin';
 import type pg from 'pg';
-import { createReadRouting } from '../db/read-routing.js';
+import { createReadRouting, type ReadRouting } from '../db/read-routing.js';
 import type { App } from '../types.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    db: pg.Pool;
+    /** the data endpoints' page queries: a replica when configured (the primary while it is lost), else the primary */
+    readDb: Pick<pg.Pool, 'query'>;
+    readRouting: ReadRouting;
+  }
+}
 
 export interface DatabaseOptions {
   pool: pg.Pool;

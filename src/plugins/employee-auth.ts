@@ -11,6 +11,21 @@ import { MAX_INT4 } from '../db/int4.js';
 import type { App } from '../types.js';
 import { lookup } from '../db/pool.js';
 
+export interface Employee {
+  userId: number;
+  companyId: number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    jwtVerifier: JwtVerifier;
+  }
+  interface FastifyRequest {
+    /** Set by the employee-auth hook on management routes. */
+    employee: Employee;
+  }
+}
+
 const USER_ID = /^[1-9]\d{0,9}$/;
 
 async function verifiedUserId(app: App, request: FastifyRequest): Promise<number> {

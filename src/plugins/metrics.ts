@@ -1,8 +1,14 @@
 // Prometheus metrics of this process (src/observability/metrics.ts) and the request-duration
 // hook; GET /metrics itself is src/routes/metrics.ts.
 import fp from 'fastify-plugin';
-import { createMetrics } from '../observability/metrics.js';
+import { createMetrics, type Metrics } from '../observability/metrics.js';
 import type { App } from '../types.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: Metrics;
+  }
+}
 
 async function metrics(app: App) {
   // the rollup pool registers after this plugin: its queue is read at scrape time

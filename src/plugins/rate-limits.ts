@@ -3,8 +3,18 @@
 // public validate endpoint, by client IP. Authenticated routes count in their auth hooks.
 import fp from 'fastify-plugin';
 import type { RedisClient } from '../redis/connection.js';
-import { RATE_LIMITS, type RateLimitScope, registerRateLimits } from '../rate-limit/limits.js';
+import { RATE_LIMITS, type RateLimiter, type RateLimitScope, registerRateLimits } from '../rate-limit/limits.js';
 import type { App } from '../types.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    rateLimits: RateLimiter;
+  }
+  interface FastifyContextConfig {
+    /** A public route limited by client IP under this scope (e.g. validate-cooling-user-id). */
+    ipRateLimit?: RateLimitScope;
+  }
+}
 
 export interface RateLimitPluginOptions {
   redis: RedisClient | null;

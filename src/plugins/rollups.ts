@@ -1,8 +1,14 @@
 // The rollup pool: Piscina threads that turn heavy revenue/impact pages into records off the
 // event loop (src/analytics/rollups.ts). Threads start when the server listens.
 import fp from 'fastify-plugin';
-import { createRollups, type RollupMode } from '../analytics/rollups.js';
+import { createRollups, type RollupMode, type Rollups } from '../analytics/rollups.js';
 import type { App } from '../types.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    rollups: Rollups;
+  }
+}
 
 export interface RollupPluginOptions {
   /** worker threads (default) or inline on the event loop (benchmarks compare the two) */

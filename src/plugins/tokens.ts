@@ -3,13 +3,30 @@
 // surface calls.
 import fp from 'fastify-plugin';
 import type { RedisClient } from '../redis/connection.js';
-import { createTokenAuthenticator } from '../tokens/authenticator.js';
-import { createLastUsedRecorder } from '../tokens/last-used.js';
-import { createLeakReportRepository } from '../tokens/leak-reports.js';
-import { createTokenRepository } from '../tokens/repository.js';
-import { createRevocationBus } from '../tokens/revocation.js';
-import { createTokenUsage } from '../tokens/usage.js';
+import { createTokenAuthenticator, type AuthenticatedToken, type TokenAuthenticator } from '../tokens/authenticator.js';
+import { createLastUsedRecorder, type LastUsedRecorder } from '../tokens/last-used.js';
+import { createLeakReportRepository, type LeakReportRepository } from '../tokens/leak-reports.js';
+import { createTokenRepository, type TokenRepository } from '../tokens/repository.js';
+import { createRevocationBus, type RevocationBus } from '../tokens/revocation.js';
+import { createTokenUsage, type TokenUsage } from '../tokens/usage.js';
 import type { App } from '../types.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    tokenRepository: TokenRepository;
+    tokenAuthenticator: TokenAuthenticator;
+    revocations: RevocationBus;
+    /** leak reports' lookups and their revoke-and-record transaction */
+    leakReports: LeakReportRepository;
+    lastUsed: LastUsedRecorder;
+    /** usage per token, counted in memory and written by the last_used flush; null: not counted */
+    tokenUsage: TokenUsage | null;
+  }
+  interface FastifyRequest {
+    /** Set by the token-auth hook on data routes. */
+    apiToken: AuthenticatedToken;
+  }
+}
 
 export interface TokenPluginOptions {
   /** shared state across processes; null when this process is alone */

@@ -8,6 +8,13 @@ import { verifiedSigner } from '../../tokens/leak-report-keys.js';
 import type { App } from '../../types.js';
 import reportTokenLeaks from './report.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set once a leak report's signature verified: the identifier of the key that signed it. */
+    leakReportSigner?: string;
+  }
+}
+
 export const KEY_IDENTIFIER_HEADER = 'github-public-key-identifier';
 export const SIGNATURE_HEADER = 'github-public-key-signature';
 
