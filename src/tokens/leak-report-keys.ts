@@ -4,7 +4,7 @@
 // what GitHub's key endpoint serves (https://api.github.com/meta/public_keys/secret_scanning): its
 // `public_keys` array, or the whole answer; fields besides key_identifier and key are ignored.
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
-import { ConfigError } from '../config-checks.js';
+import { ConfigError } from '../config/checks.js';
 
 export interface LeakReportKey {
   keyIdentifier: string;

@@ -1,6 +1,6 @@
 // Checks of single configuration values, each as the code that will use it reads it: connection
 // URLs as node-postgres and ioredis parse them, host names, proxy lists, paths, JWT issuers and
-// public keys. src/config.ts turns their findings into one `Invalid configuration:` line.
+// public keys. src/config.ts (with the parts in src/config/) turns their findings into one `Invalid configuration:` line.
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
