@@ -62,23 +62,60 @@ function grown(array: Int32Array<ArrayBuffer>, length: number, capacity: number)
 }
 
 export function rollupUsers(input: UsersInput): Uint8Array {
-  const { buckets, units } = input;
+  const grid = gridOf(input);
+  const movements = movementsOf(input, grid);
+  const active = activeFarmersOf(grid, movements);
+  const joins = joinsOf(input, grid.dayCount);
+  return usersJson(input, grid, movements, active, joins);
+}
+
+/** The page as a grid of cells, one per (bucket, unit), and how a movement finds its cell. */
+interface Grid {
+  bucketCount: number;
+  unitCount: number;
+  /** days from the page's first day to its last bucket's last */
+  dayCount: number;
+  bucketOfDay: Int32Array;
+  unitIndex: Map<number, number>;
+  /** per unit, the buckets it is reported in (a deleted unit: those that began before its deletion) */
+  reach: Int32Array;
+}
+
+function gridOf({ buckets, units }: UsersInput): Grid {
   const bucketCount = buckets.length;
-  const unitCount = units.length;
   const dayCount = bucketCount === 0 ? 0 : buckets[bucketCount - 1]!.lastDay + 1;
   const bucketOfDay = new Int32Array(dayCount);
   buckets.forEach((bucket, index) => bucketOfDay.fill(index, bucket.firstDay, bucket.lastDay + 1));
-  const unitIndex = new Map(units.map(([id], index) => [id, index]));
-  const reach = Int32Array.from(units, ([, reportedBuckets]) => reportedBuckets);
+  return {
+    bucketCount,
+    unitCount: units.length,
+    dayCount,
+    bucketOfDay,
+    unitIndex: new Map(units.map(([id], index) => [id, index])),
+    reach: Int32Array.from(units, ([, reportedBuckets]) => reportedBuckets),
+  };
+}
 
-  const cellCount = bucketCount * unitCount;
+/** The page's movements counted into their cells, and each kept as (cell, farmer) for the distinct counts. */
+interface Movements {
+  checkIns: Int32Array;
+  checkOuts: Int32Array;
+  /** the cell of each movement kept, and its farmer's dense index, for the first `kept` entries */
+  cells: Int32Array;
+  farmerIndexes: Int32Array;
+  kept: number;
+  farmerCount: number;
+}
+
+// Each movement on the page as its cell and its farmer (a dense index: `farmers` numbers them in
+// order of appearance), counted into its cell; a movement off the page is left out. The pairs
+// go into arrays that double when full: a page's movements arrive in parts, a typed array a part
+// cost more than the rest of the rollup.
+function movementsOf(input: UsersInput, grid: Grid): Movements {
+  const { unitCount, dayCount, bucketOfDay, unitIndex, reach } = grid;
+  const cellCount = grid.bucketCount * unitCount;
   const checkIns = new Int32Array(cellCount);
   const checkOuts = new Int32Array(cellCount);
-
-  // Each movement on the page as its cell and its farmer (a dense index: `farmers` numbers them in
-  // order of appearance), counted into its cell; a movement off the page is left out. The pairs
-  // go into arrays that double when full: a page's movements arrive in parts, a typed array a part
-  // cost more than the rest of the rollup.
   const farmers = new Map<number, number>();
   let cells = new Int32Array(1024);
   let farmerIndexes = new Int32Array(1024);
@@ -107,12 +144,23 @@ export function rollupUsers(input: UsersInput): Uint8Array {
   };
   for (const part of input.checkIns) keep(parseJson(part), checkIns);
   for (const part of input.checkOuts) keep(parseJson(part), checkOuts);
+  return { checkIns, checkOuts, cells, farmerIndexes, kept, farmerCount: farmers.size };
+}
 
-  // Distinct farmers, without a Set per cell and per bucket (on a busy page those Sets were most
-  // of a rollup thread's heap, bench P8): the movements' farmers are grouped
-  // by cell with a counting sort, and cells are numbered bucket by bucket, so a cell's farmers and
-  // then a bucket's are contiguous. A farmer is counted once per cell (and per bucket) by stamping
-  // the cell (bucket) on it when first seen there.
+/** Distinct farmers per cell and per bucket. */
+interface ActiveFarmers {
+  active: Int32Array;
+  bucketActive: Int32Array;
+}
+
+// Distinct farmers, without a Set per cell and per bucket (on a busy page those Sets were most
+// of a rollup thread's heap, bench P8): the movements' farmers are grouped
+// by cell with a counting sort, and cells are numbered bucket by bucket, so a cell's farmers and
+// then a bucket's are contiguous. A farmer is counted once per cell (and per bucket) by stamping
+// the cell (bucket) on it when first seen there.
+function activeFarmersOf({ bucketCount, unitCount }: Grid, movements: Movements): ActiveFarmers {
+  const { checkIns, checkOuts, cells, farmerIndexes, kept, farmerCount } = movements;
+  const cellCount = bucketCount * unitCount;
   const cellStart = new Int32Array(cellCount + 1);
   for (let cell = 0; cell < cellCount; cell++) cellStart[cell + 1] = cellStart[cell]! + checkIns[cell]! + checkOuts[cell]!;
   const byCell = new Int32Array(kept);
@@ -121,8 +169,8 @@ export function rollupUsers(input: UsersInput): Uint8Array {
   const active = new Int32Array(cellCount);
   const bucketActive = new Int32Array(bucketCount);
   // stamps are cell + 1 and bucket + 1: 0 is "not seen yet"
-  const seenInCell = new Int32Array(farmers.size);
-  const seenInBucket = new Int32Array(farmers.size);
+  const seenInCell = new Int32Array(farmerCount);
+  const seenInBucket = new Int32Array(farmerCount);
   for (let cell = 0; cell < cellCount; cell++) {
     const bucket = (cell / unitCount) | 0;
     for (let i = cellStart[cell]!; i < cellStart[cell + 1]!; i++) {
@@ -137,14 +185,30 @@ export function rollupUsers(input: UsersInput): Uint8Array {
       }
     }
   }
+  return { active, bucketActive };
+}
 
-  let registered = 0;
+/** The population: farmers registered before the page, and those who joined on each of its days. */
+interface Joins {
+  registeredBefore: number;
+  joinedOn: Float64Array;
+}
+
+function joinsOf(input: UsersInput, dayCount: number): Joins {
+  let registeredBefore = 0;
   const joinedOn = new Float64Array(dayCount);
   for (const [day, farmers] of parseJson(input.joined)) {
-    if (day < 0) registered += farmers;
+    if (day < 0) registeredBefore += farmers;
     else if (day < dayCount) joinedOn[day] = joinedOn[day]! + farmers;
   }
+  return { registeredBefore, joinedOn };
+}
 
+/** The records as JSON bytes: one per bucket, with an entry per unit reported in it. */
+function usersJson({ buckets, units }: UsersInput, grid: Grid, movements: Movements, farmers: ActiveFarmers, joins: Joins): Uint8Array {
+  const { bucketCount, unitCount, reach } = grid;
+  const { checkIns, checkOuts } = movements;
+  const { active, bucketActive } = farmers;
   // `{"cooling_unit_id":<id>` of each unit, and room for every entry at its longest
   const opening = units.map(([id]) => ascii(`{"cooling_unit_id":${id}`));
   let capacity = 2;
@@ -153,11 +217,12 @@ export function rollupUsers(input: UsersInput): Uint8Array {
   for (const bucket of buckets) capacity += 160 + bucket.period_start.length + bucket.period_end.length;
   const out = new JsonBytes(capacity);
 
+  let registered = joins.registeredBefore;
   out.byte(0x5b); // [
   for (let b = 0; b < bucketCount; b++) {
     const bucket = buckets[b]!;
     let signUps = 0;
-    for (let day = bucket.firstDay; day <= bucket.lastDay; day++) signUps += joinedOn[day]!;
+    for (let day = bucket.firstDay; day <= bucket.lastDay; day++) signUps += joins.joinedOn[day]!;
     registered += signUps;
     if (b > 0) out.byte(0x2c); // ,
     out.text(`{"period_start":"${bucket.period_start}","period_end":"${bucket.period_end}","registered_users":`);
