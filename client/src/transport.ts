@@ -240,6 +240,69 @@ function successBody<T>(response: Response, request: string, text: string): T {
   }
 }
 
+/** What every attempt of one call sends, and how its answer is read. */
+interface PreparedCall {
+  method: Call['method'];
+  path: string;
+  signal: AbortSignal | undefined;
+  /** `METHOD /path`, as errors name the call */
+  request: string;
+  url: URL;
+  headers: Record<string, string>;
+  body: string | undefined;
+  timeoutMs: number;
+  idempotent: boolean;
+  /** a data GET: sends the kept answer's ETag, keeps the new answer */
+  conditional: boolean;
+  stream: boolean;
+}
+
+interface AnsweredAttempt {
+  answered: true;
+  response: Response;
+  /** the body ('' when streamed) */
+  text: string;
+  streamed: boolean;
+  /** the answer kept for the URL, whose ETag was sent */
+  kept: KeptAnswer | undefined;
+  started: number;
+}
+
+interface FailedAttempt {
+  answered: false;
+  failure: ColdtrackTimeoutError | ColdtrackNetworkError;
+  timedOut: boolean;
+}
+
+type Attempt = AnsweredAttempt | FailedAttempt;
+
+/** The retries one call has made, and the waits it took, held to maxWaitMs and maxTotalWaitMs. */
+class CallWaits {
+  failures = 0;
+  refusals = 0;
+  /** ms this call has waited (or is about to) after refusals and failures */
+  private waited = 0;
+
+  constructor(
+    private readonly request: string,
+    private readonly limits: { maxWaitMs: number; maxTotalWaitMs: number },
+    private readonly now: () => number,
+  ) {}
+
+  tooLong(serverMs: number, limit: 'maxWaitMs' | 'maxTotalWaitMs', refusal?: ColdtrackApiError): ColdtrackRetryLaterError {
+    const until = this.now() + serverMs;
+    const retryAt = Number.isFinite(until) && Math.abs(until) <= 8.64e15 ? new Date(until) : null;
+    return new ColdtrackRetryLaterError(this.request, serverMs / 1000, retryAt, this.limits[limit], limit, refusal);
+  }
+
+  /** A wait of `ms`, of which the service asked for `serverMs`: thrown when too long, else counted. */
+  allow(ms: number, serverMs: number, refusal?: ColdtrackApiError): void {
+    if (!(serverMs <= this.limits.maxWaitMs)) throw this.tooLong(serverMs, 'maxWaitMs', refusal);
+    if (this.waited + ms > this.limits.maxTotalWaitMs) throw this.tooLong(serverMs, 'maxTotalWaitMs', refusal);
+    this.waited += ms;
+  }
+}
+
 export class Transport {
   private readonly base: URL;
   private readonly fetch: typeof fetch;
@@ -276,107 +339,149 @@ export class Transport {
     return retryAfterMs + Math.max(100, this.random() * step);
   }
 
+  /**
+   * One call, attempt after attempt: wait for the token's budget, send, then either return the
+   * answer, or wait out a 429, or retry a failure or a 502/503/504 (each throws when it may not).
+   */
   async call<T>(call: Call): Promise<T> {
-    const { method, path, signal } = call;
-    const idempotent = call.idempotent ?? method === 'GET';
-    const url = new URL(path.replace(/^\//, '') + queryString(call.query), this.base);
-    const request = `${method} ${path}`;
-    const timeoutMs = call.timeoutMs ?? this.options.timeoutMs ?? 30_000;
-    const retries = this.options.retries ?? 4;
-    const rateLimitRetries = this.options.rateLimitRetries ?? 5;
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${this.options.token}`,
-      accept: 'application/json',
-      'accept-encoding': this.options.acceptEncoding ?? 'br, gzip',
-      'user-agent': this.options.userAgent || DEFAULT_USER_AGENT,
-      ...(call.body !== undefined ? { 'content-type': 'application/json' } : {}),
-    };
-    const body = call.body !== undefined ? JSON.stringify(call.body) : undefined;
-    // a data GET asks whether the answer kept for its URL is still the current one
-    const conditional = method === 'GET' && CONDITIONAL_PATHS.has(path);
-    let failures = 0;
-    let refusals = 0;
-    /** ms this call has waited (or is about to) after refusals and failures */
-    let waited = 0;
-    const tooLong = (serverMs: number, limit: 'maxWaitMs' | 'maxTotalWaitMs', refusal?: ColdtrackApiError) => {
-      const until = this.now() + serverMs;
-      const retryAt = Number.isFinite(until) && Math.abs(until) <= 8.64e15 ? new Date(until) : null;
-      return new ColdtrackRetryLaterError(request, serverMs / 1000, retryAt, this[limit], limit, refusal);
-    };
-    /** a wait of `ms`, of which the service asked for `serverMs`: thrown when too long, else counted */
-    const allowWait = (ms: number, serverMs: number, refusal?: ColdtrackApiError) => {
-      if (!(serverMs <= this.maxWaitMs)) throw tooLong(serverMs, 'maxWaitMs', refusal);
-      if (waited + ms > this.maxTotalWaitMs) throw tooLong(serverMs, 'maxTotalWaitMs', refusal);
-      waited += ms;
-    };
-    const budgetLimits = { maxWaitMs: this.maxWaitMs, refuse: (ms: number) => tooLong(ms, 'maxWaitMs') };
-
+    const prepared = this.prepare(call);
+    const waits = new CallWaits(prepared.request, { maxWaitMs: this.maxWaitMs, maxTotalWaitMs: this.maxTotalWaitMs }, this.now);
+    const budgetLimits = { maxWaitMs: this.maxWaitMs, refuse: (ms: number) => waits.tooLong(ms, 'maxWaitMs') };
     for (let attempt = 1; ; attempt++) {
-      await this.budget.acquire(signal, (ms, until) => this.emit({ type: 'rate-limit-wait', ms, until: new Date(until) }), budgetLimits);
-      this.emit({ type: 'request', method, path, attempt });
-      const started = this.now();
-      let response: Response;
-      let text: string;
-      let streamed = false;
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(new ColdtrackTimeoutError(request, timeoutMs)), timeoutMs);
-      const forward = () => controller.abort(signal!.reason);
-      signal?.addEventListener('abort', forward, { once: true });
-      const kept = conditional ? this.kept.get(url.href) : undefined;
-      try {
-        const sent = kept ? { ...headers, 'if-none-match': kept.etag } : headers;
-        response = await this.fetch(url, { method, headers: sent, body, signal: controller.signal });
-        streamed = Boolean(call.stream) && response.ok;
-        text = streamed ? '' : await response.text(); // the deadline covers the body too
-      } catch (error) {
-        this.budget.release(null);
-        if (signal?.aborted) throw signal.reason;
-        const timedOut = controller.signal.reason instanceof ColdtrackTimeoutError;
-        const failure = timedOut
-          ? (controller.signal.reason as ColdtrackTimeoutError)
-          : new ColdtrackNetworkError(request, error, this.redact);
-        if (!idempotent || ++failures > retries) throw failure;
-        const ms = this.backoff(failures, 0);
-        allowWait(ms, 0);
-        await this.retryAfter({ method, path, reason: timedOut ? 'timeout' : 'network', status: null, attempt, ms }, signal);
+      await this.budget.acquire(
+        call.signal,
+        (ms, until) => this.emit({ type: 'rate-limit-wait', ms, until: new Date(until) }),
+        budgetLimits,
+      );
+      const sent = await this.send(prepared, attempt);
+      if (!sent.answered) {
+        await this.retryFailure(prepared, waits, sent, attempt);
         continue;
-      } finally {
-        clearTimeout(timer);
-        if (!streamed) signal?.removeEventListener('abort', forward);
       }
-
-      const rateLimit = rateLimitOf(response.headers);
-      this.budget.release(rateLimit);
-      this.emit({ type: 'response', method, path, status: response.status, ms: this.now() - started, rateLimit });
-      if (streamed) return response as T;
-      // not modified: the answer kept is the current one
-      if (response.status === 304 && kept) return successBody<T>(response, request, kept.text);
-      if (response.ok) {
-        const answer = successBody<T>(response, request, text);
-        if (conditional) this.kept.keep(url.href, response.headers.get('etag'), text);
-        return answer;
-      }
-
-      const error = apiErrorOf(response, request, text, this.redact);
-      const status = response.status;
-      if (status === 429) {
-        if (++refusals > rateLimitRetries) throw error;
-        // until X-RateLimit-Reset (data endpoints), else Retry-After
-        const resetAtMs = rateLimit?.resetAtMs ?? this.now() + (error.retryAfterSeconds ?? 1) * 1000;
-        const ms = rateLimit ? this.budget.msUntil(resetAtMs) : Math.max(0, resetAtMs - this.now());
-        allowWait(ms, ms, error);
-        this.budget.exhaust(resetAtMs, rateLimit?.limit);
-        this.emit({ type: 'retry', method, path, reason: 'rate_limited', status, attempt, ms });
+      const rateLimit = this.observe(prepared, sent);
+      const answer = this.answerOf<T>(prepared, sent);
+      if (answer) return answer.value;
+      const error = apiErrorOf(sent.response, prepared.request, sent.text, this.redact);
+      if (sent.response.status === 429) {
+        this.waitOutRateLimit(prepared, waits, error, rateLimit, attempt);
         continue; // acquire() waits for the window to end
       }
-      // a call that is not safe to repeat (creating a token) might have been done before the failure
-      const retryable = idempotent && (status === 503 || status === 502 || status === 504);
-      if (!retryable || ++failures > retries) throw error;
-      const serverMs = (error.retryAfterSeconds ?? 0) * 1000;
-      const ms = this.backoff(failures, Math.min(serverMs, this.maxWaitMs));
-      allowWait(ms, serverMs, error);
-      await this.retryAfter({ method, path, reason: status === 503 ? 'unavailable' : 'bad_gateway', status, attempt, ms }, signal);
+      await this.retryRefusal(prepared, waits, error, sent.response.status, attempt);
     }
+  }
+
+  /** What every attempt of the call sends, worked out once. */
+  private prepare(call: Call): PreparedCall {
+    const { method, path } = call;
+    return {
+      method,
+      path,
+      signal: call.signal,
+      request: `${method} ${path}`,
+      url: new URL(path.replace(/^\//, '') + queryString(call.query), this.base),
+      headers: {
+        authorization: `Bearer ${this.options.token}`,
+        accept: 'application/json',
+        'accept-encoding': this.options.acceptEncoding ?? 'br, gzip',
+        'user-agent': this.options.userAgent || DEFAULT_USER_AGENT,
+        ...(call.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: call.body !== undefined ? JSON.stringify(call.body) : undefined,
+      timeoutMs: call.timeoutMs ?? this.options.timeoutMs ?? 30_000,
+      idempotent: call.idempotent ?? method === 'GET',
+      // a data GET asks whether the answer kept for its URL is still the current one
+      conditional: method === 'GET' && CONDITIONAL_PATHS.has(path),
+      stream: Boolean(call.stream),
+    };
+  }
+
+  /** One attempt, under its own timeout: the answer (its body read, unless streamed), or why none came. */
+  private async send(call: PreparedCall, attempt: number): Promise<Attempt> {
+    const { method, path, request, signal, timeoutMs } = call;
+    this.emit({ type: 'request', method, path, attempt });
+    const started = this.now();
+    let streamed = false;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new ColdtrackTimeoutError(request, timeoutMs)), timeoutMs);
+    const forward = () => controller.abort(signal!.reason);
+    signal?.addEventListener('abort', forward, { once: true });
+    const kept = call.conditional ? this.kept.get(call.url.href) : undefined;
+    try {
+      const headers = kept ? { ...call.headers, 'if-none-match': kept.etag } : call.headers;
+      const response = await this.fetch(call.url, { method, headers, body: call.body, signal: controller.signal });
+      streamed = call.stream && response.ok;
+      const text = streamed ? '' : await response.text(); // the deadline covers the body too
+      return { answered: true, response, text, streamed, kept, started };
+    } catch (error) {
+      this.budget.release(null);
+      if (signal?.aborted) throw signal.reason;
+      const timedOut = controller.signal.reason instanceof ColdtrackTimeoutError;
+      const failure = timedOut
+        ? (controller.signal.reason as ColdtrackTimeoutError)
+        : new ColdtrackNetworkError(request, error, this.redact);
+      return { answered: false, failure, timedOut };
+    } finally {
+      clearTimeout(timer);
+      if (!streamed) signal?.removeEventListener('abort', forward);
+    }
+  }
+
+  /** A timeout or a network failure: retried with backoff when the call is safe to repeat, else thrown. */
+  private async retryFailure(call: PreparedCall, waits: CallWaits, sent: FailedAttempt, attempt: number) {
+    if (!call.idempotent || ++waits.failures > (this.options.retries ?? 4)) throw sent.failure;
+    const ms = this.backoff(waits.failures, 0);
+    waits.allow(ms, 0);
+    const reason = sent.timedOut ? 'timeout' : 'network';
+    await this.retryAfter({ method: call.method, path: call.path, reason, status: null, attempt, ms }, call.signal);
+  }
+
+  /** The answer's rate-limit headers go back to the budget; the answer is reported. */
+  private observe(call: PreparedCall, sent: AnsweredAttempt): RateLimitObservation | null {
+    const rateLimit = rateLimitOf(sent.response.headers);
+    this.budget.release(rateLimit);
+    const { method, path } = call;
+    this.emit({ type: 'response', method, path, status: sent.response.status, ms: this.now() - sent.started, rateLimit });
+    return rateLimit;
+  }
+
+  /** The call's result when the answer is one: a stream, the kept answer (304), or a 2xx body; null for a refusal. */
+  private answerOf<T>(call: PreparedCall, sent: AnsweredAttempt): { value: T } | null {
+    const { response, text, kept } = sent;
+    if (sent.streamed) return { value: response as T };
+    // not modified: the answer kept is the current one
+    if (response.status === 304 && kept) return { value: successBody<T>(response, call.request, kept.text) };
+    if (!response.ok) return null;
+    const value = successBody<T>(response, call.request, text);
+    if (call.conditional) this.kept.keep(call.url.href, response.headers.get('etag'), text);
+    return { value };
+  }
+
+  /** A 429: the budget is spent until X-RateLimit-Reset (data endpoints), else Retry-After; thrown past rateLimitRetries. */
+  private waitOutRateLimit(
+    call: PreparedCall,
+    waits: CallWaits,
+    error: ColdtrackApiError,
+    rateLimit: RateLimitObservation | null,
+    attempt: number,
+  ) {
+    if (++waits.refusals > (this.options.rateLimitRetries ?? 5)) throw error;
+    const resetAtMs = rateLimit?.resetAtMs ?? this.now() + (error.retryAfterSeconds ?? 1) * 1000;
+    const ms = rateLimit ? this.budget.msUntil(resetAtMs) : Math.max(0, resetAtMs - this.now());
+    waits.allow(ms, ms, error);
+    this.budget.exhaust(resetAtMs, rateLimit?.limit);
+    this.emit({ type: 'retry', method: call.method, path: call.path, reason: 'rate_limited', status: 429, attempt, ms });
+  }
+
+  /** Any other refusal: a 502/503/504 of a call safe to repeat is retried after Retry-After and backoff; the rest thrown. */
+  private async retryRefusal(call: PreparedCall, waits: CallWaits, error: ColdtrackApiError, status: number, attempt: number) {
+    // a call that is not safe to repeat (creating a token) might have been done before the failure
+    const retryable = call.idempotent && (status === 503 || status === 502 || status === 504);
+    if (!retryable || ++waits.failures > (this.options.retries ?? 4)) throw error;
+    const serverMs = (error.retryAfterSeconds ?? 0) * 1000;
+    const ms = this.backoff(waits.failures, Math.min(serverMs, this.maxWaitMs));
+    waits.allow(ms, serverMs, error);
+    const reason = status === 503 ? 'unavailable' : 'bad_gateway';
+    await this.retryAfter({ method: call.method, path: call.path, reason, status, attempt, ms }, call.signal);
   }
 
   private async retryAfter(event: Omit<Extract<ClientEvent, { type: 'retry' }>, 'type'>, signal: AbortSignal | undefined) {
