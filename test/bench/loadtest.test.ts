@@ -8,6 +8,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { readingChunks } from '../../src/sensors/generate.js';
 import { TOKEN_LIKE } from '../../src/tokens/format.js';
@@ -181,7 +182,7 @@ t.test('Ctrl-C in the middle of a load: the tokens created are all revoked anywa
   ]);
   await until('the measured load to start', () => /small-page: revenue page_size 10/.test(run.output.stderr), 60_000, 100);
   await until('its 14 tokens created', async () => (await loadtestTokensOf(world.other.employeeId)).length === 14, 5000, 100);
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await sleep(1500);
   run.child.kill('SIGINT');
   const { code, stderr } = await run.finished;
   t.equal(code, 130, 'exit 130');
@@ -238,7 +239,7 @@ for (const [signal, said] of [
     const run = launch([...args, '--scenarios', 'small-page', '--yes', '--out', out], {}, 'npm');
     await until('the measured load to start', () => /small-page: revenue page_size 10/.test(run.output.stderr), 60_000, 100);
     await until('its 14 tokens created', async () => (await loadtestTokensOf(employeeId)).length === 14, 5000, 100);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await sleep(1500);
     const tree = processTree(run.child.pid!);
     t.teardown(() => tree.filter(alive).forEach((pid) => process.kill(pid, 'SIGKILL')));
     t.ok(tree.length >= 2, `the run's processes under npm: the loadtest and its load generator (${tree.join(', ')})`);

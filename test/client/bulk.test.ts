@@ -6,6 +6,7 @@ import t from 'tap';
 import { ColdtrackClient } from '@coldtrack/client';
 import { createExportWorld, databaseHourly, canonicalLine } from './world.js';
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const world = await createExportWorld(t);
 const unit = world.unitIds[0]!;
@@ -50,7 +51,7 @@ t.test('a stream aborted half-way frees its slot and connection; asked again, th
   controller.abort();
   await reader.cancel().catch(() => {});
   const pool = world.ctx.app.db;
-  for (let waited = 0; pool.totalCount !== pool.idleCount && waited < 5000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+  for (let waited = 0; pool.totalCount !== pool.idleCount && waited < 5000; waited += 50) await sleep(50);
   t.equal(pool.totalCount - pool.idleCount, 0, 'its connection is back (closed or idle)');
   const { rows } = await world.db.pool.query<{ n: number }>(
     "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'COPY%' AND state = 'active'",

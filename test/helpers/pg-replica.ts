@@ -13,6 +13,7 @@
 // nothing new becomes visible) and resumeReplay(). A lost replica: stopReplica() (a fast shutdown,
 // its port then refuses) and startReplica() (it resumes streaming from where it stopped).
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from '../../src/free-port.js';
 import {
@@ -62,8 +63,6 @@ export interface PgReplicaPair {
   /** Stops and drops both clusters (also run by teardown). */
   stop(): Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function poll(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 100) {
   const deadline = Date.now() + timeoutMs;

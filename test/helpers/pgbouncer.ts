@@ -7,6 +7,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from '../../src/free-port.js';
 import { reapOnExit } from './reaper.js';
@@ -35,8 +36,6 @@ export interface PgBouncer {
   admin<R extends pg.QueryResultRow = pg.QueryResultRow>(command: string): Promise<R[]>;
   stop(): Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function postgresUser(): { uid: number; gid: number } {
   const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim()));

@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../src/free-port.js';
 import { reapOnExit } from './reaper.js';
 
@@ -70,8 +71,6 @@ export interface RedisCluster {
   /** Kills every node and removes the directory (also run by teardown). */
   stop(): Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function poll(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 50) {
   const deadline = Date.now() + timeoutMs;

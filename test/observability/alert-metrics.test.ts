@@ -4,6 +4,7 @@
 // pool's size limit, a last_used_at flush that fails on the real database and then succeeds, and
 // webhook deliveries to a receiver on a loopback port that keeps failing, and a queue nobody sends.
 // (cluster_worker_restarts_total: test/operations/cluster-metrics.test.ts, with a real cluster.)
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { createPool } from '../../src/db/pool.js';
 import { freePort } from '../../src/free-port.js';
@@ -13,7 +14,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCompany } from '../helpers/fixtures.js';
 import { issueToken } from '../helpers/tokens.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
-import { DATA_PATH, metricSum, sleep, startRedis, until } from '../operations/harness.js';
+import { DATA_PATH, metricSum, startRedis, until } from '../operations/harness.js';
 import { BASE as TOKENS, createWorld, type World } from '../routes/api-tokens/setup.js';
 
 async function scrape(ctx: TestApp) {

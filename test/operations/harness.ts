@@ -4,6 +4,7 @@
 // company and tokens to call it with. Every child is killed in teardown; every wait is bounded.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Test } from 'tap';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { createTestApp, TEST_JWT_SECRET, type TestApp } from '../helpers/app.js';
@@ -20,8 +21,6 @@ interface Teardown {
 }
 
 export const DATA_PATH = '/api/v1/analytics/utilization?page_size=1';
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls until `check` returns a value other than undefined/false, or throws after timeoutMs. */
 export async function until<T>(

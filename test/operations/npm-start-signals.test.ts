@@ -7,10 +7,11 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { createTestDatabase } from '../helpers/db.js';
 import { TEST_JWT_SECRET } from '../helpers/app.js';
-import { createWorld, freePort, send, sleep, until } from './harness.js';
+import { createWorld, freePort, send, until } from './harness.js';
 
 const DATA = '/api/v1/analytics/utilization?page_size=1';
 

@@ -9,6 +9,7 @@
 //     (the unit directory listens on the session URL);
 //   - a table lock: requests give up at their deadline, and no backend is left waiting for them
 //     (their statements are cancelled through the pooler), nor more backends than the pooler's.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import t, { type Test } from 'tap';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
@@ -18,7 +19,7 @@ import { createCompany } from '../helpers/fixtures.js';
 import { startPrivatePostgres } from '../helpers/pg-private.js';
 import { startPgBouncer } from '../helpers/pgbouncer.js';
 import { ALL_SCOPES } from '../helpers/tokens.js';
-import { type Cluster, dataRequests, DATA_PATH, send, sleep, startCluster, startRedis, statusCounts, until } from './harness.js';
+import { type Cluster, dataRequests, DATA_PATH, send, startCluster, startRedis, statusCounts, until } from './harness.js';
 
 const SERVER_POOL = 6;
 const started = Date.now();

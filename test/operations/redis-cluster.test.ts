@@ -5,6 +5,7 @@
 // all of it requests are answered (per-process fallback, never a 5xx), a revoke answers 200 or
 // 503, and a token revoked before, or by any revoke that answered 200, is never accepted again;
 // the master returns on its ports, empty, and everything is shared and exact again.
+import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/redis/connection.js';
 import { type RedisClusterNode, startRedisCluster } from '../helpers/redis-cluster.js';
@@ -186,7 +187,7 @@ async function outage(t: Test, node: RedisClusterNode, counted: { id: string; he
   let exact = await dataRequests(110, (await world.issue()).headers);
   for (let tries = 1, deadline = Date.now() + 20_000; statusCounts(exact.replies)[200] !== 100 && Date.now() < deadline; tries++) {
     t.comment(`try ${tries}: ${JSON.stringify(statusCounts(exact.replies))}; a worker is still reconnecting to ${node.address}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     exact = await dataRequests(110, (await world.issue()).headers);
   }
   t.same(statusCounts(exact.replies), { 200: 100, 429: 10 }, 'a fresh token gets exactly 100 again (within 20 s of readiness)');

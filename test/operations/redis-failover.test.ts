@@ -5,21 +5,11 @@
 // back" several times and count each flap as a fallback. Now, per worker: one line when Redis is
 // lost, one when it is back, and rate_limit_redis_fallbacks_total counts the one outage. Limits and
 // revocation hold throughout: no 5xx, and a revoked token is never accepted.
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { REDIS_BACK_AFTER_MS } from '../../src/redis/outage.js';
 import { startRedisCluster } from '../helpers/redis-cluster.js';
-import {
-  createWorld,
-  metricSum,
-  type Reply,
-  send,
-  sleep,
-  startCluster,
-  statusCounts,
-  tokenManagement,
-  until,
-  DATA_PATH,
-} from './harness.js';
+import { createWorld, metricSum, type Reply, send, startCluster, statusCounts, tokenManagement, until, DATA_PATH } from './harness.js';
 
 const WORKERS = 2;
 const NODE_TIMEOUT_MS = 2000;

@@ -2,13 +2,13 @@
 // redis-server: once a revoke call has answered 2xx, no worker accepts the token again, whatever
 // Redis does before, during or after; when the service cannot guarantee that, the revoke answers
 // 503 `unavailable` with Retry-After and changes nothing.
+import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import {
   createWorld,
   dataRequests as sharedDataRequests,
   type Reply,
   send,
-  sleep,
   startCluster,
   startRedis,
   statusCounts,

@@ -3,8 +3,9 @@
 // cluster exits 0 well within its deadline.
 import http from 'node:http';
 import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { createWorld, DATA_PATH, send, sleep, startCluster, startRedis, until } from './harness.js';
+import { createWorld, DATA_PATH, send, startCluster, startRedis, until } from './harness.js';
 
 const world = await createWorld(t);
 const redis = await startRedis(t);

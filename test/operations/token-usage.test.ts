@@ -5,8 +5,9 @@
 // and last_used_at its time, a 429 included. Stopped by SIGTERM to the primary, and by a signal to
 // the whole process group (a terminal's Ctrl-C, systemd's stop), which reaches each worker twice.
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { createWorld, send, sleep, startCluster, startRedis, statusCounts, until } from './harness.js';
+import { createWorld, send, startCluster, startRedis, statusCounts, until } from './harness.js';
 
 const world = await createWorld(t);
 const redis = await startRedis(t);

@@ -8,6 +8,7 @@
 // resolve, printing the timeline; then it runs every query of every dashboard panel against that
 // Prometheus. Every process is killed in teardown (and by the reaper if this process dies first).
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import pg from 'pg';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
@@ -16,7 +17,7 @@ import { createCompany } from '../helpers/fixtures.js';
 import { startPrivatePostgres } from '../helpers/pg-private.js';
 import { ensureTimescaleServer } from '../helpers/timescale.js';
 import { ALL_SCOPES } from '../helpers/tokens.js';
-import { type Reply, send, sleep, startCluster, startRedis, until } from '../operations/harness.js';
+import { type Reply, send, startCluster, startRedis, until } from '../operations/harness.js';
 import { DASHBOARD, exportedNames, metricNames, recordedNames } from './promql.js';
 import { FOR_IN_TEST, startPrometheus } from './prometheus-server.js';
 

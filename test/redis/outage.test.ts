@@ -1,10 +1,10 @@
 // What is logged and counted of Redis outages (src/redis/outage.ts): lost at the first failure,
 // back only once commands have answered with none failing for the quiet time, so a failover that
 // answers some commands and fails others is one outage, not one per command.
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { createOutageTracker } from '../../src/redis/outage.js';
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 // long enough that a loaded CI machine's late timers (a full parallel suite on 2 cores delayed the
 // 40 ms sleeps of a 200 ms quiet time past it) do not end an outage the test keeps going
 const QUIET_MS = 1000;

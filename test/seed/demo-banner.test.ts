@@ -3,6 +3,7 @@
 // DATABASE_URL (no demo), the real `npm start` still prints where the service and its console are.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { demoBanner } from '../../src/seed/demo-banner.js';
 import { createTestApp, TEST_JWT_SECRET } from '../helpers/app.js';
@@ -86,7 +87,7 @@ t.test('with DATABASE_URL, npm start prints the console address too (no JWT in i
   const consoleUrl = `http://localhost:${port}/console`;
   // printed once the server listens: the log line that says so may come a moment earlier
   for (let waited = 0; !server.output().includes(consoleUrl) && waited < 10_000; waited += 100) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   const lines = server.output().split('\n');
   t.ok(lines.includes(consoleUrl), `a line of its own: ${consoleUrl}`);

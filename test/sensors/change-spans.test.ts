@@ -2,6 +2,7 @@
 // a load's readings become spans per unit and specification type, split where readings are more
 // than an hour apart and bounded per series; and ids become visible in id order, so a reader that
 // resumes after the last id it saw never passes a change that commits later.
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { changeSpans, instantText, MAX_SPANS_PER_SERIES } from '../../src/sensors/change-spans.js';
 import { createTestDatabase } from '../helpers/db.js';
@@ -62,7 +63,7 @@ t.test('ids become visible in id order: a recording waits for the one before it 
   await second.query('BEGIN');
   let secondDone = false;
   const secondRecords = second.query(record, [[2], ['TEMPERATURE'], ['2026-01-01T00:00:00Z'], [1]]).then(() => (secondDone = true));
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await sleep(300);
   t.notOk(secondDone, 'the second load waits while the first has not committed');
   const { rows: none } = await db.pool.query('SELECT id FROM sensor_changes');
   t.same(none, [], 'a reader sees neither yet');

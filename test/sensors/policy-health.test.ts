@@ -6,6 +6,7 @@
 // policies (test/helpers/timescale.ts); a job is run by scheduling it now and pausing it again.
 // A clone starts with the template's job history (the scheduler may have run, or been cut off
 // running, a policy between the migration and the pause): figures are compared with the start.
+import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import type pg from 'pg';
 import { SENSOR_POLICY_JOBS } from '../../src/sensors/policy-health.js';
@@ -81,7 +82,7 @@ async function runByScheduler(db: Queryable, jobId: number, view: string, broken
       if (broken) await setMaterialization(db, jobId, view, true);
       let crashedSince: number | null = null;
       let nudgedAt = Date.now();
-      for (const deadline = Date.now() + 90_000; ; await new Promise((resolve) => setTimeout(resolve, 200))) {
+      for (const deadline = Date.now() + 90_000; ; await sleep(200)) {
         after = await stats(db, jobId);
         if (after.finished > before.finished && after.last_run_status !== null && after.job_status !== 'Running') break;
         // nothing started yet: this database's scheduler may not be running (it could not get a
@@ -109,7 +110,7 @@ async function runByScheduler(db: Queryable, jobId: number, view: string, broken
     const notStarted = crashed || (after.last_run_status === 'Failed' && /failed to start/.test((await latestError(db, jobId)) ?? ''));
     if (!notStarted) return after;
     if (attempt === 5) throw new Error(`TimescaleDB could not start job ${jobId} in 5 attempts: ${await latestError(db, jobId)}`);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await sleep(2000);
   }
 }
 

@@ -3,6 +3,7 @@
 // that never reached the database keeps its counts for the next one; requests counted meanwhile
 // go into the next batch. The database is real; a TCP proxy (test/helpers/tcp-proxy.ts) loses
 // the answer the way a dropped connection does.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import t from 'tap';
 import { freePort } from '../../src/free-port.js';
@@ -40,7 +41,7 @@ const stored = async () => {
   return Object.fromEntries(rows.map((row) => [row.class, Number(row.requests)]));
 };
 const until = async (check: () => Promise<boolean>) => {
-  for (let i = 0; i < 200 && !(await check()); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  for (let i = 0; i < 200 && !(await check()); i++) await sleep(25);
 };
 
 t.test('an answer lost after the commit: the retry adds nothing twice, later counts still arrive', async (t) => {

@@ -8,6 +8,7 @@
 // The figures are printed (t.comment): how many duplicates arrived, and how long after the
 // receiver came back the last event did.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { TEST_JWT_SECRET } from '../helpers/app.js';
@@ -15,7 +16,7 @@ import { createTestDatabase } from '../helpers/db.js';
 import { createCompany } from '../helpers/fixtures.js';
 import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { type Received, startReceiver } from '../helpers/webhook-receiver.js';
-import { send, sleep, until } from '../operations/harness.js';
+import { send, until } from '../operations/harness.js';
 
 const TOKENS = '/api/v1/api-tokens';
 const TOKEN_COUNT = 20;

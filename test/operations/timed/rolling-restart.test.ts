@@ -1,8 +1,9 @@
 // SIGHUP under load: the primary replaces every worker, one by one, and not one request fails
 // (no non-2xx, no socket error, no timeout), kept-alive connections included.
 import { createRequire } from 'node:module';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { createWorld, send, sleep, startCluster, startRedis, until } from '../harness.js';
+import { createWorld, send, startCluster, startRedis, until } from '../harness.js';
 
 // the part of autocannon's API used here (it ships no type declarations)
 interface LoadRequest {

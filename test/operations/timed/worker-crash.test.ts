@@ -1,6 +1,7 @@
 // A worker killed with SIGKILL: the other keeps serving, the primary replaces the dead one.
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { createWorld, send, sleep, startCluster, startRedis, until } from '../harness.js';
+import { createWorld, send, startCluster, startRedis, until } from '../harness.js';
 
 const world = await createWorld(t);
 const redis = await startRedis(t);

@@ -2,6 +2,7 @@
 // period that began before its deletion, in company-wide and location figures and for a token
 // granted it, with its occupancy ending at the deletion; a period it reported on reads the same
 // after the deletion as before. Every endpoint, on one unit deleted 2026-03-05 12:00.
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { createTestApp } from '../../helpers/app.js';
 import { createCompany } from '../../helpers/fixtures.js';
@@ -28,7 +29,7 @@ async function records(endpoint: string, query: string) {
 /** The live directory hears of a unit's change asynchronously (LISTEN/NOTIFY): wait until it has. */
 async function untilNamed(status: number) {
   for (let i = 0; i < 200 && (await get('revenue', `cooling_unit_id=${gone}`)).statusCode !== status; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
   }
 }
 

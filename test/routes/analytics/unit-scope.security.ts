@@ -1,5 +1,6 @@
 // Shared by every per-unit analytics endpoint: it answers only to a token with its scope, and
 // only about the units the token may read. Each endpoint's security test runs this suite.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Test } from 'tap';
 import { createTestApp } from '../../helpers/app.js';
 import { createCompany } from '../../helpers/fixtures.js';
@@ -92,8 +93,7 @@ export async function unitScopeSecuritySuite(t: Test, { endpoint: ENDPOINT, scop
     );
     await ctx.db.pool.query("UPDATE cooling_units SET deleted = true, deleted_at = '2025-03-07T00:00:00Z' WHERE id = $1", [unitD]);
     // the live directory hears of the deletion asynchronously (LISTEN/NOTIFY): wait until it has
-    for (let i = 0; i < 200 && (await get(`cooling_unit_id=${unitD}`)).statusCode !== 404; i++)
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 200 && (await get(`cooling_unit_id=${unitD}`)).statusCode !== 404; i++) await sleep(10);
     t.equal((await get(`cooling_unit_id=${unitD}`)).statusCode, 404, 'a deleted unit cannot be named');
 
     type Body = {

@@ -3,6 +3,7 @@
 // changes nothing (a repeated revoke, a refusal, another company's token, a read, a data request)
 // leaves none; a revoke or rotation that answered 503 left none either (the event commits with
 // the change or not at all); and concurrent actions of one company never fork its chain.
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { verifyChain } from '../../../src/audit/verify.js';
 import { startRedis } from '../../operations/harness.js';
@@ -159,7 +160,7 @@ t.test('a revoke or rotation that answered 503 recorded nothing; once it succeed
   let status = 0;
   for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
     status = (await shared.post(shared.a.jwt, `${BASE}/${token.id}/revoke`)).statusCode;
-    if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+    if (status !== 200) await sleep(100);
   }
   t.equal(status, 200, 'revoked once Redis is back');
   t.strictSame(

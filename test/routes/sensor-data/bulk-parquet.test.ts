@@ -8,6 +8,7 @@
 // million records without its memory outside the V8 heap (buffers, the wasm memory) growing
 // with them, and takes two pulls at once, each file whole.
 import type { Worker } from 'node:worker_threads';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import t from 'tap';
 import { parquetMetadata, parquetReadObjects, type FileMetaData } from 'hyparquet';
@@ -175,7 +176,7 @@ eachProfile(t, async (t, profile) => {
   await t.test('every connection a pull took is back, every thread task ended', async (t) => {
     const pool = world.ctx.app.db;
     for (let waited = 0; (pool.totalCount !== pool.idleCount || parquetTasksRunning() > 0) && waited < 2000; waited += 50) {
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
     t.equal(pool.totalCount - pool.idleCount, 0, `${pool.totalCount} connections, ${pool.idleCount} idle`);
     t.equal(parquetTasksRunning(), 0, 'no Parquet task left');
@@ -216,7 +217,7 @@ t.test('over HTTP: a pull cut half-way, by the client or the database, leaves no
     const pool = world.ctx.app.db;
     for (let waited = 0; waited < 5000; waited += 50) {
       if (pool.totalCount === pool.idleCount && parquetTasksRunning() === 0 && (await copies()) === 0) return;
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
   };
 

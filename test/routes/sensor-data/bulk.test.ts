@@ -5,6 +5,7 @@
 // a unit the token may not read 404, and a restricted token gets only its units.
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { createSensorWorld, eachProfile, type SensorWorld } from '../../helpers/sensor-world.js';
 import { issueToken } from '../../helpers/tokens.js';
@@ -155,7 +156,7 @@ eachProfile(t, async (t, profile) => {
 
   await t.test('every connection a pull took is back in the pool', async (t) => {
     const pool = world.ctx.app.db;
-    for (let waited = 0; pool.totalCount !== pool.idleCount && waited < 2000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    for (let waited = 0; pool.totalCount !== pool.idleCount && waited < 2000; waited += 50) await sleep(50);
     t.equal(pool.totalCount - pool.idleCount, 0, `${pool.totalCount} connections, ${pool.idleCount} idle`);
   });
 });
