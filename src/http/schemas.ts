@@ -13,6 +13,8 @@ export const errorBody = z
     }),
   })
   .meta({ id: 'Error' });
+/** An error's JSON, for the tests: a change of the schema breaks them at the type check. */
+export type ErrorJson = z.infer<typeof errorBody>;
 
 /**
  * An instant: ISO 8601 with a zone, on a real calendar day. ISO 8601 lets the seconds go

@@ -7,6 +7,8 @@ import { BlockList, isIP } from 'node:net';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Test } from 'tap';
+import type { CreatedApiTokenJson } from '../../src/routes/api-tokens/create.js';
+import type { ApiTokenJson } from '../../src/routes/api-tokens/schema.js';
 import { validValue } from './arbitraries.js';
 import { checkAnswer, parseBody } from './checks.js';
 import { send, validRequest, type Example } from './examples.js';
@@ -14,20 +16,8 @@ import { expectValid } from './expectations.js';
 import type { Operation } from './openapi.js';
 import { scopeOf, type World } from './world.js';
 
-interface TokenJson {
-  id: string;
-  name: string;
-  scopes: string[];
-  cooling_unit_ids: number[];
-  allowed_ips: string[];
-  expires_at: string | null;
-  last_used_at: string | null;
-  revoked: boolean;
-  revoked_at: string | null;
-  rotated_from: string | null;
-  replaced_by: string | null;
-  token?: string;
-}
+/** A token's JSON as the routes' schemas say, the raw secret only in a creation's or a rotation's answer. */
+type TokenJson = ApiTokenJson & Partial<Pick<CreatedApiTokenJson, 'token'>>;
 
 const DEFAULT_GRACE_SECONDS = 86_400;
 

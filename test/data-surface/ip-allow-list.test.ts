@@ -5,15 +5,12 @@
 // counted against the caller's IP, never against the token's budget.
 import t from 'tap';
 import { generateToken } from '../../src/tokens/format.js';
+import type { ErrorJson } from '../../src/http/schemas.js';
 import { createTestApp, type TestAppOptions } from '../helpers/app.js';
 import { createCompany } from '../helpers/fixtures.js';
 
 const URL_PATH = '/api/v1/analytics/users?page_size=1';
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-interface ErrorJson {
-  error: { code: string; message: string; details?: Record<string, unknown> };
-}
 
 /** A test app listening on a real port; `host` is where it listens ("::" takes IPv4 too). */
 async function serve(env: Record<string, string>, host = '127.0.0.1', options: TestAppOptions = {}) {

@@ -3,6 +3,7 @@
 // a revoke through one is refused at once by every worker of the other, and last_used_at reaches
 // the database from both (write-behind: every LAST_USED_FLUSH_SECONDS, here 10, and on a graceful stop).
 import t, { type Test } from 'tap';
+import type { ApiTokenJson } from '../../src/routes/api-tokens/schema.js';
 import {
   type Cluster,
   createWorld,
@@ -27,15 +28,10 @@ const instances = [a, b];
 const nameOf = (cluster: Cluster) => (cluster === a ? 'A' : 'B');
 const jwt = { authorization: `Bearer ${await world.jwt(world.acme.employeeId)}` };
 
-interface TokenView {
-  id: string;
-  revoked: boolean;
-  last_used_at: string | null;
-}
 const retrieve = async (on: Cluster, id: string) => {
   const reply = await send(on.baseUrl, `/api/v1/api-tokens/${id}`, { headers: jwt });
   if (reply.status !== 200) throw new Error(`GET /api/v1/api-tokens/${id} on ${nameOf(on)}: ${reply.status} ${reply.body}`);
-  return reply.json<TokenView>();
+  return reply.json<ApiTokenJson>();
 };
 
 const dataRequests = (n: number, headers: Record<string, string>, on: Cluster[] = instances) => sharedDataRequests(on, n, headers);

@@ -76,6 +76,8 @@ const record = z
   .meta({ id: 'ImpactRecord' });
 
 const envelope = envelopeSchema(record, analyticsFilters);
+/** The 200's JSON, for the tests: a change of the schema breaks them at the type check. */
+export type ImpactPageJson = z.infer<typeof envelope>;
 export type ImpactRecordMatchesSchema = RecordMatches<ImpactRecord, z.infer<typeof record>>;
 
 export default async function impactRoute(app: App) {

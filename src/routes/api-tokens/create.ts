@@ -58,6 +58,10 @@ const body = z.strictObject({
 // every expiry must print as a plain 4-digit-year ISO timestamp
 const LATEST_EXPIRY = Date.UTC(9999, 11, 31, 23, 59, 59);
 
+const created = apiToken.extend({ token: z.string().describe('The raw token, shown once') });
+/** The 201's JSON, for the tests: a change of the schema breaks them at the type check. */
+export type CreatedApiTokenJson = z.infer<typeof created>;
+
 export default async function createApiToken(app: App) {
   app.post('/', {
     config: { carriesSecret: true },
@@ -68,7 +72,7 @@ export default async function createApiToken(app: App) {
       security: [{ employeeJwt: [] }],
       body,
       response: {
-        201: apiToken.extend({ token: z.string().describe('The raw token, shown once') }),
+        201: created,
         ...errorResponses(400, 401, 403, 415, 429, 503),
       },
     },

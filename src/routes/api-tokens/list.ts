@@ -13,6 +13,10 @@ const querystring = z.strictObject({
     .describe('Only tokens in this state; omitted: all'),
 });
 
+const tokenPage = envelopeSchema(apiToken, z.object({ state: z.enum(TOKEN_STATES).nullable() }));
+/** The 200's JSON, for the tests: a change of the schema breaks them at the type check. */
+export type ApiTokenListJson = z.infer<typeof tokenPage>;
+
 export default async function listApiTokens(app: App) {
   app.get('/', {
     schema: {
@@ -22,7 +26,7 @@ export default async function listApiTokens(app: App) {
       security: [{ employeeJwt: [] }],
       querystring,
       response: {
-        200: envelopeSchema(apiToken, z.object({ state: z.enum(TOKEN_STATES).nullable() })),
+        200: tokenPage,
         ...errorResponses(400, 401, 403, 429, 503),
       },
     },

@@ -31,6 +31,9 @@ export const apiToken = z
   })
   .meta({ id: 'ApiToken' });
 
+/** Its JSON, for the tests: a change of the schema breaks them at the type check. */
+export type ApiTokenJson = z.infer<typeof apiToken>;
+
 // No length limit here: any id that is not a UUID is a 404 (isTokenId), never a 400 that would
 // tell a malformed id from an unknown one. The router's maxParamLength bounds the length.
 export const tokenIdParams = z.object({

@@ -1,6 +1,7 @@
 // Impact on the demo data set: the envelope and its defaults, a full pagination walk, and figures
 // that agree with PostgreSQL over the same rows.
 import t from 'tap';
+import type { ImpactPageJson } from '../../../src/routes/analytics/impact.js';
 import { seedDemo } from '../../../src/seed/demo.js';
 import { createTestApp, TEST_JWT_SECRET } from '../../helpers/app.js';
 
@@ -26,24 +27,7 @@ const deleted = (
 const unitsReportingOn = (periodStart: string) =>
   units.length + deleted.filter((unit) => Date.parse(periodStart) < unit.deleted_at.getTime()).length;
 
-interface ImpactRecord {
-  cooling_unit_id: number;
-  period_start: string;
-  period_end: string;
-  currency: string;
-  kg_checked_in: number;
-  food_loss_prevented_kg: number;
-  market_loss_share: number | null;
-  income_increase: number;
-  co2_reduction_kg: number;
-  farmers_served: number;
-  community_served: number;
-  market_surveys: number;
-}
-interface Body {
-  data: ImpactRecord[];
-  meta: { company_id: number; filters: Record<string, unknown>; pagination: Record<string, number | boolean> };
-}
+type Body = ImpactPageJson;
 
 async function get(query: string): Promise<Body> {
   const response = await ctx.app.inject({ method: 'GET', url: `/api/v1/analytics/impact?${query}`, headers });
@@ -91,7 +75,7 @@ t.test('defaults: the last 30 days by day, every filter echoed', async (t) => {
 
 t.test('a pagination walk covers every (month, unit) once, in order, and agrees with SQL', async (t) => {
   const query = 'start_date=2025-07-01&end_date=2026-06-15&period=month&page_size=5';
-  const records: ImpactRecord[] = [];
+  const records: Body['data'] = [];
   for (let page = 1; ; page++) {
     const body = await get(`${query}&page=${page}`);
     t.equal(body.meta.pagination.has_previous, page > 1);

@@ -1,6 +1,7 @@
 // POST /v1/users/validate-cooling-user-id/, refused bodies: 400 naming the field (or 413/415),
 // never a 5xx, and a refusal never carries `valid`.
 import t, { type Test } from 'tap';
+import type { ErrorJson } from '../../../src/http/schemas.js';
 import { createTestApp } from '../../helpers/app.js';
 import { createCompany } from '../../helpers/fixtures.js';
 import { randomJson, seededRandom } from '../api-tokens/setup.js';
@@ -8,10 +9,6 @@ import { randomJson, seededRandom } from '../api-tokens/setup.js';
 const PATH = '/v1/users/validate-cooling-user-id/';
 const ctx = await createTestApp(t);
 await createCompany(ctx.db.pool, 'Alpha Cold');
-
-interface ErrorJson {
-  error: { code: string; message: string; details?: Record<string, unknown> };
-}
 
 const post = (payload: string | undefined, contentType: string | null = 'application/json') =>
   ctx.app.inject({
