@@ -1402,6 +1402,7 @@ ALTER TABLE ONLY public.webhook_token_reminders
 {"name":"015_token-usage-not-modified"}
 {"name":"016_webhooks"}
 {"name":"017_webhook-sensor-notices"}
+{"name":"019_timescale-hourly-in-bucket-order"}
 
 -- weekly partitions
 {"partitions":14}

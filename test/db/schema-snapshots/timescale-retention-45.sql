@@ -337,7 +337,7 @@ CREATE TABLE _timescaledb_internal._materialized_hypertable_<1> (
 );
 
 CREATE VIEW public.sensor_readings_hourly AS
- SELECT _materialized_hypertable_<1>.bucket,
+( SELECT _materialized_hypertable_<1>.bucket,
     _materialized_hypertable_<1>.cooling_unit_id,
     _materialized_hypertable_<1>.specification_type,
     _materialized_hypertable_<1>.value,
@@ -346,8 +346,9 @@ CREATE VIEW public.sensor_readings_hourly AS
     _materialized_hypertable_<1>.sample_count
    FROM _timescaledb_internal._materialized_hypertable_<1>
   WHERE (_materialized_hypertable_<1>.bucket < COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(2)), '-infinity'::timestamp with time zone))
+  ORDER BY _materialized_hypertable_<1>.bucket)
 UNION ALL
- SELECT public.time_bucket('01:00:00'::interval, sensor_readings.recorded_at) AS bucket,
+( SELECT public.time_bucket('01:00:00'::interval, sensor_readings.recorded_at) AS bucket,
     sensor_readings.cooling_unit_id,
     sensor_readings.specification_type,
     avg(sensor_readings.value) AS value,
@@ -356,7 +357,8 @@ UNION ALL
     (count(*))::integer AS sample_count
    FROM public.sensor_readings
   WHERE (sensor_readings.recorded_at >= COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(2)), '-infinity'::timestamp with time zone))
-  GROUP BY (public.time_bucket('01:00:00'::interval, sensor_readings.recorded_at)), sensor_readings.cooling_unit_id, sensor_readings.specification_type;
+  GROUP BY (public.time_bucket('01:00:00'::interval, sensor_readings.recorded_at)), sensor_readings.cooling_unit_id, sensor_readings.specification_type
+  ORDER BY (public.time_bucket('01:00:00'::interval, sensor_readings.recorded_at)));
 
 CREATE VIEW _timescaledb_internal._direct_view_3 AS
  SELECT public.time_bucket('1 day'::interval, sensor_readings_hourly.bucket) AS bucket,
@@ -1203,6 +1205,7 @@ ALTER TABLE ONLY public.webhook_token_reminders
 {"name":"015_token-usage-not-modified"}
 {"name":"016_webhooks"}
 {"name":"017_webhook-sensor-notices"}
+{"name":"019_timescale-hourly-in-bucket-order"}
 
 -- weekly partitions
 {"partitions":0}
