@@ -821,16 +821,25 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "succeeded" | "failed";
-            /** @description Attempts so far (since its last replay) */
+            /** @description Attempts so far (since its last replay), the one under way included */
             attempts: number;
+            /** @description Attempts in its log (replays included) cut short: the sending process stopped before their answer was recorded, and the delivery was tried again; the endpoint may have received them */
+            interrupted_attempts: number;
             /** @description When it is tried next; null once succeeded or failed */
             next_attempt_at: string | null;
+            /** @description The last attempt that has ended (one under way is not shown); null before any has */
             last_attempt: {
                 at: string;
-                /** @description The endpoint's answer; null: none (timeout, refused, unreachable) */
+                /**
+                 * @description succeeded: answered 2xx; failed: another answer, or none (timeout, refused, unreachable); interrupted: the sending process stopped before the answer was recorded (the endpoint may have received it), and the delivery is tried again
+                 * @enum {string}
+                 */
+                outcome: "succeeded" | "failed" | "interrupted";
+                /** @description The endpoint's answer; null: none (timeout, refused, unreachable) or none recorded (interrupted) */
                 status_code: number | null;
-                /** @description Why the attempt failed; null when it succeeded */
+                /** @description Why the attempt failed or was interrupted; null when it succeeded */
                 error: string | null;
+                /** @description 0 when interrupted: not known */
                 duration_ms: number;
             } | null;
             completed_at: string | null;

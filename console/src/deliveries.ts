@@ -1,7 +1,7 @@
 // An endpoint's delivery log in a modal dialog (GET .../deliveries): newest first, a page at a
-// time, optionally one status: each event's type and webhook-id, its status, attempts, the last
-// answer or why it failed, its duration and the next retry; one delivery replayed, or everything
-// since a time (POST .../replay).
+// time, optionally one status: each event's type and webhook-id, its status, attempts (and how
+// many were interrupted), the last answer or why it failed or was interrupted, its duration and
+// the next retry; one delivery replayed, or everything since a time (POST .../replay).
 import { ConsoleError, type Method, type Page, type WebhookDelivery, type WebhookEndpoint } from './api.js';
 import { open, restoreFocus } from './dialogs.js';
 import { byId, el, say, timeCell } from './format.js';
@@ -29,7 +29,17 @@ let showing: { endpoint: WebhookEndpoint; page: number; status: string } | null 
 
 function lastAnswer(delivery: WebhookDelivery) {
   const last = delivery.last_attempt;
-  if (!last) return el('span', { class: 'muted' }, 'Not tried yet');
+  if (!last) return el('span', { class: 'muted' }, delivery.attempts > 0 ? 'Under way' : 'Not tried yet');
+  if (last.outcome === 'interrupted')
+    return el(
+      'span',
+      {},
+      el('strong', {}, 'Interrupted'),
+      el('br'),
+      el('span', { class: 'attempt-error' }, 'the sender stopped before the answer was recorded: the endpoint may have received it'),
+      el('br'),
+      timeCell(last.at, '', true),
+    );
   const answer = last.status_code === null ? 'No answer' : `HTTP ${last.status_code}`;
   const error = last.error && last.error !== `answered ${last.status_code}` ? (CONNECTION_ERRORS[last.error] ?? last.error) : null;
   return el(
@@ -58,9 +68,20 @@ function row(delivery: WebhookDelivery, replay: (delivery: WebhookDelivery, from
     el('th', { scope: 'row' }, el('code', {}, delivery.event_type), el('br'), timeCell(delivery.occurred_at, '', true)),
     el('td', {}, el('code', { class: 'message-id' }, delivery.message_id)),
     el('td', {}, el('span', { class: `state ${delivery.status}` }, STATUS_LABEL[delivery.status])),
-    el('td', {}, String(delivery.attempts)),
+    el(
+      'td',
+      {},
+      String(delivery.attempts),
+      // attempts cut short (a process killed mid-attempt): the endpoint may have had the event more often
+      delivery.interrupted_attempts > 0 && el('br'),
+      delivery.interrupted_attempts > 0 && el('span', { class: 'muted' }, `${delivery.interrupted_attempts} interrupted`),
+    ),
     el('td', {}, lastAnswer(delivery)),
-    el('td', {}, delivery.last_attempt ? `${delivery.last_attempt.duration_ms} ms` : '—'),
+    el(
+      'td',
+      {},
+      delivery.last_attempt && delivery.last_attempt.outcome !== 'interrupted' ? `${delivery.last_attempt.duration_ms} ms` : '—',
+    ),
     el('td', {}, next),
     el('td', {}, again),
   );

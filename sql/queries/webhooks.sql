@@ -63,7 +63,10 @@ RETURNING id, message_id;
 -- arrive in order). SKIP LOCKED: processes claiming at once take different rows, never the same
 -- one. The candidates are locked first, then ranked per endpoint (a window cannot sit beside FOR
 -- UPDATE), so one claim never takes an endpoint past its bound; the candidates it leaves are
--- unlocked when the statement ends.
+-- unlocked when the statement ends. Each attempt it starts is in the log from now ('sending',
+-- attempt_id: recordAttempt completes it), and an attempt still 'sending' whose delivery's lease
+-- has run out (its process killed, or unable to record the answer) is marked 'interrupted' first:
+-- the log shows every attempt made, in the claim's one statement.
 WITH candidates AS (
   SELECT d.id, d.endpoint_id, d.next_attempt_at,
          (SELECT count(*) FROM webhook_deliveries busy
@@ -81,20 +84,44 @@ due AS (
     FROM candidates
   ) ranked
   WHERE in_flight <= $4
+),
+leased AS (
+  UPDATE webhook_deliveries d
+  SET leased_until = $3, attempts = d.attempts + 1
+  FROM due
+  WHERE d.id = due.id
+  RETURNING d.id, d.attempts, d.endpoint_id, d.event_id
+),
+-- (the statement's snapshot: the leases as they were before this claim took any)
+abandoned AS (
+  UPDATE webhook_attempts a
+  SET outcome = 'interrupted', error = 'interrupted: the sending process stopped before the answer was recorded'
+  FROM webhook_deliveries d
+  WHERE a.outcome = 'sending' AND d.id = a.delivery_id AND (d.leased_until IS NULL OR d.leased_until < $1)
+),
+started AS (
+  INSERT INTO webhook_attempts (delivery_id, attempt, started_at, outcome)
+  SELECT id, attempts, $1, 'sending' FROM leased
+  RETURNING id, delivery_id
 )
-UPDATE webhook_deliveries d
-SET leased_until = $3, attempts = d.attempts + 1
-FROM due, webhook_events ev, webhook_endpoints e
-WHERE d.id = due.id AND ev.id = d.event_id AND e.id = d.endpoint_id
-RETURNING d.id, d.attempts, d.endpoint_id, e.company_id, e.url, e.secret, e.previous_secret, e.previous_secret_expires_at,
-          ev.message_id, ev.type, ev.occurred_at, ev.data;
+SELECT l.id, l.attempts, s.id AS attempt_id, l.endpoint_id, e.company_id, e.url, e.secret, e.previous_secret,
+       e.previous_secret_expires_at, ev.message_id, ev.type, ev.occurred_at, ev.data
+FROM leased l
+JOIN started s ON s.delivery_id = l.id
+JOIN webhook_events ev ON ev.id = l.event_id
+JOIN webhook_endpoints e ON e.id = l.endpoint_id;
 
 -- name: recordAttempt
--- An attempt's outcome: logged, and the delivery succeeded, failed for good, or due again at $8.
--- Only the lease holder's attempt ($2 = attempts) moves the delivery; a late one is only logged.
+-- An attempt's outcome, in its row of the log ($9, written by the claim), and the delivery
+-- succeeded, failed for good, or due again at $8. Only the lease holder's attempt ($2 = attempts)
+-- moves the delivery; a late one is only logged (what happened replaces 'interrupted' if a claim
+-- marked it so meanwhile). The delivery's row is locked before the attempt's (the statement runs
+-- before its unreferenced WITH), as the claim locks them: neither waits on the other in a circle.
 WITH logged AS (
-  INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, next_attempt_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $8)
+  UPDATE webhook_attempts
+  SET outcome = CASE WHEN $7 = 'succeeded' THEN 'succeeded' ELSE 'failed' END,
+      duration_ms = $4, status_code = $5, error = $6, next_attempt_at = $8
+  WHERE id = $9
 )
 UPDATE webhook_deliveries
 SET status = $7, leased_until = NULL, next_attempt_at = coalesce($8, next_attempt_at),
@@ -109,17 +136,21 @@ WHERE id = $1 AND disabled_at IS NULL
 RETURNING id, company_id, url;
 
 -- name: listDeliveries
--- An endpoint's deliveries, newest first, each with its event and its last attempt.
+-- An endpoint's deliveries, newest first, each with its event, its last attempt that has ended
+-- (with an answer, a failure, or interrupted: one under way has no outcome to show yet; the last
+-- started, as a replay numbers its attempts from 1 again) and how many of its log's were interrupted.
 SELECT d.id, d.status, d.attempts, d.next_attempt_at, d.created_at, d.completed_at,
        ev.message_id, ev.type, ev.occurred_at,
-       a.started_at AS last_attempt_at, a.status_code AS last_status_code, a.error AS last_error, a.duration_ms AS last_duration_ms,
+       a.started_at AS last_attempt_at, a.outcome AS last_outcome, a.status_code AS last_status_code, a.error AS last_error,
+       a.duration_ms AS last_duration_ms,
+       (SELECT count(*)::int FROM webhook_attempts i WHERE i.delivery_id = d.id AND i.outcome = 'interrupted') AS interrupted_attempts,
        count(*) OVER ()::int AS total_count
 FROM webhook_deliveries d
 JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.company_id = $1
 JOIN webhook_events ev ON ev.id = d.event_id
 LEFT JOIN LATERAL (
-  SELECT started_at, status_code, error, duration_ms FROM webhook_attempts
-  WHERE delivery_id = d.id ORDER BY attempt DESC, id DESC LIMIT 1
+  SELECT started_at, outcome, status_code, error, duration_ms FROM webhook_attempts
+  WHERE delivery_id = d.id AND outcome <> 'sending' ORDER BY id DESC LIMIT 1
 ) a ON true
 WHERE d.endpoint_id = $2 AND ($3::text IS NULL OR d.status = $3)
 ORDER BY d.id DESC

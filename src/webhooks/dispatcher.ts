@@ -2,6 +2,9 @@
 // database and sends them. A claim is a lease (SKIP LOCKED, leased_until), so processes and
 // instances never send one delivery at once, and a process that dies mid-attempt leaves its lease
 // to run out: another sends the delivery again (at least once; receivers dedupe by webhook-id).
+// The claim writes each attempt's row in the log before it is sent, and marks those whose lease ran
+// out unanswered 'interrupted' (sql/queries/webhooks.sql, claimDue): the log shows the killed
+// attempt too, at no statement more than the claim and the outcome's record.
 // Each process looks for due deliveries every POLL_MS (an indexed read of the pending ones,
 // nothing when there are none) and again at once while it finds work: a plain query, so it works
 // through a transaction-mode pooler, where LISTEN cannot (docs/webhooks.md, "Delivery").
@@ -31,6 +34,8 @@ const LEASE_MARGIN_MS = 10_000;
 interface Claimed {
   id: string;
   attempts: number;
+  /** its row in the log, 'sending' until recordAttempt */
+  attempt_id: string;
   endpoint_id: string;
   company_id: number;
   url: string;
@@ -167,11 +172,12 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         outcome.error,
         status,
         next,
+        claimed.attempt_id,
       ]);
       options.observer?.attempted(status === 'pending' ? 'retrying' : status, outcome.durationMs);
       if (status === 'failed') await disableFailing(claimed);
     } catch (error) {
-      // the lease runs out and the delivery is sent again: at least once
+      // the lease runs out, the next claim marks this attempt interrupted and sends the delivery again
       log.warn({ err: error, delivery: claimed.id }, 'webhooks: recording an attempt failed');
     }
   }

@@ -92,9 +92,12 @@ export interface DeliveryRow {
   type: string;
   occurred_at: Date;
   last_attempt_at: Date | null;
+  /** the last attempt that has ended (migration 018): one under way is not shown */
+  last_outcome: 'succeeded' | 'failed' | 'interrupted' | null;
   last_status_code: number | null;
   last_error: string | null;
   last_duration_ms: number | null;
+  interrupted_attempts: number;
   total_count: number;
 }
 

@@ -325,6 +325,25 @@ t.test('a failing receiver: the log shows the error and the next retry; a replay
   cells = await logShows(lost!.message_id, /Pending/);
   t.match(cells[4], /^No answerconnection refused/, 'no answer: the connection was refused');
   await page.getByRole('button', { name: 'Close', exact: true }).click();
+
+  // an attempt whose process was killed before it recorded the answer (the next claim marks it so,
+  // test/webhooks/crash.test.ts): written here as that claim leaves it, the endpoint disabled so
+  // that no later attempt hides it
+  await world.api('PATCH', `${BASE}/${refusedEndpoint.id}`, { enabled: false });
+  await ctx.db.pool.query(
+    `WITH d AS (UPDATE webhook_deliveries SET attempts = attempts + 1 WHERE id = $1 RETURNING id, attempts)
+     INSERT INTO webhook_attempts (delivery_id, attempt, started_at, outcome, error)
+     SELECT id, attempts, now(), 'interrupted', 'interrupted: the sending process stopped before the answer was recorded' FROM d`,
+    [lost!.id],
+  );
+  await row(refusedEndpoint.id)
+    .getByRole('button', { name: `Deliveries ${refusedEndpoint.url}` })
+    .click();
+  cells = await logShows(lost!.message_id, /Interrupted/);
+  t.match(cells[3], /^\d+1 interrupted$/, 'the attempts, one of them interrupted');
+  t.match(cells[4], /^Interruptedthe sender stopped before the answer was recorded: the endpoint may have received it/);
+  t.equal(cells[5], '—', 'no duration: not known');
+  await page.getByRole('button', { name: 'Close', exact: true }).click();
   for (const { id } of made) await world.api('DELETE', `${BASE}/${id}`);
 });
 

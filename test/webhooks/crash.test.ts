@@ -16,6 +16,7 @@ import { createTestDatabase } from '../helpers/db.js';
 import { createCompany } from '../helpers/fixtures.js';
 import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
 import { type Received, startReceiver } from '../helpers/webhook-receiver.js';
+import type { WebhookDeliveryJson } from '../helpers/webhooks.js';
 import { send, until } from '../operations/harness.js';
 
 const TOKENS = '/api/v1/api-tokens';
@@ -177,12 +178,49 @@ t.test('P18: every event reaches a receiver that was down, across a killed deliv
   // the killed attempt's lease (timeout + 10 s from its claim) ran out before anyone sent it again
   const leaseWait = (resent?.request.at ?? Number.NaN) - hung.at;
   t.ok(leaseWait >= (TIMEOUT_S + 10) * 1000 - 500, `sent again after the lease ran out (${leaseWait} ms)`);
-  const { rows: log } = await db.pool.query<{ attempts: number; logged: number }>(
-    `SELECT d.attempts, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS logged
-     FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id WHERE ev.message_id = $1`,
+  // the delivery log has every attempt made: the killed one marked interrupted (no answer recorded)
+  // by the claim that sent it again, at the time it was sent
+  const { rows: log } = await db.pool.query<{ attempts: number; outcomes: string[]; started: Date[]; errors: Array<string | null> }>(
+    `SELECT d.attempts, array_agg(a.outcome ORDER BY a.id) AS outcomes, array_agg(a.started_at ORDER BY a.id) AS started,
+            array_agg(a.error ORDER BY a.id) AS errors
+     FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id JOIN webhook_attempts a ON a.delivery_id = d.id
+     WHERE ev.message_id = $1 GROUP BY d.id`,
     [hungId],
   );
-  t.equal(log[0]!.logged, log[0]!.attempts - 1, 'the killed attempt is counted but not in the log: its process died before writing it');
+  const hungLog = log[0]!;
+  t.equal(hungLog.outcomes.length, hungLog.attempts, `every attempt counted is in the log (${hungLog.outcomes.join(', ')})`);
+  const interrupted = hungLog.outcomes.indexOf('interrupted');
+  t.same(
+    hungLog.outcomes.filter((outcome) => outcome === 'interrupted'),
+    ['interrupted'],
+    'one attempt interrupted: the killed one',
+  );
+  // (sent again while the receiver was still down, a retry failed before one got through)
+  t.match(
+    hungLog.outcomes.slice(interrupted + 1).join(','),
+    /^(failed,)*succeeded$/,
+    'then sent again by the next claim, until an attempt got through',
+  );
+  t.ok(
+    Math.abs(hungLog.started[interrupted]!.getTime() - hung.at) < 1_000,
+    `the interrupted attempt started when the receiver got it (${hungLog.started[interrupted]!.getTime() - hung.at} ms apart)`,
+  );
+  t.match(hungLog.errors[interrupted], /^interrupted: /, 'and says why it has no answer');
+  const { rows: sending } = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_attempts WHERE outcome = 'sending'");
+  t.equal(sending[0]!.n, 0, 'no attempt left under way');
+  const entries = await send(
+    alive[0]!.baseUrl,
+    `/api/v1/webhook-endpoints/${registered.json<{ id: string }>().id}/deliveries?page_size=100`,
+    {
+      headers: jwt,
+    },
+  );
+  const entry = entries.json<{ data: WebhookDeliveryJson[] }>().data.find((delivery) => delivery.message_id === hungId);
+  t.match(
+    entry,
+    { status: 'succeeded', attempts: hungLog.attempts, interrupted_attempts: 1, last_attempt: { outcome: 'succeeded', status_code: 200 } },
+    "the API's delivery log counts the interrupted attempt",
+  );
 
   const firstOk = new Map<string, number>();
   for (const { request } of kept)

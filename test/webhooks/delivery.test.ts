@@ -224,3 +224,51 @@ t.test('an endpoint gets at most 4 attempts at once, also when one claim finds m
   await receiver.waitFor(6, 5_000);
   t.equal(new Set(receiver.received.map((delivery) => delivery.headers['webhook-id'])).size, 6, 'each event once so far');
 });
+
+t.test(
+  'an attempt whose lease ran out unanswered is logged interrupted when the delivery is sent again; a late answer replaces it',
+  async (t) => {
+    // the attempt's deadline (3 s, real time) outlasts its lease on the test's clock, moved past it: as
+    // a process killed mid-attempt leaves it, except that this one answers late
+    const world = await createWorld(t, { ...env, WEBHOOK_TIMEOUT_SECONDS: '3' });
+    const receiver = await startReceiver(t);
+    receiver.answer = (n) => (n === 1 ? 'hang' : 200);
+    const endpoint = await register(world, { url: receiver.url, event_types: ['api_token.created'] });
+    await world.createToken(world.a.jwt);
+    await receiver.waitFor(1);
+    const attempts = async () =>
+      (
+        await world.db.pool.query<{ attempt: number; outcome: string; duration_ms: number | null; error: string | null }>(
+          'SELECT attempt, outcome, duration_ms, error FROM webhook_attempts ORDER BY id',
+        )
+      ).rows;
+    t.match(await attempts(), [{ attempt: 1, outcome: 'sending', duration_ms: null }], 'the attempt is in the log before its answer');
+    t.match(
+      (await log(world, endpoint.id)).data,
+      [{ attempts: 1, interrupted_attempts: 0, last_attempt: null }],
+      'not shown while under way',
+    );
+
+    world.clock.advance(14_000); // past the lease: the attempt's 3 s and 10 s
+    await receiver.waitFor(2);
+    const [entry] = await logUntil(world, endpoint.id, (list) => list[0]?.status === 'succeeded');
+    t.match(entry, { attempts: 2, interrupted_attempts: 1, last_attempt: { outcome: 'succeeded', status_code: 200 } });
+    t.match(
+      await attempts(),
+      [
+        { attempt: 1, outcome: 'interrupted', duration_ms: null, error: /^interrupted: / },
+        { attempt: 2, outcome: 'succeeded', duration_ms: Number },
+      ],
+      'the claim that sent it again marked the first attempt interrupted',
+    );
+
+    // the first attempt's deadline runs out: what it got (no answer) is logged in its row, the
+    // delivery left as the second attempt made it
+    await logUntil(world, endpoint.id, (list) => list[0]?.interrupted_attempts === 0, 5_000);
+    t.match(await attempts(), [
+      { attempt: 1, outcome: 'failed', error: 'no answer within 3000 ms' },
+      { attempt: 2, outcome: 'succeeded' },
+    ]);
+    t.match((await log(world, endpoint.id)).data, [{ status: 'succeeded', attempts: 2, last_attempt: { outcome: 'succeeded' } }]);
+  },
+);

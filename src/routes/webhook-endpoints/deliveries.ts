@@ -6,6 +6,7 @@ import type { App } from '../../types.js';
 import { endpointIdParams } from './schema.js';
 
 const STATUSES = ['pending', 'succeeded', 'failed'] as const;
+const OUTCOMES = ['succeeded', 'failed', 'interrupted'] as const;
 
 export const delivery = z
   .object({
@@ -14,16 +15,34 @@ export const delivery = z
     event_type: z.string(),
     occurred_at: z.string(),
     status: z.enum(STATUSES).describe('pending: not delivered yet (see next_attempt_at); succeeded; failed: out of retries'),
-    attempts: z.number().int().describe('Attempts so far (since its last replay)'),
+    attempts: z.number().int().describe('Attempts so far (since its last replay), the one under way included'),
+    interrupted_attempts: z
+      .number()
+      .int()
+      .describe(
+        'Attempts in its log (replays included) cut short: the sending process stopped before their answer was recorded, ' +
+          'and the delivery was tried again; the endpoint may have received them',
+      ),
     next_attempt_at: z.string().nullable().describe('When it is tried next; null once succeeded or failed'),
     last_attempt: z
       .object({
         at: z.string(),
-        status_code: z.number().int().nullable().describe("The endpoint's answer; null: none (timeout, refused, unreachable)"),
-        error: z.string().nullable().describe('Why the attempt failed; null when it succeeded'),
-        duration_ms: z.number().int(),
+        outcome: z
+          .enum(OUTCOMES)
+          .describe(
+            'succeeded: answered 2xx; failed: another answer, or none (timeout, refused, unreachable); interrupted: the sending ' +
+              'process stopped before the answer was recorded (the endpoint may have received it), and the delivery is tried again',
+          ),
+        status_code: z
+          .number()
+          .int()
+          .nullable()
+          .describe("The endpoint's answer; null: none (timeout, refused, unreachable) or none recorded (interrupted)"),
+        error: z.string().nullable().describe('Why the attempt failed or was interrupted; null when it succeeded'),
+        duration_ms: z.number().int().describe('0 when interrupted: not known'),
       })
-      .nullable(),
+      .nullable()
+      .describe('The last attempt that has ended (one under way is not shown); null before any has'),
     completed_at: z.string().nullable(),
   })
   .meta({ id: 'WebhookDelivery' });
@@ -60,10 +79,12 @@ export default async function listWebhookDeliveries(app: App) {
           occurred_at: row.occurred_at.toISOString(),
           status: row.status,
           attempts: row.attempts,
+          interrupted_attempts: row.interrupted_attempts,
           next_attempt_at: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
           last_attempt: row.last_attempt_at
             ? {
                 at: row.last_attempt_at.toISOString(),
+                outcome: row.last_outcome!,
                 status_code: row.last_status_code,
                 error: row.last_error,
                 duration_ms: row.last_duration_ms ?? 0,

@@ -792,13 +792,16 @@ CREATE TABLE public.webhook_attempts (
     delivery_id bigint NOT NULL,
     attempt integer NOT NULL,
     started_at timestamp with time zone NOT NULL,
-    duration_ms integer NOT NULL,
+    duration_ms integer,
     status_code integer,
     error text,
     next_attempt_at timestamp with time zone,
+    outcome text NOT NULL,
     CONSTRAINT webhook_attempts_attempt_check CHECK ((attempt > 0)),
     CONSTRAINT webhook_attempts_duration_ms_check CHECK ((duration_ms >= 0)),
-    CONSTRAINT webhook_attempts_error_check CHECK ((char_length(error) <= 300))
+    CONSTRAINT webhook_attempts_duration_when_ended CHECK (((duration_ms IS NULL) = (outcome = ANY (ARRAY['sending'::text, 'interrupted'::text])))),
+    CONSTRAINT webhook_attempts_error_check CHECK ((char_length(error) <= 300)),
+    CONSTRAINT webhook_attempts_outcome_known CHECK ((outcome = ANY (ARRAY['sending'::text, 'succeeded'::text, 'failed'::text, 'interrupted'::text])))
 );
 
 ALTER TABLE public.webhook_attempts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
@@ -1048,6 +1051,8 @@ CREATE INDEX users_registered_by_farmer_idx ON public.users USING btree (registe
 
 CREATE INDEX webhook_attempts_delivery_idx ON public.webhook_attempts USING btree (delivery_id, attempt);
 
+CREATE INDEX webhook_attempts_sending_idx ON public.webhook_attempts USING btree (delivery_id) WHERE (outcome = 'sending'::text);
+
 CREATE INDEX webhook_deliveries_due_idx ON public.webhook_deliveries USING btree (next_attempt_at, id) WHERE (status = 'pending'::text);
 
 CREATE INDEX webhook_deliveries_endpoint_idx ON public.webhook_deliveries USING btree (endpoint_id, id DESC);
@@ -1205,6 +1210,7 @@ ALTER TABLE ONLY public.webhook_token_reminders
 {"name":"015_token-usage-not-modified"}
 {"name":"016_webhooks"}
 {"name":"017_webhook-sensor-notices"}
+{"name":"018_webhook-attempt-outcome"}
 {"name":"019_timescale-hourly-in-bucket-order"}
 
 -- weekly partitions
