@@ -1,14 +1,18 @@
 // The six rate-limit scopes (src/rate-limit/limits.ts) as a service, shared through Redis when
 // there is one, and the hook that limits requests no auth hook counts: unknown paths and the
-// public validate endpoint, by client IP. Authenticated routes count in their auth hooks.
+// public validate endpoint, by client IP. Authenticated routes count in their auth hooks. Also the
+// leases that bound a token's long streams (bulk slices) across processes (rate-limit/stream-leases.ts).
 import fp from 'fastify-plugin';
 import type { RedisClient } from '../redis/connection.js';
 import { RATE_LIMITS, type RateLimiter, type RateLimitScope, registerRateLimits } from '../rate-limit/limits.js';
+import { createStreamLeases, type StreamLeases } from '../rate-limit/stream-leases.js';
 import type { App } from '../types.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     rateLimits: RateLimiter;
+    /** a token's streams at once, across workers and instances with Redis (GET /api/v1/sensor-data/bulk) */
+    streamLeases: StreamLeases;
   }
   interface FastifyContextConfig {
     /** A public route limited by client IP under this scope (e.g. validate-cooling-user-id). */
@@ -46,6 +50,15 @@ async function rateLimits(app: App, options: RateLimitPluginOptions) {
         metrics.rateLimitFallbackActive.set(0);
         app.log.warn('Redis is back: rate limits are shared again');
       },
+    }),
+  );
+  app.decorate(
+    'streamLeases',
+    createStreamLeases({
+      redis: options.redis,
+      keyPrefix: `${config.redisKeyPrefix}lease:`,
+      onDegraded: (error) => app.log.error({ err: error }, 'Redis unavailable: bulk streams of a token are limited per process'),
+      onRecovered: () => app.log.warn('Redis is back: bulk streams of a token are limited across processes again'),
     }),
   );
   // callback style: most requests (data and management routes count in their auth hooks) pass

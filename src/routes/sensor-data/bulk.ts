@@ -20,7 +20,10 @@ import { DAY_MS, MINUTE_MS } from '../../time.js';
 import type { App } from '../../types.js';
 import { specificationTypes } from './history.js';
 
-/** Streams at once on one process, and of one token on one process (docs/operations.md, "Bulk history"). */
+/**
+ * Streams at once on one process, and of one token across every process sharing Redis (on each
+ * process without it, or while Redis does not answer): docs/operations.md, "Bulk streams".
+ */
 export const BULK_STREAMS_PER_PROCESS = 2;
 export const BULK_STREAMS_PER_TOKEN = 1;
 /** The longest a slice's statement may run: a pull is not a page. */
@@ -72,7 +75,6 @@ const compressor = (encoding: 'zstd' | 'gzip') =>
 
 export default async function sensorBulkRoute(app: App) {
   let streams = 0;
-  const streamsOf = new Map<string, number>();
   // one thread encodes every stream the process admits, side by side (a stream waiting on its
   // client or its COPY holds no thread): a thread and its wasm memory cost a worker more than a
   // stream does; the thread starts with the first Parquet pull
@@ -124,29 +126,35 @@ export default async function sensorBulkRoute(app: App) {
         aggregation: query.aggregation,
         format: query.format,
       };
-      const tokenId = request.apiToken.id;
-      if ((streamsOf.get(tokenId) ?? 0) >= BULK_STREAMS_PER_TOKEN) {
-        throw new ApiError(
+      const tokenBusy = () =>
+        new ApiError(
           429,
           'rate_limited',
-          `At most ${BULK_STREAMS_PER_TOKEN} bulk stream of a token at a time here; retry when it ends`,
+          `At most ${BULK_STREAMS_PER_TOKEN} bulk stream of a token at a time; retry when it ends`,
           undefined,
           {
             'retry-after': '5',
           },
         );
-      }
+      // the token's streams here, the server's cap, then the token's lease: across every process
+      // with Redis, this one's alone without it (src/rate-limit/stream-leases.ts)
+      if (app.streamLeases.heldHere(request.apiToken.id) >= BULK_STREAMS_PER_TOKEN) throw tokenBusy();
       if (streams >= BULK_STREAMS_PER_PROCESS) throw unavailable('database', 5);
       streams++;
-      streamsOf.set(tokenId, (streamsOf.get(tokenId) ?? 0) + 1);
+      const lease = await app.streamLeases.acquire(request.apiToken.id, BULK_STREAMS_PER_TOKEN).catch((error: unknown) => {
+        streams--;
+        throw error;
+      });
+      if (!lease) {
+        streams--;
+        throw tokenBusy();
+      }
       let released = false;
       const release = () => {
         if (released) return;
         released = true;
         streams--;
-        const left = (streamsOf.get(tokenId) ?? 1) - 1;
-        if (left > 0) streamsOf.set(tokenId, left);
-        else streamsOf.delete(tokenId);
+        lease.release();
       };
       let slice;
       let stream;
