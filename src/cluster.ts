@@ -3,7 +3,7 @@
 // failed request (the new worker listens before the old one drains), stops them all on
 // SIGTERM/SIGINT within a deadline, and answers workers' metrics requests with the cluster total
 // (the workers' registries summed, plus the primary's own: cluster_worker_restarts_total).
-import cluster, { type Worker } from 'node:cluster';
+import cluster, { type Address, type Worker } from 'node:cluster';
 import { AggregatorRegistry, Counter, Registry } from 'prom-client';
 
 export const METRICS_REQUEST = 'coldtrack:cluster-metrics-request';
@@ -39,116 +39,139 @@ export function createPrimaryMetrics() {
 }
 
 export function runPrimary(options: PrimaryOptions) {
-  const aggregator = new AggregatorRegistry();
-  const own = createPrimaryMetrics();
-  const retiring = new Set<Worker>();
-  const crashes: number[] = [];
-  let stopping = false;
-  let announced = false;
+  new ClusterPrimary(options).start();
+}
 
-  const waitForExit = (worker: Worker, ms: number) =>
-    new Promise<void>((resolve) => {
-      if (worker.isDead()) return resolve();
-      const timer = setTimeout(() => {
-        worker.process.kill('SIGKILL');
-        resolve();
-      }, ms);
-      worker.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+/**
+ * The primary's jobs, one method each: fork a worker (and answer its metrics requests), replace a
+ * crashed one, roll them on SIGHUP, stop them on SIGTERM/SIGINT.
+ */
+class ClusterPrimary {
+  private readonly aggregator = new AggregatorRegistry();
+  private readonly own = createPrimaryMetrics();
+  /** workers asked to exit by a rolling restart: their exit is not a crash */
+  private readonly retiring = new Set<Worker>();
+  /** when the recent crashes happened, within CRASH_WINDOW_MS */
+  private readonly crashes: number[] = [];
+  private stopping = false;
+  private rolling = false;
+  private announced = false;
 
-  cluster.setupPrimary({ execArgv: [...process.execArgv, ...(options.execArgv ?? [])] });
+  constructor(private readonly options: PrimaryOptions) {}
 
-  function fork(): Worker {
-    const worker = cluster.fork(options.env);
-    worker.on('message', async (message: { type?: string; id?: number }) => {
-      if (message?.type !== METRICS_REQUEST) return;
-      try {
-        // metric families of the two never share a name: the texts concatenate
-        const body = `${await aggregator.clusterMetrics()}\n${await own.registry.metrics()}`;
-        worker.send({ type: METRICS_RESPONSE, id: message.id, body, contentType: aggregator.contentType });
-      } catch (error) {
-        worker.send({ type: METRICS_RESPONSE, id: message.id, error: String(error) });
-      }
+  start() {
+    cluster.setupPrimary({ execArgv: [...process.execArgv, ...(this.options.execArgv ?? [])] });
+    cluster.on('exit', (worker, code, signal) => this.onWorkerExit(worker, code, signal));
+    process.on('SIGHUP', () => void this.rollingRestart());
+    process.on('SIGTERM', () => void this.stop(0));
+    process.on('SIGINT', () => void this.stop(0));
+    for (let i = 0; i < this.options.workers; i++) this.fork();
+  }
+
+  private fork(): Worker {
+    const worker = cluster.fork(this.options.env);
+    worker.on('message', (message: { type?: string; id?: number }) => {
+      if (message?.type === METRICS_REQUEST) void this.answerMetricsRequest(worker, message.id);
     });
-    worker.once('listening', (address) => {
-      if (announced) return;
-      announced = true;
-      const host = address.address === '::' || address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
-      options.onListening?.(`http://${host}:${address.port}`);
-    });
+    worker.once('listening', (address) => this.announceFirstListening(address));
     return worker;
   }
 
-  /** true once the worker listens; false if it exits first (the exit handler replaces it). */
-  const listening = (worker: Worker) =>
-    new Promise<boolean>((resolve) => {
-      worker.once('listening', () => resolve(true));
-      worker.once('exit', () => resolve(false));
-    });
+  private async answerMetricsRequest(worker: Worker, id: number | undefined) {
+    try {
+      // metric families of the two never share a name: the texts concatenate
+      const body = `${await this.aggregator.clusterMetrics()}\n${await this.own.registry.metrics()}`;
+      worker.send({ type: METRICS_RESPONSE, id, body, contentType: this.aggregator.contentType });
+    } catch (error) {
+      worker.send({ type: METRICS_RESPONSE, id, error: String(error) });
+    }
+  }
 
-  cluster.on('exit', (worker, code, signal) => {
-    if (stopping || retiring.delete(worker)) return;
+  private announceFirstListening(address: Address) {
+    if (this.announced) return;
+    this.announced = true;
+    const host = address.address === '::' || address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
+    this.options.onListening?.(`http://${host}:${address.port}`);
+  }
+
+  /** A worker that died unasked is replaced with backoff; past MAX_CRASHES_IN_WINDOW the service stops. */
+  private onWorkerExit(worker: Worker, code: number, signal: string) {
+    if (this.stopping || this.retiring.delete(worker)) return;
     const now = Date.now();
-    crashes.push(now);
-    while (crashes.length && crashes[0]! < now - CRASH_WINDOW_MS) crashes.shift();
-    if (crashes.length > MAX_CRASHES_IN_WINDOW) {
-      options.log(`crash loop: ${crashes.length} worker crashes in ${CRASH_WINDOW_MS / 1000} s; stopping the service`, { code, signal });
-      void stop(1);
+    this.crashes.push(now);
+    while (this.crashes.length && this.crashes[0]! < now - CRASH_WINDOW_MS) this.crashes.shift();
+    if (this.crashes.length > MAX_CRASHES_IN_WINDOW) {
+      this.options.log(`crash loop: ${this.crashes.length} worker crashes in ${CRASH_WINDOW_MS / 1000} s; stopping the service`, {
+        code,
+        signal,
+      });
+      void this.stop(1);
       return;
     }
-    own.workerRestarts.inc();
-    const delay = Math.min(100 * 2 ** (crashes.length - 1), 5000);
-    options.log(`worker ${worker.process.pid} died (${signal ?? `code ${code}`}); replacing it in ${delay} ms`);
-    setTimeout(() => !stopping && fork(), delay);
-  });
+    this.own.workerRestarts.inc();
+    const delay = Math.min(100 * 2 ** (this.crashes.length - 1), 5000);
+    this.options.log(`worker ${worker.process.pid} died (${signal ?? `code ${code}`}); replacing it in ${delay} ms`);
+    setTimeout(() => !this.stopping && this.fork(), delay);
+  }
 
-  let rolling = false;
-
-  async function rollingRestart() {
+  /** Each worker in turn: a fresh one listens first, then the old one drains and exits. */
+  private async rollingRestart() {
     // one restart at a time: an overlapping one would fork a replacement for the same worker twice
-    if (rolling) {
-      options.log('SIGHUP: a rolling restart is already under way; ignored');
+    if (this.rolling) {
+      this.options.log('SIGHUP: a rolling restart is already under way; ignored');
       return;
     }
-    rolling = true;
-    options.log('SIGHUP: rolling restart of the workers');
+    this.rolling = true;
+    this.options.log('SIGHUP: rolling restart of the workers');
     try {
       for (const old of Object.values(cluster.workers ?? {})) {
-        if (!old || old.isDead() || stopping) continue;
-        const fresh = fork();
+        if (!old || old.isDead() || this.stopping) continue;
+        const fresh = this.fork();
         if (!(await listening(fresh))) {
-          options.log('rolling restart stopped: a new worker exited before it listened; the old workers keep serving');
+          this.options.log('rolling restart stopped: a new worker exited before it listened; the old workers keep serving');
           return;
         }
-        retiring.add(old);
+        this.retiring.add(old);
         old.process.kill('SIGTERM'); // drains in-flight requests, then exits
         await waitForExit(old, SHUTDOWN_DEADLINE_MS);
       }
-      options.log('rolling restart done');
+      this.options.log('rolling restart done');
     } finally {
-      rolling = false;
+      this.rolling = false;
     }
   }
 
-  async function stop(exitCode: number) {
-    if (stopping) return;
-    stopping = true;
+  private async stop(exitCode: number) {
+    if (this.stopping) return;
+    this.stopping = true;
     const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => !!worker);
     for (const worker of workers) worker.process.kill('SIGTERM');
     await Promise.all(workers.map((worker) => waitForExit(worker, SHUTDOWN_DEADLINE_MS)));
-    await options.onStopped?.();
+    await this.options.onStopped?.();
     process.exit(exitCode);
   }
-
-  process.on('SIGHUP', () => void rollingRestart());
-  process.on('SIGTERM', () => void stop(0));
-  process.on('SIGINT', () => void stop(0));
-
-  for (let i = 0; i < options.workers; i++) fork();
 }
+
+/** true once the worker listens; false if it exits first (the exit handler replaces it). */
+const listening = (worker: Worker) =>
+  new Promise<boolean>((resolve) => {
+    worker.once('listening', () => resolve(true));
+    worker.once('exit', () => resolve(false));
+  });
+
+/** Resolves when the worker has exited, killing it (SIGKILL) if it takes longer than `ms`. */
+const waitForExit = (worker: Worker, ms: number) =>
+  new Promise<void>((resolve) => {
+    if (worker.isDead()) return resolve();
+    const timer = setTimeout(() => {
+      worker.process.kill('SIGKILL');
+      resolve();
+    }, ms);
+    worker.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 
 /** In a worker: the cluster's metrics, aggregated by the primary. */
 export function requestClusterMetrics(timeoutMs = 5000): Promise<{ contentType: string; body: string }> {
