@@ -4,7 +4,8 @@
 // fixtures, sends them through app.inject and checks every answer: never a 5xx, a documented
 // status, JSON, the documented schema, the documented headers with their types, the contract's
 // error code; valid input accepted, invalid input refused naming the problem. Then the stateful
-// links (create -> retrieve -> rotate -> revoke -> retrieve) and, with the real rate limits, the
+// links (tokens: create -> retrieve -> rotate -> revoke -> retrieve; webhook endpoints: create -> test
+// -> deliveries -> replay -> rotate-secret -> delete) and, with the real rate limits, the
 // 429 answer of every operation. Reproducible: a fixed seed (FC_SEED overrides), FC_RUNS examples
 // per operation and kind (default 40). Disagreements of src/ with the document are `todo`
 // assertions (test/contract/gaps.ts and the violations of expectations.ts), never weaker checks.
@@ -17,6 +18,7 @@ import { expectInvalid, expectValid } from './expectations.js';
 import { knownGap } from './gaps.js';
 import type { Operation } from './openapi.js';
 import { runLinks } from './links.js';
+import { runWebhookLinks } from './webhook-links.js';
 import { runRateLimits } from './rate-limits.js';
 import { noteWebhookAnswer, prepareWebhooks } from './webhooks.js';
 import { createWorld, topUpTargets, type World } from './world.js';
@@ -178,6 +180,10 @@ for (const [index, operation] of world.operations.entries()) {
 
 t.test('stateful links: create -> retrieve -> rotate -> revoke -> retrieve', async (t) => {
   await runLinks(t, world, { seed: SEED - 1, numRuns: Math.max(4, Math.round(RUNS / 5)) });
+});
+
+t.test('stateful links of webhook endpoints: create -> retrieve -> test -> deliveries -> replay -> rotate-secret -> delete', async (t) => {
+  await runWebhookLinks(t, world, { seed: SEED - 2, numRuns: Math.max(4, Math.round(RUNS / 5)) });
 });
 
 t.test("real rate limits: every operation's 429 conforms", async (t) => {
