@@ -6,8 +6,8 @@
 //    brotli (the service's levels, src/plugins/compression.ts) against identity. Target: at least
 //    5x fewer bytes. For context, what other zlib levels would give on the same bodies (size and
 //    CPU time a page), so the choice is visible.
-// 2. Requests a second for each page and encoding (autocannon in a child process at lower
-//    priority, 4 connections, the three encodings alternated over four rounds, medians), on
+// 2. Requests a second for each page and encoding (the kit's autocannon generator, kit/load.ts, at
+//    lower priority, 4 connections, the three encodings alternated over four rounds, medians), on
 //    loopback where bandwidth is free, so only the CPU cost of compressing shows. Target: at least
 //    0.8x identity. The server's CPU a request (this process: event loop, zlib's pool, rollup
 //    threads) is printed beside: it explains the ratio and, unlike req/s, does not move with what
@@ -23,11 +23,9 @@
 //    shows how far above the bound the client could go (so the bound is what binds).
 // The data set is the bench kit's (bench/kit/dataset.ts, small) in a throwaway database
 // (bench/kit/throwaway-db.ts, dropped on every way out), plus readings through the real ingest.
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import zlib from 'node:zlib';
@@ -39,6 +37,7 @@ import { loadConfig } from '../src/config.js';
 import { createPool } from '../src/db/pool.js';
 import type { App } from '../src/types.js';
 import { buildDataset } from './kit/dataset.js';
+import { closeLoadGenerators, runLoad } from './kit/load.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
 import { BENCH_JWT_SECRET, fixed, loadReadings, median, quick, report, type TargetLine } from './sensor-common.js';
 
@@ -151,27 +150,10 @@ try {
   }
 
   // 2. requests a second ---------------------------------------------------------------------------
-  const autocannonPath = createRequire(import.meta.url).resolve('autocannon');
-  const LOAD_SCRIPT = `require(${JSON.stringify(autocannonPath)})(JSON.parse(process.env.LOAD_OPTIONS))
-    .then((result) => process.stdout.write(JSON.stringify(result)))`;
-  interface LoadResult {
-    requests: { average: number; total: number };
-    latency: { p50: number; p99: number };
-    throughput: { average: number };
-    non2xx: number;
-    errors: number;
-  }
   const load = (path: string, encoding: Encoding) => {
     const headers = { authorization: `Bearer ${pageToken}`, 'accept-encoding': encoding };
-    const options = { url: lifted, connections: CONNECTIONS, duration: SECONDS, requests: [{ method: 'GET', path, headers }] };
-    return new Promise<LoadResult>((resolve, reject) => {
-      execFile(
-        'nice',
-        ['-n', '10', process.execPath, '-e', LOAD_SCRIPT],
-        { env: { ...process.env, LOAD_OPTIONS: JSON.stringify(options) }, maxBuffer: 64 << 20 },
-        (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as LoadResult)),
-      );
-    });
+    const requests = [{ method: 'GET' as const, path, headers }];
+    return runLoad({ url: lifted, connections: CONNECTIONS, duration: SECONDS, requests }, { nice: true });
   };
   const rates: Record<PageName, Record<Encoding, number[]>> = {
     sensor: { identity: [], gzip: [], br: [] },
@@ -196,12 +178,12 @@ try {
         const result = await load(PAGES[name], encoding);
         const used = process.cpuUsage(before);
         if (result.non2xx || result.errors) throw new Error(`${name} ${encoding}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-        rates[name][encoding].push(result.requests.average);
-        const cpuMs = (used.user + used.system) / 1000 / result.requests.total;
+        rates[name][encoding].push(result.reqPerS);
+        const cpuMs = (used.user + used.system) / 1000 / result.responses;
         cpu[name][encoding].push(cpuMs);
         console.log(
-          `  ${name.padEnd(8)} ${encoding.padEnd(8)} ${fixed(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
-            `${fixed(result.throughput.average / 2 ** 20, 2)} MiB/s, server CPU ${fixed(cpuMs, 2)} ms a request`,
+          `  ${name.padEnd(8)} ${encoding.padEnd(8)} ${fixed(result.reqPerS)} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ` +
+            `${fixed((result.mbPerS * 1e6) / 2 ** 20, 2)} MiB/s, server CPU ${fixed(cpuMs, 2)} ms a request`,
         );
       }
     }
@@ -324,6 +306,7 @@ try {
   ];
   report(targets);
 } finally {
+  closeLoadGenerators();
   for (const app of apps) await app.close().catch(() => {});
   for (const pool of pools) await pool.end().catch(() => {});
   await rm(scratch, { recursive: true, force: true });

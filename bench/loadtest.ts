@@ -3,7 +3,7 @@
 // COLDTRACK_EMPLOYEE_JWT, never an argument) it creates the API tokens the asked rate needs under
 // their 100 requests a minute, in that employee's company, finds the company's units and its
 // sensor history through the API, runs each scenario at the rate, revokes every token it created
-// (also on an error and on Ctrl-C), then prints the table and writes loadtest-*.json/.html and a
+// (also on an error and on Ctrl-C), then prints the table and writes loadtest-*.json and a
 // 'loadtest' line of runs.jsonl to --out (default bench/results/). It never publishes. With
 // --tokens-file it uses the tokens given, and creates and revokes none. `--help` for the options.
 // Progress goes to stderr, the table to stdout. Exit code: 0 the run completed (429s and missed
@@ -200,7 +200,7 @@ async function main(): Promise<number> {
   });
   console.log(formatLoadtestTable(report));
   const files = writeLoadtestOutput(report, options.outDir);
-  console.log(`\nreport: ${files.json}\n        ${files.html}\n        ${files.runs} (this run's line appended)`);
+  console.log(`\nreport: ${files.json}\n        ${files.runs} (this run's line appended)`);
   return report.tokens.leftActive.length > 0 ? 1 : 0;
 }
 

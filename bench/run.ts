@@ -4,7 +4,7 @@
 // so machine noise hits both), measures revocation (P7) and runs the sensor scripts (P4, P6, P12), then
 // prints the table and the targets and writes bench/results/ (see docs/benchmarks.md), its line
 // appended to bench/results/runs.jsonl. --publish also appends it to bench/history.jsonl and
-// rewrites docs/benchmarks.md's tables and chart from it (kit/publish.ts): a complete run only,
+// rewrites docs/benchmarks.md's tables from it (kit/publish.ts): a complete run only,
 // from a checkout without uncommitted changes.
 //   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--publish]
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
@@ -137,8 +137,8 @@ async function main() {
   if (wasInterrupted()) throw new Error('interrupted');
   const outcome = { config, redisUrl: options.redisUrl, startedAt, loadAtStart, dataset, sensorData, scenarios, revocation, sensorScripts };
   const report = await assembleReport(outcome);
-  const files = printAndWriteReport(report);
-  recordRun(loadRunRecord(report, options.partial), { publish: options.publish, chart: files.png, now: () => treeState() });
+  printAndWriteReport(report);
+  recordRun(loadRunRecord(report, options.partial), { publish: options.publish, now: () => treeState() });
   if (usageOverhead) console.log(`\n${usageOverheadLine(usageOverhead)}`);
 }
 

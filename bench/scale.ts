@@ -14,7 +14,6 @@ import { onCleanUp, wasInterrupted } from './kit/clean-up.js';
 import { repoRoot } from './kit/repo-root.js';
 import { commitMeasured, treeState } from './kit/git-state.js';
 import { recordRun } from './kit/publish.js';
-import { CHARTS } from './kit/publish-paths.js';
 import { scaleRunRecord } from './kit/run-record.js';
 import { DAYS, END, INGEST, type ProfileCurve, PROBE_UNIT, ROUNDS, type ScaleOptions, stepsUpTo, WARM_ROUNDS } from './kit/scale-plan.js';
 import { formatScaleReport, judgeTargets, type ProfileOutcome, type ScaleReport, writeScaleReport } from './kit/scale-report.js';
@@ -128,7 +127,6 @@ export async function runScaleCurve(
   console.log(`\nreport: ${files.join('\n        ')}`);
   const failed = profiles.filter((outcome) => outcome.status === 'failed');
   const partial = [...run.partial, ...failed.map((outcome) => `the ${outcome.profile} profile failed`)];
-  const chart = files.find((file) => file.endsWith(CHARTS.scale.written)) ?? null;
-  recordRun(scaleRunRecord(report, partial), { publish: run.publish, chart, now: () => treeState() });
+  recordRun(scaleRunRecord(report, partial), { publish: run.publish, now: () => treeState() });
   if (failed.length > 0) process.exitCode = 1;
 }

@@ -2,15 +2,14 @@
 // port: token, rate limit, access control, paging, fast-json-stringify) vs a naive handler on the
 // same database: pg rows (timestamps parsed into Dates), count(*) and LIMIT/OFFSET, objects
 // mapped and JSON.stringify'd by Fastify without a schema, and no authentication at all. Same
-// requests (one unit, 30 days: pages 1..5 of 1,000 raw readings), same pool size, autocannon in
-// a child process at lower priority, the two servers measured in turn, twice.
+// requests (one unit, 30 days: pages 1..5 of 1,000 raw readings), same pool size, the kit's
+// autocannon generator (kit/load.ts) at lower priority, the two servers measured in turn, twice.
 // Target: at least 2x the naive handler's pages per second (issue 15; it was 1.5x).
 // The store as its upkeep leaves it (sensor-common.ts, upkeepAfter; timescale: aggregates
 // materialized and laid out, and every loaded chunk compressed, being over a week old).
 //   node --import tsx bench/sensor-pages-per-second.ts [--quick] [--profile postgres|timescale]
-import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
 import Fastify from 'fastify';
+import { closeLoadGenerators, type LoadFigures, runLoad } from './kit/load.js';
 import {
   createBenchDatabase,
   createUnits,
@@ -32,25 +31,9 @@ const TARGET = 2;
 const QUERY = 'cooling_unit_id=7&start_date=2025-12-02&end_date=2025-12-31&page_size=1000';
 const PAGES = [1, 2, 3, 4, 5];
 
-interface LoadResult {
-  requests: { average: number; total: number };
-  latency: { p50: number; p99: number };
-  non2xx: number;
-  errors: number;
-}
-
-const autocannonPath = createRequire(import.meta.url).resolve('autocannon');
-const LOAD_SCRIPT = `require(${JSON.stringify(autocannonPath)})(JSON.parse(process.env.LOAD_OPTIONS))
-  .then((result) => process.stdout.write(JSON.stringify(result)))`;
-
-function autocannon(url: string, paths: string[], headers: Record<string, string>): Promise<LoadResult> {
-  const options = { url, connections: CONNECTIONS, duration: SECONDS, requests: paths.map((path) => ({ method: 'GET', path, headers })) };
-  const env = { ...process.env, LOAD_OPTIONS: JSON.stringify(options) };
-  return new Promise((resolve, reject) => {
-    execFile('nice', ['-n', '10', process.execPath, '-e', LOAD_SCRIPT], { env, maxBuffer: 64 << 20 }, (error, stdout) =>
-      error ? reject(error) : resolve(JSON.parse(stdout) as LoadResult),
-    );
-  });
+function load(url: string, paths: string[], headers: Record<string, string>): Promise<LoadFigures> {
+  const requests = paths.map((path) => ({ method: 'GET' as const, path, headers }));
+  return runLoad({ url, connections: CONNECTIONS, duration: SECONDS, requests }, { nice: true });
 }
 
 console.log(`sensor benchmark (d): 1,000-record pages per second vs a naive pg + JSON.stringify handler${quick ? ' (quick)' : ''}`);
@@ -117,30 +100,31 @@ try {
     const [mine, theirs] = [(await a.json()) as { data: unknown[] }, (await b.json()) as { data: { timestamp: string }[] }];
     if (mine.data.length !== 1000 || theirs.data.length !== 1000) throw new Error('expected full pages');
 
-    const runs = { ours: [] as LoadResult[], naive: [] as LoadResult[] };
+    const runs = { ours: [] as LoadFigures[], naive: [] as LoadFigures[] };
     for (let round = 0; round < 2; round++) {
       for (const which of round === 0 ? (['naive', 'ours'] as const) : (['ours', 'naive'] as const)) {
-        runs[which].push(which === 'ours' ? await autocannon(ours, oursPaths, headers) : await autocannon(reference, naivePaths, {}));
+        runs[which].push(which === 'ours' ? await load(ours, oursPaths, headers) : await load(reference, naivePaths, {}));
       }
     }
-    const rate = (results: LoadResult[]) => results.reduce((sum, r) => sum + r.requests.average, 0) / results.length;
+    const rate = (results: LoadFigures[]) => results.reduce((sum, r) => sum + r.okPerS, 0) / results.length;
     const failures = [...runs.ours, ...runs.naive].reduce((sum, r) => sum + r.non2xx + r.errors, 0);
     if (failures > 0) throw new Error(`${failures} failed requests`);
     const [oursRate, naiveRate] = [rate(runs.ours), rate(runs.naive)];
     const ratio = oursRate / naiveRate;
     console.log(`${CONNECTIONS} connections, ${SECONDS} s per run, 2 runs each, pages 1..5 of 1,000 in turn:`);
-    console.log(`  GET /api/v1/sensor-data: ${fixed(oursRate)} pages/s (p50 ${runs.ours[0]!.latency.p50} ms)`);
-    console.log(`  naive pg + JSON.stringify: ${fixed(naiveRate)} pages/s (p50 ${runs.naive[0]!.latency.p50} ms)`);
+    console.log(`  GET /api/v1/sensor-data: ${fixed(oursRate)} pages/s (p50 ${runs.ours[0]!.latencyMs.p50} ms)`);
+    console.log(`  naive pg + JSON.stringify: ${fixed(naiveRate)} pages/s (p50 ${runs.naive[0]!.latencyMs.p50} ms)`);
     report([
       {
         ...P2,
         pass: ratio >= TARGET,
         measured: `${fixed(ratio, 2)}x (${fixed(oursRate)} vs ${fixed(naiveRate)} pages/s)`,
         ratio,
-        detail: `${CONNECTIONS} connections x ${SECONDS} s x 2 runs each; p50 ${runs.ours[0]!.latency.p50} vs ${runs.naive[0]!.latency.p50} ms; ${profile} profile`,
+        detail: `${CONNECTIONS} connections x ${SECONDS} s x 2 runs each; p50 ${runs.ours[0]!.latencyMs.p50} vs ${runs.naive[0]!.latencyMs.p50} ms; ${profile} profile`,
       },
     ]);
   } finally {
+    closeLoadGenerators();
     await app.close();
     await naive.close();
   }

@@ -5,7 +5,7 @@
 // endpoint, kit/soak-plan.ts) through the kit's load generator in back-to-back 10-second
 // intervals, an employee's token life cycle every 5 s and an ingest every minute
 // (kit/soak-traffic.ts). Each interval ends with a sample (kit/soak-probes.ts); the verdict is
-// kit/soak-verdict.ts's. Writes bench/results/soak-*.json, soak-latest.md and soak-latest.svg,
+// kit/soak-verdict.ts's. Writes bench/results/soak-*.json, soak-latest.md,
 // and a 'soak' line of runs.jsonl (--publish: the history and docs/benchmarks.md, kit/publish.ts).
 // Every process and the database go on every way out (the run's clean-up, Ctrl-C included).
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -208,6 +208,6 @@ export async function runSoak(
   const record = soakRunRecord(report, run.partial, commitOfRun());
   const files = writeSoakReport(report, record);
   console.log(files.text);
-  console.log(`\nreport: ${files.json}\n        ${files.markdown}\n        ${files.chart}`);
-  recordRun(record, { publish: run.publish, chart: files.chart, now: () => treeState() });
+  console.log(`\nreport: ${files.json}\n        ${files.markdown}`);
+  recordRun(record, { publish: run.publish, now: () => treeState() });
 }

@@ -213,7 +213,7 @@ export function scaleFiguresMarkdown(record: ScaleRecord): string {
   return [caption, curve].join('\n\n');
 }
 
-/** `npm run bench -- --soak`: the caption with the P14 verdict, a row per check, and the chart beside the doc. */
+/** `npm run bench -- --soak`: the caption with the P14 verdict, and a row per check. */
 export function soakFiguresMarkdown(record: SoakRecord): string {
   const target = record.targets[0];
   const caption = paragraph([
@@ -224,5 +224,5 @@ export function soakFiguresMarkdown(record: SoakRecord): string {
     ...provenance(record),
   ]);
   const rows = record.checks.map((check) => [check.id, check.pass ? 'PASS' : 'MISSED', check.figure]);
-  return `${caption}\n\n${table(['check', 'verdict', 'measured'], rows)}\n\n![RSS, latency, event-loop lag, fds and connections over the soak](soak-latest.svg)`;
+  return `${caption}\n\n${table(['check', 'verdict', 'measured'], rows)}`;
 }

@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { track } from './child-processes.js';
+import { LATENCY_US, latencyOf } from './histograms.js';
 
 export interface RequestSpec {
   method: 'GET' | 'POST';
@@ -45,6 +46,11 @@ export interface LatencyMs {
 
 export interface LoadFigures {
   durationS: number;
+  /**
+   * the run's latency histogram of its 2xx answers (HdrHistogram in microseconds, compressed
+   * base64): runs are summed by merging these, since percentiles do not average (histograms.ts)
+   */
+  latencyHistogram: string | null;
   responses: number;
   /** every response (any status) per second */
   reqPerS: number;
@@ -71,13 +77,18 @@ interface AutocannonResult {
   latency: { mean: number; p50: number; p97_5: number; p99: number; max: number };
   requests: { total: number; max: number };
   throughput: { average: number };
+  latencyHistogram?: string | null;
 }
 
-const autocannonPath = createRequire(import.meta.url).resolve('autocannon');
-const GENERATOR_SCRIPT = `const autocannon = require(${JSON.stringify(autocannonPath)});
+const resolve = createRequire(import.meta.url).resolve;
+// autocannon's own histogram keeps whole milliseconds (a 7.9 ms answer counts as 7): at the few
+// milliseconds of a small page that is a step of 10-15 %, so each 2xx answer's time is recorded
+// again, in microseconds, in a histogram of the generator's own (LATENCY_US in histograms.ts)
+const GENERATOR_SCRIPT = `const autocannon = require(${JSON.stringify(resolve('autocannon'))});
+const hdr = require(${JSON.stringify(resolve('hdr-histogram-js'))});
 require('node:readline').createInterface({ input: process.stdin })
   .on('line', (line) => {
-    const { id, options: { spread, firstEntry, ...options } } = JSON.parse(line);
+    const { id, options: { spread, firstEntry, latencyUs, ...options } } = JSON.parse(line);
     let next = firstEntry ?? 0;
     if (spread) {
       const list = options.requests;
@@ -88,8 +99,16 @@ require('node:readline').createInterface({ input: process.stdin })
         },
       }];
     }
-    autocannon({ timeout: 30, ...options }).then(
-      (result) => process.stdout.write(JSON.stringify({ id, result, dealt: next - (firstEntry ?? 0) }) + '\\n'),
+    const latencies = hdr.build(latencyUs);
+    const instance = autocannon({ timeout: 30, ...options });
+    instance.on('response', (client, status, bytes, ms) => {
+      if (status >= 200 && status < 300) latencies.recordValue(Math.max(1, Math.round(ms * 1000)));
+    });
+    instance.then(
+      (result) => {
+        const latencyHistogram = hdr.encodeIntoCompressedBase64(latencies);
+        process.stdout.write(JSON.stringify({ id, result: { ...result, latencyHistogram }, dealt: next - (firstEntry ?? 0) }) + '\\n');
+      },
       (error) => process.stdout.write(JSON.stringify({ id, error: String(error) }) + '\\n'));
   })
   .on('close', () => process.exit(0));`;
@@ -156,7 +175,7 @@ class Generator {
         this.child.kill('SIGKILL');
       }, limitMs);
       this.pending.set(id, { resolve, reject, timer });
-      this.child.stdin!.write(JSON.stringify({ id, options }) + '\n');
+      this.child.stdin!.write(JSON.stringify({ id, options: { ...options, latencyUs: LATENCY_US } }) + '\n');
     });
   }
 
@@ -201,11 +220,12 @@ function figuresOf(result: AutocannonResult): LoadFigures {
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count]));
   return {
     durationS,
+    latencyHistogram: result.latencyHistogram ?? null,
     responses: result.requests.total,
     reqPerS: result.requests.total / durationS,
     okPerS: result['2xx'] / durationS,
     peakPerS: Math.max(result.requests.max ?? 0, result.requests.total / durationS),
-    latencyMs: {
+    latencyMs: latencyOf([result.latencyHistogram ?? null]) ?? {
       mean: result.latency.mean,
       p50: result.latency.p50,
       p97_5: result.latency.p97_5,

@@ -15,18 +15,5 @@ export const HISTORY = 'bench/history.jsonl';
 /** The doc whose tables between `<!-- bench:...:start/end -->` markers are rendered from the history. */
 export const BENCHMARKS_DOC = 'docs/benchmarks.md';
 
-/** The run's chart as written to bench/results/, and its published copy beside the doc. */
-export const CHARTS = {
-  load: { written: 'bench/results/latest.png', published: 'docs/bench-latest.png' },
-  scale: { written: 'bench/results/scale-latest.png', published: 'docs/scale-latest.png' },
-  soak: { written: 'bench/results/soak-latest.svg', published: 'docs/soak-latest.svg' },
-} as const;
-
 /** What `--publish` may change: uncommitted changes to these do not make a checkout dirty. */
-export const PUBLISHED_FILES: readonly string[] = [
-  HISTORY,
-  BENCHMARKS_DOC,
-  CHARTS.load.published,
-  CHARTS.scale.published,
-  CHARTS.soak.published,
-];
+export const PUBLISHED_FILES: readonly string[] = [HISTORY, BENCHMARKS_DOC];

@@ -1,14 +1,14 @@
 // The end of every run and `--publish`. Every run appends its line to bench/results/runs.jsonl
-// (git-ignored); a published one also appends it to bench/history.jsonl, copies its chart beside
-// docs/benchmarks.md and rewrites that doc's tables between their markers from the history, so a
+// (git-ignored); a published one also appends it to bench/history.jsonl and rewrites
+// docs/benchmarks.md's tables between their markers from the history, so a
 // plain run never dirties the checkout and a published figure always names a real commit.
 // bench/publish.ts renders the same tables from the history without a run.
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadFiguresMarkdown, scaleFiguresMarkdown, soakFiguresMarkdown } from './figures-markdown.js';
 import { shortHash, type TreeState } from './git-state.js';
 import { appendRecord, newestComplete, readRecords } from './history.js';
-import { BENCHMARKS_DOC, CHARTS, HISTORY, RUNS_LOG } from './publish-paths.js';
+import { BENCHMARKS_DOC, HISTORY, RUNS_LOG } from './publish-paths.js';
 import { repoRoot } from './repo-root.js';
 import type { RunRecord } from './run-record.js';
 
@@ -16,13 +16,11 @@ import type { RunRecord } from './run-record.js';
 export interface PublishTarget {
   history: string;
   doc: string;
-  charts: Record<RunRecord['kind'], string>;
 }
 
 export const publishTargetIn = (root: string): PublishTarget => ({
   history: join(root, HISTORY),
   doc: join(root, BENCHMARKS_DOC),
-  charts: { load: join(root, CHARTS.load.published), scale: join(root, CHARTS.scale.published), soak: join(root, CHARTS.soak.published) },
 });
 
 /** The marker pair of each kind's section in docs/benchmarks.md. */
@@ -86,34 +84,31 @@ export function renderDoc(docText: string, records: RunRecord[]): string {
   return renderSections(records).reduce((text, section) => replaceBetweenMarkers(text, section.name, section.body), docText);
 }
 
-/** Appends the record to the history, copies the chart and rewrites the doc; returns the files written. */
-export function publishRun(record: RunRecord, chart: string, target: PublishTarget = publishTargetIn(repoRoot)): string[] {
+/** Appends the record to the history and rewrites the doc; returns the files written. */
+export function publishRun(record: RunRecord, target: PublishTarget = publishTargetIn(repoRoot)): string[] {
   // everything that can refuse is read before anything is written
   const doc = readFileSync(target.doc, 'utf8');
   const records = [...readRecords(target.history), record];
   const rendered = renderDoc(doc, records);
   appendRecord(target.history, record);
-  copyFileSync(chart, target.charts[record.kind]);
   writeFileSync(target.doc, rendered);
-  return [target.history, target.doc, target.charts[record.kind]];
+  return [target.history, target.doc];
 }
 
 /**
- * The end of every run: its line in runs.jsonl; with --publish, the history, the doc and the chart
- * too, unless refused (one line on stderr, exit code 2).
+ * The end of every run: its line in runs.jsonl; with --publish, the history and the doc too,
+ * unless refused (one line on stderr, exit code 2).
  */
-export function recordRun(record: RunRecord, run: { publish: boolean; chart: string | null; now: () => TreeState }): void {
+export function recordRun(record: RunRecord, run: { publish: boolean; now: () => TreeState }): void {
   appendRecord(join(repoRoot, RUNS_LOG), record);
   console.log(`        ${RUNS_LOG} (this run's line appended)`);
   if (!run.publish) return;
-  const refusal =
-    publishRefusal(record, run.now()) ??
-    (run.chart === null || !existsSync(run.chart) ? 'the run wrote no chart to publish (see the report lines above)' : null);
+  const refusal = publishRefusal(record, run.now());
   if (refusal) {
     console.error(`npm run bench: not published: ${refusal}`);
     process.exitCode = 2;
     return;
   }
-  const written = publishRun(record, run.chart!).map((path) => path.slice(repoRoot.length));
+  const written = publishRun(record).map((path) => path.slice(repoRoot.length));
   console.log(`\npublished: ${written.join(', ')}\n  commit them on their own: git commit -m "Bench: ..." -- ${written.join(' ')}`);
 }

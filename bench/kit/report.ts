@@ -1,11 +1,8 @@
 // The report of a run: the table on stdout, and the files in bench/results/ (all git-ignored):
-// <timestamp>.json and latest.json (every figure and every target), <timestamp>.html and
-// latest.html (html.ts), and latest.png (the main chart, rendered with resvg from our own SVG;
-// --publish copies it to docs/bench-latest.png, kit/publish.ts).
+// <timestamp>.json and latest.json (every figure and every target).
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { Resvg } from '@resvg/resvg-js';
 import type { DatasetSize, Mode } from './config.js';
-import { mainChartSvg, renderHtml } from './html.js';
+import { pairedP50Ratio } from './paired-ratio.js';
 import type { RevocationFigures } from './revocation.js';
 import type { LoadSummary, ScenarioResult } from './results.js';
 import { formatSensorScripts, type SensorScriptResults } from './sensor-targets.js';
@@ -142,6 +139,15 @@ export function formatTable(report: Report): string {
       }
     });
   }
+  const deep = report.scenarios.find((scenario) => scenario.id === 'deep-walk' && scenario.status === 'measured');
+  const pairs = deep && pairedP50Ratio(deep.runs, 'project', 'page 500', 'page 1');
+  if (pairs) {
+    // the cluster's figure beside P3's (the scripts'): warm pages, one profile, under load
+    const interval = pairs.interval ? `, 95 % CI ${n(pairs.interval[0], 2)}-${n(pairs.interval[1], 2)}x` : '';
+    lines.push(
+      `${pad('deep-walk', 16)} page 500 / page 1 p50: ${n(pairs.mean, 2)}x over ${pairs.ratios.length} alternating pairs${interval}`,
+    );
+  }
   if (report.revocation) {
     lines.push(
       'error' in report.revocation
@@ -161,28 +167,11 @@ export function formatTable(report: Report): string {
   return lines.join('\n');
 }
 
-export function writeReports(report: Report, directory: URL): { json: string; html: string; png: string | null; pngError: string | null } {
+export function writeReports(report: Report, directory: URL): { json: string } {
   mkdirSync(directory, { recursive: true });
   const stamp = report.startedAt.replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z');
   const json = JSON.stringify(report, null, 2);
-  const html = renderHtml(report);
-  const path = (name: string) => new URL(name, directory);
-  writeFileSync(path(`${stamp}.json`), json);
-  writeFileSync(path('latest.json'), json);
-  writeFileSync(path(`${stamp}.html`), html);
-  writeFileSync(path('latest.html'), html);
-  let png: string | null = null;
-  let pngError: string | null = null;
-  try {
-    const rendered = new Resvg(mainChartSvg(report), {
-      fitTo: { mode: 'width', value: 1800 },
-      font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' },
-      background: '#ffffff',
-    }).render();
-    writeFileSync(path('latest.png'), rendered.asPng());
-    png = path('latest.png').pathname;
-  } catch (error) {
-    pngError = String(error);
-  }
-  return { json: path(`${stamp}.json`).pathname, html: path(`${stamp}.html`).pathname, png, pngError };
+  writeFileSync(new URL(`${stamp}.json`, directory), json);
+  writeFileSync(new URL('latest.json', directory), json);
+  return { json: new URL(`${stamp}.json`, directory).pathname };
 }

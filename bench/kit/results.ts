@@ -1,6 +1,7 @@
 // What a run measured, and its summary per scenario, load and server: the shape of the JSON
 // report (bench/results/<timestamp>.json) that the table, the HTML and the targets read.
 import type { Server } from './config.js';
+import { latencyOf } from './histograms.js';
 import type { LatencyMs, LoadFigures } from './load.js';
 import type { LoopDelay } from './loop-delay.js';
 import type { WorkerMemory } from './worker-memory.js';
@@ -18,6 +19,8 @@ export interface ServerRun {
     figures: LoadFigures;
     /** the workers' CPU time (user + system) during the load's phase, all its loads together; null when unknown */
     phaseWorkerCpuMs?: number | null;
+    /** the event loop during the load's phase, when the scenario samples it */
+    phaseLoop?: LoopDelay | { error: string } | null;
   }[];
   memory: WorkerMemory[];
   loop: LoopDelay | { error: string } | null;
@@ -27,8 +30,10 @@ export interface LoadSummary {
   runs: number;
   reqPerS: number;
   okPerS: number;
-  /** each percentile averaged over the runs */
+  /** read from the runs' latency histograms merged (kit/histograms.ts) */
   latencyMs: LatencyMs;
+  /** each run's own p99, in the order they ran (what the kit averaged before it merged histograms) */
+  runP99Ms: number[];
   errors: number;
   timeouts: number;
   non2xx: number;
@@ -85,13 +90,15 @@ export function summarize(runs: ServerRun[], server: Server): ServerSummary | un
       runs: figures.length,
       reqPerS: mean(figures.map((f) => f.reqPerS)),
       okPerS: mean(figures.map((f) => f.okPerS)),
-      latencyMs: {
+      latencyMs: latencyOf(figures.map((f) => f.latencyHistogram)) ?? {
+        // a record from before the histograms were kept
         mean: mean(figures.map((f) => f.latencyMs.mean)),
         p50: mean(figures.map((f) => f.latencyMs.p50)),
         p97_5: mean(figures.map((f) => f.latencyMs.p97_5)),
         p99: mean(figures.map((f) => f.latencyMs.p99)),
         max: Math.max(...figures.map((f) => f.latencyMs.max)),
       },
+      runP99Ms: figures.map((f) => f.latencyMs.p99),
       errors: figures.reduce((sum, f) => sum + f.errors, 0),
       timeouts: figures.reduce((sum, f) => sum + f.timeouts, 0),
       non2xx: figures.reduce((sum, f) => sum + f.non2xx, 0),

@@ -159,11 +159,14 @@ const machineOf = (machine: {
   loadAverage: machine.loadAverage,
 });
 
+/** a latency to a tenth of a millisecond: the histograms' 3 digits read a bucket's top (30.015 for 30) */
+const tenths = (ms: number) => Math.round(ms * 10) / 10;
+
 const loadRow = (label: string, load: LoadSummary): LoadRow => ({
   label,
   okPerS: load.okPerS,
-  p50Ms: load.reqPerS > 0 ? load.latencyMs.p50 : null,
-  p99Ms: load.reqPerS > 0 ? load.latencyMs.p99 : null,
+  p50Ms: load.reqPerS > 0 ? tenths(load.latencyMs.p50) : null,
+  p99Ms: load.reqPerS > 0 ? tenths(load.latencyMs.p99) : null,
   non2xx: load.non2xx,
   errors: load.errors,
 });

@@ -82,7 +82,7 @@ export async function assembleReport(outcome: RunOutcome): Promise<Report> {
     sensorScripts: outcome.sensorScripts,
     targets,
     notes: [
-      "req/s is 2xx responses per second over the run; latency percentiles are autocannon's, averaged over the runs of each server; max is the worst run's.",
+      "req/s is 2xx responses per second over the run; latency percentiles are read from the runs' latency histograms (2xx answers, microseconds) merged per server.",
       'Each run uses tokens (and employees) that no other run used, spread so no token exceeds the 100/min limit: a non-2xx count above 0 is a finding, not the limit.',
       "P5 reads the project's event-loop delay from GET /metrics (cluster aggregate: the mean of the workers' p99, the max of their max), the worst project run; the reference reports per worker.",
       "P8 is each worker's peak RSS while serving the largest pages: VmHWM from /proc/<worker>/status, reset at the start of each run (clear_refs 5); VmRSS sampled every 100 ms is shown beside it.",
@@ -94,7 +94,6 @@ export async function assembleReport(outcome: RunOutcome): Promise<Report> {
 export function printAndWriteReport(report: Report): ReturnType<typeof writeReports> {
   console.log(formatTable(report));
   const files = writeReports(report, new URL('../results/', import.meta.url));
-  console.log(`\nreport: ${files.json}\n        ${files.html}\n        ${files.png ?? `no PNG: ${files.pngError}`}`);
-  console.log('        bench/results/latest.json, latest.html');
+  console.log(`\nreport: ${files.json}\n        bench/results/latest.json`);
   return files;
 }

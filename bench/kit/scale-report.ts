@@ -1,10 +1,7 @@
 // The P9 scale curve's report: the targets judged from each profile's curve (the largest size
-// against 1M), the table on stdout, and the files in bench/results/ (git-ignored):
-// scale-<timestamp>.json and scale-latest.json, scale-<timestamp>.html and scale-latest.html
-// (kit/scale-html.ts), scale-latest.png (the latency chart, for docs/benchmarks.md).
+// against 1M), the table on stdout, and scale-<timestamp>.json and scale-latest.json in
+// bench/results/ (git-ignored).
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { Resvg } from '@resvg/resvg-js';
-import { scaleChartSvg, scaleHtml } from './scale-html.js';
 import {
   LATENCIES,
   type LatencyKey,
@@ -221,28 +218,13 @@ export function formatScaleReport(report: ScaleReport): string {
   return lines.join('\n');
 }
 
-/** The JSON, HTML and PNG files; returns their paths. */
+/** The JSON files; returns their paths. */
 export function writeScaleReport(report: ScaleReport, directory: URL): string[] {
   mkdirSync(directory, { recursive: true });
   const stamp = report.startedAt.replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z');
-  const path = (name: string) => new URL(name, directory);
   const json = JSON.stringify(report, null, 2);
-  const html = scaleHtml(report);
-  const written = [`scale-${stamp}.json`, 'scale-latest.json', `scale-${stamp}.html`, 'scale-latest.html'];
-  writeFileSync(path(written[0]!), json);
-  writeFileSync(path(written[1]!), json);
-  writeFileSync(path(written[2]!), html);
-  writeFileSync(path(written[3]!), html);
-  try {
-    const png = new Resvg(scaleChartSvg(report), {
-      fitTo: { mode: 'width', value: 1800 },
-      font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' },
-      background: '#ffffff',
-    }).render();
-    writeFileSync(path('scale-latest.png'), png.asPng());
-    written.push('scale-latest.png');
-  } catch (error) {
-    written.push(`(no PNG: ${String(error)})`);
-  }
-  return written.map((name) => (name.startsWith('(') ? name : path(name).pathname));
+  return [`scale-${stamp}.json`, 'scale-latest.json'].map((name) => {
+    writeFileSync(new URL(name, directory), json);
+    return new URL(name, directory).pathname;
+  });
 }

@@ -7,7 +7,7 @@ import { type KitConfig, type Server, WORKERS } from './config.js';
 import { countingCredentials, type CredentialNeeds } from './credentials.js';
 import { layoutOf } from './layout.js';
 import { type LoadFigures, type RequestSpec, runLoad } from './load.js';
-import { startLoopWindow } from './loop-delay.js';
+import { type LoopDelay, startLoopWindow } from './loop-delay.js';
 import { type ScenarioResult, type ServerRun, summarize } from './results.js';
 import { type BuildContext, CURRENT_ETAG, type Load, type Scenario } from './scenarios.js';
 import type { Service } from './services.js';
@@ -136,10 +136,13 @@ async function runScenarioOn(
   for (const phase of phases) for (const load of phase) await warm(service, load);
   await sleep(200); // let the warm-up's last answers settle
   const memory = sampleMemory(service.workerPids);
-  let loopWindow: Awaited<ReturnType<typeof startLoopWindow>> | { error: string } | null = null;
-  if (eventLoop) loopWindow = await startLoopWindow(server, service.url, WORKERS).catch((error: Error) => ({ error: error.message }));
   const loads: ServerRun['loads'] = [];
+  const loops: NonNullable<ServerRun['loop']>[] = [];
   for (const [index, phase] of phases.entries()) {
+    // the event loop is read per phase: a scenario alternating a control with its load compares them
+    const loopWindow = eventLoop
+      ? await startLoopWindow(server, service.url, WORKERS).catch((error: Error) => ({ error: error.message }))
+      : null;
     const cpuBefore = cpuMsOf(service.workerPids());
     const results = await Promise.all(
       phase.map((load) =>
@@ -157,6 +160,9 @@ async function runScenarioOn(
       ),
     );
     const cpuAfter = cpuMsOf(service.workerPids());
+    const loop =
+      loopWindow && 'read' in loopWindow ? await loopWindow.read().catch((error: Error) => ({ error: error.message })) : loopWindow;
+    if (loop) loops.push(loop);
     phase.forEach((load, i) =>
       loads.push({
         phase: index,
@@ -166,11 +172,13 @@ async function runScenarioOn(
         requestsInList: load.requests.length,
         figures: results[i] as LoadFigures,
         phaseWorkerCpuMs: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore,
+        phaseLoop: loop,
       }),
     );
   }
-  const loop =
-    loopWindow && 'read' in loopWindow ? await loopWindow.read().catch((error: Error) => ({ error: error.message })) : loopWindow;
+  // the run's figure: its worst phase (a failed read is said when no phase has a figure)
+  const measured = loops.filter((loop): loop is LoopDelay => 'p99Ms' in loop);
+  const loop = measured.length > 0 ? measured.reduce((a, b) => (b.p99Ms > a.p99Ms ? b : a)) : (loops[0] ?? null);
   return { server, position, loads, memory: memory.stop(), loop };
 }
 
@@ -235,7 +243,7 @@ export async function runBothServers(scenario: Scenario, index: number, setting:
         clusters[server],
         server,
         position,
-        scenario.build({ ...context, rate }),
+        scenario.build({ ...context, rate, pilotPeak: (label) => measured.get(label) ?? null }),
         scenario.eventLoop ?? false,
         config.seconds,
       );

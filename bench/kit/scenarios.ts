@@ -19,6 +19,8 @@ export interface BuildContext {
   sensorAvailable: boolean;
   /** requests a second to size a load's credentials for: the pilot's estimate, else `ceiling` */
   rate(label: string, ceiling: number): number;
+  /** the busiest second the pilot measured for a load (2xx or not); null in the pilot itself and when planning */
+  pilotPeak?(label: string): number | null;
 }
 
 export interface Load {
@@ -366,50 +368,65 @@ function mixedPath(token: BenchToken, i: number, layout: Layout, sensor: boolean
   return `/api/v1/sensor-data?cooling_unit_id=${unit}&${window(`2025-${month}-10`, `2025-${month}-10`)}&page_size=100`;
 }
 
+/** P5's control and its bulk phase: the mixed traffic alone, then beside the pulls, at the same rate. */
+export const BESIDE_LOADS = { control: 'mixed alone (control)', beside: 'mixed beside bulk', pulls: 'bulk pulls' } as const;
+
 /**
  * The mixed traffic while bulk pulls of one format stream beside it (P5 and P8): CSV pulls put
- * COPY bytes and gzip on the worker, Parquet pulls an encoding thread besides.
+ * COPY bytes and gzip on the worker, Parquet pulls an encoding thread besides. The mixed traffic
+ * runs at a fixed rate, half of what the pilot measured the cluster to serve of it alone, so the
+ * loop's delay is that of the work (a saturated 2-core machine delays every loop whatever runs
+ * on it); its control, the same traffic at the same rate without the pulls, alternates with it
+ * (control, bulk, bulk, control, ...), the event loop read per phase.
  */
 function bulkBesideMixed(format: 'csv' | 'parquet'): Scenario {
   return {
     id: `bulk-${format}-beside-mixed`,
     title: `Bulk ${format === 'csv' ? 'CSV' : 'Parquet'} pulls beside mixed partner traffic`,
     what:
-      "The mixed scenario's traffic (24 connections) while bulk pulls of every sensor unit's hourly year (~260,000 records each, " +
-      `${format === 'csv' ? 'gzip CSV' : 'Parquet'}) stream on 2 connections, each pull with a token of its own; load generators at nice 10. ` +
-      "Event-loop delay of every worker is sampled (P5) and the workers' peak RSS counts for P8: encoding and compression must stay " +
-      'off the event loop and a stream must not hold its file in memory. The project only: the reference has no bulk pulls.',
+      "The mixed scenario's traffic (24 connections) at half the rate the pilot measured the project to serve of it, in alternating " +
+      `phases: alone (the control), then beside bulk pulls of every sensor unit's hourly year (~260,000 records each, ` +
+      `${format === 'csv' ? 'gzip CSV' : 'Parquet'}) streaming on 2 connections, each pull with a token of its own; load generators at ` +
+      "nice 10. Event-loop delay of every worker is read per phase (P5) and the workers' peak RSS counts for P8: encoding and " +
+      'compression must stay off the event loop and a stream must not hold its file in memory. The project only: the reference has ' +
+      'no bulk pulls.',
     target: 'P5',
     requiresSensor: true,
     projectOnly: true,
     eventLoop: true,
-    build: ({ credentials, layout, seconds, sensorAvailable, rate }) => {
-      const mixed = tokenLoad(
-        'mixed beside bulk',
-        24,
-        credentials.mixed,
-        { rate: rate('mixed beside bulk', CEILING.mixed), seconds, entries: 200 },
-        (token, i) => mixedPath(token, i, layout, sensorAvailable),
-      );
+    build: ({ credentials, layout, seconds, sensorAvailable, rate, pilotPeak }) => {
+      const pairs = seconds >= 12 ? 3 : 1;
+      const phaseSeconds = Math.max(3, Math.round(seconds / pairs));
+      const peak = pilotPeak?.(BESIDE_LOADS.control) ?? null;
+      const mixedRate = peak === null ? undefined : Math.max(5, Math.round(peak / 2));
+      const mixed = (label: string): Load => ({
+        ...tokenLoad(
+          label,
+          24,
+          credentials.mixed,
+          { rate: mixedRate ?? rate(label, CEILING.mixed), seconds: phaseSeconds, entries: 200 },
+          (token, i) => mixedPath(token, i, layout, sensorAvailable),
+        ),
+        seconds: phaseSeconds,
+        overallRate: mixedRate,
+        nice: true,
+      });
       // a token per pull: a token streams one pull at a time on a process (BULK_STREAMS_PER_TOKEN),
       // and 2 connections keep at most 2 pulls open, the limit of one process
-      const tokens = credentials.alpha.take(Math.max(4, Math.ceil(rate('bulk pulls', CEILING.bulk) * seconds)));
-      const bulk: Load = {
-        label: 'bulk pulls',
+      const pulls = (): Load => ({
+        label: BESIDE_LOADS.pulls,
         connections: 2,
-        requests: tokens.map((token) => ({
+        seconds: phaseSeconds,
+        nice: true,
+        requests: credentials.alpha.take(Math.max(4, Math.ceil(rate(BESIDE_LOADS.pulls, CEILING.bulk) * phaseSeconds))).map((token) => ({
           method: 'GET',
           path: sensorPaths.bulkYear(format),
           headers: { ...bearer(token), 'accept-encoding': 'gzip' },
         })),
         warmup: null,
-      };
-      return [
-        [
-          { ...mixed, nice: true },
-          { ...bulk, nice: true },
-        ],
-      ];
+      });
+      const order = Array.from({ length: pairs }, (_, k) => (k % 2 === 0 ? ['control', 'beside'] : ['beside', 'control'])).flat();
+      return order.map((phase) => (phase === 'control' ? [mixed(BESIDE_LOADS.control)] : [mixed(BESIDE_LOADS.beside), pulls()]));
     },
   };
 }

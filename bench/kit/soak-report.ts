@@ -1,11 +1,9 @@
 // The P14 soak's report (bench/soak.ts): the verdict and the series as text (stdout and
-// soak-latest.md), every figure as JSON (soak-<timestamp>.json), the chart of RSS, p50/p99,
-// event-loop lag, fds and connections over time as SVG (soak-latest.svg), and the run's line
+// soak-latest.md), every figure as JSON (soak-<timestamp>.json), and the run's line
 // (kind 'soak', run-record.ts) from which --publish renders docs/benchmarks.md's soak section.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { type CommitFacts, shortHash } from './git-state.js';
-import { CHARTS } from './publish-paths.js';
 import { repoRoot } from './repo-root.js';
 import type { SoakRecord } from './run-record.js';
 import type { SoakOptions } from './soak-plan.js';
@@ -76,105 +74,6 @@ export function soakRunRecord(report: SoakReport, partial: string[], commit: Com
   };
 }
 
-type Series = SoakRecord['series'];
-
-interface Panel {
-  title: string;
-  unit: string;
-  lines: { label: string; color: string; values: (number | null)[] }[];
-}
-
-const COLORS = ['#1f6feb', '#d1242f', '#1a7f37', '#9a6700'];
-
-function panelsOf(series: Series): Panel[] {
-  const workers = Math.max(0, ...series.map((point) => point.rssMb.length));
-  const perWorker = (pick: (point: Series[number]) => (number | null)[]) =>
-    Array.from({ length: workers }, (_, w) => ({
-      label: `worker ${w + 1}`,
-      color: COLORS[w % COLORS.length]!,
-      values: series.map((p) => pick(p)[w] ?? null),
-    }));
-  return [
-    { title: 'RSS per worker', unit: 'MB', lines: perWorker((p) => p.rssMb) },
-    {
-      title: 'latency per interval',
-      unit: 'ms',
-      lines: [
-        { label: 'p50', color: COLORS[0]!, values: series.map((p) => p.p50Ms) },
-        { label: 'p99', color: COLORS[1]!, values: series.map((p) => p.p99Ms) },
-      ],
-    },
-    { title: 'event-loop lag p99', unit: 'ms', lines: [{ label: 'lag p99', color: COLORS[2]!, values: series.map((p) => p.lagP99Ms) }] },
-    { title: 'open fds per worker', unit: 'fds', lines: perWorker((p) => p.fds) },
-    {
-      title: 'connections',
-      unit: 'conns',
-      lines: [
-        { label: 'PostgreSQL', color: COLORS[0]!, values: series.map((p) => p.postgres) },
-        { label: 'Redis', color: COLORS[1]!, values: series.map((p) => p.redis) },
-      ],
-    },
-  ];
-}
-
-const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
-
-/** Five panels stacked, one x axis (minutes of load): a line per worker or per figure. */
-export function soakChartSvg(record: SoakRecord): string {
-  const width = 900;
-  const panelHeight = 150;
-  const left = 60;
-  const right = 150;
-  const top = 40;
-  const panels = panelsOf(record.series);
-  const height = top + panels.length * (panelHeight + 30) + 20;
-  const endMin = Math.max(record.series.at(-1)?.atS ?? 0, 1) / 60;
-  const x = (atS: number) => left + ((atS / 60) * (width - left - right)) / endMin;
-  const out = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`,
-    `<rect width="${width}" height="${height}" fill="#fff"/>`,
-    `<text x="${left}" y="20" font-size="14">${escape(
-      `P14 soak: ${record.minutes} min at ${record.rate}/s, ${record.profile} profile, ${record.date.slice(0, 16)}Z, ${shortHash(record.commit.hash)}: ${record.targets[0]!.verdict.toUpperCase()}`,
-    )}</text>`,
-  ];
-  panels.forEach((panel, index) => {
-    const y0 = top + index * (panelHeight + 30) + 15;
-    const values = panel.lines.flatMap((line) => line.values.filter((v): v is number => v !== null));
-    const low = Math.min(0, ...values);
-    const high = Math.max(1, ...values) * 1.1;
-    const y = (value: number) => y0 + panelHeight - ((value - low) / (high - low)) * panelHeight;
-    out.push(`<text x="${left}" y="${y0 - 4}">${escape(`${panel.title} (${panel.unit})`)}</text>`);
-    out.push(`<rect x="${left}" y="${y0}" width="${width - left - right}" height="${panelHeight}" fill="none" stroke="#ccc"/>`);
-    for (const tick of [low, (low + high) / 2, high]) {
-      out.push(`<text x="${left - 4}" y="${y(tick) + 4}" text-anchor="end">${tick.toFixed(tick < 10 ? 1 : 0)}</text>`);
-    }
-    // the verdict's windows: the first and the last, shaded
-    const windowS = record.windowMinutes * 60;
-    const endS = record.series.at(-1)?.atS ?? 0;
-    for (const [from, to] of [
-      [0, windowS],
-      [Math.max(0, endS - windowS), endS],
-    ] as const) {
-      out.push(
-        `<rect x="${x(from)}" y="${y0}" width="${Math.max(0, x(to) - x(from))}" height="${panelHeight}" fill="#000" fill-opacity="0.04"/>`,
-      );
-    }
-    panel.lines.forEach((line, k) => {
-      const points = record.series.flatMap((point, i) =>
-        line.values[i] == null ? [] : [`${x(point.atS).toFixed(1)},${y(line.values[i]!).toFixed(1)}`],
-      );
-      if (points.length > 0) out.push(`<polyline fill="none" stroke="${line.color}" stroke-width="1.5" points="${points.join(' ')}"/>`);
-      out.push(`<text x="${width - right + 10}" y="${y0 + 14 + k * 14}" fill="${line.color}">${escape(line.label)}</text>`);
-    });
-  });
-  const axisY = height - 12;
-  for (let m = 0; m <= endMin + 1e-9; m += Math.max(1, Math.round(endMin / 10))) {
-    out.push(`<text x="${x(m * 60)}" y="${axisY}" text-anchor="middle">${m} min</text>`);
-  }
-  out.push('</svg>');
-  return out.join('\n');
-}
-
 const value = (v: number | null, digits = 1) => (v === null ? '-' : v.toFixed(digits));
 
 /** The report as text: verdict, checks, then the series (every minute's last sample). */
@@ -207,15 +106,13 @@ export function writeSoakReport(
   report: SoakReport,
   record: SoakRecord,
   dir = join(repoRoot, 'bench/results'),
-): { json: string; markdown: string; chart: string; text: string } {
+): { json: string; markdown: string; text: string } {
   mkdirSync(dir, { recursive: true });
   const stamp = report.startedAt.replace(/[:.]/g, '-');
   const json = join(dir, `soak-${stamp}.json`);
   writeFileSync(json, JSON.stringify(report, null, 2));
   const text = soakText(report, record);
   const markdown = join(dir, 'soak-latest.md');
-  writeFileSync(markdown, `${text}\n\n![P14 soak](soak-latest.svg)\n`);
-  const chart = join(dir, basename(CHARTS.soak.written));
-  writeFileSync(chart, soakChartSvg(record));
-  return { json, markdown, chart, text };
+  writeFileSync(markdown, `${text}\n`);
+  return { json, markdown, text };
 }

@@ -7,9 +7,11 @@ import type { LoadFigures } from '../../bench/kit/load.js';
 import { type ScenarioResult, type ServerRun, summarize } from '../../bench/kit/results.js';
 import { CONDITIONAL_LOADS } from '../../bench/kit/scenarios.js';
 import { evaluateTargets } from '../../bench/kit/targets.js';
+import { latencyHistogram } from './run-fixtures.js';
 
 const figures = (reqPerS: number, status: string): LoadFigures => ({
   durationS: 4,
+  latencyHistogram: latencyHistogram(10, 25),
   responses: reqPerS * 4,
   reqPerS,
   okPerS: status === '200' ? reqPerS : 0,

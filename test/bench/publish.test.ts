@@ -1,9 +1,9 @@
 // --publish takes only a complete run of a clean checkout (exit 2 with one line otherwise), and a
-// publish appends the run's line to the history, copies its chart and rewrites only the doc's
+// publish appends the run's line to the history and rewrites only the doc's
 // section between its markers, or, when it cannot, writes nothing. Real git, in scratch
 // repositories.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import t from 'tap';
@@ -99,21 +99,16 @@ t.test('a run is refused when partial, moved or dirty', async (t) => {
   t.match(publishRefusal(record, treeState(root)), /^uncommitted changes to src\/app\.ts/, 'changed since the run started');
 });
 
-t.test('a publish appends the line, copies the chart and rewrites only its own section', async (t) => {
+t.test('a publish appends the line and rewrites only its own section', async (t) => {
   const root = checkout(false);
   const target = publishTargetIn(root);
   const docBefore = readFileSync(target.doc, 'utf8');
   const historyBefore = readFileSync(target.history, 'utf8');
-  const chart = join(root, 'chart.png');
-  writeFileSync(chart, 'a load chart');
-
   const record = loadRunRecord(loadReport(), [], clean);
-  const written = publishRun(record, chart, target);
-  t.same(written, [target.history, target.doc, target.charts.load]);
+  const written = publishRun(record, target);
+  t.same(written, [target.history, target.doc]);
   const history = readFileSync(target.history, 'utf8');
   t.equal(history, `${historyBefore}${JSON.stringify(record)}\n`, 'one line appended, nothing else changed');
-  t.equal(readFileSync(target.charts.load, 'utf8'), 'a load chart');
-  t.notOk(existsSync(target.charts.scale), 'the other chart is left alone');
 
   const doc = readFileSync(target.doc, 'utf8');
   t.equal(betweenMarkers(doc, 'latest-figures'), loadFiguresMarkdown(record));
@@ -126,12 +121,10 @@ t.test('a publish appends the line, copies the chart and rewrites only its own s
   t.equal(outside(doc), outside(docBefore), 'the prose around the markers is untouched');
 
   const scale = scaleRunRecord(scaleReport(), [], clean);
-  writeFileSync(chart, 'a scale chart');
-  publishRun(scale, chart, target);
+  publishRun(scale, target);
   const after = readFileSync(target.doc, 'utf8');
   t.equal(betweenMarkers(after, 'scale-figures'), scaleFiguresMarkdown(scale));
   t.equal(betweenMarkers(after, 'latest-figures'), loadFiguresMarkdown(record));
-  t.equal(readFileSync(target.charts.scale, 'utf8'), 'a scale chart');
   t.same(newestComplete(readRecords(target.history), 'load'), record, 'the history reads back the line published');
 });
 
@@ -140,14 +133,11 @@ t.test('a doc without its markers: nothing is written', async (t) => {
   const target = publishTargetIn(root);
   writeFileSync(target.doc, readFileSync(target.doc, 'utf8').replace('<!-- bench:latest-figures:end -->', ''));
   const historyBefore = readFileSync(target.history, 'utf8');
-  const chart = join(root, 'chart.png');
-  writeFileSync(chart, 'png');
   t.throws(
-    () => publishRun(loadRunRecord(loadReport(), [], clean), chart, target),
+    () => publishRun(loadRunRecord(loadReport(), [], clean), target),
     /needs exactly one <!-- bench:latest-figures:start --> followed by one <!-- bench:latest-figures:end -->/,
   );
   t.equal(readFileSync(target.history, 'utf8'), historyBefore, 'the history is unchanged');
-  t.notOk(existsSync(target.charts.load), 'no chart copied');
 
   t.throws(
     () => replaceBetweenMarkers('<!-- bench:x:start -->\n<!-- bench:x:end -->\n<!-- bench:x:start -->\n<!-- bench:x:end -->', 'x', 'y'),

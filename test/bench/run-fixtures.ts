@@ -1,6 +1,8 @@
 // Reports as the bench kit assembles them, small and made up, for the record and renderer tests:
 // scenarios summarized and targets judged by the kit's own code (results.ts, targets.ts), so a
 // record is built from what a run really hands over.
+import * as hdr from 'hdr-histogram-js';
+import { LATENCY_US } from '../../bench/kit/histograms.js';
 import type { Report } from '../../bench/kit/report.js';
 import { type ScenarioResult, type ServerRun, summarize } from '../../bench/kit/results.js';
 import type { ScaleReport } from '../../bench/kit/scale-report.js';
@@ -9,8 +11,22 @@ import type { LatencyKey, StepFigures, StepLabel } from '../../bench/kit/scale-p
 import type { ScriptOutcome, SensorScriptResults } from '../../bench/kit/sensor-targets.js';
 import { evaluateTargets } from '../../bench/kit/targets.js';
 
+/**
+ * A run's latency histogram as the generator hands it over (microseconds, compressed base64): `count` answers, 98 %
+ * of them at p50 ms and 2 % at p99 ms, so its p50 is p50 and its p97.5 and p99 are p99.
+ */
+export function latencyHistogram(p50: number, p99: number, count = 1000): string {
+  const histogram = hdr.build(LATENCY_US);
+  histogram.recordValueWithCount(p50 * 1000, Math.round(count * 0.98));
+  histogram.recordValueWithCount(p99 * 1000, count - Math.round(count * 0.98));
+  const encoded = hdr.encodeIntoCompressedBase64(histogram);
+  histogram.destroy();
+  return encoded;
+}
+
 const figures = (okPerS: number, p50: number, p99: number) => ({
   durationS: 15,
+  latencyHistogram: latencyHistogram(p50, p99),
   responses: okPerS * 15,
   reqPerS: okPerS,
   okPerS,
