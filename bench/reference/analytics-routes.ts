@@ -1,21 +1,13 @@
 // The four analytics endpoints, doing the project's I/O and nothing more: the page's cells, the
-// project's query for them, and the sums done on the event loop (no worker threads) in floats.
+// project's query for them, and the sums done on the event loop (no worker threads): revenue by the
+// project's own rollup (workers/rollups/revenue.ts), the others in floats.
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { Access, Query } from './access.js';
 import { bucketsOf, grid, iso, pagination, windowOf } from './paging.js';
+import { rollupRevenue } from '../../workers/rollups/revenue.js';
 import type { ProjectSql } from './project-sql.js';
 
-// the project's revenue record, field for field (same response bytes), summed naively in floats
-interface CurrencyEntry {
-  fees: number;
-  discounts: number;
-  paid: number;
-  pending: number;
-  paidCount: number;
-  pendingCount: number;
-}
-const round2 = (value: number) => Math.round(value * 100) / 100;
 /** The project's revenue and impact queries answer a row set in parts, a JSON text per unit. */
 const rowsOfParts = <Row>(parts: { rows: string }[]) => parts.flatMap((part) => JSON.parse(part.rows) as Row[]);
 
@@ -43,72 +35,17 @@ export function registerAnalyticsRoutes(app: FastifyInstance, pool: pg.Pool, sql
     const token = await access.apiToken(request, 'revenue');
     const page = grid(query, await access.unitScope(token, query));
     const status = query.payment_status ?? 'all';
-    const totals = new Map<
-      string,
-      {
-        currencies: Map<string, CurrencyEntry>;
-        methods: Map<string, { method: string | null; currency: string; total: number; count: number }>;
-      }
-    >();
-    if (page.cells.length > 0) {
-      const { rows } = await pool.query<{ rows: string }>(sql.revenue, [page.unitIds, page.days, page.starts, status]);
-      const checkOuts = rowsOfParts<[string, number, string, string, string, boolean, string | null]>(rows);
-      for (const [periodStart, unitId, currency, feesText, discountText, paid, method] of checkOuts) {
-        const cell = `${periodStart}/${unitId}`;
-        let sums = totals.get(cell);
-        if (!sums) totals.set(cell, (sums = { currencies: new Map(), methods: new Map() }));
-        let entry = sums.currencies.get(currency);
-        if (!entry) sums.currencies.set(currency, (entry = { fees: 0, discounts: 0, paid: 0, pending: 0, paidCount: 0, pendingCount: 0 }));
-        const fees = Number(feesText);
-        const discount = Number(discountText);
-        entry.fees += fees;
-        entry.discounts += discount;
-        if (!paid) {
-          entry.pending += fees - discount;
-          entry.pendingCount++;
-          continue;
-        }
-        entry.paid += fees - discount;
-        entry.paidCount++;
-        const methodKey = `${method ?? ''}/${currency}`;
-        let byMethod = sums.methods.get(methodKey);
-        if (!byMethod) sums.methods.set(methodKey, (byMethod = { method, currency, total: 0, count: 0 }));
-        byMethod.total += fees - discount;
-        byMethod.count++;
-      }
-    }
-    const data = page.cells.map(({ bucket, unitId }) => {
-      const sums = totals.get(`${iso(bucket.start)}/${unitId}`);
-      const currencies = sums ? [...sums.currencies].sort(([a], [b]) => (a < b ? -1 : 1)) : [];
-      const methods = sums
-        ? [...sums.methods.values()].sort(
-            (a, b) => (a.method ?? '~').localeCompare(b.method ?? '~') || a.currency.localeCompare(b.currency),
-          )
-        : [];
-      return {
-        cooling_unit_id: unitId,
-        period_start: iso(bucket.start),
-        period_end: iso(bucket.end),
-        check_outs: currencies.reduce((count, [, entry]) => count + entry.paidCount + entry.pendingCount, 0),
-        currency_totals: currencies.map(([currency, entry]) => ({
-          currency,
-          total_revenue: round2(entry.fees - entry.discounts),
-          paid_revenue: round2(entry.paid),
-          pending_revenue: round2(entry.pending),
-          cooling_fees: round2(entry.fees),
-          discounts: round2(entry.discounts),
-          check_outs: entry.paidCount + entry.pendingCount,
-          paid_check_outs: entry.paidCount,
-          pending_check_outs: entry.pendingCount,
-        })),
-        payment_methods: methods.map((m) => ({
-          payment_method: m.method,
-          currency: m.currency,
-          total_revenue: round2(m.total),
-          check_outs: m.count,
-        })),
-      };
-    });
+    const { rows } =
+      page.cells.length > 0
+        ? await pool.query<{ rows: string }>(sql.revenue, [page.unitIds, page.days, page.starts, status])
+        : { rows: [] };
+    // the project's own rollup, summed here on the event loop (the project hands big pages to threads)
+    const cells = page.cells.map(({ bucket, unitId }) => ({
+      cooling_unit_id: unitId,
+      period_start: iso(bucket.start),
+      period_end: iso(bucket.end),
+    }));
+    const data = rollupRevenue({ cells, checkOuts: rows.map((part) => part.rows) });
     const meta = page.meta(token.company_id);
     return { data, meta: { ...meta, filters: { ...meta.filters, payment_status: status } } };
   });
