@@ -47,7 +47,7 @@ export interface LatencyMs {
 export interface LoadFigures {
   durationS: number;
   /**
-   * the run's latency histogram of its 2xx answers (HdrHistogram in microseconds, compressed
+   * the run's latency histogram of its 2xx and 304 answers (HdrHistogram in microseconds, compressed
    * base64): runs are summed by merging these, since percentiles do not average (histograms.ts)
    */
   latencyHistogram: string | null;
@@ -83,7 +83,8 @@ interface AutocannonResult {
 const resolve = createRequire(import.meta.url).resolve;
 // autocannon's own histogram keeps whole milliseconds (a 7.9 ms answer counts as 7): at the few
 // milliseconds of a small page that is a step of 10-15 %, so each 2xx answer's time is recorded
-// again, in microseconds, in a histogram of the generator's own (LATENCY_US in histograms.ts)
+// again, in microseconds, in a histogram of the generator's own (LATENCY_US in histograms.ts);
+// a 304 too, the answer P16 times (autocannon's keeps 2xx only)
 const GENERATOR_SCRIPT = `const autocannon = require(${JSON.stringify(resolve('autocannon'))});
 const hdr = require(${JSON.stringify(resolve('hdr-histogram-js'))});
 require('node:readline').createInterface({ input: process.stdin })
@@ -102,7 +103,7 @@ require('node:readline').createInterface({ input: process.stdin })
     const latencies = hdr.build(latencyUs);
     const instance = autocannon({ timeout: 30, ...options });
     instance.on('response', (client, status, bytes, ms) => {
-      if (status >= 200 && status < 300) latencies.recordValue(Math.max(1, Math.round(ms * 1000)));
+      if ((status >= 200 && status < 300) || status === 304) latencies.recordValue(Math.max(1, Math.round(ms * 1000)));
     });
     instance.then(
       (result) => {
