@@ -3,7 +3,14 @@
 // P1's and P8's verdicts sit near their lines. The generator (load.ts) records each run's 2xx
 // answers in microseconds and hands the histogram back encoded.
 import * as hdr from 'hdr-histogram-js';
-import type { LatencyMs } from './load.js';
+
+export interface LatencyMs {
+  mean: number;
+  p50: number;
+  p97_5: number;
+  p99: number;
+  max: number;
+}
 
 /** The runs' histograms: microseconds, 1 µs to an hour, 3 significant digits (0.1 %). */
 export const LATENCY_US = {

@@ -7,7 +7,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { track } from './child-processes.js';
-import { LATENCY_US, latencyOf } from './histograms.js';
+import { LATENCY_US, type LatencyMs, latencyOf } from './histograms.js';
+
+export type { LatencyMs };
 
 export interface RequestSpec {
   method: 'GET' | 'POST';
@@ -34,14 +36,6 @@ export interface LoadOptions {
   spread?: boolean;
   /** spread only: the entry the deal starts at (a caller sharing tokens across runs continues where the last run stopped) */
   firstEntry?: number;
-}
-
-export interface LatencyMs {
-  mean: number;
-  p50: number;
-  p97_5: number;
-  p99: number;
-  max: number;
 }
 
 export interface LoadFigures {
