@@ -3,8 +3,8 @@
 // (instants to the microsecond, values, min and max null for raw readings), typed, with the UTC
 // timestamp type and ZSTD pages, never HTTP-encoded; slices name the next as CSV's do. Over real
 // HTTP (the export world, grown to a million readings), a pull the client drops half-way, or
-// whose database connection dies, is cut, not ended, and leaves no connection, COPY or thread
-// task behind; the thread starts with the first Parquet pull and ends with the app, encodes a
+// whose database connection dies, or whose thread ends under it, is cut, not ended, and leaves no
+// connection, COPY, thread task or stream slot behind; the thread starts with the first Parquet pull and ends with the app, encodes a
 // million records without its memory outside the V8 heap (buffers, the wasm memory) growing
 // with them, and takes two pulls at once, each file whole.
 import type { Worker } from 'node:worker_threads';
@@ -296,6 +296,42 @@ t.test('over HTTP: a pull cut half-way, by the client or the database, leaves no
     await settled();
     t.equal(world.ctx.app.db.totalCount - world.ctx.app.db.idleCount, 0, 'no connection held');
     t.equal(parquetTasksRunning(), 0, 'its thread task ended');
+  });
+
+  await t.test('its thread ended mid-stream: the response is cut, the next pulls get a new thread, no slot is kept', async (t) => {
+    const slice = await client.sensorDataBulk(query);
+    const reader = slice.body.getReader();
+    t.ok((await reader.read()).value, 'bytes arrive');
+    const live = threads.filter((thread) => thread.threadId !== -1);
+    t.equal(live.length, 1, 'one thread encodes it');
+    // what a crash of the thread (its heap limit, a wasm trap that kills the isolate) looks like to the worker
+    const threadsBefore = threads.length;
+    await live[0]!.terminate();
+    let bytes = 0;
+    const ending = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return 'ended';
+        bytes += value.length;
+      }
+    })();
+    await t.rejects(ending, 'the body errors: cut, never a file that ends');
+    t.pass(`${bytes} more bytes came before the cut`);
+    await settled();
+    t.equal(parquetTasksRunning(), 0, 'its task ended');
+    t.equal(world.ctx.app.db.totalCount - world.ctx.app.db.idleCount, 0, 'no connection held');
+    t.equal(await copies(), 0, 'no COPY left on the server');
+    // the token's slot and the server's two: the same token, and two pulls at once, are served whole
+    const part = { ...query, end_date: '2024-06-02' } as const;
+    const other = new ColdtrackClient({ baseUrl: world.baseUrl, token: (await world.issue()).token });
+    const files = await Promise.all(
+      [client, other].map(async (each) => Buffer.from(await new Response((await each.sensorDataBulk(part)).body).arrayBuffer())),
+    );
+    const rows = files.map((file) =>
+      Number(parquetMetadata(file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength) as ArrayBuffer).num_rows),
+    );
+    t.same(rows, [103_680, 103_680], 'the same token and another each get their two days whole, on a new thread');
+    t.equal(threads.length, threadsBefore + 1, 'one new thread started');
   });
 
   await t.test('the thread ends with the app', async (t) => {
