@@ -9,14 +9,18 @@
 // no escape codes, then the same closing lines.
 // The static checks (npm run typecheck, then npm run lint: ESLint and Prettier's check) run beside
 // the tests and fail the run like a test would.
+// Some files only (`npm test -- PATH...`, or a tier of test/tiers.ts: `--tier=fast`, what `npm run
+// test:fast` runs): no static checks unless `--checks` asks, and only the database templates those
+// files clone, kept when built from what is checked out now (test/setup/template-db.ts).
 // It runs on the Node the project pins (the `node` devDependency: node_modules/.bin/node), whichever
 // node started it: `npm test` puts that one first on PATH already; started on another (the
 // machine's own, `node test/run.mjs`), it starts itself again on the pinned one, with
 // node_modules/.bin first on PATH as npm would, so the npm and npx it starts and every process a
 // test starts (through process.execPath) run on that Node too. The closing lines name it.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { delimiter } from 'node:path';
+import { existsSync, globSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { delimiter, relative } from 'node:path';
+import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
 const pinnedNode = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).devDependencies.node;
@@ -42,18 +46,57 @@ rmSync(new URL('../.tap/coverage', import.meta.url), { recursive: true, force: t
 rmSync(new URL('../.tap/test-results', import.meta.url), { recursive: true, force: true });
 
 const started = Date.now();
+const root = fileURLToPath(new URL('..', import.meta.url));
+// this runner's own options; the rest goes to tap
+const { values: own, tokens } = parseArgs({
+  options: { tier: { type: 'string', multiple: true, default: [] }, checks: { type: 'boolean', default: false } },
+  strict: false,
+  tokens: true,
+  allowPositionals: true,
+});
+const ownOption = new Set(
+  tokens.filter((token) => token.kind === 'option' && ['tier', 'checks'].includes(token.name)).map((token) => token.index),
+);
+// the value of a `--tier NAME` written apart is the runner's too
+for (const token of tokens) if (token.kind === 'option' && token.name === 'tier' && !token.inlineValue) ownOption.add(token.index + 1);
+const tapArgs = process.argv.slice(2).filter((_, index) => !ownOption.has(index));
+// tap's configuration (TapConfig.load, below) reads process.argv, where it would refuse these
+process.argv.splice(2, Infinity, ...tapArgs);
+const { TIERS, templatesOf, tierOf } = await import('./tiers.ts');
+const allTestFiles = () => globSync('test/**/*.test.ts', { cwd: root }).sort();
+const tierFiles = own.tier.flatMap((name) => {
+  if (TIERS.some((tier) => tier.name === name)) return allTestFiles().filter((file) => tierOf(file) === name);
+  console.error(`No test tier ${name}: ${TIERS.map((tier) => tier.name).join(', ')} (test/tiers.ts)`);
+  process.exit(1);
+});
+// the paths given, as tap takes them (files, folders), and the test files they name
+const paths = tapArgs.filter((arg) => !arg.startsWith('-') && (existsSync(arg) || /[*?]|\.test\.ts$/.test(arg)));
+const subset = paths.length > 0 || own.tier.length > 0;
+const filesOf = (path) => {
+  const stat = existsSync(path) ? statSync(path) : null;
+  if (stat?.isDirectory()) return globSync(`${path.replace(/\/+$/, '')}/**/*.test.ts`);
+  return stat ? [path] : globSync(path);
+};
+const selected = [...new Set([...tierFiles, ...paths.flatMap(filesOf).map((file) => relative(root, file))])];
+// a path that names no file tap can be sure of (a pattern of its own): every template
+const templates = subset && paths.every((path) => filesOf(path).length > 0) ? templatesOf(root, selected) : ['postgres', 'timescale'];
+const runChecks = !subset || own.checks;
 // The static checks run beside the tests rather than before them, one after the other: each uses
 // one core, and the suite's first ~20 s (templates, the first files starting) leave the other one
 // idle. A failure still fails the run, and stops it as soon as it is reported. (Run at the lowest
 // CPU priority instead, the type check made no difference: 219-235 s against 219-224 s.)
-const typecheck = spawn('sh', ['-c', 'npm run --silent typecheck && npm run --silent lint'], { stdio: ['ignore', 'pipe', 'pipe'] });
+const typecheck = runChecks
+  ? spawn('sh', ['-c', 'npm run --silent typecheck && npm run --silent lint'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  : null;
 let typecheckOutput = '';
-typecheck.stdout.on('data', (chunk) => (typecheckOutput += chunk));
-typecheck.stderr.on('data', (chunk) => (typecheckOutput += chunk));
-const typechecked = new Promise((resolve) => typecheck.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+typecheck?.stdout.on('data', (chunk) => (typecheckOutput += chunk));
+typecheck?.stderr.on('data', (chunk) => (typecheckOutput += chunk));
+const typechecked = typecheck
+  ? new Promise((resolve) => typecheck.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))))
+  : Promise.resolve(null);
 let child = null;
 void typechecked.then((code) => {
-  if (code === 0) return;
+  if (code === 0 || code === null) return;
   console.error(`\nThe type check or the lint (npm run typecheck, npm run lint) failed:\n${typecheckOutput.trim()}`);
   child?.kill('SIGTERM');
   process.exit(code);
@@ -81,14 +124,23 @@ const pluginsBuilt =
   builtPlugins === (await TapConfig.load()).pluginSignature
     ? Promise.resolve(0)
     : run('npx', ['tap', 'build'], ['ignore', 'ignore', 'inherit']);
-const templatesBuilt = run(process.execPath, ['--import', './test/setup/prebuilt.mjs', 'test/setup/template-db.ts'], 'inherit');
+const templatesBuilt = run(
+  process.execPath,
+  [
+    '--import',
+    './test/setup/prebuilt.mjs',
+    'test/setup/template-db.ts',
+    ...(subset ? [`--only=${templates.join(',')}`, '--reuse-fresh'] : []),
+  ],
+  'inherit',
+);
 for (const status of await Promise.all([pluginsBuilt, templatesBuilt])) {
   if (status !== 0) {
-    typecheck.kill();
+    typecheck?.kill();
     process.exit(status);
   }
 }
-const args = process.argv.slice(2);
+const args = [...tapArgs, ...tierFiles];
 // plain lines where stdout is not a terminal, unless a --reporter given here says otherwise
 const plainOutput = !process.stdout.isTTY && !args.some((arg) => /^(--reporter\b|-R)/.test(arg));
 const plainText = (text) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
@@ -215,5 +267,6 @@ child.on('exit', async (code, signal) => {
   if (suites) console.log(`Test files: ${suites.pass} passed, ${suites.fail} failed (${seconds} s)`);
   if (asserts) console.log(`Assertions: ${asserts.pass} passed, ${asserts.fail} failed`);
   if (typecheckCode === 0) console.log('Type check and lint: passed');
+  if (typecheckCode === null) console.log('Type check and lint: not run (some files only; --checks runs them)');
   process.exit(code ?? (signal ? 1 : 0));
 });

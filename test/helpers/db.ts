@@ -3,7 +3,9 @@
 // servers: the local PostgreSQL (postgres storage profile) and a TimescaleDB server (timescale
 // profile, test/helpers/timescale.ts), each with its own template.
 import { createHash, randomBytes } from 'node:crypto';
+import { globSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createPool } from '../../src/db/pool.js';
 import { retryTransient } from '../../src/db/transient.js';
@@ -146,6 +148,7 @@ export async function derivedTemplate(label: string, fill: (db: TestDatabase) =>
         await pool.end();
       }
       await client.query(`ALTER DATABASE ${name} IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+      await client.query(`COMMENT ON DATABASE ${name} IS ${client.escapeLiteral(templateFingerprint())}`);
     } finally {
       await client.query('SELECT pg_advisory_unlock(hashtext($1))', [name]);
     }
@@ -170,6 +173,43 @@ export async function migrateWithProfile(url: string, profile: StorageProfile, s
   // and most files only clone a template migrated before the run
   const { migrate } = await import('../../src/db/migrate.js');
   await migrate(url, { sensorStorage: profile, sensorRetentionDays });
+}
+
+// What a template is built from: a template whose comment names the same fingerprint is what a
+// rebuild would make again, and a run of some files (npm test -- PATH) reuses it
+const TEMPLATE_INPUTS = [
+  'sql/migrations/**',
+  'src/db/migrate.ts',
+  'src/sensors/policy-health.ts',
+  'test/helpers/db.ts',
+  'test/helpers/timescale.ts',
+  'package-lock.json',
+];
+
+/** A hash of what the templates are built from (TEMPLATE_INPUTS), written into each one's comment. */
+export function templateFingerprint(): string {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const hash = createHash('sha256');
+  for (const file of TEMPLATE_INPUTS.flatMap((pattern) => globSync(pattern, { cwd: root, withFileTypes: true }))
+    .filter((entry) => entry.isFile())
+    .map((entry) => `${entry.parentPath}/${entry.name}`)
+    .sort()) {
+    hash.update(file).update(readFileSync(file));
+  }
+  return `coldtrack template ${hash.digest('hex').slice(0, 16)}`;
+}
+
+/** Whether `server`'s template is complete and built from what is checked out now. */
+export async function templateIsFresh(server: DatabaseServer): Promise<boolean> {
+  const { rows } = await withAdmin(
+    (client) =>
+      client.query<{ comment: string | null }>(
+        "SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1 AND datistemplate",
+        [server.templateName],
+      ),
+    server,
+  );
+  return rows[0]?.comment === templateFingerprint();
 }
 
 /**

@@ -2,6 +2,8 @@
 // processes load this repository's TypeScript from its transpiled copy in .build/.
 import { register } from 'node:module';
 import processOnSpawn from 'process-on-spawn';
+// a fast-tier file may start no process (test/tiers.ts)
+import './fast-tier-guard.mjs';
 
 register('./prebuilt-hooks.mjs', import.meta.url);
 
