@@ -148,7 +148,6 @@ export async function derivedTemplate(label: string, fill: (db: TestDatabase) =>
         await pool.end();
       }
       await client.query(`ALTER DATABASE ${name} IS_TEMPLATE true ALLOW_CONNECTIONS false`);
-      await client.query(`COMMENT ON DATABASE ${name} IS ${client.escapeLiteral(templateFingerprint())}`);
     } finally {
       await client.query('SELECT pg_advisory_unlock(hashtext($1))', [name]);
     }
@@ -264,6 +263,7 @@ async function rebuildTemplateOnce(server: DatabaseServer, prepare?: (client: pg
   await step('close', () =>
     withAdmin(async (client) => {
       await client.query(`ALTER DATABASE ${name} IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+      await client.query(`COMMENT ON DATABASE ${name} IS ${client.escapeLiteral(templateFingerprint())}`);
       // sessions already in (TimescaleDB's scheduler) are not turned out by ALLOW_CONNECTIONS false
       for (let attempt = 0; ; attempt++) {
         const { rows } = await client.query<{ n: number }>(
