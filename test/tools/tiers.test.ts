@@ -49,6 +49,7 @@ t.test('a file that starts a browser, a private server or a cluster through a he
     'test/helpers/debian-clusters.ts',
     'test/ops/prometheus-server.ts',
     'test/client/packed-client.ts',
+    'test/operations/harness.ts',
   ];
   const fast = testFiles.filter((file) => tierOf(file) === FAST_TIER.name);
   t.ok(fast.length > 100, `${fast.length} files in the fast tier`);
