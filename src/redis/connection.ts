@@ -33,7 +33,12 @@ export function createRedis(target: RedisTarget, name: string): RedisClient {
         // and the rate-limit script) are sent concurrently anyway, so they share a round trip
         // without it; it only deferred them to the next loop turn and built a pipeline per batch
         // (bench P1 small-page measured the cheapest page faster without it)
-        new Redis(target, options)
+        // No autoResubscribe: the revocation subscriber subscribes again itself on every 'ready',
+        // its failure handled (src/tokens/revocation.ts), while ioredis's own resubscribe on
+        // reconnect is fire and forget: a connection that drops again before SUBSCRIBE's reply
+        // rejects it unhandled ("Connection is closed."), which ends the worker on a flapping
+        // Redis (redis/ioredis#2187, after 5.11). A cluster's subscriber keeps ioredis's own.
+        new Redis(target, { ...options, autoResubscribe: false })
       : new Cluster(target, {
           redisOptions: options,
           enableOfflineQueue: false,
