@@ -73,16 +73,23 @@ export async function holdPull(cluster: Cluster, headers: Record<string, string>
   });
 }
 
-/** Pulls (fresh connections) until one is answered by a worker other than `pid`: its status. */
+/**
+ * Pulls (fresh connections) until one is answered by a worker other than `pid`: its status. A
+ * pull served on `pid` instead is dropped, and holds its token's slot until its worker has seen
+ * the connection go: `released` waits for that before the next try, which would otherwise be
+ * refused for the dropped pull rather than for what the test holds.
+ */
 export async function pullElsewhere(
   cluster: Cluster,
   headers: Record<string, string>,
   pid: number,
+  released: () => Promise<unknown> = async () => {},
 ): Promise<{ status: number; pid: number }> {
   for (let attempt = 0; attempt < 12; attempt++) {
     const pull = await holdPull(cluster, headers);
     if (pull.pid === pid) {
       pull.drop();
+      if (pull.status === 200) await released();
       continue;
     }
     if (pull.status === 200) await pull.finish();

@@ -27,13 +27,17 @@ t.test('on the shared Redis: one stream of a token across both workers', async (
   const second = await pullElsewhere(cluster, token.headers, held.pid);
   t.equal(second.status, 429, `the same token's pull on the other worker (${second.pid}): 429`);
   const other = await world.issue();
-  const beside = await pullElsewhere(cluster, other.headers, held.pid);
+  const otherReleased = () =>
+    until('the dropped pull released', async () => (await redis.zcard(`${prefix}lease:${other.id}`)) === 0, LEASE_TTL_MS + 5000);
+  const beside = await pullElsewhere(cluster, other.headers, held.pid, otherReleased);
   t.equal(beside.status, 200, 'another token pulls beside it on that worker');
 
   const bytes = await held.finish();
   t.ok(bytes > 1_000_000, `the held pull ends whole (${bytes} bytes)`);
   await until('the lease released', async () => (await redis.zcard(leaseKey)) === 0, 3000);
-  const next = await pullElsewhere(cluster, token.headers, held.pid);
+  const next = await pullElsewhere(cluster, token.headers, held.pid, () =>
+    until('the dropped pull released', async () => (await redis.zcard(leaseKey)) === 0, LEASE_TTL_MS + 5000),
+  );
   t.equal(next.status, 200, 'the slot is free once the pull ended: the other worker takes the next one');
 
   await t.test('a worker killed mid-pull holds its slot no longer than the lease', async (t) => {
