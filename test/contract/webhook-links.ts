@@ -7,13 +7,12 @@
 // the deliveries in their endpoint's log). The world runs with WEBHOOK_DELIVERY=off: nothing is
 // sent, so a delivery stays pending at its first attempt.
 import fc from 'fast-check';
-import type { LightMyRequestResponse } from 'fastify';
 import type { Test } from 'tap';
 import type { WebhookDeliveryJson, WebhookEndpointJson } from '../helpers/webhooks.js';
 import { validValue } from './arbitraries.js';
-import { checkAnswer, parseBody } from './checks.js';
-import { send, validRequest, type Example } from './examples.js';
+import { validRequest } from './examples.js';
 import { expectValid } from './expectations.js';
+import { type ChainCall, linkChain } from './link-chain.js';
 import type { Operation } from './openapi.js';
 import { WEBHOOKS_PATH } from './webhooks.js';
 import type { World } from './world.js';
@@ -42,44 +41,12 @@ export async function runWebhookLinks(t: Test, world: World, options: { seed: nu
   const { create, list, retrieve, update, remove, rotate, test, deliveries, replayOne, replaySince } = operations;
   if (!create || !list || !retrieve || !update || !remove || !rotate || !test || !deliveries || !replayOne || !replaySince) return;
 
-  const steps = new Map<string, string[]>();
-  let sequences = 0;
-  const expect = (step: string, ok: boolean, detail: () => string) => {
-    const problems = steps.get(step) ?? [];
-    if (!ok) problems.push(detail());
-    steps.set(step, problems);
-  };
+  const { expect, call: send_, status, same, started, report } = linkChain(world);
   const employee = { authorization: `Bearer ${world.jwt.employee}` };
-  const call = async (
-    step: string,
-    operation: Operation,
-    init: { path?: Record<string, string>; query?: Array<[string, string]>; body?: unknown },
-  ) => {
-    const example: Example = {
-      operation,
-      group: 'valid',
-      kind: step,
-      credential: 'employee JWT',
-      headers: employee,
-      path: init.path ?? {},
-      query: init.query ?? [],
-      ...(init.body !== undefined ? { body: { text: JSON.stringify(init.body), contentType: 'application/json' } } : {}),
-    };
-    const response = await send(world, example);
-    const findings = checkAnswer(world.book, operation, response);
-    expect(`${step}: the answer conforms to the document`, findings.length === 0, () =>
-      findings.map((finding) => `${finding.check}: ${finding.detail}`).join('; '),
-    );
-    return { response, body: (parseBody(response) ?? {}) as Answer };
+  const call = async (step: string, operation: Operation, init: ChainCall) => {
+    const { response, body } = await send_<Answer | undefined>(step, operation, init);
+    return { response, body: body ?? ({} as Answer) };
   };
-  const status = (step: string, response: LightMyRequestResponse, expected: number) =>
-    expect(`${step}: ${expected}`, response.statusCode === expected, () => `${response.statusCode} ${response.body.slice(0, 200)}`);
-  const same = (step: string, actual: unknown, wanted: unknown) =>
-    expect(
-      step,
-      JSON.stringify(actual) === JSON.stringify(wanted),
-      () => `${JSON.stringify(actual)?.slice(0, 300)} != ${JSON.stringify(wanted)?.slice(0, 300)}`,
-    );
   const logOf = async (step: string, id: string) => {
     const log = await call(step, deliveries, { path: { endpoint_id: id }, query: [['page_size', '100']] });
     status(step, log.response, 200);
@@ -101,7 +68,7 @@ export async function runWebhookLinks(t: Test, world: World, options: { seed: nu
     fc.asyncProperty(validRequest(world, create, 'contract'), graceBody, async (creation, grace) => {
       const expectation = await expectValid(world, creation);
       fc.pre(expectation.violations.length === 0);
-      sequences++;
+      started();
       await makeRoom();
       const input = creation.bodyValue as { url: string; event_types: string[]; description?: string; cooling_unit_ids?: number[] };
 
@@ -263,8 +230,5 @@ export async function runWebhookLinks(t: Test, world: World, options: { seed: nu
     }),
     { seed: options.seed, numRuns: options.numRuns },
   );
-  t.ok(sequences > 0, `${sequences} create -> ... -> delete sequences`);
-  for (const [step, problems] of steps) {
-    t.same(problems.slice(0, 3), [], `${step}${problems.length ? ` (${problems.length} of ${sequences})` : ''}`);
-  }
+  report(t, 'create -> ... -> delete');
 }
