@@ -4,6 +4,7 @@ import type { Server } from './config.js';
 import { latencyOf } from './histograms.js';
 import type { LatencyMs, LoadFigures } from './load.js';
 import type { LoopDelay } from './loop-delay.js';
+import type { WebhookFigures } from './webhook-revokes.js';
 import type { WorkerMemory } from './worker-memory.js';
 
 export interface ServerRun {
@@ -24,6 +25,8 @@ export interface ServerRun {
   }[];
   memory: WorkerMemory[];
   loop: LoopDelay | { error: string } | null;
+  /** revokes timed to their webhooks beside the run (P17), or why they could not be */
+  webhook?: WebhookFigures | { error: string };
 }
 
 export interface LoadSummary {

@@ -12,6 +12,8 @@ import { type ScenarioResult, type ServerRun, summarize } from './results.js';
 import { type BuildContext, CURRENT_ETAG, type Load, type Scenario } from './scenarios.js';
 import type { Service } from './services.js';
 import { sleep } from './timing.js';
+import { type WebhookRevokePlan, type WebhookRevokes, startWebhookRevokes } from './webhook-revokes.js';
+import { webhookLine } from './webhook-target.js';
 import { sampleMemory } from './worker-memory.js';
 
 /** Seconds of the pilot that sizes each server's runs of a scenario. */
@@ -35,7 +37,10 @@ export function planCredentials(config: KitConfig, selected: Scenario[]): Creden
   for (const scenario of selected) {
     for (let i = 0; i < 2; i++) scenario.build({ ...context, seconds: PILOT_SECONDS });
     // every run, and one retry per server
-    for (let i = 0; i < config.order.length + 2; i++) scenario.build(context);
+    for (let i = 0; i < config.order.length + 2; i++) {
+      scenario.build(context);
+      scenario.webhookRevokes?.(context);
+    }
   }
   counting.alpha.take(config.revocationRounds + 1); // P7 rounds, the sensor probe
   return { alpha: counting.alpha.used + 20, mixed: counting.mixed.used + 20, managers: counting.managers.used + 5 };
@@ -131,10 +136,15 @@ async function runScenarioOn(
   built: Load[][],
   eventLoop: boolean,
   seconds: number,
+  webhookPlan: WebhookRevokePlan | null,
 ): Promise<ServerRun> {
   const phases = await withCurrentEtags(service.url, built);
   for (const phase of phases) for (const load of phase) await warm(service, load);
   await sleep(200); // let the warm-up's last answers settle
+  // a failure to start (the endpoint refused) is the run's figure, not the whole bench's end
+  const revokes: WebhookRevokes | { error: string } | null = webhookPlan
+    ? await startWebhookRevokes(service.url, webhookPlan).catch((error: Error) => ({ error: error.message }))
+    : null;
   const memory = sampleMemory(service.workerPids);
   const loads: ServerRun['loads'] = [];
   const loops: NonNullable<ServerRun['loop']>[] = [];
@@ -176,10 +186,11 @@ async function runScenarioOn(
       }),
     );
   }
+  const webhook = revokes && 'stop' in revokes ? await revokes.stop().catch((error: Error) => ({ error: error.message })) : revokes;
   // the run's figure: its worst phase (a failed read is said when no phase has a figure)
   const measured = loops.filter((loop): loop is LoopDelay => 'p99Ms' in loop);
   const loop = measured.length > 0 ? measured.reduce((a, b) => (b.p99Ms > a.p99Ms ? b : a)) : (loops[0] ?? null);
-  return { server, position, loads, memory: memory.stop(), loop };
+  return { server, position, loads, memory: memory.stop(), loop, ...(webhook ? { webhook } : {}) };
 }
 
 export interface ScenarioSetting {
@@ -239,16 +250,19 @@ export async function runBothServers(scenario: Scenario, index: number, setting:
     for (;;) {
       if (setting.interrupted()) throw new Error('interrupted');
       log(`${scenario.id}: ${server} (run ${position + 1} of ${order.length})`);
+      const runContext = { ...context, rate, pilotPeak: (label: string) => measured.get(label) ?? null };
       const run = await runScenarioOn(
         clusters[server],
         server,
         position,
-        scenario.build({ ...context, rate, pilotPeak: (label) => measured.get(label) ?? null }),
+        scenario.build(runContext),
         scenario.eventLoop ?? false,
         config.seconds,
+        scenario.webhookRevokes?.(runContext) ?? null,
       );
       const headline = run.loads[0]!.figures;
       log(`  ${headline.okPerS.toFixed(1)} 2xx/s, p99 ${headline.latencyMs.p99} ms, non-2xx ${headline.non2xx}, errors ${headline.errors}`);
+      if (run.webhook) log(`  webhooks: ${webhookLine(run.webhook)}`);
       // 429s: the token plan ran short of this server's real rate; once per server, plan for more
       const limited = run.loads.filter((load) => (load.figures.statusCodes['429'] ?? 0) > 0);
       if (limited.length === 0 || retried.has(server)) {

@@ -10,6 +10,7 @@ import type { BenchToken, CredentialPool, Credentials, Employee } from './creden
 import type { Layout } from './layout.js';
 import type { RequestSpec } from './load.js';
 import { sensorPaths } from './sensor-targets.js';
+import type { WebhookRevokePlan } from './webhook-revokes.js';
 
 export interface BuildContext {
   layout: Layout;
@@ -50,6 +51,8 @@ export interface Scenario {
   projectOnly?: boolean;
   /** sequential phases of concurrent loads; the first load of the first phase is the headline */
   build(context: BuildContext): Load[][];
+  /** tokens revoked through the API beside the measured run's phases, each timed to its webhook (P17, kit/webhook-revokes.ts) */
+  webhookRevokes?(context: BuildContext): WebhookRevokePlan;
 }
 
 /** one warm-up connection per worker: the cluster hands new connections out in turn */
@@ -120,6 +123,13 @@ const CEILING = {
 
 /** P16's two loads: the same page, plain and revalidated. */
 export const CONDITIONAL_LOADS = { plain: 'plain (200)', revalidated: 'If-None-Match (304)' } as const;
+
+/** P17's revokes: a steady trickle, as employees revoke, not a flood (P7 measures a revoke under load). */
+const REVOKES_PER_SECOND = 2;
+/** an employee's revokes in a run, under the 120 writes a minute of its rate limit whatever the run's length */
+const REVOKES_PER_EMPLOYEE = MANAGEMENT_WRITES_PER_MINUTE - 20;
+/** P17's mixed traffic, at half the rate its pilot measured */
+export const WEBHOOK_MIXED_LOAD = 'mixed beside revokes';
 
 export const scenarios: Scenario[] = [
   {
@@ -349,6 +359,32 @@ export const scenarios: Scenario[] = [
       });
     },
   },
+  {
+    id: 'webhook-revoke-beside-mixed',
+    title: 'Token revokes delivered as webhooks beside mixed partner traffic',
+    what:
+      "The mixed scenario's traffic (24 connections) at half the rate the pilot measured the project to serve of it, while a " +
+      `Registered Employee of Bench Gamma revokes its tokens through the API, ${REVOKES_PER_SECOND} a second, to a webhook endpoint ` +
+      'registered for api_token.revoked (through the API) that points at a loopback receiver verifying each signature with ' +
+      'standardwebhooks. P17: from each revoke request sent (its commit is not observable; it comes before the answer) to its ' +
+      "delivery's first byte at the receiver, with the time from the revoke's answer beside it, and the revokes, deliveries, " +
+      'missing, duplicate and badly signed deliveries counted. The project only: the reference sends no webhooks.',
+    target: 'P17',
+    projectOnly: true,
+    build: (context) => [[mixedAtHalf(WEBHOOK_MIXED_LOAD, WEBHOOK_MIXED_LOAD, context.seconds, context)]],
+    webhookRevokes: ({ credentials, layout, seconds }) => {
+      const count = Math.ceil(REVOKES_PER_SECOND * seconds) + 2;
+      // besides its revokes, the first employee registers the endpoint and deletes it
+      const employees = credentials.managers.take(Math.ceil((count + 2) / REVOKES_PER_EMPLOYEE));
+      // the mixed tokens take turns by company: enough of them to find `count` of the employees' company
+      const companies = layout.companies.length;
+      const tokens = credentials.mixed
+        .take(companies * (count + 1))
+        .filter((token) => token.companyId === employees[0]!.companyId)
+        .slice(0, count);
+      return { rate: REVOKES_PER_SECOND, tokens, employees };
+    },
+  },
 ];
 
 function mixedPath(token: BenchToken, i: number, layout: Layout, sensor: boolean): string {
@@ -379,6 +415,24 @@ export const BESIDE_LOADS = { control: 'mixed alone (control)', beside: 'mixed b
  * on it); its control, the same traffic at the same rate without the pulls, alternates with it
  * (control, bulk, bulk, control, ...), the event loop read per phase.
  */
+/**
+ * The mixed traffic at a fixed rate: half the busiest second the pilot measured of `pilotLabel`
+ * (at full speed in the pilot itself, which measures it).
+ */
+function mixedAtHalf(label: string, pilotLabel: string, seconds: number, context: BuildContext): Load {
+  const { credentials, layout, sensorAvailable, rate, pilotPeak } = context;
+  const peak = pilotPeak?.(pilotLabel) ?? null;
+  const mixedRate = peak === null ? undefined : Math.max(5, Math.round(peak / 2));
+  return {
+    ...tokenLoad(label, 24, credentials.mixed, { rate: mixedRate ?? rate(label, CEILING.mixed), seconds, entries: 200 }, (token, i) =>
+      mixedPath(token, i, layout, sensorAvailable),
+    ),
+    seconds,
+    overallRate: mixedRate,
+    nice: true,
+  };
+}
+
 function bulkBesideMixed(format: 'csv' | 'parquet'): Scenario {
   return {
     id: `bulk-${format}-beside-mixed`,
@@ -394,23 +448,11 @@ function bulkBesideMixed(format: 'csv' | 'parquet'): Scenario {
     requiresSensor: true,
     projectOnly: true,
     eventLoop: true,
-    build: ({ credentials, layout, seconds, sensorAvailable, rate, pilotPeak }) => {
+    build: (context) => {
+      const { credentials, seconds, rate } = context;
       const pairs = seconds >= 12 ? 3 : 1;
       const phaseSeconds = Math.max(3, Math.round(seconds / pairs));
-      const peak = pilotPeak?.(BESIDE_LOADS.control) ?? null;
-      const mixedRate = peak === null ? undefined : Math.max(5, Math.round(peak / 2));
-      const mixed = (label: string): Load => ({
-        ...tokenLoad(
-          label,
-          24,
-          credentials.mixed,
-          { rate: mixedRate ?? rate(label, CEILING.mixed), seconds: phaseSeconds, entries: 200 },
-          (token, i) => mixedPath(token, i, layout, sensorAvailable),
-        ),
-        seconds: phaseSeconds,
-        overallRate: mixedRate,
-        nice: true,
-      });
+      const mixed = (label: string) => mixedAtHalf(label, BESIDE_LOADS.control, phaseSeconds, context);
       // a token per pull: a token streams one pull at a time on a process (BULK_STREAMS_PER_TOKEN),
       // and 2 connections keep at most 2 pulls open, the limit of one process
       const pulls = (): Load => ({

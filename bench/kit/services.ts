@@ -153,7 +153,8 @@ export async function startClusters(
       entry: entries.project,
       port: projectPort,
       workers: WORKERS,
-      env: { ...env, LOG_LEVEL: 'warn' },
+      // P17's receiver listens on loopback, which webhooks are refused without this (docs/webhooks.md)
+      env: { ...env, LOG_LEVEL: 'warn', WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' },
       readyPath: '/readyz',
     }).then((s) => (running.project = s)),
     startService({ name: 'reference', entry: entries.reference, port: referencePort, workers: WORKERS, env, readyPath: '/readyz' }).then(

@@ -1,4 +1,4 @@
-// The release targets P1..P8 and P16, each judged from the run's own figures: pass, miss (with the
+// The release targets P1..P8, P16 and P17, each judged from the run's own figures: pass, miss (with the
 // figure) or "not measured" (with the reason). Thresholds are the issue's; nothing here rounds in a
 // target's favour (ratios are compared unrounded).
 import { pairedRatio } from './paired-ratio.js';
@@ -7,8 +7,9 @@ import { headline, type LoadSummary, type ScenarioResult, type ServerRun } from 
 import type { LoopDelay } from './loop-delay.js';
 import { BESIDE_LOADS, CONDITIONAL_LOADS } from './scenarios.js';
 import { combinedOutcome, type SensorScriptResults } from './sensor-targets.js';
+import { judgeWebhooks, P17_P99_MS, WEBHOOK_SCENARIO } from './webhook-target.js';
 
-export type TargetKey = 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'P8' | 'P16';
+export type TargetKey = 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'P8' | 'P16' | 'P17';
 
 export interface TargetResult {
   key: TargetKey;
@@ -68,6 +69,13 @@ export const TARGET_GOALS: Record<TargetKey, { title: string; goal: string; limi
     title: 'Conditional request',
     goal: `a 304 costs <= ${P16_COST}x the 200 it replaces (req/s of the same 1,000-record sensor page, alternating phases)`,
     limit: P16_COST,
+  },
+  P17: {
+    title: 'Token revoke to webhook',
+    goal:
+      `from the commit of a token revoke to the signed delivery's first byte at a healthy endpoint: p99 <= ${P17_P99_MS / 1000} s ` +
+      'under the mixed traffic (timed from the revoke request sent), every revoke delivered and verified',
+    limit: P17_P99_MS,
   },
 };
 
@@ -268,10 +276,23 @@ export function evaluateTargets(input: {
   }
 
   targets.push(conditionalTarget(scenarios));
+  targets.push(webhookTarget(scenarios));
 
   // pushed in the order they are judged (P4 with P6); reported by key
-  const order: TargetKey[] = ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'P7', 'P8', 'P16'];
+  const order: TargetKey[] = ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'P7', 'P8', 'P16', 'P17'];
   return order.map((key) => targets.find((t) => t.key === key)!);
+}
+
+/** P17, when the mixed traffic beside the revokes was answered (kit/webhook-target.ts has the figures). */
+function webhookTarget(scenarios: ScenarioResult[]): TargetResult {
+  const scenario = scenarios.find((s) => s.id === WEBHOOK_SCENARIO);
+  const mixed = scenario?.status === 'measured' ? headline(scenario, 'project') : undefined;
+  const failed = mixed ? failedAnswers('P17', mixed, 'the mixed traffic beside the revokes') : null;
+  if (failed) return failed;
+  const judged = judgeWebhooks(scenario);
+  if ('notMeasured' in judged) return notMeasured('P17', judged.notMeasured);
+  const beside = mixed ? `; mixed traffic ${fixed(mixed.okPerS, 1)} 2xx/s` : '';
+  return result('P17', judged.pass ? 'pass' : 'miss', judged.measured, judged.p99Ms, judged.detail + beside);
 }
 
 /** The workers' CPU time per answer of a load, over the phases it ran alone in; null when unknown. */
