@@ -14,6 +14,8 @@ import { type Aggregation, type CountedScope, readDayCounts } from './day-counts
 const sql = loadQueries('sensor-bulk', ['rawRows', 'hourlyRows', 'dailyRows', 'csvColumns', 'ndjsonLine', 'binaryColumns'], {
   prepared: false,
 });
+// the change feed's head, as the pages read it (sql/queries/sensor-changes.sql)
+const { feedVersion } = loadQueries('sensor-changes', ['feedVersion']);
 const ROWS: Record<Aggregation, string> = { raw: sql.rawRows, hourly: sql.hourlyRows, daily: sql.dailyRows };
 
 export const BULK_FORMATS = ['csv', 'ndjson', 'parquet'] as const;
@@ -79,13 +81,35 @@ export interface SliceStream {
  * Streams a slice from a connection of `pool`: a transaction whose statement may run for up to
  * `statementTimeoutMs` (the pool's deadline is for pages, not pulls), one COPY, commit. A
  * consumer that goes away destroys the stream: the connection is then closed, which ends the
- * statement on the server.
+ * statement on the server. With `minHead` (a replica's pool), the slice is read only if its
+ * snapshot holds the change feed up to there (repeatable read: the head is read in the COPY's
+ * snapshot); null when it does not, and nothing was streamed.
  */
-export async function streamSlice(pool: pg.Pool, query: BulkQuery, statementTimeoutMs: number): Promise<SliceStream> {
+export async function streamSlice(pool: pg.Pool, query: BulkQuery, statementTimeoutMs: number): Promise<SliceStream>;
+export async function streamSlice(
+  pool: pg.Pool,
+  query: BulkQuery,
+  statementTimeoutMs: number,
+  minHead: bigint | null,
+): Promise<SliceStream | null>;
+export async function streamSlice(
+  pool: pg.Pool,
+  query: BulkQuery,
+  statementTimeoutMs: number,
+  minHead: bigint | null = null,
+): Promise<SliceStream | null> {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN READ ONLY');
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     await client.query(`SET LOCAL statement_timeout = ${Math.trunc(statementTimeoutMs)}`);
+    if (minHead !== null) {
+      const { rows } = await client.query<{ head: string }>(feedVersion);
+      if (BigInt(rows[0]!.head) < minHead) {
+        await client.query('ROLLBACK');
+        client.release();
+        return null;
+      }
+    }
   } catch (error) {
     client.release(error as Error);
     throw error;

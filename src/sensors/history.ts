@@ -25,7 +25,11 @@
 //   objects here and serialized again; aggregates, whose means are rounded here, go through rows.
 // - Replicas: every page statement also reads the change feed's head in its own snapshot. A page
 //   of a walk read on a replica that has not yet replayed the walk's first page is read again on
-//   the primary, so a lagging replica never hides a record the walk must return.
+//   the primary, and so is a page without a cursor read on a replica that has not replayed the
+//   primary's head as the route read it when the request arrived (start.minHead): a lagging
+//   replica never hides a record stored before the walk, nor one a `since=now` taken before it
+//   points past. The first page starts at the window's start, not where the counts (which may
+//   come from such a replica, or be cached) put the first record.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
@@ -67,8 +71,11 @@ export interface HistoryQuery {
   toMs: number;
   aggregation: Aggregation;
   pageSize: number;
-  /** a page number, or the walk a cursor continues */
-  start: { page: number } | WalkStart;
+  /**
+   * a page number, or the walk a cursor continues; minHead: the change feed's position the page
+   * must see (a page without a cursor: the primary's when the request arrived)
+   */
+  start: { page: number; minHead?: bigint } | WalkStart;
 }
 
 export interface SensorRecord {
@@ -253,19 +260,22 @@ export function createSensorHistory(pool: Reader, clock: Clock, options: SensorH
       let counts = await countsOf(q, signature);
       const offset = walk ? walk.recordsBefore : (page - 1) * q.pageSize;
       // a page number past counts up to COUNTS_TTL_MS old: counted again before it is called empty
-      if (!walk && offset >= totalOf(counts, q.aggregation)) counts = await countsOf(q, signature, true);
+      if (!walk && offset > 0 && offset >= totalOf(counts, q.aggregation)) counts = await countsOf(q, signature, true);
       const counted = totalOf(counts, q.aggregation);
-      if (!walk && offset >= counted) return empty(counted);
+      // the first page is read whatever the counts say (they may predate readings it must return)
+      if (!walk && offset > 0 && offset >= counted) return empty(counted);
 
       // one record more than the page: whether another page follows
       const wanted = q.pageSize + 1;
-      const first = walk ? null : await locate(q, signature, counts, offset);
+      const first = walk || offset === 0 ? null : await locate(q, signature, counts, offset);
       const lastEnd = counted === 0 ? q.toMs : (await locate(q, signature, counts, Math.min(offset + wanted - 1, counted - 1))).end;
-      let from = walk ? Date.parse(walk.after.timestamp) : first!.start;
+      // the first page from the window's start: readings the counts do not know yet may lie before their first day
+      let from = walk ? Date.parse(walk.after.timestamp) : offset === 0 ? q.fromMs : first!.start;
       let to = Math.min(q.toMs, Math.max(lastEnd, from + (q.aggregation === 'raw' ? HOUR_MS : DAY_MS)));
 
-      // a walk's page must see at least what its first page saw: a replica behind that is passed over
-      const minHead = walk?.minHead ?? 0n;
+      // a walk's page must see at least what its first page saw, a first page what the primary had
+      // when it was asked for: a replica behind that is passed over
+      const minHead = q.start.minHead ?? 0n;
       let reader = pool;
       const read = async (range: { from: number; to: number }, seek: RecordKey | null, skip: number, limit: number) => {
         const chunk = await fetchRange(reader, q, range, seek, skip, limit);
@@ -303,7 +313,7 @@ export function createSensorHistory(pool: Reader, clock: Clock, options: SensorH
         dataJson,
         records,
         // where the records were found to end, that is the total; a record beyond the counted ones raises it
-        totalCount: hasNext ? Math.max(counted, offset + records + 1) : records > 0 || walk ? offset + records : counted,
+        totalCount: hasNext ? Math.max(counted, offset + records + 1) : records > 0 || walk || offset === 0 ? offset + records : counted,
         page,
         hasNext,
         next: hasNext && lastKey ? { after: lastKey, recordsBefore: offset + records, minHead: walk ? minHead : seen } : null,

@@ -16,6 +16,7 @@ import { BULK_FORMATS, type BulkQuery, CONTENT_TYPES, CSV_HEADER, planSlice, str
 import { createParquetEncoder } from '../../sensors/bulk-parquet.js';
 import { AGGREGATIONS } from '../../sensors/day-counts.js';
 import { SPECIFICATION_TYPES } from '../../sensors/formats.js';
+import { createVersions } from '../../sensors/versions.js';
 import { DAY_MS, MINUTE_MS } from '../../time.js';
 import type { App } from '../../types.js';
 import { specificationTypes } from './history.js';
@@ -80,6 +81,10 @@ export default async function sensorBulkRoute(app: App) {
   // stream does; the thread starts with the first Parquet pull
   const parquet = createParquetEncoder({ threads: 1, streamsPerThread: BULK_STREAMS_PER_PROCESS, heapLimitMb: app.config.heapLimitMb });
   app.addHook('onClose', () => parquet.close());
+  // With a replica, a slice (it has no position) must hold everything the primary had committed
+  // when it was asked for, as a page without a cursor must (src/routes/sensor-data/history.ts):
+  // one single-row statement on the primary per slice; a replica behind it leaves the slice to the primary.
+  const primaryVersions = app.readRouting.settings().replica ? createVersions(app.db) : null;
 
   app.get('/sensor-data/bulk', {
     config: { scope: 'sensor_data' },
@@ -159,9 +164,13 @@ export default async function sensorBulkRoute(app: App) {
       let slice;
       let stream;
       try {
+        const minHead = primaryVersions ? (await primaryVersions.feed()).head : null;
         slice = await planSlice(app.readDb, bulk, query.max_records);
         const sliced = { ...bulk, fromMs: slice.fromMs, toMs: slice.toMs };
-        stream = await app.readRouting.run((target) => streamSlice(target.pool, sliced, BULK_STATEMENT_TIMEOUT_MS));
+        stream =
+          (await app.readRouting.run((target) =>
+            streamSlice(target.pool, sliced, BULK_STATEMENT_TIMEOUT_MS, target.onReplica ? minHead : null),
+          )) ?? (await streamSlice(app.db, sliced, BULK_STATEMENT_TIMEOUT_MS));
       } catch (error) {
         release();
         throw error;

@@ -98,11 +98,27 @@ export const sensorPageSchema = z.object({
 });
 
 export default async function sensorDataRoute(app: App) {
-  // page queries on the read replica when there is one (src/plugins/database.ts); a walk's
-  // page that replica has not caught up with, on the primary
+  // page queries on the read replica when there is one (src/plugins/database.ts); a page that
+  // replica has not caught up with (a walk's first page, or the primary when a page without a
+  // cursor arrived), on the primary
   const history = createSensorHistory(app.readDb, app.clock, { primary: app.readRouting.settings().replica ? app.db : null });
   const cursorKey = cursorKeyReader(app.db);
   const versions = createVersions(app.readDb);
+  // With a replica, a page without a cursor must see everything the primary had committed when it
+  // was asked for: a `since=now` taken before the walk may point there, and a reading the replica
+  // has not replayed would be in neither. The primary's feed head is read for it (one single-row
+  // statement), once per request and before anything is read on the replica.
+  const primaryVersions = app.readRouting.settings().replica ? createVersions(app.db) : null;
+  const arrivalHeads = new WeakMap<FastifyRequest, Promise<bigint>>();
+  const arrivalHead = async (request: FastifyRequest): Promise<bigint | undefined> => {
+    if (!primaryVersions) return undefined;
+    let head = arrivalHeads.get(request);
+    if (!head) {
+      head = primaryVersions.feed().then((feed) => feed.head);
+      arrivalHeads.set(request, head);
+    }
+    return head;
+  };
 
   // A page's version: the request as resolved (its window, so today's date when the dates are the
   // defaults), the token's units and the version of their readings. Weak: total_count comes from
@@ -120,8 +136,11 @@ export default async function sensorDataRoute(app: App) {
       if (!walk) return null;
       window = walk.window;
     }
+    const minHead = query.cursor === undefined ? await arrivalHead(request) : undefined;
     const state = await versions.readings(unitIds, query.aggregation === 'raw' ? window.start : null);
     if (state.settling || state.withinRetention) return null;
+    // read on a replica behind the primary: its version may name an older page than the primary's
+    if (minHead !== undefined && state.head < minHead) return null;
     const parts = ['sensor-data', companyId, unitsText(unitIds), JSON.stringify(query), window.start, window.end, state.version];
     return { tag: versionTag(await cursorKey(), parts), weak: true, head: state.head };
   };
@@ -175,6 +194,8 @@ export default async function sensorDataRoute(app: App) {
         start = walk;
       } else {
         window = resolveWindow(query, app.clock.now(), MAX_SENSOR_WINDOW_DAYS[query.aggregation]);
+        const minHead = await arrivalHead(request);
+        if (minHead !== undefined) start = { page: query.page, minHead };
       }
       const page = await history.page({
         unitIds: request.unitScope.unitIds,
