@@ -1,7 +1,10 @@
 // A walk of GET /api/v1/sensor-data by cursor whose pages go alternately to an instance reading the
 // primary and one reading a streaming replica that lags (replay paused: test/helpers/pg-replica.ts),
 // after late readings landed on the primary: no record missed or repeated. A page the lagging
-// replica has not replayed the walk's first page for is read on the primary (src/sensors/history.ts).
+// replica has not replayed the walk's first page for is read on the primary (src/sensors/history.ts),
+// and so is a first page or a bulk slice it has not replayed the primary's feed head for, as read
+// when the request arrived: with since=now taken before, every late reading is in the walk (or
+// slice) or in the feed after it (src/routes/sensor-data/history.ts, bulk.ts).
 import { Readable } from 'node:stream';
 import t from 'tap';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
