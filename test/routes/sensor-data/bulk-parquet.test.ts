@@ -67,6 +67,19 @@ const csvRecords = (text: string) => {
   });
 };
 
+/** Reads a body to its end: `ending` settles 'ended', or rejects when the body is cut; `bytes()` so far. */
+function readToTheEnd(reader: ReadableStreamDefaultReader<Uint8Array>) {
+  let bytes = 0;
+  const ending = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return 'ended';
+      bytes += value.length;
+    }
+  })();
+  return { ending, bytes: () => bytes };
+}
+
 async function bulk(world: SensorWorld, query: string, headers: Record<string, string> = world.all.headers) {
   return world.ctx.app.inject({ method: 'GET', url: `/api/v1/sensor-data/bulk?${query}`, headers });
 }
@@ -283,16 +296,9 @@ t.test('over HTTP: a pull cut half-way, by the client or the database, leaves no
       "SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'COPY%' AND pid <> pg_backend_pid()",
     );
     t.same(rows, [{ killed: true }], 'the COPY backend terminated');
-    let bytes = 0;
-    const ending = (async () => {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return 'ended';
-        bytes += value.length;
-      }
-    })();
+    const { ending, bytes } = readToTheEnd(reader);
     await t.rejects(ending, 'the body errors: cut, not ended');
-    t.pass(`${bytes} more bytes came before the cut`);
+    t.pass(`${bytes()} more bytes came before the cut`);
     await settled();
     t.equal(world.ctx.app.db.totalCount - world.ctx.app.db.idleCount, 0, 'no connection held');
     t.equal(parquetTasksRunning(), 0, 'its thread task ended');
@@ -307,16 +313,9 @@ t.test('over HTTP: a pull cut half-way, by the client or the database, leaves no
     // what a crash of the thread (its heap limit, a wasm trap that kills the isolate) looks like to the worker
     const threadsBefore = threads.length;
     await live[0]!.terminate();
-    let bytes = 0;
-    const ending = (async () => {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return 'ended';
-        bytes += value.length;
-      }
-    })();
+    const { ending, bytes } = readToTheEnd(reader);
     await t.rejects(ending, 'the body errors: cut, never a file that ends');
-    t.pass(`${bytes} more bytes came before the cut`);
+    t.pass(`${bytes()} more bytes came before the cut`);
     await settled();
     t.equal(parquetTasksRunning(), 0, 'its task ended');
     t.equal(world.ctx.app.db.totalCount - world.ctx.app.db.idleCount, 0, 'no connection held');
