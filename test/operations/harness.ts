@@ -9,7 +9,7 @@ import type { Test } from 'tap';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { createTestApp, TEST_JWT_SECRET, type TestApp } from '../helpers/app.js';
 import { createCompany, type CompanyFixture } from '../helpers/fixtures.js';
-import { issueToken } from '../helpers/tokens.js';
+import { ALL_SCOPES, issueToken } from '../helpers/tokens.js';
 import { freePort } from '../../src/free-port.js';
 import { reapOnExit } from '../helpers/reaper.js';
 import { nodeArgs } from '../helpers/entry.js';
@@ -402,4 +402,16 @@ export function tokenManagement(cluster: Cluster, jwt: Record<string, string>, o
       t.equal(workers, options.workers, `on all ${options.workers} workers`);
     },
   };
+}
+
+/** A new token of every scope for all units, created through `baseUrl`'s API by the employee: its Authorization header. */
+export async function bearerOfNewToken(baseUrl: string, employeeId: number, name: string): Promise<Record<string, string>> {
+  const jwt = { authorization: `Bearer ${await mintEmployeeJwt({ secret: TEST_JWT_SECRET, userId: employeeId, ttlSeconds: 3600 })}` };
+  const created = await send(baseUrl, '/api/v1/api-tokens', {
+    method: 'POST',
+    headers: jwt,
+    body: { name, scopes: ALL_SCOPES, cooling_unit_ids: [], expires_at: null },
+  });
+  if (created.status !== 201) throw new Error(`token creation: ${created.status} ${created.body}`);
+  return { authorization: `Bearer ${created.json<{ token: string }>().token}` };
 }

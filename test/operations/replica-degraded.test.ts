@@ -7,14 +7,11 @@
 //   - replica started again: each worker logs once that it is back, /readyz is "ready", and data
 //     pages read the replica again (a row it has not replayed is missing again).
 import t from 'tap';
-import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { createPool } from '../../src/db/pool.js';
-import { TEST_JWT_SECRET } from '../helpers/app.js';
 import { migrateWithProfile } from '../helpers/db.js';
 import { createCompany } from '../helpers/fixtures.js';
 import { startPgReplicaPair } from '../helpers/pg-replica.js';
-import { ALL_SCOPES } from '../helpers/tokens.js';
-import { dataRequests, metricSum, send, startCluster, startRedis, statusCounts, until } from './harness.js';
+import { bearerOfNewToken, dataRequests, metricSum, send, startCluster, startRedis, statusCounts, until } from './harness.js';
 
 const WORKERS = 2;
 const started = Date.now();
@@ -31,13 +28,7 @@ const cluster = await startCluster(t, env, { workers: WORKERS });
 t.comment(`primary ${pair.primary.port}, replica ${pair.replica.port}, cluster up in ${Date.now() - started} ms`);
 t.afterEach(() => pair.resumeReplay().catch(() => {}));
 
-const jwt = { authorization: `Bearer ${await mintEmployeeJwt({ secret: TEST_JWT_SECRET, userId: acme.employeeId, ttlSeconds: 3600 })}` };
-const created = await send(cluster.baseUrl, '/api/v1/api-tokens', {
-  method: 'POST',
-  headers: jwt,
-  body: { name: 'replica lost', scopes: ALL_SCOPES, cooling_unit_ids: [], expires_at: null },
-});
-const token = { authorization: `Bearer ${created.json<{ token: string }>().token}` };
+const token = await bearerOfNewToken(cluster.baseUrl, acme.employeeId, 'replica lost');
 
 const unit = acme.unitIds[0]!;
 const dayOf = (offsetDays: number) => new Date(Date.now() - offsetDays * 86_400_000).toISOString().slice(0, 10);

@@ -7,16 +7,13 @@
 // slice) or in the feed after it (src/routes/sensor-data/history.ts, bulk.ts).
 import { Readable } from 'node:stream';
 import t from 'tap';
-import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { createPool } from '../../src/db/pool.js';
 import { lineRuns, parseReadings, ReadingValidator } from '../../src/sensors/formats.js';
 import { ingestReadings } from '../../src/sensors/ingest.js';
-import { TEST_JWT_SECRET } from '../helpers/app.js';
 import { migrateWithProfile } from '../helpers/db.js';
 import { createCompany } from '../helpers/fixtures.js';
 import { startPgReplicaPair } from '../helpers/pg-replica.js';
-import { ALL_SCOPES } from '../helpers/tokens.js';
-import { type Cluster, send, startCluster } from './harness.js';
+import { bearerOfNewToken, type Cluster, send, startCluster } from './harness.js';
 
 const pair = await startPgReplicaPair(t);
 const database = await pair.createDatabase();
@@ -40,13 +37,7 @@ await pair.waitForReplay();
 // one worker each: no Redis needed
 const onPrimary = await startCluster(t, { DATABASE_URL: database.primaryUrl }, { workers: 1 });
 const onReplica = await startCluster(t, { DATABASE_URL: database.primaryUrl, DATABASE_READ_URL: database.replicaUrl }, { workers: 1 });
-const jwt = { authorization: `Bearer ${await mintEmployeeJwt({ secret: TEST_JWT_SECRET, userId: acme.employeeId, ttlSeconds: 3600 })}` };
-const created = await send(onPrimary.baseUrl, '/api/v1/api-tokens', {
-  method: 'POST',
-  headers: jwt,
-  body: { name: 'walks', scopes: ALL_SCOPES, cooling_unit_ids: [], expires_at: null },
-});
-const headers = { authorization: `Bearer ${created.json<{ token: string }>().token}` };
+const headers = await bearerOfNewToken(onPrimary.baseUrl, acme.employeeId, 'walks');
 t.afterEach(() => pair.resumeReplay());
 
 interface Page {
