@@ -14,7 +14,13 @@ async function metrics(app: App) {
   // the rollup pool registers after this plugin: its queue is read at scrape time
   app.decorate(
     'metrics',
-    createMetrics({ pool: app.db, rollupQueueSize: () => app.rollups.queueSize(), replicaState: () => app.readRouting.state() }),
+    createMetrics({
+      pool: app.db,
+      rollupQueueSize: () => app.rollups.queueSize(),
+      replicaState: () => app.readRouting.state(),
+      // registered after this plugin, as the rollup pool
+      bulkHeldMs: () => app.bulkYield.heldMs(),
+    }),
   );
   // callback style: synchronous work needs no promise per request (src/plugins/http.ts)
   app.addHook('onResponse', (request, reply, done) => {
