@@ -66,7 +66,7 @@ RETURNING id, message_id;
 -- unlocked when the statement ends. Each attempt it starts is in the log from now ('sending',
 -- attempt_id: recordAttempt completes it), and an attempt still 'sending' whose delivery's lease
 -- has run out (its process killed, or unable to record the answer) is marked 'interrupted' first:
--- the log shows every attempt made, in the claim's one statement.
+-- the log shows every attempt made, in the claim's one statement, and the metrics count them.
 WITH candidates AS (
   SELECT d.id, d.endpoint_id, d.next_attempt_at,
          (SELECT count(*) FROM webhook_deliveries busy
@@ -98,18 +98,22 @@ abandoned AS (
   SET outcome = 'interrupted', error = 'interrupted: the sending process stopped before the answer was recorded'
   FROM webhook_deliveries d
   WHERE a.outcome = 'sending' AND d.id = a.delivery_id AND (d.leased_until IS NULL OR d.leased_until < $1)
+  RETURNING a.id
 ),
 started AS (
   INSERT INTO webhook_attempts (delivery_id, attempt, started_at, outcome)
   SELECT id, attempts, $1, 'sending' FROM leased
   RETURNING id, delivery_id
 )
-SELECT l.id, l.attempts, s.id AS attempt_id, l.endpoint_id, e.company_id, e.url, e.secret, e.previous_secret,
-       e.previous_secret_expires_at, ev.message_id, ev.type, ev.occurred_at, ev.data
-FROM leased l
-JOIN started s ON s.delivery_id = l.id
-JOIN webhook_events ev ON ev.id = l.event_id
-JOIN webhook_endpoints e ON e.id = l.endpoint_id;
+-- a row a claimed delivery, each with how many attempts the claim marked interrupted; one row of
+-- nulls and that count when it claimed none (the metrics count them either way)
+SELECT c.interrupted, l.id, l.attempts, s.id AS attempt_id, l.endpoint_id, e.company_id, e.url, e.secret,
+       e.previous_secret, e.previous_secret_expires_at, ev.message_id, ev.type, ev.occurred_at, ev.data
+FROM (SELECT count(*)::int AS interrupted FROM abandoned) c
+LEFT JOIN (leased l
+  JOIN started s ON s.delivery_id = l.id
+  JOIN webhook_events ev ON ev.id = l.event_id
+  JOIN webhook_endpoints e ON e.id = l.endpoint_id) ON true;
 
 -- name: recordAttempt
 -- An attempt's outcome, in its row of the log ($9, written by the claim), and the delivery

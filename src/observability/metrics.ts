@@ -52,12 +52,13 @@ export function createMetrics(sources: MetricSources) {
   for (const label of ['true_positive', 'false_positive']) tokenLeakReports.inc({ label }, 0);
   const webhookAttempts = new Counter({
     name: 'webhook_delivery_attempts_total',
-    help: 'Webhook delivery attempts by outcome: succeeded, retrying (failed, to be tried again) or failed (out of retries)',
+    help: 'Webhook delivery attempts by outcome: succeeded, retrying (failed, to be tried again), failed (out of retries) or interrupted (the sending process stopped before the answer was recorded; counted when the delivery is claimed again)',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
   // every outcome from the start at 0: the alert's increase() sees the first failed delivery too
-  for (const outcome of ['succeeded', 'retrying', 'failed'] satisfies DeliveryOutcome[]) webhookAttempts.inc({ outcome }, 0);
+  for (const outcome of ['succeeded', 'retrying', 'failed', 'interrupted'] satisfies (DeliveryOutcome | 'interrupted')[])
+    webhookAttempts.inc({ outcome }, 0);
 
   return {
     registry,

@@ -54,6 +54,9 @@ async function webhooks(app: App) {
           metrics.webhookAttempts.inc({ outcome });
           metrics.webhookAttemptSeconds.observe(durationMs / 1000);
         },
+        interrupted(count) {
+          metrics.webhookAttempts.inc({ outcome: 'interrupted' }, count);
+        },
       },
     });
     app.webhookDispatcher = dispatcher;

@@ -48,12 +48,17 @@ interface Claimed {
   data: unknown;
 }
 
+/** A row of claimDue: a claimed delivery, or nulls when it claimed none; each with the attempts it marked interrupted. */
+type ClaimRow = { interrupted: number } & ({ [K in keyof Claimed]: Claimed[K] } | { [K in keyof Claimed]: null });
+
 /** An attempt's outcome: delivered, failed and to be tried again, or failed for good. */
 export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed';
 
 export interface DeliveryObserver {
   /** one attempt's outcome, for metrics */
   attempted(outcome: DeliveryOutcome, durationMs: number): void;
+  /** attempts a claim found abandoned (their process stopped before the answer was recorded) */
+  interrupted(count: number): void;
 }
 
 export interface QueueStats {
@@ -120,10 +125,13 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         if (room <= 0) break;
         const now = clock.now();
         const leaseUntil = new Date(now.getTime() + settings.timeoutMs + LEASE_MARGIN_MS);
-        const { rows } = await pool.query<Claimed>(sql.claimDue, [now, room, leaseUntil, settings.perEndpointInFlight]);
+        const { rows } = await pool.query<ClaimRow>(sql.claimDue, [now, room, leaseUntil, settings.perEndpointInFlight]);
         worked('claiming due deliveries');
-        for (const claimed of rows) track(deliver(claimed));
-        if (rows.length === room) again = true;
+        const interrupted = rows[0]?.interrupted ?? 0;
+        if (interrupted > 0) options.observer?.interrupted(interrupted);
+        const claimed = rows.filter((row): row is ClaimRow & Claimed => row.id !== null);
+        for (const delivery of claimed) track(deliver(delivery));
+        if (claimed.length === room) again = true;
       } while (again && !closed);
     } catch (error) {
       failed('claiming due deliveries', error, 'webhooks: claiming due deliveries failed; trying again at the next poll');

@@ -192,7 +192,7 @@ t.test('webhook attempts by outcome, each exported from 0: a receiver answering 
   const receiver = await startReceiver(t);
   receiver.answer = () => 500;
   const before = await scrape(world);
-  for (const outcome of ['succeeded', 'retrying', 'failed']) {
+  for (const outcome of ['succeeded', 'retrying', 'failed', 'interrupted']) {
     t.ok(hasSeries(before, 'webhook_delivery_attempts_total', { outcome }), `outcome ${outcome}: exported at 0 before any attempt`);
   }
   t.equal(metricSum(before, 'webhook_delivery_attempts_total'), 0, 'no attempt yet');
@@ -214,6 +214,7 @@ t.test('webhook attempts by outcome, each exported from 0: a receiver answering 
   t.equal(metricSum(text, 'webhook_delivery_attempts_total', { outcome: 'retrying' }), MAX_ATTEMPTS - 1, `${MAX_ATTEMPTS - 1} retrying`);
   t.equal(metricSum(text, 'webhook_delivery_attempts_total', { outcome: 'failed' }), 1, 'then failed, once');
   t.equal(metricSum(text, 'webhook_delivery_attempts_total', { outcome: 'succeeded' }), 0, 'none succeeded');
+  t.equal(metricSum(text, 'webhook_delivery_attempts_total', { outcome: 'interrupted' }), 0, 'none interrupted');
   t.equal(metricSum(text, 'webhook_delivery_attempt_duration_seconds_count'), MAX_ATTEMPTS, 'every attempt timed');
   const { rows } = await world.db.pool.query<{ disabled_reason: string | null }>(
     'SELECT disabled_reason FROM webhook_endpoints WHERE id = $1',

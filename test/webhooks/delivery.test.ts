@@ -261,6 +261,8 @@ t.test(
       ],
       'the claim that sent it again marked the first attempt interrupted',
     );
+    const metrics = (await world.app.inject({ method: 'GET', url: '/metrics' })).body;
+    t.match(metrics, /^webhook_delivery_attempts_total\{outcome="interrupted"\} 1$/m, 'and counted it in the metrics');
 
     // the first attempt's deadline runs out: what it got (no answer) is logged in its row, the
     // delivery left as the second attempt made it
