@@ -10,7 +10,8 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import { repoRoot } from '../helpers/entry.js';
 
 export const OPS = join(repoRoot, 'ops');
-export const RULE_FILES = ['recording-rules.yml', 'alerts.yml'].map((file) => join(OPS, 'prometheus', file));
+// slo-rules.yml is generated from ops/slo/slos.yml (npm run generate:slo; test/ops/slo.test.ts)
+export const RULE_FILES = ['recording-rules.yml', 'alerts.yml', 'slo-rules.yml'].map((file) => join(OPS, 'prometheus', file));
 export const DASHBOARD = join(OPS, 'grafana', 'coldtrack-dashboard.json');
 
 export interface Rule {
@@ -25,8 +26,11 @@ export interface Rule {
 export const rulesOf = (file: string): Rule[] =>
   (parse(readFileSync(file, 'utf8')) as { groups: { rules: Rule[] }[] }).groups.flatMap((group) => group.rules);
 
-export const alertRules = () => rulesOf(join(OPS, 'prometheus', 'alerts.yml'));
-export const recordedNames = () => new Set(rulesOf(join(OPS, 'prometheus', 'recording-rules.yml')).map((rule) => rule.record!));
+/** Every alert: the hand-written ones (alerts.yml) and the SLOs' burn-rate alerts (slo-rules.yml). */
+export const alertRules = () => RULE_FILES.flatMap(rulesOf).filter((rule) => rule.alert);
+/** Every recording rule; the SLOs' record one name per SLO, told apart by their `slo` label. */
+export const recordingRules = () => RULE_FILES.flatMap(rulesOf).filter((rule) => rule.record);
+export const recordedNames = () => new Set(recordingRules().map((rule) => rule.record!));
 
 // words of PromQL that are not metric names
 const KEYWORDS = new Set([
