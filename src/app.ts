@@ -42,6 +42,7 @@ import tokenLeakRoutes from './routes/token-leaks/index.js';
 import validateCoolingUserIdRoute from './routes/users/validate-cooling-user-id.js';
 import webhookEndpointRoutes from './routes/webhook-endpoints/index.js';
 import type { Clock } from './time.js';
+import type { RequestTracing } from './tracing/requests.js';
 import type { App } from './types.js';
 
 export interface AppDependencies {
@@ -65,28 +66,36 @@ export interface AppDependencies {
   clusterScrape?: ClusterScrape | undefined;
   /** false: no usage per token is counted; only the P1 benchmark's comparison turns it off (default true). */
   countTokenUsage?: boolean;
+  /** Tracing on (src/tracing/start.ts): the request spans; null or absent, nothing of OpenTelemetry is registered. */
+  tracing?: RequestTracing | null;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export async function buildApp(deps: AppDependencies): Promise<App> {
-  const { config } = deps;
+  const { config, tracing } = deps;
+  const trustsProxies = config.trustProxy.length > 0;
 
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: loggerOptions(config.logLevel) }),
-    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
+    trustProxy: trustsProxies ? config.trustProxy : false,
     // X-Forwarded-For is cleaned here because rewriteUrl is the one hook Fastify calls with the raw
     // request before anything reads request.ip: before routing, the rate-limit hooks and the
     // "incoming request" log line. proxy-addr would otherwise hand back any junk entry as the
-    // client IP (src/http/forwarded-for.ts). The URL itself is returned unchanged.
-    ...(config.trustProxy.length > 0
+    // client IP (src/http/forwarded-for.ts). With tracing on, a traceparent from a peer outside
+    // TRUST_PROXY is dropped here too, before the request's span reads it (src/tracing/requests.ts).
+    // The URL itself is returned unchanged.
+    ...(trustsProxies || tracing
       ? {
           rewriteUrl: (request: RawRequestDefaultExpression) => {
-            normaliseForwardedFor(request);
+            if (trustsProxies) normaliseForwardedFor(request);
+            tracing?.dropUntrustedContext(request);
             return request.url!;
           },
         }
       : {}),
+    // with tracing on, the "incoming request" line is written once the request's trace id is known
+    ...(tracing ? { logController: tracing.logController } : {}),
     bodyLimit: 64 * 1024,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
@@ -109,6 +118,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     },
   }).withTypeProvider<ZodTypeProvider>();
 
+  // the request's span first, so that every hook and route runs inside it
+  if (tracing) await app.register(tracing.plugin);
   // services, each owned by its plugin (src/plugins/)
   await app.register(httpConventions);
   await app.register(compression);

@@ -2,7 +2,7 @@
 // line naming the variable (docs/contract.md, "Operating contract").
 // The one entry point: each concern's variables, defaults and cross-checks live in src/config/
 // (database.ts with the sensor store, redis.ts, http.ts, jwt.ts, processes.ts, tokens.ts,
-// webhooks.ts; env.ts and checks.ts are what they are built from); this file joins them.
+// webhooks.ts, tracing.ts; env.ts and checks.ts are what they are built from); this file joins them.
 import { z } from 'zod';
 import {
   type DatabaseConfig,
@@ -18,6 +18,7 @@ import { type JwtSettings, jwtConfigOf, jwtVariables } from './config/jwt.js';
 import { type ProcessConfig, processConfigOf, processVariables } from './config/processes.js';
 import { type RedisConfig, redisConfigOf, redisVariables } from './config/redis.js';
 import { type TokenConfig, tokenConfigOf, tokenVariables } from './config/tokens.js';
+import { type TracingConfig, tracingConfigOf, tracingVariables } from './config/tracing.js';
 import { webhookSettingsOf, webhookVariables } from './config/webhooks.js';
 import type { WebhookSettings } from './webhooks/settings.js';
 
@@ -26,8 +27,10 @@ export { loadMigrationConfig, loadSensorStorageConfig, type MigrationConfig, typ
 export type { JwtConfig } from './config/jwt.js';
 export { heapFlags, mallocEnv } from './config/processes.js';
 export type { RedisNode } from './config/redis.js';
+export type { TracingSettings } from './config/tracing.js';
 
-export interface Config extends DatabaseConfig, SensorStoreConfig, RedisConfig, HttpConfig, JwtSettings, ProcessConfig, TokenConfig {
+export interface Config
+  extends DatabaseConfig, SensorStoreConfig, RedisConfig, HttpConfig, JwtSettings, ProcessConfig, TokenConfig, TracingConfig {
   /** sending webhooks (src/webhooks/settings.ts) */
   webhooks: WebhookSettings;
 }
@@ -41,6 +44,7 @@ const envSchema = z.object({
   ...processVariables,
   ...tokenVariables,
   ...webhookVariables,
+  ...tracingVariables,
 });
 
 /** Every variable loadConfig reads (tests hold a bad value for each). */
@@ -61,5 +65,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...processConfigOf(e, Boolean(redis.redisUrl || redis.redisClusterNodes)),
     ...tokenConfigOf(e),
     webhooks: webhookSettingsOf(e),
+    ...tracingConfigOf(e),
   };
 }

@@ -40,6 +40,11 @@ async function drainConnections(server: Server, ms = DRAIN_MS) {
 
 /** Serves HTTP in this process until a signal (or the cluster primary) tells it to stop. */
 export async function serve(config: Config, onStopped?: () => Promise<void>) {
+  // before the pools: they trace their queries only if tracing is on when they are made. Loaded
+  // only when on: with tracing off, no OpenTelemetry module is imported (docs/tracing.md)
+  const tracing = config.tracing
+    ? await (await import('./tracing/start.js')).startTracing(config.tracing, { trustProxy: config.trustProxy })
+    : null;
   const poolOptions = { queryTimeoutMs: config.dbQueryTimeoutMs, preparedStatements: config.dbPreparedStatements, pooler: config.dbPooler };
   const pool = createPool(config.databaseUrl!, config.dbPoolMax, poolOptions);
   // the replica serves the data endpoints' queries; tokens, units and management stay on the primary
@@ -57,6 +62,7 @@ export async function serve(config: Config, onStopped?: () => Promise<void>) {
     clusterScrape: cluster.isWorker ? requestClusterMetrics : undefined,
     // the P1 benchmark's comparison only (bench/kit/services.ts): undocumented on purpose, no setting
     countTokenUsage: config.countTokenUsage,
+    tracing,
   });
   if (cluster.isWorker) {
     // prom-client only answers the primary's collection requests once an AggregatorRegistry has
@@ -78,6 +84,8 @@ export async function serve(config: Config, onStopped?: () => Promise<void>) {
     await readPool?.end();
     redis?.client.disconnect();
     redis?.subscriber.disconnect();
+    // the spans still batched are sent before the process exits
+    await tracing?.shutdown().catch((error: unknown) => app.log.warn({ err: error }, 'could not send the last spans'));
     await onStopped?.();
   });
   // A stop signal while stopping is not a reason to exit at once, which dropped what the stop had

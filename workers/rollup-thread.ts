@@ -6,6 +6,7 @@
 // A default export on purpose: every thread preloads the file's default handler when it starts.
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import { threadId } from 'node:worker_threads';
 import type pg from 'pg';
 import { Piscina } from 'piscina';
 import { createPool, type PoolSettings } from '../src/db/pool.js';
@@ -20,10 +21,26 @@ export interface ThreadData {
 export interface ThreadTask {
   request: RollupRequest;
   onReplica: boolean;
+  /** W3C traceparent of the page's span when the request is traced: the thread then times its work */
+  traceparent?: string;
 }
 
-/** The records' JSON as bytes, or why the page failed (an Error crossing threads loses its code). */
-export type ThreadAnswer = Uint8Array | { failure: { message: string; code?: string } };
+/**
+ * A span of the thread's work, timed here (epoch milliseconds) and recorded by the main thread
+ * under the task's traceparent (src/tracing/thread-spans.ts): the first is the thread's whole
+ * task, the others its parts (each query, then the rollup itself). A thread loads no
+ * OpenTelemetry: docs/tracing.md says why.
+ */
+export interface ThreadSpan {
+  name: string;
+  startMs: number;
+  endMs: number;
+  attributes: Record<string, string | number>;
+}
+
+/** The records' JSON as bytes (with the thread's spans when traced), or why the page failed (an Error crossing threads loses its code). */
+export type ThreadAnswer =
+  Uint8Array | { records: Uint8Array; traceparent: string; spans: ThreadSpan[] } | { failure: { message: string; code?: string } };
 
 /**
  * A thread works on one page at a time (src/analytics/rollups.ts TASKS_PER_THREAD), and an impact
@@ -58,12 +75,43 @@ function poolOf(target: 'primary' | 'replica'): pg.Pool {
   return pool;
 }
 
-export default async function runOnThread({ request, onReplica }: ThreadTask): Promise<ThreadAnswer> {
+const epochMs = () => performance.timeOrigin + performance.now();
+
+/** The bytes moved (not copied) to the main thread inside an object: Piscina transfers what kTransferable names. */
+function moveWithSpans(records: Uint8Array, traceparent: string, spans: ThreadSpan[]) {
+  const value = { records, traceparent, spans };
+  const transferable = { [Piscina.transferableSymbol]: records.buffer, [Piscina.valueSymbol]: value };
+  return Piscina.move(transferable as unknown as Parameters<typeof Piscina.move>[0]) as unknown as ThreadAnswer;
+}
+
+export default async function runOnThread({ request, onReplica, traceparent }: ThreadTask): Promise<ThreadAnswer> {
   const pool = poolOf(onReplica ? 'replica' : 'primary');
-  const textsOf = async (query: RowsQuery) => (await pool.query<{ rows: string }>(query.text, query.values)).rows.map((row) => row.rows);
+  const startMs = traceparent ? epochMs() : 0;
+  const spans: ThreadSpan[] = [];
+  const textsOf = async (query: RowsQuery) => {
+    const queryStart = traceparent ? epochMs() : 0;
+    const texts = (await pool.query<{ rows: string }>(query.text, query.values)).rows.map((row) => row.rows);
+    if (traceparent) {
+      const name = query.label ?? 'SQL';
+      spans.push({ name, startMs: queryStart, endMs: epochMs(), attributes: { 'db.system.name': 'postgresql', 'db.query.summary': name } });
+    }
+    return texts;
+  };
   try {
     const records = await rollUpFrom(request, textsOf);
-    return Piscina.move(typeof records === 'string' ? new TextEncoder().encode(records) : records) as Uint8Array;
+    const bytes = typeof records === 'string' ? new TextEncoder().encode(records) : records;
+    if (!traceparent) return Piscina.move(bytes) as Uint8Array;
+    const endMs = epochMs();
+    const lastAnswer = spans.reduce((latest, span) => Math.max(latest, span.endMs), startMs);
+    const attributes = { 'thread.id': threadId, 'coldtrack.rollup.kind': request.kind };
+    spans.unshift({ name: `rollup ${request.kind} on thread`, startMs, endMs, attributes });
+    spans.push({
+      name: `rollup ${request.kind} compute`,
+      startMs: lastAnswer,
+      endMs,
+      attributes: { 'coldtrack.rollup.bytes': bytes.byteLength },
+    });
+    return moveWithSpans(bytes, traceparent, spans);
   } catch (error) {
     const { message, code } = error as { message?: unknown; code?: unknown };
     return { failure: { message: String(message), ...(typeof code === 'string' ? { code } : {}) } };

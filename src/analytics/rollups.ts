@@ -21,7 +21,9 @@ import {
 } from '../../workers/rollups/index.js';
 import type { GridPage } from './query.js';
 import { poolSettings, type PoolSettings } from '../db/pool.js';
+import { queryLabel } from '../db/query-tracing.js';
 import { createReadRouting, type ReadRouting } from '../db/read-routing.js';
+import { threadHop } from '../tracing/spans.js';
 import { formatDay } from '../data-surface/window.js';
 import { DAY_MS } from '../time.js';
 
@@ -115,13 +117,33 @@ export function createRollups(options: RollupOptions): Rollups {
   const onThread = (request: RollupRequest): Promise<Uint8Array> =>
     reads.run((target) => onThreadWith({ request, onReplica: target.onReplica }));
   const onThreadWith = async (task: ThreadTask): Promise<Uint8Array> => {
-    const pending = workers().run(task);
+    // a traced page: the thread gets the hop's traceparent and the queries' names, and reports its spans back
+    const hop = threadHop(`rollup ${task.request.kind}`, {
+      'coldtrack.rollup.kind': task.request.kind,
+      'coldtrack.rollup.replica': task.onReplica,
+    });
+    const pending = workers().run(hop ? { ...task, request: labelled(task.request), traceparent: hop.traceparent } : task);
     onPool.add(pending);
     void pending.finally(() => onPool.delete(pending)).catch(() => {});
-    const answer = await pending;
-    if (answer instanceof Uint8Array) return answer;
+    let answer: ThreadAnswer;
+    try {
+      answer = await pending;
+    } catch (error) {
+      hop?.end(undefined, error);
+      throw error;
+    }
+    if (answer instanceof Uint8Array) {
+      hop?.end(undefined);
+      return answer;
+    }
+    if ('records' in answer) {
+      if (hop) hop.end(answer.traceparent === hop.traceparent ? answer.spans : undefined);
+      return answer.records;
+    }
     // the thread's database error, with the code the error handler maps (503 when the database is down)
-    throw Object.assign(new Error(answer.failure.message), answer.failure.code ? { code: answer.failure.code } : {});
+    const failure = Object.assign(new Error(answer.failure.message), answer.failure.code ? { code: answer.failure.code } : {});
+    hop?.end(undefined, failure);
+    throw failure;
   };
 
   return {
@@ -142,6 +164,16 @@ export function createRollups(options: RollupOptions): Rollups {
       pool = null;
     },
   };
+}
+
+/** The request with each query's name from sql/queries/ (its span's name on the thread). */
+function labelled(request: RollupRequest): RollupRequest {
+  const isQuery = (value: unknown): value is RowsQuery => typeof (value as RowsQuery | null)?.text === 'string';
+  const entries = Object.entries(request).map(([key, value]) => [
+    key,
+    isQuery(value) ? { ...value, label: queryLabel(value.text) } : value,
+  ]);
+  return Object.fromEntries(entries) as RollupRequest;
 }
 
 /**

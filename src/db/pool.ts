@@ -21,6 +21,7 @@
 // holds its deadline on the server (docs/operations.md, "PgBouncer").
 import pg from 'pg';
 import { DeadlineClient, QUERY_DEADLINE_MESSAGE } from './deadline-client.js';
+import { traceQueries } from './query-tracing.js';
 import { statementName } from './statements.js';
 
 export const CONNECT_TIMEOUT_MS = 3000;
@@ -102,6 +103,7 @@ export function createPool(
   pool.on('release', (error: Error | undefined, client: pg.PoolClient) => {
     if (error?.message === QUERY_DEADLINE_MESSAGE && client instanceof DeadlineClient) client.cancelStatement();
   });
+  traceQueries(pool); // only with tracing on (src/db/query-tracing.ts)
   return pool;
 }
 

@@ -1,6 +1,7 @@
 // Named queries from sql/queries/*.sql. A file holds several queries, each introduced by a
 // `-- name: queryName` line, so SQL stays SQL (readable, diffable) and is read once at start-up.
 import { readdirSync, readFileSync } from 'node:fs';
+import { labelQuery } from './query-tracing.js';
 import { registerStatement } from './statements.js';
 
 const queriesDir = new URL('../../sql/queries/', import.meta.url);
@@ -18,6 +19,7 @@ export function loadQueries<Name extends string>(file: string, names: readonly N
     const sql = found.get(name);
     if (!sql) throw new Error(`sql/queries/${file}.sql has no query named ${name}`);
     queries[name] = prepared ? registerStatement(sql) : sql;
+    labelQuery(sql, `${file}.${name}`); // the span name of the query (src/db/query-tracing.ts)
   }
   return queries;
 }

@@ -8,9 +8,13 @@ import { countOrDefer, isConditional } from '../data-surface/conditional-request
 import { invalidRequest } from '../http/errors.js';
 import { ipRefusal } from '../tokens/allowed-ips.js';
 import type { Scope } from '../tokens/scopes.js';
+import { inSpan } from '../tracing/spans.js';
 import type { App } from '../types.js';
 
 const SECRET_PARAMETERS = ['token', 'api_token', 'access_token'];
+
+/** The token check's span (src/tracing/spans.ts): its cache hit or miss is added by the authenticator, never the token. */
+const TOKEN_CHECK_SPAN = { 'coldtrack.token.check': 'api-token' };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -62,14 +66,16 @@ export function registerTokenAuth(app: App) {
     const refusal = secretInQuery(request) ?? (hasBody(request) ? await bodyRefusal(payload) : null);
     const conditional = !refusal && isConditional(request);
     try {
-      request.apiToken = await app.tokenAuthenticator.authenticate(bearerCredential(request), (token) => {
-        // a 429 and a 403 ip_not_allowed count in the token's usage (data-surface/usage-counting.ts)
-        request.usageTokenId = token.id;
-        if (ipRefusal(token, request.ip)) return Promise.resolve();
-        return conditional
-          ? countOrDefer(app, token, request, reply)
-          : app.rateLimits.check('analytics_api_token', token.id, request, reply);
-      });
+      request.apiToken = await inSpan('token check', TOKEN_CHECK_SPAN, () =>
+        app.tokenAuthenticator.authenticate(bearerCredential(request), (token) => {
+          // a 429 and a 403 ip_not_allowed count in the token's usage (data-surface/usage-counting.ts)
+          request.usageTokenId = token.id;
+          if (ipRefusal(token, request.ip)) return Promise.resolve();
+          return conditional
+            ? countOrDefer(app, token, request, reply)
+            : app.rateLimits.check('analytics_api_token', token.id, request, reply);
+        }),
+      );
     } catch (error) {
       // no valid credentials (401, or a malformed Authorization: 400): counted by client IP
       const status = (error as { statusCode?: number }).statusCode;

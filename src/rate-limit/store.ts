@@ -7,6 +7,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import { createOutageTracker } from '../redis/outage.js';
 import { readFileSync } from 'node:fs';
+import { inSpan } from '../tracing/spans.js';
 
 // one fixed window per key, in Lua so the count and its expiry are one atomic step; the file is
 // shared with the bench's reference server
@@ -20,6 +21,10 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then return {current, 0} end
 local time = redis.call('TIME')
 return {current, tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + ttl}`;
+
+// the spans of the two scripts (src/tracing/spans.ts): the command, never the key (it names a token)
+const WINDOW_SPAN = { 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA', 'coldtrack.redis.script': 'rate-limit window' };
+const PEEK_SPAN = { 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA', 'coldtrack.redis.script': 'rate-limit peek' };
 
 type Callback = (error: Error | null, result?: { current: number; ttl: number }) => void;
 
@@ -97,7 +102,7 @@ export function createRateLimitStore(
         callback(null, local.incr(key, windowMs));
         return;
       }
-      redis.ratelimitWindow!(keyPrefix + key, windowMs).then(
+      inSpan('redis rate-limit window', WINDOW_SPAN, () => redis.ratelimitWindow!(keyPrefix + key, windowMs)).then(
         ([current, endsAt]) => {
           outage.succeeded();
           // time left by this process's clock, not as Redis measured it: the reply may have waited
@@ -120,7 +125,7 @@ export function createRateLimitStore(
     async peek(key: string, windowMs = defaultWindowMs): Promise<WindowState> {
       if (!redis) return local.peek(key, windowMs);
       try {
-        const [current, endsAt] = await redis.ratelimitPeek!(keyPrefix + key);
+        const [current, endsAt] = await inSpan('redis rate-limit peek', PEEK_SPAN, () => redis.ratelimitPeek!(keyPrefix + key));
         outage.succeeded();
         const now = Date.now();
         return { current, ttl: endsAt === 0 ? windowEnd(now, windowMs) - now : Math.min(windowMs, Math.max(0, endsAt - now)) };

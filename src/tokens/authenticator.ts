@@ -8,6 +8,7 @@ import { lookup } from '../db/pool.js';
 import { loadQueries } from '../db/sql.js';
 import { unauthorized } from '../http/errors.js';
 import type { Clock } from '../time.js';
+import { annotateSpan } from '../tracing/spans.js';
 import { type AllowList, compileAllowList } from './allowed-ips.js';
 import { TOKEN_CACHE_TTL_MS } from './cache-ttl.js';
 import { hashToken, isWellFormedToken } from './format.js';
@@ -105,6 +106,7 @@ export function createTokenAuthenticator(options: TokenAuthenticatorOptions) {
       const readAt = generation;
       const cached = cache.get(key);
       options.onCacheLookup?.(cached !== undefined);
+      annotateSpan('coldtrack.token.cache', cached ? 'hit' : 'miss'); // on the token check's span (tracing on)
       let entry = cached ?? (await load(key, hash));
 
       // an expiry a rotation brought forward after this row was cached

@@ -17,6 +17,7 @@
 // The marker only needs to outlive the cache TTL: after that no cache holds the old row.
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '../redis/connection.js';
+import { inSpan } from '../tracing/spans.js';
 import { TOKEN_CACHE_TTL_MS } from './cache-ttl.js';
 
 const MARKER_TTL_SECONDS = Math.ceil((TOKEN_CACHE_TTL_MS * 4) / 1000);
@@ -27,6 +28,9 @@ export type RevocationStatus =
   | { state: 'live'; expiresAt: number | null }
   /** the shared store can't answer or may have forgotten: re-read the token, trust no cache */
   | { state: 'unknown'; expiresAt: number | null };
+
+// the span of the per-request check (src/tracing/spans.ts): the command, never the keys
+const CHECK_SPAN = { 'db.system.name': 'redis', 'db.operation.name': 'MGET' };
 
 // marker values: a revoked token, or a token whose expiry a rotation brought forward
 const REVOKED = '1';
@@ -124,7 +128,7 @@ export function createRevocationBus(redis: RedisClient | null, subscriber: Redis
     async status(tokenId) {
       if (!redis) return { state: 'live', expiresAt: null };
       try {
-        const [marker, storedEpoch] = await redis.mget(markerKey(tokenId), EPOCH_KEY);
+        const [marker, storedEpoch] = await inSpan('redis revocation check', CHECK_SPAN, () => redis.mget(markerKey(tokenId), EPOCH_KEY));
         let epoch = storedEpoch;
         const { revoked, expiresAt } = readMarker(marker ?? null);
         if (!epoch) epoch = await establishEpoch(redis);

@@ -151,6 +151,26 @@ const bad: Array<[string, string, RegExp, Record<string, string>?]> = [
   ['WEBHOOK_CONCURRENCY', '0', /must be at least 1/],
   ['WEBHOOK_CONCURRENCY', 'many', /must be a whole number/],
   ['COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE', 'yes', /must be 1 \(usage per token not counted\) or 0/],
+  ['OTEL_SDK_DISABLED', 'yes', /must be true or false/],
+  ['OTEL_TRACES_EXPORTER', 'jaeger', /must be otlp or none/],
+  ['OTEL_EXPORTER_OTLP_ENDPOINT', 'otel-collector:4318', /must be an http:\/\/ or https:\/\/ URL/],
+  ['OTEL_EXPORTER_OTLP_ENDPOINT', 'grpc://otel-collector:4317', /must be an http:\/\/ or https:\/\/ URL/],
+  ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'https://user:pw@otel.example/v1/traces', /without credentials/],
+  ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc', /must be http\/protobuf or http\/json \(grpc is not built in/],
+  ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'json', /must be http\/protobuf or http\/json/],
+  ['OTEL_EXPORTER_OTLP_HEADERS', 'api-key', /must be a comma-separated list of key=value headers/],
+  ['OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'x-key=%zz', /must be a comma-separated list of key=value headers/],
+  ['OTEL_TRACES_SAMPLER', 'ratio', /must be one of always_on, always_off, traceidratio, parentbased_always_on/],
+  ['OTEL_TRACES_SAMPLER_ARG', '1.5', /must be a sampling ratio from 0 to 1/],
+  ['OTEL_TRACES_SAMPLER_ARG', '1%', /must be a sampling ratio from 0 to 1/],
+  [
+    'OTEL_TRACES_SAMPLER_ARG',
+    '0.5',
+    /OTEL_TRACES_SAMPLER is parentbased_always_on: a ratio needs/,
+    { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' },
+  ],
+  ['OTEL_SERVICE_NAME', 'line\nbreak', /must be 1\.\.255 printable characters/],
+  ['OTEL_RESOURCE_ATTRIBUTES', 'deployment.environment', /must be a comma-separated list of key=value attributes/],
 ];
 
 t.test('every variable of the schema has bad values here', async (t) => {
@@ -223,6 +243,55 @@ t.test('the good values next to them load', async (t) => {
     { ...base, LEAK_REPORT_PUBLIC_KEYS: JSON.stringify({ public_keys: [githubKey(spki(p256))] }) },
   ];
   for (const env of good) t.doesNotThrow(() => loadConfig(env), JSON.stringify(env));
+});
+
+t.test('tracing: off unless an OTLP endpoint is set, and read as the OpenTelemetry specification says', async (t) => {
+  t.equal(loadConfig(base).tracing, null, 'unset: off');
+  t.equal(loadConfig({ ...base, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'x' }).tracing, null, 'a sampler alone: still off');
+  const endpoint = { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318/' };
+  t.same(loadConfig(endpoint).tracing, {
+    url: 'http://otel-collector:4318/v1/traces',
+    protocol: 'http/protobuf',
+    headers: {},
+    sampler: 'parentbased_always_on',
+    ratio: 1,
+    serviceName: 'coldtrack-api',
+    resourceAttributes: {},
+  });
+  t.equal(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'true' }).tracing, null, 'OTEL_SDK_DISABLED=true: off');
+  t.equal(loadConfig({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' }).tracing, null, 'OTEL_TRACES_EXPORTER=none: off');
+  t.equal(
+    loadConfig({ ...base, OTEL_TRACES_EXPORTER: 'otlp' }).tracing?.url,
+    'http://localhost:4318/v1/traces',
+    'otlp asked: the default endpoint',
+  );
+  const tuned = loadConfig({
+    ...endpoint,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://tempo.example/otlp/v1/traces',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_EXPORTER_OTLP_HEADERS: 'x-scope-orgid=ops,authorization=Basic%20abc',
+    OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-scope-orgid=sre',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.01',
+    OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod,service.name=from-attributes',
+  }).tracing;
+  t.same(tuned, {
+    url: 'https://tempo.example/otlp/v1/traces',
+    protocol: 'http/json',
+    headers: { 'x-scope-orgid': 'sre', authorization: 'Basic abc' },
+    sampler: 'parentbased_traceidratio',
+    ratio: 0.01,
+    serviceName: 'from-attributes',
+    resourceAttributes: { 'deployment.environment': 'prod', 'service.name': 'from-attributes' },
+  });
+  t.equal(loadConfig({ ...endpoint, OTEL_SERVICE_NAME: 'api-eu' }).tracing?.serviceName, 'api-eu');
+  let error: unknown;
+  try {
+    loadConfig({ ...base, OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20s3cr3t-value,broken' });
+  } catch (caught) {
+    error = caught;
+  }
+  t.notMatch((error as Error).message, /s3cr3t/, 'a bad header list is refused without echoing it');
 });
 
 t.test('the sensor settings: loadConfig and npm run migrate (loadSensorStorageConfig) read them alike', async (t) => {

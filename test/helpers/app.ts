@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createRedis, redisReady, redisTarget } from '../../src/redis/connection.js';
 import { loggerOptions } from '../../src/logging.js';
 import type { Clock } from '../../src/time.js';
+import type { RequestTracing } from '../../src/tracing/requests.js';
 import type { App } from '../../src/types.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import type pg from 'pg';
@@ -61,6 +62,8 @@ export interface TestAppOptions {
   readPool?: pg.Pool;
   /** With realRateLimits: a window shorter than the minute, for tests that wait one out. */
   rateLimitWindowMs?: number;
+  /** Tracing on (src/tracing/start.ts, started by the test before the database: its pool is then traced). */
+  tracing?: RequestTracing;
 }
 
 export async function createTestApp(t: Teardown, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -94,6 +97,7 @@ export async function createTestApp(t: Teardown, env: Record<string, string> = {
     redis,
     rateLimitOverrides: options.realRateLimits ? undefined : LIFTED,
     ...(options.rateLimitWindowMs ? { rateLimitWindowMs: options.rateLimitWindowMs } : {}),
+    tracing: options.tracing ?? null,
   });
   t.teardown(async () => {
     await app.close();

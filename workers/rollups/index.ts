@@ -50,6 +50,8 @@ export function runRollup(task: RollupTask): Json<unknown[]> | Uint8Array {
 export interface RowsQuery {
   text: string;
   values: unknown[];
+  /** the query's name in sql/queries/, set when the page is traced: its span's name on the thread */
+  label?: string;
 }
 
 /** A page to roll up, with the queries of its rows rather than the rows: see rollup-thread.ts. */

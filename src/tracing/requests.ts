@@ -1,0 +1,108 @@
+// The request's span and what it brings to the rest of the request: @fastify/otel opens one span
+// per HTTP request (its lifecycle hooks get no span of their own: a dozen spans a request for
+// little); here its name and attributes are made safe and useful, the trace id goes into every
+// log line of the request and into the `traceresponse` header, and a `traceparent` is honoured
+// only from a TRUST_PROXY peer.
+import type { IncomingMessage } from 'node:http';
+import { BlockList, isIP } from 'node:net';
+import type { TracerProvider } from '@opentelemetry/api';
+import { FastifyOtelInstrumentation } from '@fastify/otel';
+import { type FastifyPluginAsync, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import fp from 'fastify-plugin';
+
+export interface RequestTracing {
+  /** Registered first in buildApp, before any route. */
+  plugin: FastifyPluginAsync;
+  /** Fastify's logController: the "incoming request" line waits for the trace id. */
+  logController: LogController;
+  /** Called in rewriteUrl, before anything reads the headers: a traceparent from an untrusted peer is dropped. */
+  dropUntrustedContext(request: IncomingMessage): void;
+}
+
+/** Scrapes and probes: no trace of their own (they would outnumber the requests an SRE looks for). */
+const UNTRACED_PATHS = /^\/(?:metrics|healthz|readyz)(?:[/?]|$)/;
+
+/** The peers TRUST_PROXY names, as Fastify reads the list (IPs and CIDRs; IPv4-mapped IPv6 as IPv4). */
+export function trustedPeers(trustProxy: readonly string[]): (address: string | undefined) => boolean {
+  if (trustProxy.length === 0) return () => false;
+  const list = new BlockList();
+  for (const entry of trustProxy) {
+    const [address, bits] = entry.split('/') as [string, string | undefined];
+    const family = isIP(address) === 4 ? 'ipv4' : 'ipv6';
+    if (bits === undefined) list.addAddress(address, family);
+    else list.addSubnet(address, Number(bits), family);
+  }
+  return (address) => {
+    if (!address) return false;
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+    const bare = mapped ? mapped[1]! : address;
+    return list.check(bare, isIP(bare) === 4 ? 'ipv4' : 'ipv6');
+  };
+}
+
+/**
+ * Fastify logs "incoming request" before any hook runs, before the request's span exists: that
+ * line is written by the hook below instead, with the trace id. Framework errors (a malformed URL)
+ * run no hook and keep theirs.
+ */
+class TracedLogController extends LogController {
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply) {
+    if (request.params === null) super.incomingRequest(request, reply);
+  }
+
+  incomingRequestNow(request: FastifyRequest, reply: FastifyReply) {
+    super.incomingRequest(request, reply);
+  }
+}
+
+const pathOf = (url: string) => {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+};
+
+export function requestTracing(provider: TracerProvider, trustProxy: readonly string[]): RequestTracing {
+  const logController = new TracedLogController();
+  const trusted = trustedPeers(trustProxy);
+  const instrumentation = new FastifyOtelInstrumentation({
+    instrumentHooks: false,
+    // an error's message and stack stay in the logs; the span says which status it ended with
+    recordExceptions: false,
+    ignorePaths: ({ url }) => UNTRACED_PATHS.test(url),
+    requestHook(span, request) {
+      // low-cardinality name; the path without its query string (a query value never reaches a span)
+      span.updateName(`${request.method} ${request.routeOptions.url ?? '(no route)'}`);
+      span.setAttribute('url.path', pathOf(request.url));
+    },
+  });
+  instrumentation.setTracerProvider(provider);
+
+  async function plugin(app: Parameters<FastifyPluginAsync>[0]) {
+    await app.register(instrumentation.plugin());
+    // after @fastify/otel's own onRequest hook, which opened the span
+    app.addHook('onRequest', (request, reply, done) => {
+      const otel = request.opentelemetry();
+      if (otel.span) {
+        const { traceId, spanId, traceFlags } = otel.span.spanContext();
+        const flags = (traceFlags & 0xff).toString(16).padStart(2, '0');
+        // W3C Trace Context Level 2: the trace this request joined, whether or not it was sampled
+        void reply.header('traceresponse', `00-${traceId}-${spanId}-${flags}`);
+        const log = request.log.child({ trace_id: traceId, span_id: spanId, trace_flags: flags });
+        request.log = log;
+        reply.log = log;
+      }
+      logController.incomingRequestNow(request, reply);
+      done();
+    });
+  }
+
+  return {
+    plugin: fp(plugin, { name: 'tracing' }),
+    logController,
+    dropUntrustedContext(request) {
+      if (request.headers.traceparent === undefined && request.headers.tracestate === undefined) return;
+      if (trusted(request.socket?.remoteAddress)) return;
+      delete request.headers.traceparent;
+      delete request.headers.tracestate;
+    },
+  };
+}
