@@ -11,7 +11,7 @@ import { loadConfig, loadSensorStorageConfig } from '../src/config.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
 import { buildAnalyticsDataset } from './kit/analytics-dataset.js';
-import { saveScriptResult } from './kit/script-results.js';
+import { saveScriptResult } from './kit/checkout.js';
 import { withThrowawayDatabase } from './kit/throwaway-db.js';
 
 const USAGE = `node --import tsx bench/analytics-scale.ts [options]

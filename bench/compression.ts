@@ -29,7 +29,7 @@ import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import zlib from 'node:zlib';
-import { ColdtrackClient, type ClientEvent } from '@coldtrack/client';
+import { type ClientEvent, ColdtrackClient } from '@coldtrack/client';
 import { exportSensorHistory } from '@coldtrack/client/export';
 import { buildApp } from '../src/app.js';
 import { BROTLI_QUALITY, GZIP_LEVEL } from '../src/plugins/compression.js';

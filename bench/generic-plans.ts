@@ -24,7 +24,7 @@ import { loadQueries, queriesInFile, queryFiles } from '../src/db/sql.js';
 import { statementName } from '../src/db/statements.js';
 import { materializeAggregates } from '../src/sensors/store.js';
 import { buildAnalyticsDataset } from './kit/analytics-dataset.js';
-import { saveScriptResult } from './kit/script-results.js';
+import { saveScriptResult } from './kit/checkout.js';
 import { withThrowawayDatabase } from './kit/throwaway-db.js';
 import { loadReadings, median } from './sensor-common.js';
 

@@ -11,21 +11,22 @@
 // not revoke; 2 a bad command line (one line saying why); 130 interrupted, 143 on SIGTERM. The npm
 // script execs this file, so a signal npm passes on (SIGTERM from a supervisor, SIGINT) reaches it.
 import { loadavg } from 'node:os';
-import { stopAll } from './kit/child-processes.js';
-import { cleanUp, handleInterrupts, onCleanUp, wasInterrupted } from './kit/clean-up.js';
-import { confirm } from './kit/confirm.js';
-import { type Deployment, discoverUnits, NO_SENSOR_HISTORY, probeSensorHistory } from './kit/deployment-discovery.js';
+import { createInterface } from 'node:readline';
+import { cleanUp, handleInterrupts, onCleanUp, stopAll, wasInterrupted } from './kit/processes.js';
 import {
+  type Deployment,
   type DeploymentScenario,
+  discoverUnits,
   type LoadtestContext,
   MANAGEMENT_READS_PER_SECOND,
+  NO_SENSOR_HISTORY,
+  probeSensorHistory,
   scenarioById,
   scopesFor,
-} from './kit/deployment-scenarios.js';
+} from './kit/loadtest-scenarios.js';
 import { closeLoadGenerators } from './kit/load.js';
-import { JWT_VARIABLE, type LoadtestOptions, readLoadtestOptions, UsageError, USAGE } from './kit/loadtest-options.js';
-import { writeLoadtestOutput } from './kit/loadtest-output.js';
-import { assembleLoadtestReport, formatLoadtestTable } from './kit/loadtest-report.js';
+import { JWT_VARIABLE, type LoadtestOptions, readLoadtestOptions, USAGE, UsageError } from './kit/loadtest-options.js';
+import { assembleLoadtestReport, formatLoadtestTable, writeLoadtestOutput } from './kit/loadtest-report.js';
 import { runDeploymentScenarios, WARMUP_SECONDS } from './kit/loadtest-run.js';
 import { LoadtestTokens, rateOfTokens, type RevocationOutcome, tokensForRate } from './kit/loadtest-tokens.js';
 
@@ -92,6 +93,25 @@ async function checkReachable(): Promise<void> {
   log(
     `${options.baseUrl.href}: ${url.pathname} answered ${answer.status}${answer.ok ? '' : ' (not ready: the run goes on, its figures will say what failed)'}`,
   );
+}
+
+/**
+ * A yes/no question on the terminal before the run creates tokens: anything but y or yes is no,
+ * and so is Ctrl-C at the prompt. The question goes to stderr, so stdout keeps only the report.
+ */
+function confirm(question: string): Promise<boolean> {
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  return new Promise((resolve) => {
+    const answer = (yes: boolean) => {
+      prompt.close();
+      resolve(yes);
+    };
+    prompt.on('SIGINT', () => {
+      process.stderr.write('\n');
+      answer(false);
+    });
+    prompt.question(`${question} [y/N] `, (text) => answer(/^y(es)?$/i.test(text.trim())));
+  });
 }
 
 /** What will happen, said before it does; the y/N question on a terminal. */

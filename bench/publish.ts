@@ -8,10 +8,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { readRecords } from './kit/history.js';
-import { BENCHMARKS_DOC, HISTORY } from './kit/publish-paths.js';
+import { BENCHMARKS_DOC, HISTORY, repoRoot } from './kit/checkout.js';
+import { readRecords } from './kit/run-record.js';
 import { renderDoc, renderSections, staleSections } from './kit/publish.js';
-import { repoRoot } from './kit/repo-root.js';
 
 let values: { from?: string; check?: boolean };
 try {

@@ -18,13 +18,12 @@
 // line or a refused --publish (one line saying why).
 import { loadavg } from 'node:os';
 import { loadSensorStorageConfig } from '../src/config.js';
-import { stopAll } from './kit/child-processes.js';
-import { cleanUp, handleInterrupts, onCleanUp, wasInterrupted } from './kit/clean-up.js';
+import { cleanUp, handleInterrupts, onCleanUp, stopAll, wasInterrupted } from './kit/processes.js';
 import type { Server } from './kit/config.js';
 import { buildDataset, type Dataset } from './kit/dataset.js';
 import { closeLoadGenerators } from './kit/load.js';
 import { measureRevocation, type RevocationFigures } from './kit/revocation.js';
-import { STATE_AT_START, treeState } from './kit/git-state.js';
+import { STATE_AT_START, treeState } from './kit/checkout.js';
 import { recordRun, treeRefusal } from './kit/publish.js';
 import { readRunOptions, type RunOptions } from './kit/run-options.js';
 import { loadRunRecord } from './kit/run-record.js';

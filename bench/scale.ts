@@ -9,13 +9,11 @@
 // (BENCH_TIMESCALE_URL or ../shared/timescaledb/start.sh). 100M needs ~17 GB free (see docs/benchmarks.md).
 import { spawn } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { stopAll, track } from './kit/child-processes.js';
-import { onCleanUp, wasInterrupted } from './kit/clean-up.js';
-import { repoRoot } from './kit/repo-root.js';
-import { commitMeasured, treeState } from './kit/git-state.js';
+import { onCleanUp, stopAll, track, wasInterrupted } from './kit/processes.js';
+import { commitMeasured, repoRoot, treeState } from './kit/checkout.js';
 import { recordRun } from './kit/publish.js';
 import { scaleRunRecord } from './kit/run-record.js';
-import { DAYS, END, INGEST, type ProfileCurve, PROBE_UNIT, ROUNDS, type ScaleOptions, stepsUpTo, WARM_ROUNDS } from './kit/scale-plan.js';
+import { DAYS, END, INGEST, PROBE_UNIT, type ProfileCurve, ROUNDS, type ScaleOptions, stepsUpTo, WARM_ROUNDS } from './kit/scale-plan.js';
 import { formatScaleReport, judgeTargets, type ProfileOutcome, type ScaleReport, writeScaleReport } from './kit/scale-report.js';
 import { profileServer, type SensorProfile, shownUrl } from './kit/sensor-profiles.js';
 import { adminUrl } from './kit/throwaway-db.js';

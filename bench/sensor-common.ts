@@ -17,7 +17,7 @@ import { readingChunks } from '../src/sensors/generate.js';
 import { ingestReadings } from '../src/sensors/ingest.js';
 import { pauseSensorPolicies } from '../src/sensors/policy-health.js';
 import { compactAggregates, maintainStore } from '../src/sensors/store.js';
-import { saveScriptResult } from './kit/script-results.js';
+import { saveScriptResult } from './kit/checkout.js';
 import { isSensorProfile, profileServer, type SensorProfile, shownUrl } from './kit/sensor-profiles.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
 
@@ -244,7 +244,7 @@ export interface TargetLine {
 }
 
 /**
- * One line per target (PASS/MISS), the file the figures are kept in (kit/script-results.ts), then
+ * One line per target (PASS/MISS), the file the figures are kept in (kit/checkout.ts saveScriptResult), then
  * the JSON line the bench kit parses (with the run's storage profile), last.
  */
 export function report(targets: TargetLine[]) {

@@ -9,9 +9,8 @@
 // and a 'soak' line of runs.jsonl (--publish: the history and docs/benchmarks.md, kit/publish.ts).
 // Every process and the database go on every way out (the run's clean-up, Ctrl-C included).
 import { cpus, loadavg, totalmem } from 'node:os';
-import { type Dataset, buildDataset } from './kit/dataset.js';
-import { stopAll } from './kit/child-processes.js';
-import { onCleanUp, wasInterrupted } from './kit/clean-up.js';
+import { buildDataset, type Dataset } from './kit/dataset.js';
+import { onCleanUp, sleep, stopAll, wasInterrupted } from './kit/processes.js';
 import { BENCH_JWT_SECRET, WORKERS } from './kit/config.js';
 import { closeLoadGenerators, runDealtLoad } from './kit/load.js';
 import { recordRun } from './kit/publish.js';
@@ -20,13 +19,12 @@ import { profileServer } from './kit/sensor-profiles.js';
 import { buildServers, type Service, startService } from './kit/services.js';
 import { SAMPLE_SECONDS, SOAK_CONNECTIONS, soakCredentialNeeds, type SoakOptions, soakRequests } from './kit/soak-plan.js';
 import { ResourceProbes, startPrivateRedis } from './kit/soak-probes.js';
-import { soakRunRecord, type SoakReport, writeSoakReport } from './kit/soak-report.js';
+import { type SoakReport, soakRunRecord, writeSoakReport } from './kit/soak-report.js';
 import { ingestMinute, newTally, tokenLifeCycle, type TrafficTally } from './kit/soak-traffic.js';
 import { judgeSoak, type SoakInterval } from './kit/soak-verdict.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
-import { commitOfRun, treeState } from './kit/git-state.js';
+import { commitOfRun, treeState } from './kit/checkout.js';
 import { freePort } from '../src/free-port.js';
-import { sleep } from './kit/timing.js';
 
 /** A small data set: the soak measures what time does to the service, not the size of its answers. */
 const SOAK_DATASET = { heavyUnits: 20, otherUnits: 5, checkInsPerDay: 2, farmersPerCompany: 1000, sensorUnits: 4 };

@@ -5,8 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { generateToken, hashToken } from '../../src/tokens/format.js';
-import { BENCH_JWT_SECRET } from './config.js';
-import type { CompanyLayout, Layout } from './layout.js';
+import { BENCH_JWT_SECRET, type CompanyLayout, type Layout } from './config.js';
 
 export const ALL_SCOPES = ['users', 'utilization', 'revenue', 'impact', 'sensor_data'] as const;
 

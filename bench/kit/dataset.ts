@@ -1,14 +1,13 @@
 // The benchmark data set, in a database made by throwaway-db.ts: migrated with the project's
 // migrations, filled with set-based SQL (setseed: the same figures every run) and a fixed 366-day
-// window, so runs on different days compare. Four companies (one heavy, layout.ts), their
+// window, so runs on different days compare. Four companies (one heavy, config.ts layoutOf), their
 // locations, units (one soft-deleted each), operators, farmers with baseline surveys, check-ins
 // with crates, check-outs with market surveys; then the run's credentials (credentials.ts).
 import pg from 'pg';
 import type { SensorStorageConfig } from '../../src/config.js';
 import { migrate } from '../../src/db/migrate.js';
-import { type DatasetSize, WINDOW } from './config.js';
+import { type DatasetSize, FARMER_BASE, type Layout, layoutOf, LOCATIONS_PER_COMPANY, OPERATOR_BASE, WINDOW } from './config.js';
 import { type CredentialNeeds, type Credentials, issueCredentials } from './credentials.js';
-import { FARMER_BASE, type Layout, layoutOf, LOCATIONS_PER_COMPANY, OPERATOR_BASE } from './layout.js';
 
 export interface Dataset {
   name: string;

@@ -2,11 +2,11 @@
 // (run-record.ts): the release run's targets, the sensor scripts per storage profile and the
 // throughput per scenario; the scale curve. Short on purpose: every figure of a run stays in its
 // record (bench/history.jsonl) and its report (bench/results/).
-import { type CommitFacts, shortHash } from './git-state.js';
+import { type CommitFacts, shortHash } from './checkout.js';
 import type { LoadRecord, MachineFacts, ScaleRecord, SoakRecord, Verdict } from './run-record.js';
 import { LATENCIES } from './scale-plan.js';
 import { SENSOR_PROFILES } from './sensor-profiles.js';
-import { SENSOR_SCRIPTS, type ScriptOutcome, type ScriptTarget } from './sensor-targets.js';
+import { type ScriptOutcome, type ScriptTarget, SENSOR_SCRIPTS } from './sensor-targets.js';
 
 const VERDICT: Record<Verdict, string> = { pass: 'PASS', miss: 'MISSED', 'not measured': 'NOT MEASURED' };
 

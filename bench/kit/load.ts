@@ -1,13 +1,16 @@
-// autocannon in long-lived child processes (one per priority), so the load generator never sits
-// on the orchestrator's event loop and no run pays for starting one. Jobs go in as JSON lines on
-// stdin (request lists with hundreds of tokens are too big for arguments), results come back as
-// JSON lines. The event-loop scenario uses the child at nice 10, as bench/event-loop.ts does, so
-// the generator does not outbid the loops being measured for a CPU.
+// The HTTP the kit sends to a server under test. The load: autocannon in long-lived child
+// processes (one per priority), so the load generator never sits on the orchestrator's event loop
+// and no run pays for starting one. Jobs go in as JSON lines on stdin (request lists with hundreds
+// of tokens are too big for arguments), results come back as JSON lines. The event-loop scenarios
+// use the child at nice 10, so the generator does not outbid the loops being measured for a CPU.
+// And one request at a time (`request`), for readiness probes, the revocation rounds and the
+// event-loop reads.
 import { type ChildProcess, spawn } from 'node:child_process';
+import http from 'node:http';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
-import { track } from './child-processes.js';
 import { LATENCY_US, type LatencyMs, latencyOf } from './histograms.js';
+import { track } from './processes.js';
 
 export type { LatencyMs };
 
@@ -233,4 +236,32 @@ function figuresOf(result: AutocannonResult): LoadFigures {
     statusCodes,
     mbPerS: result.throughput.average / 1e6,
   };
+}
+
+export interface HttpAnswer {
+  status: number;
+  body: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+/** One request; `agent: false` opens a fresh connection (the cluster hands it to the next worker). */
+export function request(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; agent?: http.Agent | false; timeoutMs?: number } = {},
+): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method: options.method ?? 'GET', headers: options.headers, agent: options.agent ?? false, timeout: options.timeoutMs ?? 30_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`timeout after ${options.timeoutMs ?? 30_000} ms: ${url}`)));
+    req.on('error', reject);
+    req.end(options.body);
+  });
 }

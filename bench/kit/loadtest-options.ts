@@ -7,8 +7,8 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeJwt } from 'jose';
 import { isWellFormedToken } from '../../src/tokens/format.js';
-import { DEPLOYMENT_SCENARIOS, NOT_AGAINST_A_DEPLOYMENT } from './deployment-scenarios.js';
-import { repoRoot } from './repo-root.js';
+import { DEPLOYMENT_SCENARIOS, NOT_AGAINST_A_DEPLOYMENT } from './loadtest-scenarios.js';
+import { repoRoot } from './checkout.js';
 
 export const JWT_VARIABLE = 'COLDTRACK_EMPLOYEE_JWT';
 

@@ -3,7 +3,7 @@
 // at its steady rate. The tokens are dealt in one rotation across every load: each run starts with
 // the token after the last one the previous run dealt, so no token gets more than its share
 // however short the runs (one skipped now and then, load.ts's runDealtLoad, is harmless).
-import type { DeploymentScenario, LoadtestContext, LoadtestLoad } from './deployment-scenarios.js';
+import type { DeploymentScenario, LoadtestContext, LoadtestLoad } from './loadtest-scenarios.js';
 import { type LoadFigures, runDealtLoad } from './load.js';
 
 export const WARMUP_SECONDS = 1;

@@ -12,7 +12,7 @@
 //   reports p50 10.1 ms and p99 ~13 ms. The delay is what exceeds the interval, so 10 ms is taken
 //   off every figure here, both servers alike (what Elastic's APM agent does; see
 //   open-telemetry/opentelemetry-js-contrib#2794).
-import { request } from './http-request.js';
+import { request } from './load.js';
 
 /** the sampling interval of both servers' monitors, included in every figure they report */
 export const LOOP_SAMPLING_MS = 10;

@@ -6,11 +6,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadFiguresMarkdown, scaleFiguresMarkdown, soakFiguresMarkdown } from './figures-markdown.js';
-import { shortHash, type TreeState } from './git-state.js';
-import { appendRecord, newestComplete, readRecords } from './history.js';
-import { BENCHMARKS_DOC, HISTORY, RUNS_LOG } from './publish-paths.js';
-import { repoRoot } from './repo-root.js';
-import type { RunRecord } from './run-record.js';
+import { BENCHMARKS_DOC, HISTORY, repoRoot, RUNS_LOG, shortHash, type TreeState } from './checkout.js';
+import { appendRecord, newestComplete, readRecords, type RunRecord } from './run-record.js';
 
 /** The tracked files a publish writes, under a root (the repository's; a scratch copy in tests). */
 export interface PublishTarget {

@@ -20,12 +20,11 @@ import http from 'node:http';
 import pg from 'pg';
 import { freePort } from '../../src/free-port.js';
 import { generateToken, hashToken } from '../../src/tokens/format.js';
-import { track } from './child-processes.js';
+import { sleep, track, within } from './processes.js';
 import { BENCH_JWT_SECRET, WORKERS } from './config.js';
 import { ALL_SCOPES, type BenchToken, type Employee } from './credentials.js';
-import { request } from './http-request.js';
+import { request } from './load.js';
 import { type Service, startService } from './services.js';
-import { sleep, within } from './timing.js';
 
 export interface RevocationFigures {
   rounds: number;

@@ -4,7 +4,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { Redis } from 'ioredis';
 import { type KitConfig, WINDOW, WORKERS } from './config.js';
 import type { Dataset } from './dataset.js';
-import { commitMeasured } from './git-state.js';
+import { commitMeasured } from './checkout.js';
 import { formatTable, type Report, writeReports } from './report.js';
 import type { ScenarioResult } from './results.js';
 import type { RevocationFigures } from './revocation.js';

@@ -3,16 +3,15 @@
 // neither server always goes first); a run that met 429s is run once more with more tokens. The
 // workers' CPU time is read around each phase.
 import { readFileSync } from 'node:fs';
-import { type KitConfig, type Server, WORKERS } from './config.js';
+import { type KitConfig, layoutOf, type Server, WORKERS } from './config.js';
 import { countingCredentials, type CredentialNeeds } from './credentials.js';
-import { layoutOf } from './layout.js';
 import { type LoadFigures, type RequestSpec, runLoad } from './load.js';
 import { type LoopDelay, startLoopWindow } from './loop-delay.js';
 import { type ScenarioResult, type ServerRun, summarize } from './results.js';
 import { type BuildContext, CURRENT_ETAG, type Load, type Scenario } from './scenarios.js';
 import type { Service } from './services.js';
-import { sleep } from './timing.js';
-import { type WebhookRevokePlan, type WebhookRevokes, startWebhookRevokes } from './webhook-revokes.js';
+import { sleep } from './processes.js';
+import { startWebhookRevokes, type WebhookRevokePlan, type WebhookRevokes } from './webhook-revokes.js';
 import { webhookLine } from './webhook-target.js';
 import { sampleMemory } from './worker-memory.js';
 

@@ -5,11 +5,10 @@
 // measured, so each token takes at most 2 warm-up requests + RUN_BUDGET + one partial lap of the
 // list: under its 100/min limit. The limit is never what a scenario measures, and every token is
 // warm on every worker before the measured run starts.
-import { MANAGEMENT_WRITES_PER_MINUTE, TOKEN_LIMIT_PER_MINUTE, WINDOW } from './config.js';
+import { type Layout, MANAGEMENT_WRITES_PER_MINUTE, TOKEN_LIMIT_PER_MINUTE, WINDOW } from './config.js';
 import type { BenchToken, CredentialPool, Credentials, Employee } from './credentials.js';
-import type { Layout } from './layout.js';
 import type { RequestSpec } from './load.js';
-import { sensorPaths } from './sensor-targets.js';
+import { type MixedData, requestPaths, window } from './request-paths.js';
 import type { WebhookRevokePlan } from './webhook-revokes.js';
 
 export interface BuildContext {
@@ -99,8 +98,20 @@ function tokenLoad(
   };
 }
 
-const window = (first: string, last: string) => `start_date=${first}&end_date=${last}`;
 const YEAR = window(WINDOW.first, WINDOW.last);
+const JUNE = window('2025-06-01', '2025-06-30');
+
+/** The sensor-data requests on the bench's data set (its sensor units hold the whole window). */
+const sensorPaths = {
+  /** 30 days of one unit: 5,760 raw rows, pages 1..5 of 1,000 (P2) */
+  rawPage: (unitId: number, page: number) => requestPaths.rawPage(unitId, JUNE, page),
+  /** 365 days of one unit, hourly: 17,520 records, pages 1..17 of 1,000 */
+  hourlyPage: (unitId: number, page: number) => requestPaths.hourlyPage(unitId, window(WINDOW.first, '2025-12-31'), page),
+  /** every sensor unit, the whole window, raw: ~1 M rows, so page 500 of 1,000 is half-way (P3) */
+  deepPage: (page: number) => requestPaths.deepPage(YEAR, page),
+  /** every sensor unit's hourly year as one bulk pull: ~260,000 records (P5 and P8 beside the mixed traffic) */
+  bulkYear: (format: 'csv' | 'parquet') => requestPaths.bulk(window(WINDOW.first, '2025-12-31'), format),
+};
 
 /**
  * Upper bounds of each load's rate on a small machine: they size the pilots and the credential
@@ -143,17 +154,7 @@ export const scenarios: Scenario[] = [
     build: ({ credentials, seconds, rate }) => {
       const label = 'revenue page_size 10';
       const plan = { rate: rate(label, CEILING.small), seconds, entries: 120 };
-      return [
-        [
-          tokenLoad(
-            label,
-            24,
-            credentials.alpha,
-            plan,
-            (_, i) => `/api/v1/analytics/revenue?${window('2025-06-01', '2025-06-30')}&page_size=10&page=${1 + (i % 120)}`,
-          ),
-        ],
-      ];
+      return [[tokenLoad(label, 24, credentials.alpha, plan, (_, i) => requestPaths.revenuePage(JUNE, 1 + (i % 120)))]];
     },
   },
   {
@@ -241,7 +242,7 @@ export const scenarios: Scenario[] = [
         list.flatMap((manager, i): RequestSpec[] => [
           ...Array.from({ length: 4 }, (): RequestSpec => ({
             method: 'GET',
-            path: '/api/v1/api-tokens?page_size=20',
+            path: requestPaths.tokenList,
             headers: bearer(manager),
           })),
           {
@@ -273,23 +274,16 @@ export const scenarios: Scenario[] = [
     target: 'P8',
     build: ({ credentials, layout, seconds, rate, sensorAvailable }) => {
       const pages = Math.ceil((layout.heavy.unitIds.length * WINDOW.days) / 1000);
-      const paths = [
-        `/api/v1/analytics/users?${YEAR}&period=day&page_size=1000`,
-        `/api/v1/analytics/utilization?${YEAR}&period=day&page_size=1000`,
-        `/api/v1/analytics/revenue?${YEAR}&period=day&page_size=1000`,
-        `/api/v1/analytics/impact?${YEAR}&period=day&page_size=1000`,
-        ...(sensorAvailable ? [sensorPaths.deepPage(1).replace('&page=1', '')] : []),
-      ];
-      const plan = { rate: rate('page_size 1000', CEILING.large), seconds, entries: paths.length * 6 };
+      const endpoints = ['users', 'utilization', 'revenue', 'impact', ...(sensorAvailable ? (['sensor-data'] as const) : [])] as const;
+      const plan = { rate: rate('page_size 1000', CEILING.large), seconds, entries: endpoints.length * 6 };
       return [
         [
-          tokenLoad(
-            'page_size 1000',
-            8,
-            credentials.alpha,
-            plan,
-            (_, i) => `${paths[i % paths.length]!}&page=${paths[i % paths.length]!.includes('/users') ? 1 : 1 + ((i * 7) % pages)}`,
-          ),
+          tokenLoad('page_size 1000', 8, credentials.alpha, plan, (_, i) => {
+            const endpoint = endpoints[i % endpoints.length]!;
+            const page = 1 + ((i * 7) % pages);
+            if (endpoint === 'sensor-data') return sensorPaths.deepPage(page);
+            return requestPaths.largePage(endpoint, YEAR, endpoint === 'users' ? 1 : page);
+          }),
         ],
       ];
     },
@@ -317,8 +311,7 @@ export const scenarios: Scenario[] = [
         2,
         credentials.alpha,
         { rate: 40, seconds, entries: 10 },
-        (_, i) =>
-          `/api/v1/analytics/${i % 2 ? 'impact' : 'revenue'}?${window('2025-06-01', '2025-06-30')}&page_size=10&page=${1 + (i % 5)}`,
+        (_, i) => `/api/v1/analytics/${i % 2 ? 'impact' : 'revenue'}?${JUNE}&page_size=10&page=${1 + (i % 5)}`,
       );
       return [
         [
@@ -387,21 +380,20 @@ export const scenarios: Scenario[] = [
   },
 ];
 
+/** Request i of the mixed traffic with a token: its units (restricted, else its company's) in turn, the window's months. */
 function mixedPath(token: BenchToken, i: number, layout: Layout, sensor: boolean): string {
   const company = layout.companies.find((c) => c.id === token.companyId)!;
   const units = token.unitIds.length > 0 ? token.unitIds : company.unitIds;
   const unit = units[i % units.length]!;
   const month = String(1 + (i % 11)).padStart(2, '0');
-  const monthWindow = window(`2025-${month}-01`, `2025-${month}-28`);
-  const kind = i % 20;
-  if (kind < 9 || (kind >= 17 && !sensor)) {
-    const filter = i % 3 === 0 ? `&cooling_unit_id=${unit}` : '';
-    return `/api/v1/analytics/utilization?${monthWindow}&period=${i % 2 ? 'week' : 'day'}&page_size=${10 + (i % 10) * 10}${filter}`;
-  }
-  if (kind < 12) return `/api/v1/analytics/users?${window('2025-04-01', '2025-06-29')}&period=week&page_size=13`;
-  if (kind < 15) return `/api/v1/analytics/revenue?${window('2025-04-01', '2025-06-29')}&period=week&page_size=50&payment_status=paid`;
-  if (kind < 17) return `/api/v1/analytics/impact?${YEAR}&period=month&page_size=20`;
-  return `/api/v1/sensor-data?cooling_unit_id=${unit}&${window(`2025-${month}-10`, `2025-${month}-10`)}&page_size=100`;
+  const data: MixedData = {
+    unit,
+    month: window(`2025-${month}-01`, `2025-${month}-28`),
+    quarter: window('2025-04-01', '2025-06-29'),
+    year: YEAR,
+    sensorDay: sensor ? () => ({ unitId: unit, day: `2025-${month}-10` }) : null,
+  };
+  return requestPaths.mixed(i, data);
 }
 
 /** P5's control and its bulk phase: the mixed traffic alone, then beside the pulls, at the same rate. */

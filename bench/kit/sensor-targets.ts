@@ -5,7 +5,6 @@
 // - loadSensorReadings: the readings those scenarios read (~1 M raw rows), loaded only when the
 //   endpoint is there, into the sensor store of migration 003 (partitions prepared first; the
 //   TimescaleDB profile's continuous aggregates refreshed after);
-// - sensorPaths: the requests of those scenarios;
 // - sensorScriptTargets: the sensor engineer's bench/sensor-*.ts scripts (P2 pages/s, P3 deep
 //   pages, P4 hourly from aggregates vs bucketing raw rows, P6 ingest, P12 the change feed) run as child processes on
 //   each storage profile: postgres on the local PostgreSQL, timescale on a real TimescaleDB
@@ -15,11 +14,11 @@
 //   script's figure per profile side by side.
 import { spawn } from 'node:child_process';
 import type pg from 'pg';
-import { isStopping, track } from './child-processes.js';
+import { isStopping, track } from './processes.js';
 import { WINDOW } from './config.js';
 import type { Dataset } from './dataset.js';
-import { type HttpAnswer, request } from './http-request.js';
-import { repoRoot } from './repo-root.js';
+import { type HttpAnswer, request } from './load.js';
+import { repoRoot } from './checkout.js';
 import { profileServer, SENSOR_PROFILES, type SensorProfile, shownUrl } from './sensor-profiles.js';
 import { adminUrl } from './throwaway-db.js';
 
@@ -116,22 +115,6 @@ export async function loadSensorReadings(pool: pg.Pool, unitIds: number[]): Prom
   await pool.query('ANALYZE sensor_readings');
   return { rows: result.rowCount ?? 0, seconds: (performance.now() - started) / 1000 };
 }
-
-const KINDS = 'specification_type=TEMPERATURE,HUMIDITY';
-
-export const sensorPaths = {
-  /** 30 days of one unit: 5,760 raw rows, pages 1..5 of 1,000 (P2) */
-  rawPage: (unitId: number, page: number) =>
-    `/api/v1/sensor-data?cooling_unit_id=${unitId}&start_date=2025-06-01&end_date=2025-06-30&${KINDS}&page_size=1000&page=${page}`,
-  /** 365 days of one unit, hourly: 17,520 records, pages 1..17 of 1,000 */
-  hourlyPage: (unitId: number, page: number) =>
-    `/api/v1/sensor-data?cooling_unit_id=${unitId}&start_date=${WINDOW.first}&end_date=2025-12-31&aggregation=hourly&${KINDS}&page_size=1000&page=${page}`,
-  /** every sensor unit, the whole window, raw: ~1 M rows, so page 500 of 1,000 is half-way (P3) */
-  deepPage: (page: number) => `/api/v1/sensor-data?start_date=${WINDOW.first}&end_date=${WINDOW.last}&${KINDS}&page_size=1000&page=${page}`,
-  /** every sensor unit's hourly year as one bulk pull: ~260,000 records (P5 and P8 beside the mixed traffic) */
-  bulkYear: (format: 'csv' | 'parquet') =>
-    `/api/v1/sensor-data/bulk?start_date=${WINDOW.first}&end_date=2025-12-31&aggregation=hourly&${KINDS}&format=${format}`,
-};
 
 // ---------------------------------------------------------------------------------------------
 // P2, P3, P4 and P6 from bench/sensor-*.ts, on each storage profile

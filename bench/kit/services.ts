@@ -5,11 +5,10 @@ import { spawn } from 'node:child_process';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../../src/free-port.js';
-import { track } from './child-processes.js';
+import { sleep, track, within } from './processes.js';
 import { BENCH_JWT_SECRET, type Server, WORKERS } from './config.js';
-import { request } from './http-request.js';
-import { repoRoot } from './repo-root.js';
-import { sleep, within } from './timing.js';
+import { request } from './load.js';
+import { repoRoot } from './checkout.js';
 import { childPids } from './worker-memory.js';
 
 export interface Service {

@@ -4,9 +4,8 @@
 // employee JWTs, dealt in order at a steady rate; the stateful management calls (create,
 // retrieve, rotate, revoke) and the ingest run beside it (soak.ts). Sized so no token or
 // employee comes near its per-minute limit: the soak measures the service, not the limiter.
-import { TOKEN_LIMIT_PER_MINUTE, WINDOW } from './config.js';
+import { type Layout, TOKEN_LIMIT_PER_MINUTE, WINDOW } from './config.js';
 import type { BenchToken, Employee } from './credentials.js';
-import type { Layout } from './layout.js';
 import type { RequestSpec } from './load.js';
 
 export interface SoakOptions {

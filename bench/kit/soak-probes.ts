@@ -9,9 +9,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { freePort } from '../../src/free-port.js';
-import { track } from './child-processes.js';
-import { request } from './http-request.js';
-import { sleep } from './timing.js';
+import { sleep, track } from './processes.js';
+import { request } from './load.js';
 
 export interface WorkerSample {
   pid: number;

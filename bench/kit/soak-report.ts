@@ -3,8 +3,7 @@
 // (kind 'soak', run-record.ts) from which --publish renders docs/benchmarks.md's soak section.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type CommitFacts, shortHash } from './git-state.js';
-import { repoRoot } from './repo-root.js';
+import { type CommitFacts, repoRoot, shortHash } from './checkout.js';
 import type { SoakRecord } from './run-record.js';
 import type { SoakOptions } from './soak-plan.js';
 import { P14, type SoakInterval, type SoakVerdict } from './soak-verdict.js';

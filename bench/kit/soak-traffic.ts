@@ -6,9 +6,9 @@
 // interval it happened in; a 5xx is also counted as one.
 import { spawn } from 'node:child_process';
 import type { Employee } from './credentials.js';
-import { track } from './child-processes.js';
-import { request } from './http-request.js';
-import { repoRoot } from './repo-root.js';
+import { track } from './processes.js';
+import { request } from './load.js';
+import { repoRoot } from './checkout.js';
 
 export interface TrafficTally {
   calls: number;

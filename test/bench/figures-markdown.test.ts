@@ -5,10 +5,8 @@
 import { join } from 'node:path';
 import t from 'tap';
 import { loadFiguresMarkdown, scaleFiguresMarkdown } from '../../bench/kit/figures-markdown.js';
-import { readRecords } from '../../bench/kit/history.js';
-import { HISTORY } from '../../bench/kit/publish-paths.js';
-import { repoRoot } from '../../bench/kit/repo-root.js';
-import { type LoadRecord, loadRunRecord, type ScaleRecord, scaleRunRecord } from '../../bench/kit/run-record.js';
+import { HISTORY, repoRoot } from '../../bench/kit/checkout.js';
+import { type LoadRecord, loadRunRecord, readRecords, type ScaleRecord, scaleRunRecord } from '../../bench/kit/run-record.js';
 import { loadReport, scaleReport } from './run-fixtures.js';
 
 const clean = { hash: 'abc1234def5678abc1234def5678abc1234def56', dirty: false, movedTo: null };

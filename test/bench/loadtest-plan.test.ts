@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import t from 'tap';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { generateToken } from '../../src/tokens/format.js';
-import type { Deployment } from '../../bench/kit/deployment-discovery.js';
 import {
+  type Deployment,
   DEPLOYMENT_SCENARIOS,
   type LoadtestContext,
   MANAGEMENT_READS_PER_SECOND,
   scopesFor,
-} from '../../bench/kit/deployment-scenarios.js';
+} from '../../bench/kit/loadtest-scenarios.js';
 import { readLoadtestOptions, UsageError } from '../../bench/kit/loadtest-options.js';
 import { PLANNED_PER_TOKEN_PER_MINUTE, tokensForRate } from '../../bench/kit/loadtest-tokens.js';
 

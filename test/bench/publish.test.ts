@@ -8,9 +8,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import { loadFiguresMarkdown, scaleFiguresMarkdown } from '../../bench/kit/figures-markdown.js';
-import { treeState } from '../../bench/kit/git-state.js';
-import { newestComplete, readRecords } from '../../bench/kit/history.js';
-import { BENCHMARKS_DOC, HISTORY } from '../../bench/kit/publish-paths.js';
+import { BENCHMARKS_DOC, HISTORY, repoRoot, treeState } from '../../bench/kit/checkout.js';
+import { loadRunRecord, newestComplete, readRecords, scaleRunRecord } from '../../bench/kit/run-record.js';
 import {
   betweenMarkers,
   publishRefusal,
@@ -19,9 +18,7 @@ import {
   replaceBetweenMarkers,
   treeRefusal,
 } from '../../bench/kit/publish.js';
-import { repoRoot } from '../../bench/kit/repo-root.js';
 import { readRunOptions } from '../../bench/kit/run-options.js';
-import { loadRunRecord, scaleRunRecord } from '../../bench/kit/run-record.js';
 import { loadReport, scaleReport } from './run-fixtures.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'coldtrack-publish-'));

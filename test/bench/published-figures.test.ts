@@ -6,10 +6,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { readRecords } from '../../bench/kit/history.js';
-import { BENCHMARKS_DOC, HISTORY } from '../../bench/kit/publish-paths.js';
+import { BENCHMARKS_DOC, HISTORY, repoRoot } from '../../bench/kit/checkout.js';
+import { readRecords } from '../../bench/kit/run-record.js';
 import { betweenMarkers, renderSections, SECTIONS, staleSections } from '../../bench/kit/publish.js';
-import { repoRoot } from '../../bench/kit/repo-root.js';
 
 const records = readRecords(join(repoRoot, HISTORY));
 const doc = readFileSync(join(repoRoot, BENCHMARKS_DOC), 'utf8');

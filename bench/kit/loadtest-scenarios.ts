@@ -1,13 +1,121 @@
-// The bench's request scenarios (scenarios.ts) as the loadtest runs them against a deployment: the
-// same endpoints, page sizes and request shapes, on the deployment's own units and dates
-// (deployment-discovery.ts) instead of the bench's fixed data set, each at the rate asked. Every
-// data request goes out with the loadtest's tokens in turn (entry i of a list with token i mod T,
-// lists a whole number of laps long), so each token carries rate / T requests a second.
-// management reads with the employee's JWT, held under that employee's 600 reads a minute.
+// The bench's request scenarios as `npm run loadtest` runs them against a deployment. First what
+// they need to know of it, asked of its API rather than of a database: the employee's company and
+// its live units (GET /api/v1/cooling-units with the JWT), and where its sensor history lies (a
+// few GET /api/v1/sensor-data pages with one token): the first and last day with readings, the
+// units read on the last full day and how many readings a day each has, and how deep the raw
+// history of the last year goes.
+import { ColdtrackApiError, ColdtrackClient, RateBudget } from '@coldtrack/client';
+import { formatDay, MAX_SENSOR_WINDOW_DAYS, parseDay } from '../../src/data-surface/window.js';
+import { DAY_MS } from '../../src/time.js';
 import type { Scope } from '../../src/tokens/scopes.js';
-import { daysBetween, type Deployment, shiftDay } from './deployment-discovery.js';
 import type { RequestSpec } from './load.js';
+import { type MixedData, requestPaths, window } from './request-paths.js';
 import { scenarios as benchScenarios } from './scenarios.js';
+
+/** `day` moved by `days` (negative: earlier), both YYYY-MM-DD, UTC. */
+export const shiftDay = (day: string, days: number) => formatDay(parseDay(day) + days * DAY_MS);
+export const daysBetween = (first: string, last: string) => (parseDay(last) - parseDay(first)) / DAY_MS + 1;
+
+export interface SensorHistory {
+  available: boolean;
+  /** why not, when not available */
+  reason: string;
+  /** first and last day with readings in the last ten years (daily aggregates' longest window) */
+  firstDay: string;
+  lastDay: string;
+  /** units with readings on the last full day: their readings that day, and of how many kinds (1 or 2) */
+  units: { id: number; readingsPerDay: number; kinds: number }[];
+  /** pages of 1,000 raw readings over every unit and the last year of the history */
+  deepPages: number;
+}
+
+export interface Deployment {
+  /** the UTC day the run started: analytics windows end on it */
+  today: string;
+  /** the JWT's company; null with API tokens only */
+  companyId: number | null;
+  /** the company's live units; empty when no JWT was given */
+  unitIds: number[];
+  sensor: SensorHistory;
+}
+
+export const NO_SENSOR_HISTORY: SensorHistory = {
+  available: false,
+  reason: 'not probed',
+  firstDay: '',
+  lastDay: '',
+  units: [],
+  deepPages: 0,
+};
+
+/** Fresh budgets: the loadtest's own calls never wait for a budget another client in the process spent. */
+const clientFor = (baseUrl: URL, token: string) =>
+  new ColdtrackClient({ baseUrl: baseUrl.href, token, budget: new RateBudget(), retries: 2 });
+
+/** The employee's company and every live unit of it (pages of 1,000). */
+export async function discoverUnits(baseUrl: URL, jwt: string): Promise<{ companyId: number; unitIds: number[] }> {
+  const client = clientFor(baseUrl, jwt);
+  const unitIds: number[] = [];
+  for (let page = 1; ; page++) {
+    const body = await client.coolingUnits.list({ page, page_size: 1000 });
+    unitIds.push(...body.data.map((unit) => unit.id));
+    if (!body.meta.pagination.has_next || body.data.length === 0) return { companyId: body.meta.company_id, unitIds };
+  }
+}
+
+const notAvailable = (reason: string): SensorHistory => ({ ...NO_SENSOR_HISTORY, reason });
+
+/**
+ * Where the sensor history lies, in four or five requests with one token that may read
+ * sensor-data: the oldest and newest daily record of the last ten years, the daily records of the
+ * last full day (which units, how many readings; the last day itself when the one before has
+ * none), and the raw page count of the last year.
+ */
+export async function probeSensorHistory(baseUrl: URL, token: string, today: string): Promise<SensorHistory> {
+  const client = clientFor(baseUrl, token);
+  const daily = { aggregation: 'daily', start_date: shiftDay(today, -(MAX_SENSOR_WINDOW_DAYS.daily - 1)), end_date: today } as const;
+  try {
+    const oldest = await client.sensorData({ ...daily, page_size: 1, page: 1 });
+    const total = oldest.meta.pagination.total_count;
+    if (total === 0 || !oldest.data[0]) return notAvailable(`no sensor readings between ${daily.start_date} and ${today}`);
+    const newest = await client.sensorData({ ...daily, page_size: 1, page: total });
+    const firstDay = oldest.data[0].timestamp.slice(0, 10);
+    const lastDay = newest.data[0]?.timestamp.slice(0, 10) ?? firstDay;
+    // the last day may still be filling: the one before it is whole, when it has readings
+    let day = await client.sensorData({
+      aggregation: 'daily',
+      start_date: shiftDay(lastDay, -1),
+      end_date: shiftDay(lastDay, -1),
+      page_size: 1000,
+    });
+    if (day.data.length === 0)
+      day = await client.sensorData({ aggregation: 'daily', start_date: lastDay, end_date: lastDay, page_size: 1000 });
+    const perUnit = new Map<number, { id: number; readingsPerDay: number; kinds: number }>();
+    for (const record of day.data) {
+      const unit = perUnit.get(record.cooling_unit_id) ?? { id: record.cooling_unit_id, readingsPerDay: 0, kinds: 0 };
+      perUnit.set(unit.id, { id: unit.id, readingsPerDay: unit.readingsPerDay + record.sample_count, kinds: unit.kinds + 1 });
+    }
+    const deepFirst = [firstDay, shiftDay(lastDay, -(MAX_SENSOR_WINDOW_DAYS.raw - 1))].sort().at(-1)!;
+    const deep = await client.sensorData({ start_date: deepFirst, end_date: lastDay, page_size: 1000, page: 1 });
+    return {
+      available: true,
+      reason: '',
+      firstDay,
+      lastDay,
+      units: [...perUnit.values()].sort((a, b) => a.id - b.id),
+      deepPages: Math.max(1, deep.meta.pagination.total_pages),
+    };
+  } catch (error) {
+    if (error instanceof ColdtrackApiError) return notAvailable(`GET /api/v1/sensor-data answered ${error.status} (${error.code})`);
+    throw error;
+  }
+}
+
+// The scenarios: the bench's requests (request-paths.ts) on the deployment's own units and dates
+// instead of the bench's fixed data set, each at the rate asked. Every data request goes out with
+// the loadtest's tokens in turn (entry i of a list with token i mod T, lists a whole number of laps
+// long), so each token carries rate / T requests a second; management reads with the employee's
+// JWT, held under that employee's 600 reads a minute.
 
 /** The bench scenarios a deployment is not load-tested with, and why. */
 export const NOT_AGAINST_A_DEPLOYMENT: Record<string, string> = {
@@ -54,9 +162,7 @@ export interface DeploymentScenario {
   build(context: LoadtestContext): LoadtestLoad[];
 }
 
-const KINDS = 'specification_type=TEMPERATURE,HUMIDITY';
 const benchTitle = (id: string) => benchScenarios.find((scenario) => scenario.id === id)!.title;
-const window = (first: string, last: string) => `start_date=${first}&end_date=${last}`;
 /** the last 366 days, the longest analytics window */
 const yearTo = (today: string) => window(shiftDay(today, -365), today);
 const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
@@ -90,54 +196,50 @@ const knownUnits = ({ deployment }: LoadtestContext) =>
 /** Pages of `perPage` records that `records` fill, at least 1 and at most `cap`. */
 const pagesOf = (records: number, perPage: number, cap: number) => Math.min(cap, Math.max(1, Math.floor(records / perPage)));
 
+/** The first of the sensor history's last `days` days (a later one when it is shorter). */
+const firstOfLast = (sensor: SensorHistory, days: number) => [sensor.firstDay, shiftDay(sensor.lastDay, -(days - 1))].sort().at(-1)!;
+
 const sensorPaths = {
   /** the last 30 days of one unit, raw, 1,000 a page */
-  rawPages(sensor: Deployment['sensor']): string[] {
-    const first = [sensor.firstDay, shiftDay(sensor.lastDay, -29)].sort().at(-1)!;
+  rawPages(sensor: SensorHistory): string[] {
+    const first = firstOfLast(sensor, 30);
     return sensor.units.flatMap((unit) =>
-      Array.from(
-        { length: pagesOf(unit.readingsPerDay * daysBetween(first, sensor.lastDay), 1000, 5) },
-        (_, page) =>
-          `/api/v1/sensor-data?cooling_unit_id=${unit.id}&${window(first, sensor.lastDay)}&${KINDS}&page_size=1000&page=${page + 1}`,
+      Array.from({ length: pagesOf(unit.readingsPerDay * daysBetween(first, sensor.lastDay), 1000, 5) }, (_, page) =>
+        requestPaths.rawPage(unit.id, window(first, sensor.lastDay), page + 1),
       ),
     );
   },
   /** the last 365 days of one unit, hourly, 1,000 a page */
-  hourlyPages(sensor: Deployment['sensor']): string[] {
-    const first = [sensor.firstDay, shiftDay(sensor.lastDay, -364)].sort().at(-1)!;
+  hourlyPages(sensor: SensorHistory): string[] {
+    const first = firstOfLast(sensor, 365);
     return sensor.units.flatMap((unit) =>
-      Array.from(
-        { length: pagesOf(24 * unit.kinds * daysBetween(first, sensor.lastDay), 1000, 17) },
-        (_, page) =>
-          `/api/v1/sensor-data?cooling_unit_id=${unit.id}&${window(first, sensor.lastDay)}&aggregation=hourly&${KINDS}&page_size=1000&page=${page + 1}`,
+      Array.from({ length: pagesOf(24 * unit.kinds * daysBetween(first, sensor.lastDay), 1000, 17) }, (_, page) =>
+        requestPaths.hourlyPage(unit.id, window(first, sensor.lastDay), page + 1),
       ),
     );
   },
   /** every unit over the last year of the history, raw */
-  deepPage(sensor: Deployment['sensor'], page: number): string {
-    const first = [sensor.firstDay, shiftDay(sensor.lastDay, -365)].sort().at(-1)!;
-    return `/api/v1/sensor-data?${window(first, sensor.lastDay)}&${KINDS}&page_size=1000&page=${page}`;
-  },
+  deepPage: (sensor: SensorHistory, page: number) => requestPaths.deepPage(window(firstOfLast(sensor, 366), sensor.lastDay), page),
 };
 
 /** The bench's mixed partner traffic on the deployment's units and the last year's months. */
 function mixedPath(i: number, context: LoadtestContext): string {
   const { today, sensor } = context.deployment;
   const units = knownUnits(context);
-  const unit = units.length > 0 ? units[i % units.length] : undefined;
   const monthStart = shiftDay(today, -30 * (1 + (i % 11)));
-  const kind = i % 20;
-  if (kind < 9 || (kind >= 17 && !sensor.available)) {
-    const filter = unit !== undefined && i % 3 === 0 ? `&cooling_unit_id=${unit}` : '';
-    return `/api/v1/analytics/utilization?${window(monthStart, shiftDay(monthStart, 27))}&period=${i % 2 ? 'week' : 'day'}&page_size=${10 + (i % 10) * 10}${filter}`;
-  }
-  const quarter = window(shiftDay(today, -90), today);
-  if (kind < 12) return `/api/v1/analytics/users?${quarter}&period=week&page_size=13`;
-  if (kind < 15) return `/api/v1/analytics/revenue?${quarter}&period=week&page_size=50&payment_status=paid`;
-  if (kind < 17) return `/api/v1/analytics/impact?${yearTo(today)}&period=month&page_size=20`;
-  const sensorUnit = sensor.units[i % sensor.units.length]!.id;
-  const day = shiftDay(sensor.lastDay, -(i % Math.min(30, daysBetween(sensor.firstDay, sensor.lastDay))));
-  return `/api/v1/sensor-data?cooling_unit_id=${sensorUnit}&${window(day, day)}&page_size=100`;
+  const data: MixedData = {
+    unit: units.length > 0 ? units[i % units.length] : undefined,
+    month: window(monthStart, shiftDay(monthStart, 27)),
+    quarter: window(shiftDay(today, -90), today),
+    year: yearTo(today),
+    sensorDay: sensor.available
+      ? () => ({
+          unitId: sensor.units[i % sensor.units.length]!.id,
+          day: shiftDay(sensor.lastDay, -(i % Math.min(30, daysBetween(sensor.firstDay, sensor.lastDay)))),
+        })
+      : null,
+  };
+  return requestPaths.mixed(i, data);
 }
 
 const ALL_DATA: readonly Scope[] = ['users', 'utilization', 'revenue', 'impact', 'sensor_data'];
@@ -153,10 +255,7 @@ export const DEPLOYMENT_SCENARIOS: readonly DeploymentScenario[] = [
     build: (context) => {
       const { today } = context.deployment;
       const pages = Math.min(120, Math.max(1, 3 * knownUnits(context).length));
-      const paths = Array.from(
-        { length: pages },
-        (_, i) => `/api/v1/analytics/revenue?${window(shiftDay(today, -29), today)}&page_size=10&page=${i + 1}`,
-      );
+      const paths = Array.from({ length: pages }, (_, i) => requestPaths.revenuePage(window(shiftDay(today, -29), today), i + 1));
       return [tokenLoad(context, 'revenue page_size 10', paths)];
     },
   },
@@ -222,9 +321,9 @@ export const DEPLOYMENT_SCENARIOS: readonly DeploymentScenario[] = [
       const pages = Math.max(1, Math.ceil((knownUnits(context).length * 366) / 1000));
       const year = yearTo(today);
       const paths = Array.from({ length: 6 }, (_, lap) => [
-        `/api/v1/analytics/users?${year}&period=day&page_size=1000`,
-        ...['utilization', 'revenue', 'impact'].map(
-          (endpoint) => `/api/v1/analytics/${endpoint}?${year}&period=day&page_size=1000&page=${1 + ((lap * 7) % pages)}`,
+        requestPaths.largePage('users', year, 1),
+        ...(['utilization', 'revenue', 'impact'] as const).map((endpoint) =>
+          requestPaths.largePage(endpoint, year, 1 + ((lap * 7) % pages)),
         ),
         ...(sensor.available ? [sensorPaths.deepPage(sensor, 1 + ((lap * 7) % sensor.deepPages))] : []),
       ]).flat();
@@ -242,7 +341,7 @@ export const DEPLOYMENT_SCENARIOS: readonly DeploymentScenario[] = [
       const rate = Math.min(context.rate, MANAGEMENT_READS_PER_SECOND);
       const request: RequestSpec = {
         method: 'GET',
-        path: `${context.pathPrefix}/api/v1/api-tokens?page_size=20`,
+        path: context.pathPrefix + requestPaths.tokenList,
         headers: bearer(context.jwt!),
       };
       return [

@@ -1,0 +1,119 @@
+// The kit's processes: every child it starts (clusters, load generators, npm, sensor scripts) is
+// tracked, so an error or Ctrl-C still stops it (SIGINT to its process group, then SIGKILL); the
+// run's clean-up steps, run once in reverse order (stop the clusters before dropping their
+// database) at the end, on an error or on SIGINT/SIGTERM, a second Ctrl-C killing every child at
+// once; and waiting without keeping the process up.
+import type { ChildProcess } from 'node:child_process';
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** `promise`, or undefined after `ms` (the timer is cleared either way: nothing keeps the process up). */
+export async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const running = new Set<ChildProcess>();
+let stopping = false;
+
+/** Clean-up has begun: nothing new may start (a late spawn is interrupted at once). */
+export const isStopping = () => stopping;
+export const beginStopping = () => {
+  stopping = true;
+};
+
+/** Last resort (process 'exit', a second Ctrl-C): SIGKILL every process group we started. */
+export function killAllNow() {
+  for (const child of running) {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  running.clear();
+}
+
+/**
+ * Clean-up: SIGINT to every process group still running (the sensor scripts drop their databases
+ * on it; the clusters and generators stop), then SIGKILL what is left after `graceMs`.
+ */
+export async function stopAll(graceMs = 10_000) {
+  stopping = true;
+  const children = [...running];
+  const exits = children.map(
+    (child) =>
+      new Promise<void>((resolve) =>
+        child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+      ),
+  );
+  for (const child of children) {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGINT');
+    } catch {
+      // already gone
+    }
+  }
+  await within(Promise.all(exits), graceMs);
+  killAllNow();
+}
+
+export function track(child: ChildProcess) {
+  if (stopping && child.pid) {
+    try {
+      process.kill(-child.pid, 'SIGINT');
+    } catch {
+      // gone
+    }
+  }
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+}
+
+type Step = () => Promise<void>;
+
+const steps: Step[] = [];
+let cleaning: Promise<void> | null = null;
+let interrupted = false;
+
+export const onCleanUp = (step: Step) => {
+  steps.push(step);
+};
+
+/** Ctrl-C or SIGTERM arrived: the run stops at its next step and reports nothing. */
+export const wasInterrupted = () => interrupted;
+
+export function cleanUp(log: (line: string) => void): Promise<void> {
+  beginStopping();
+  cleaning ??= (async () => {
+    for (const step of steps.reverse()) await step().catch((error: unknown) => log(`clean-up: ${String(error)}`));
+  })();
+  return cleaning;
+}
+
+/** `stopping`: what the clean-up will do, said on the first Ctrl-C. */
+export function handleInterrupts(log: (line: string) => void, stopping = 'stopping every process and dropping the database') {
+  process.on('SIGINT', () => {
+    if (interrupted) {
+      killAllNow();
+      process.exit(130);
+    }
+    interrupted = true;
+    log(`interrupted: ${stopping} (Ctrl-C again to kill at once)`);
+    void cleanUp(log).finally(() => process.exit(130));
+  });
+  // a supervisor's or CI timeout's stop: the same clean-up as a first Ctrl-C, said as such
+  process.on('SIGTERM', () => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`SIGTERM: ${stopping}`);
+    void cleanUp(log).finally(() => process.exit(143));
+  });
+  // last resort: no process group outlives the run
+  process.on('exit', killAllNow);
+}
