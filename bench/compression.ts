@@ -39,7 +39,8 @@ import type { App } from '../src/types.js';
 import { buildDataset } from './kit/dataset.js';
 import { closeLoadGenerators, runLoad } from './kit/load.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
-import { BENCH_JWT_SECRET, fixed, loadReadings, median, quick, report, type TargetLine } from './sensor-common.js';
+import { BENCH_JWT_SECRET, loadReadings, quick, report, type TargetLine } from './sensor-common.js';
+import { fixed, median } from './kit/statistics.js';
 
 const SECONDS = quick ? 3 : 5;
 const ROUNDS = quick ? 2 : 4;

@@ -18,23 +18,21 @@ import { ColdtrackClient } from '@coldtrack/client';
 import { exportSensorHistory } from '@coldtrack/client/export';
 import { copyStatement } from '../src/sensors/bulk.js';
 import {
+  companyWithReadings,
   createBenchDatabase,
-  createUnits,
-  fixed,
-  loadReadings,
-  median,
+  END,
   profile,
   quick,
   report,
   startBenchApp,
   untimedClient,
-  upkeepAfter,
+  upkeepAfterYear,
 } from './sensor-common.js';
+import { fixed, median } from './kit/statistics.js';
 
 const UNITS = quick ? 40 : 172;
 const DAYS = 365;
 const ROUNDS = quick ? 1 : 3;
-const END = new Date('2026-01-01T00:00:00Z');
 const YEAR = { from: '2025-01-01', to: '2025-12-31' };
 const RECORDS_TARGET = 200_000;
 const FLOOR_TARGET = 0.5;
@@ -47,11 +45,8 @@ const P15 = {
 const db = await createBenchDatabase('bulk_export', 4, [P15]);
 console.log(db.note);
 try {
-  const company = await createUnits(db.pool, UNITS);
-  const loaded = await loadReadings(db.pool, UNITS, DAYS, END);
-  console.log(`loaded ${loaded.rows} readings (${UNITS} units x ${DAYS} days) through the ingest in ${fixed(loaded.seconds)} s`);
-  const upkeep = await upkeepAfter(db, new Date(END.getTime() + 4 * 86_400_000));
-  console.log(`upkeep (${upkeep.steps.join(', ')}): ${fixed(upkeep.seconds)} s`);
+  const { company } = await companyWithReadings(db, UNITS, DAYS, END);
+  await upkeepAfterYear(db, END);
   const { app, headers } = await startBenchApp(db, company);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const baseUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;

@@ -15,18 +15,8 @@
 import { readingChunks } from '../src/sensors/generate.js';
 import { ingestReadings } from '../src/sensors/ingest.js';
 import { createChangeFeed } from '../src/sensors/changes.js';
-import {
-  createBenchDatabase,
-  createUnits,
-  csvReadingRuns,
-  fixed,
-  median,
-  profile,
-  quick,
-  report,
-  timed,
-  upkeepAfter,
-} from './sensor-common.js';
+import { createBenchDatabase, createUnits, csvReadingRuns, END, profile, quick, report, upkeepAfter } from './sensor-common.js';
+import { fixed, median, timed } from './kit/statistics.js';
 import { isStepLabel, READINGS_PER_UNIT, SCALE_STEPS } from './kit/scale-plan.js';
 import { gb, loadFleet, policiesAsOf, storeLayout } from './kit/scale-store.js';
 
@@ -36,7 +26,6 @@ const ROUNDS = quick ? 2 : 3;
 const FEED_UNITS = quick ? 200 : 2000;
 const DAYS_KEPT = quick ? 3 : 30;
 const WALKS = quick ? 3 : 10;
-const END = new Date('2026-01-01T00:00:00Z');
 const RATIO_TARGET = 0.95;
 const fleet = ((): (typeof SCALE_STEPS)[number] | null => {
   const at = process.argv.indexOf('--readings');

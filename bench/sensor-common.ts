@@ -19,6 +19,7 @@ import { pauseSensorPolicies } from '../src/sensors/policy-health.js';
 import { compactAggregates, maintainStore } from '../src/sensors/store.js';
 import { saveScriptResult } from './kit/checkout.js';
 import { isSensorProfile, profileServer, type SensorProfile, shownUrl } from './kit/sensor-profiles.js';
+import { fixed } from './kit/statistics.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
 
 export const quick = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
@@ -35,6 +36,9 @@ function chosenProfile(): SensorProfile {
 
 /** The storage profile this run measures. */
 export const profile: SensorProfile = chosenProfile();
+
+/** Where every sensor script's readings end: the bench's year, 2025, whole. */
+export const END = new Date('2026-01-01T00:00:00Z');
 
 export interface BenchDatabase {
   url: string;
@@ -160,6 +164,23 @@ const TIMESCALE_UPKEEP = [
 
 export type UpkeepStep = (typeof TIMESCALE_UPKEEP)[number]['what'];
 
+/** A company of `units` units with `days` of readings up to `end` through the real ingest, said on stdout. */
+export async function companyWithReadings(db: BenchDatabase, units: number, days: number, end: Date) {
+  const company = await createUnits(db.pool, units);
+  const loaded = await loadReadings(db.pool, units, days, end);
+  console.log(`loaded ${loaded.rows} readings (${units} units x ${days} days) through the ingest in ${fixed(loaded.seconds)} s`);
+  return { company, readings: loaded.rows };
+}
+
+/** The whole upkeep as it stands a few days after `end` (every policy's offset passed), said on stdout. */
+export async function upkeepAfterYear(db: BenchDatabase, end: Date): Promise<void> {
+  const upkeep = await upkeepAfter(db, new Date(end.getTime() + 4 * 86_400_000));
+  console.log(
+    `upkeep over the loaded year (${upkeep.steps.join(', ')}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s` +
+      (db.profile === 'timescale' ? `; ${await aggregateLayout(db.pool)}` : ''),
+  );
+}
+
 /**
  * The store's periodic upkeep as it would have run over the loaded period, then VACUUM ANALYZE.
  * postgres: partitions, and closed months of the aggregate tables compacted. timescale: the sensor
@@ -218,20 +239,6 @@ export async function aggregateLayout(pool: pg.Pool): Promise<string> {
     GROUP BY 1, 2 ORDER BY 1 DESC`);
   return rows.map((row) => `${row.view_name}: ${row.chunks} chunks (${row.compressed} compressed), new chunks ${row.interval}`).join('; ');
 }
-
-export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; result: T }> {
-  const started = performance.now();
-  const result = await fn();
-  return { ms: performance.now() - started, result };
-}
-
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-export const fixed = (value: number, digits = 1) => value.toFixed(digits);
 
 export interface TargetLine {
   /** the kit's name for it, when it has one (P4, P6) */

@@ -8,20 +8,8 @@
 // closed months compacted; the timescale policies run: aggregates materialized and laid out,
 // readings compressed).
 //   node --import tsx bench/sensor-deep-pages.ts [--quick] [--profile postgres|timescale]
-import {
-  aggregateLayout,
-  createBenchDatabase,
-  createUnits,
-  fixed,
-  loadReadings,
-  median,
-  profile,
-  quick,
-  report,
-  startBenchApp,
-  timed,
-  upkeepAfter,
-} from './sensor-common.js';
+import { companyWithReadings, createBenchDatabase, END, profile, quick, report, startBenchApp, upkeepAfterYear } from './sensor-common.js';
+import { fixed, median, timed } from './kit/statistics.js';
 
 const UNITS = 15;
 const DAYS = 365;
@@ -29,7 +17,6 @@ const DAYS = 365;
 // moved from run to run on unchanged code by more than the target's margin; with 41 it holds
 // within it (each run's figures: bench/results/sensor-deep-pages-<time>.json)
 const ROUNDS = quick ? 7 : 41;
-const END = new Date('2026-01-01T00:00:00Z');
 const TARGET = 1.1;
 const HOUR = 3_600_000;
 const WINDOW = 'start_date=2025-01-01&end_date=2025-12-31';
@@ -39,14 +26,8 @@ const P3 = { key: 'P3', name: `page 500 by cursor vs page 1 at page_size 1000 (t
 const db = await createBenchDatabase('pages', 4, [P3]);
 console.log(db.note);
 try {
-  const company = await createUnits(db.pool, UNITS);
-  const loaded = await loadReadings(db.pool, UNITS, DAYS, END);
-  console.log(`loaded ${loaded.rows} readings (${UNITS} units x ${DAYS} days) through the ingest in ${fixed(loaded.seconds)} s`);
-  const upkeep = await upkeepAfter(db, new Date(END.getTime() + 4 * 86_400_000));
-  console.log(
-    `upkeep over the loaded year (${upkeep.steps.join(', ')}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s` +
-      (profile === 'timescale' ? `; ${await aggregateLayout(db.pool)}` : ''),
-  );
+  const { company } = await companyWithReadings(db, UNITS, DAYS, END);
+  await upkeepAfterYear(db, END);
   const { app, clock, headers } = await startBenchApp(db, company);
   try {
     type Page = { data: { timestamp: string }[]; meta: { pagination: { total_count: number; next_cursor: string | null } } };

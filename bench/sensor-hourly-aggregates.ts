@@ -24,22 +24,19 @@ import { createFloorTable, FLOOR_SCHEMA, measureRouteYear, type RouteYear } from
 import {
   aggregateLayout,
   type BenchDatabase,
+  companyWithReadings,
   createBenchDatabase,
-  createUnits,
-  fixed,
-  loadReadings,
-  median,
+  END,
   profile,
   quick,
   report,
-  timed,
   upkeepAfter,
 } from './sensor-common.js';
+import { fixed, median, timed } from './kit/statistics.js';
 
 const UNITS = quick ? 40 : 100;
 const DAYS = 365;
 const ROUNDS = quick ? 9 : 15;
-const END = new Date('2026-01-01T00:00:00Z');
 const FROM = new Date(END.getTime() - DAYS * 86_400_000).toISOString();
 /** the year's last day, as the route's inclusive end_date */
 const LAST_DAY = new Date(END.getTime() - 86_400_000).toISOString().slice(0, 10);
@@ -260,9 +257,7 @@ console.log(`sensor benchmark (a): hourly history of one unit over ${DAYS} days,
 const db = await createBenchDatabase('hourly', 4, [P4]);
 console.log(db.note);
 try {
-  const company = await createUnits(db.pool, UNITS);
-  const loaded = await loadReadings(db.pool, UNITS, DAYS, END);
-  console.log(`loaded ${loaded.rows} readings (${UNITS} units x ${DAYS} days) through the ingest in ${fixed(loaded.seconds)} s`);
+  const { company, readings } = await companyWithReadings(db, UNITS, DAYS, END);
   const unit = Math.ceil(UNITS / 2);
   const upkeepAt = new Date(END.getTime() + 4 * 86_400_000);
 
@@ -311,7 +306,7 @@ try {
         `median of ${ROUNDS} alternating rounds; ${figures.rows} rows via COPY TO STDOUT, ${route.records} records in ${route.pages} pages through the route; ` +
         `raw bucketing ${fixed(figures.rawMs, 1)} ms; as node-pg rows ${fixed(figures.parsedRatio)}x; server execution ${fixed(figures.serverRatio)}x; ` +
         `aggregate query planning ${fixed(plan.planningMs, 1)} ms + execution ${fixed(plan.executionMs, 1)} ms, ${plan.buffers} buffers${plan.chunks ? ` in ${plan.chunks} chunks` : ''}; ` +
-        `${loaded.rows} readings of ${UNITS} units in the table; ${profile} profile${withoutUnion}${extra}`,
+        `${readings} readings of ${UNITS} units in the table; ${profile} profile${withoutUnion}${extra}`,
     },
   ]);
 } finally {

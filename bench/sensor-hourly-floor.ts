@@ -6,7 +6,8 @@
 // both; only where the rows come from differs. The two apps alternate, round by round.
 import type pg from 'pg';
 import { createPool } from '../src/db/pool.js';
-import { type BenchCompany, type BenchDatabase, median, startBenchApp, timed } from './sensor-common.js';
+import { type BenchCompany, type BenchDatabase, startBenchApp } from './sensor-common.js';
+import { median, timed } from './kit/statistics.js';
 
 const PAGE_SIZE = 1000;
 export const FLOOR_SCHEMA = 'p4_floor';

@@ -18,23 +18,12 @@ import type { Reading } from '../src/sensors/formats.js';
 import { encodeReadings } from '../src/sensors/copy-binary.js';
 import { readingChunks } from '../src/sensors/generate.js';
 import { DEFAULT_BATCH_SIZE, ingestReadings } from '../src/sensors/ingest.js';
-import {
-  createBenchDatabase,
-  createUnits,
-  csvReadingRuns,
-  fixed,
-  median,
-  profile,
-  quick,
-  report,
-  timed,
-  untimedClient,
-} from './sensor-common.js';
+import { createBenchDatabase, createUnits, csvReadingRuns, END, profile, quick, report, untimedClient } from './sensor-common.js';
+import { fixed, median, timed } from './kit/statistics.js';
 
 const UNITS = quick ? 100 : 200;
 const DAYS = quick ? 8 : 14; // 100 x 8 x 192 = 153,600; 200 x 14 x 192 = 537,600 readings a round
 const ROUNDS = quick ? 2 : 3;
-const END = new Date('2026-01-01T00:00:00Z');
 const RATE_TARGET = 100_000;
 const RATIO_TARGET = 0.6;
 

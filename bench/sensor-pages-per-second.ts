@@ -10,23 +10,13 @@
 //   node --import tsx bench/sensor-pages-per-second.ts [--quick] [--profile postgres|timescale]
 import Fastify from 'fastify';
 import { closeLoadGenerators, type LoadFigures, runLoad } from './kit/load.js';
-import {
-  createBenchDatabase,
-  createUnits,
-  fixed,
-  loadReadings,
-  profile,
-  quick,
-  report,
-  startBenchApp,
-  upkeepAfter,
-} from './sensor-common.js';
+import { companyWithReadings, createBenchDatabase, END, profile, quick, report, startBenchApp, upkeepAfterYear } from './sensor-common.js';
+import { fixed } from './kit/statistics.js';
 
 const UNITS = 20;
 const DAYS = 60;
 const SECONDS = quick ? 4 : 10;
 const CONNECTIONS = 4;
-const END = new Date('2026-01-01T00:00:00Z');
 const TARGET = 2;
 const QUERY = 'cooling_unit_id=7&start_date=2025-12-02&end_date=2025-12-31&page_size=1000';
 const PAGES = [1, 2, 3, 4, 5];
@@ -41,11 +31,8 @@ const P2 = { key: 'P2', name: `1,000-record pages/s vs naive pg + JSON.stringify
 const db = await createBenchDatabase('serialize', 8, [P2]);
 console.log(db.note);
 try {
-  const company = await createUnits(db.pool, UNITS);
-  const loaded = await loadReadings(db.pool, UNITS, DAYS, END);
-  console.log(`loaded ${loaded.rows} readings (${UNITS} units x ${DAYS} days) in ${fixed(loaded.seconds)} s`);
-  const upkeep = await upkeepAfter(db, new Date(END.getTime() + 4 * 86_400_000));
-  console.log(`upkeep (${upkeep.steps.join(', ')}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s`);
+  const { company } = await companyWithReadings(db, UNITS, DAYS, END);
+  await upkeepAfterYear(db, END);
 
   const { app, headers } = await startBenchApp(db, company);
   const naive = Fastify({ logger: false });

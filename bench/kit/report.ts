@@ -2,7 +2,7 @@
 // <timestamp>.json and latest.json (every figure and every target).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { DatasetSize, Mode } from './config.js';
-import { pairedP50Ratio } from './paired-ratio.js';
+import { pairedP50Ratio } from './statistics.js';
 import type { RevocationFigures } from './revocation.js';
 import type { LoadSummary, ScenarioResult } from './results.js';
 import { formatSensorScripts, type SensorScriptResults } from './sensor-targets.js';

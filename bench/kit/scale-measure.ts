@@ -4,7 +4,8 @@
 import { readingChunks } from '../../src/sensors/generate.js';
 import { ingestReadings } from '../../src/sensors/ingest.js';
 import { HOUR_MS } from '../../src/time.js';
-import { type BenchCompany, type BenchDatabase, csvReadingRuns, median, startBenchApp, timed } from '../sensor-common.js';
+import { type BenchCompany, type BenchDatabase, csvReadingRuns, startBenchApp } from '../sensor-common.js';
+import { median, timed } from './statistics.js';
 import {
   DEEP_PAGE,
   INGEST,

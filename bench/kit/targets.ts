@@ -1,7 +1,7 @@
 // The release targets P1..P8, P16 and P17, each judged from the run's own figures: pass, miss (with the
 // figure) or "not measured" (with the reason). Thresholds are the issue's; nothing here rounds in a
 // target's favour (ratios are compared unrounded).
-import { pairedRatio } from './paired-ratio.js';
+import { pairedRatio } from './statistics.js';
 import type { RevocationFigures } from './revocation.js';
 import { headline, type LoadSummary, type ScenarioResult, type ServerRun } from './results.js';
 import type { LoopDelay } from './loop-delay.js';

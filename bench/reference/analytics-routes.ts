@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { Access, Query } from './access.js';
-import { bucketsOf, grid, iso, pagination, windowOf } from './paging.js';
+import { bucketsOf, grid, iso, metaOf, windowOf } from './paging.js';
 import { rollupRevenue } from '../../workers/rollups/revenue.js';
 import type { ProjectSql } from './project-sql.js';
 
@@ -99,19 +99,6 @@ export function registerAnalyticsRoutes(app: FastifyInstance, pool: pg.Pool, sql
       const { rows } = await pool.query(sql.users, [unitIds, buckets.map((b) => iso(b.start)), buckets.map((b) => iso(b.end))]);
       data = rows.map((row, i) => ({ ...row, period_end: iso(buckets[i]!.end) }));
     }
-    return {
-      data,
-      meta: {
-        company_id: token.company_id,
-        filters: {
-          start_date: iso(w.start),
-          end_date: iso(w.end),
-          period: w.period,
-          cooling_unit_id: query.cooling_unit_id ? Number(query.cooling_unit_id) : null,
-          location_id: query.location_id ? Number(query.location_id) : null,
-        },
-        pagination: pagination(w.page, w.pageSize, all.length),
-      },
-    };
+    return { data, meta: metaOf(query, w, all.length, token.company_id) };
   });
 }

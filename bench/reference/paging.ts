@@ -69,16 +69,21 @@ export function grid(query: Query, unitIds: number[]) {
     days,
     starts,
     ends,
-    meta: (companyId: number) => ({
-      company_id: companyId,
-      filters: {
-        start_date: iso(w.start),
-        end_date: iso(w.end),
-        period: w.period,
-        cooling_unit_id: query.cooling_unit_id ? Number(query.cooling_unit_id) : null,
-        location_id: query.location_id ? Number(query.location_id) : null,
-      },
-      pagination: pagination(w.page, w.pageSize, total),
-    }),
+    meta: (companyId: number) => metaOf(query, w, total, companyId),
+  };
+}
+
+/** A page's meta: the company, the filters as read, and the pagination of `total` records. */
+export function metaOf(query: Query, w: ReturnType<typeof windowOf>, total: number, companyId: number) {
+  return {
+    company_id: companyId,
+    filters: {
+      start_date: iso(w.start),
+      end_date: iso(w.end),
+      period: w.period,
+      cooling_unit_id: query.cooling_unit_id ? Number(query.cooling_unit_id) : null,
+      location_id: query.location_id ? Number(query.location_id) : null,
+    },
+    pagination: pagination(w.page, w.pageSize, total),
   };
 }

@@ -3,7 +3,7 @@
 // interval that is wide for scattered pairs and narrow for consistent ones.
 import t from 'tap';
 import type { LoadFigures } from '../../bench/kit/load.js';
-import { meanWithInterval, pairedP50Ratio } from '../../bench/kit/paired-ratio.js';
+import { meanWithInterval, pairedP50Ratio } from '../../bench/kit/statistics.js';
 import type { ServerRun } from '../../bench/kit/results.js';
 
 const load = (phase: number, label: string, p50: number) => ({

@@ -1,8 +1,22 @@
-// A ratio measured as alternating pairs (deep-walk's page 500 against page 1, P3; a 304 against the
-// 200 it replaces, P16): each pair's ratio, and the 95 % confidence interval of their mean
-// (Student's t), so a report can say whether a miss is more than the load generator's and the
-// machine's noise.
+// The kit's arithmetic of figures: a timed call, a median, a figure's digits; and a ratio measured as
+// alternating pairs (deep-walk's page 500 against page 1, P3; a 304 against the 200 it replaces,
+// P16): each pair's ratio, and the 95 % confidence interval of their mean (Student's t), so a report
+// can say whether a miss is more than the load generator's and the machine's noise.
 import type { ServerRun } from './results.js';
+
+export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; result: T }> {
+  const started = performance.now();
+  const result = await fn();
+  return { ms: performance.now() - started, result };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+export const fixed = (value: number, digits = 1) => value.toFixed(digits);
 
 /** Student's t, two-sided 95 %, by degrees of freedom (1..30; beyond, the normal's 1.96 is close enough). */
 const T_95 = [
