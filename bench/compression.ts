@@ -39,7 +39,7 @@ import type { App } from '../src/types.js';
 import { buildDataset } from './kit/dataset.js';
 import { closeLoadGenerators, runLoad } from './kit/load.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
-import { BENCH_JWT_SECRET, loadReadings, quick, report, type TargetLine } from './sensor-common.js';
+import { BENCH_JWT_SECRET, loadReadings, quick, report, type TargetLine } from './kit/sensor-script.js';
 import { fixed, median } from './kit/statistics.js';
 
 const SECONDS = quick ? 3 : 5;

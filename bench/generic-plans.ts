@@ -26,7 +26,7 @@ import { materializeAggregates } from '../src/sensors/store.js';
 import { buildAnalyticsDataset } from './kit/analytics-dataset.js';
 import { saveScriptResult } from './kit/checkout.js';
 import { withThrowawayDatabase } from './kit/throwaway-db.js';
-import { loadReadings } from './sensor-common.js';
+import { loadReadings } from './kit/sensor-script.js';
 import { median } from './kit/statistics.js';
 
 const { values: options } = parseArgs({

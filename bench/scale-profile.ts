@@ -1,19 +1,29 @@
 // One storage profile's P9 scale curve (started by bench/scale.ts, one process per profile, as
-// sensor-common.ts serves one profile a process). For each size up to --scale-max, in a database
+// kit/sensor-script.ts serves one profile a process). For each size up to --scale-max, in a database
 // of its own, dropped once measured (the 1M one is kept to the end, ~0.3 GB, and measured beside
 // every larger size):
 //   1. the fleet's two years through the real ingest, in time order (kit/scale-store.ts);
-//   2. the store's upkeep as it stands at END (sensor-common.ts upkeepAfter: postgres, partitions
+//   2. the store's upkeep as it stands at END (kit/sensor-script.ts upkeepAfter: postgres, partitions
 //      and closed months of the rollups compacted; timescale, the real policies via run_job with
 //      their offsets moved so they act as at END: aggregates refreshed, in the columnstore, and
 //      the readings' chunks compressed up to a week before END), then VACUUM ANALYZE;
 //   3. bytes on disk; the probe unit's four requests through the app, and the live ingest batch
-//      (kit/scale-measure.ts), alternating with the 1M store.
+//      (kit/scale-store.ts), alternating with the 1M store.
 // Human lines go to stderr as it goes; the last stdout line is the curve as JSON (kit/scale-plan.ts).
 //   node --import tsx bench/scale-profile.ts --profile postgres|timescale [--scale-max 1M|10M|100M]
 import { loadavg } from 'node:os';
-import { type BenchDatabase, createBenchDatabase, createUnits, profile, upkeepAfter } from './sensor-common.js';
-import { type MeasuredStore, measureIngest, measureLatencies } from './kit/scale-measure.js';
+import { type BenchDatabase, createBenchDatabase, createUnits, profile, upkeepAfter } from './kit/sensor-script.js';
+import {
+  bytesOnDisk,
+  gb,
+  loadFleet,
+  type MeasuredStore,
+  measureIngest,
+  measureLatencies,
+  policiesAsOf,
+  sampleDisk,
+  storeLayout,
+} from './kit/scale-store.js';
 import {
   DAYS,
   END,
@@ -25,7 +35,6 @@ import {
   type StepFigures,
   stepsUpTo,
 } from './kit/scale-plan.js';
-import { bytesOnDisk, gb, loadFleet, policiesAsOf, sampleDisk, storeLayout } from './kit/scale-store.js';
 
 const started = performance.now();
 const seconds = (since: number) => (performance.now() - since) / 1000;

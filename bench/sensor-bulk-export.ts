@@ -27,7 +27,7 @@ import {
   startBenchApp,
   untimedClient,
   upkeepAfterYear,
-} from './sensor-common.js';
+} from './kit/sensor-script.js';
 import { fixed, median } from './kit/statistics.js';
 
 const UNITS = quick ? 40 : 172;

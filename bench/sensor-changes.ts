@@ -15,7 +15,7 @@
 import { readingChunks } from '../src/sensors/generate.js';
 import { ingestReadings } from '../src/sensors/ingest.js';
 import { createChangeFeed } from '../src/sensors/changes.js';
-import { createBenchDatabase, createUnits, csvReadingRuns, END, profile, quick, report, upkeepAfter } from './sensor-common.js';
+import { createBenchDatabase, createUnits, csvReadingRuns, END, profile, quick, report, upkeepAfter } from './kit/sensor-script.js';
 import { fixed, median, timed } from './kit/statistics.js';
 import { isStepLabel, READINGS_PER_UNIT, SCALE_STEPS } from './kit/scale-plan.js';
 import { gb, loadFleet, policiesAsOf, storeLayout } from './kit/scale-store.js';

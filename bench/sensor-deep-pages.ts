@@ -4,11 +4,20 @@
 // docs recommend, which P3 judges) and by number. All cold: the clock jumps an hour before every
 // request, so none finds cached counts. For contrast, the same pages by OFFSET straight in SQL.
 // Target: page 500 by cursor costs at most 1.1x page 1.
-// The store as a year in service leaves it (sensor-common.ts, upkeepAfter: the postgres aggregate tables'
+// The store as a year in service leaves it (kit/sensor-script.ts, upkeepAfter: the postgres aggregate tables'
 // closed months compacted; the timescale policies run: aggregates materialized and laid out,
 // readings compressed).
 //   node --import tsx bench/sensor-deep-pages.ts [--quick] [--profile postgres|timescale]
-import { companyWithReadings, createBenchDatabase, END, profile, quick, report, startBenchApp, upkeepAfterYear } from './sensor-common.js';
+import {
+  companyWithReadings,
+  createBenchDatabase,
+  END,
+  profile,
+  quick,
+  report,
+  startBenchApp,
+  upkeepAfterYear,
+} from './kit/sensor-script.js';
 import { fixed, median, timed } from './kit/statistics.js';
 
 const UNITS = 15;

@@ -31,7 +31,7 @@ import {
   quick,
   report,
   upkeepAfter,
-} from './sensor-common.js';
+} from './kit/sensor-script.js';
 import { fixed, median, timed } from './kit/statistics.js';
 
 const UNITS = quick ? 40 : 100;

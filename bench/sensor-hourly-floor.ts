@@ -6,7 +6,7 @@
 // both; only where the rows come from differs. The two apps alternate, round by round.
 import type pg from 'pg';
 import { createPool } from '../src/db/pool.js';
-import { type BenchCompany, type BenchDatabase, startBenchApp } from './sensor-common.js';
+import { type BenchCompany, type BenchDatabase, startBenchApp } from './kit/sensor-script.js';
 import { median, timed } from './kit/statistics.js';
 
 const PAGE_SIZE = 1000;

@@ -18,7 +18,7 @@ import type { Reading } from '../src/sensors/formats.js';
 import { encodeReadings } from '../src/sensors/copy-binary.js';
 import { readingChunks } from '../src/sensors/generate.js';
 import { DEFAULT_BATCH_SIZE, ingestReadings } from '../src/sensors/ingest.js';
-import { createBenchDatabase, createUnits, csvReadingRuns, END, profile, quick, report, untimedClient } from './sensor-common.js';
+import { createBenchDatabase, createUnits, csvReadingRuns, END, profile, quick, report, untimedClient } from './kit/sensor-script.js';
 import { fixed, median, timed } from './kit/statistics.js';
 
 const UNITS = quick ? 100 : 200;

@@ -5,12 +5,21 @@
 // requests (one unit, 30 days: pages 1..5 of 1,000 raw readings), same pool size, the kit's
 // autocannon generator (kit/load.ts) at lower priority, the two servers measured in turn, twice.
 // Target: at least 2x the naive handler's pages per second (issue 15; it was 1.5x).
-// The store as its upkeep leaves it (sensor-common.ts, upkeepAfter; timescale: aggregates
+// The store as its upkeep leaves it (kit/sensor-script.ts, upkeepAfter; timescale: aggregates
 // materialized and laid out, and every loaded chunk compressed, being over a week old).
 //   node --import tsx bench/sensor-pages-per-second.ts [--quick] [--profile postgres|timescale]
 import Fastify from 'fastify';
 import { closeLoadGenerators, type LoadFigures, runLoad } from './kit/load.js';
-import { companyWithReadings, createBenchDatabase, END, profile, quick, report, startBenchApp, upkeepAfterYear } from './sensor-common.js';
+import {
+  companyWithReadings,
+  createBenchDatabase,
+  END,
+  profile,
+  quick,
+  report,
+  startBenchApp,
+  upkeepAfterYear,
+} from './kit/sensor-script.js';
 import { fixed } from './kit/statistics.js';
 
 const UNITS = 20;

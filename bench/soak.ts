@@ -2,11 +2,10 @@
 // it). A fresh data set in a throwaway database of one storage profile (--profile, default
 // postgres), a Redis of its own, the project's compiled cluster (dist/src/main.js: src/cluster.ts
 // with 2 workers), then MINUTES of the mixed scenario at a steady --soak-rate (default 20/s; every
-// endpoint, kit/soak-plan.ts) through the kit's load generator in back-to-back 10-second
-// intervals, an employee's token life cycle every 5 s and an ingest every minute
-// (kit/soak-traffic.ts). Each interval ends with a sample (kit/soak-probes.ts); the verdict is
-// kit/soak-verdict.ts's. Writes bench/results/soak-*.json, soak-latest.md,
-// and a 'soak' line of runs.jsonl (--publish: the history and docs/benchmarks.md, kit/publish.ts).
+// endpoint) through the kit's load generator in back-to-back 10-second intervals, an employee's
+// token life cycle every 5 s and an ingest every minute (all of it kit/soak-traffic.ts). Each
+// interval ends with a sample (kit/soak-probes.ts); the verdict is kit/soak-verdict.ts's. Writes
+// bench/results/soak-*.json and a 'soak' line of runs.jsonl (--publish: the history and docs/benchmarks.md, kit/publish.ts).
 // Every process and the database go on every way out (the run's clean-up, Ctrl-C included).
 import { cpus, loadavg, totalmem } from 'node:os';
 import { buildDataset, type Dataset } from './kit/dataset.js';
@@ -17,11 +16,19 @@ import { recordRun } from './kit/publish.js';
 import { loadSensorReadings } from './kit/sensor-targets.js';
 import { profileServer } from './kit/sensor-profiles.js';
 import { buildServers, type Service, startService } from './kit/services.js';
-import { SAMPLE_SECONDS, SOAK_CONNECTIONS, soakCredentialNeeds, type SoakOptions, soakRequests } from './kit/soak-plan.js';
+import {
+  ingestMinute,
+  newTally,
+  SAMPLE_SECONDS,
+  SOAK_CONNECTIONS,
+  soakCredentialNeeds,
+  type SoakOptions,
+  soakRequests,
+  tokenLifeCycle,
+  type TrafficTally,
+} from './kit/soak-traffic.js';
 import { ResourceProbes, startPrivateRedis } from './kit/soak-probes.js';
-import { type SoakReport, soakRunRecord, writeSoakReport } from './kit/soak-report.js';
-import { ingestMinute, newTally, tokenLifeCycle, type TrafficTally } from './kit/soak-traffic.js';
-import { judgeSoak, type SoakInterval } from './kit/soak-verdict.js';
+import { judgeSoak, type SoakInterval, type SoakReport, soakRunRecord, writeSoakReport } from './kit/soak-verdict.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
 import { commitOfRun, treeState } from './kit/checkout.js';
 import { freePort } from '../src/free-port.js';
@@ -206,6 +213,6 @@ export async function runSoak(
   const record = soakRunRecord(report, run.partial, commitOfRun());
   const files = writeSoakReport(report, record);
   console.log(files.text);
-  console.log(`\nreport: ${files.json}\n        ${files.markdown}`);
+  console.log(`\nreport: ${files.json}`);
   recordRun(record, { publish: run.publish, now: () => treeState() });
 }

@@ -10,7 +10,7 @@ import { type KitConfig, kitConfig } from './config.js';
 import { readScaleOptions, SCALE_STEPS, type ScaleOptions } from './scale-plan.js';
 import { SENSOR_PROFILES } from './sensor-profiles.js';
 import { type Scenario, scenarios } from './scenarios.js';
-import { SOAK_DEFAULTS, type SoakOptions } from './soak-plan.js';
+import { SOAK_DEFAULTS, type SoakOptions } from './soak-traffic.js';
 
 export interface RunOptions {
   config: KitConfig;

@@ -132,7 +132,7 @@ export interface SoakPoint {
   redis: number | null;
 }
 
-/** `npm run bench -- --soak`: P14 (bench/soak.ts, kit/soak-report.ts). */
+/** `npm run bench -- --soak`: P14 (bench/soak.ts, kit/soak-verdict.ts). */
 export interface SoakRecord extends RecordBase {
   kind: 'soak';
   minutes: number;

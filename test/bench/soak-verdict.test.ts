@@ -5,8 +5,7 @@
 // published), bad values are refused.
 import t from 'tap';
 import { readRunOptions } from '../../bench/kit/run-options.js';
-import { soakRunRecord, type SoakReport } from '../../bench/kit/soak-report.js';
-import { judgeSoak, P14, slope, type SoakInterval } from '../../bench/kit/soak-verdict.js';
+import { judgeSoak, P14, slope, type SoakInterval, type SoakReport, soakRunRecord } from '../../bench/kit/soak-verdict.js';
 import { soakFiguresMarkdown } from '../../bench/kit/figures-markdown.js';
 
 /** `minutes` of 10-second intervals, each figure a function of the interval's end in seconds. */

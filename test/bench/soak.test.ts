@@ -6,7 +6,7 @@
 // Afterwards nothing is left: no database, no worker, no Redis. Then `npm run bench -- --soak`
 // interrupted with Ctrl-C during its load leaves nothing either.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import pg from 'pg';
 import t, { type Test } from 'tap';
 import { cleanUp } from '../../bench/kit/processes.js';
 import { appendRecord, readRecords } from '../../bench/kit/run-record.js';
-import { soakRunRecord, writeSoakReport } from '../../bench/kit/soak-report.js';
+import { soakRunRecord, writeSoakReport } from '../../bench/kit/soak-verdict.js';
 import { adminUrl } from '../../bench/kit/throwaway-db.js';
 import { measureSoak } from '../../bench/soak.js';
 import { repoRoot } from '../helpers/entry.js';
@@ -97,7 +97,7 @@ t.test('half a minute of soak: samples, a verdict, the files; nothing left after
 
   const record = soakRunRecord(report, ['--soak 0.5'], { hash: 'b'.repeat(40), dirty: false, movedTo: null });
   const files = writeSoakReport(report, record, scratch);
-  t.match(readFileSync(files.markdown, 'utf8'), /# P14 soak: 0.5 min/);
+  t.match(files.text, /# P14 soak: 0.5 min/);
   t.ok(existsSync(files.json));
   appendRecord(join(scratch, 'runs.jsonl'), record);
   t.same(

@@ -1,6 +1,6 @@
 // What the bench/sensor-*.ts scripts share: a throwaway database of one storage profile
 // (kit/throwaway-db.ts drops it on every way out), a company with units, readings loaded through
-// the real ingest, the store's upkeep as a year in service would have left it, timing helpers,
+// the real ingest, the store's upkeep as a year in service would have left it, the app on it,
 // and the PASS/MISS report (a line per target and a final JSON line that
 // bench/kit/sensor-targets.ts reads).
 //
@@ -11,16 +11,16 @@
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createPool } from '../src/db/pool.js';
-import { lineRuns, parseReadings, ReadingValidator } from '../src/sensors/formats.js';
-import { readingChunks } from '../src/sensors/generate.js';
-import { ingestReadings } from '../src/sensors/ingest.js';
-import { pauseSensorPolicies } from '../src/sensors/policy-health.js';
-import { compactAggregates, maintainStore } from '../src/sensors/store.js';
-import { saveScriptResult } from './kit/checkout.js';
-import { isSensorProfile, profileServer, type SensorProfile, shownUrl } from './kit/sensor-profiles.js';
-import { fixed } from './kit/statistics.js';
-import { createThrowawayDatabase } from './kit/throwaway-db.js';
+import { createPool } from '../../src/db/pool.js';
+import { lineRuns, parseReadings, ReadingValidator } from '../../src/sensors/formats.js';
+import { readingChunks } from '../../src/sensors/generate.js';
+import { ingestReadings } from '../../src/sensors/ingest.js';
+import { pauseSensorPolicies } from '../../src/sensors/policy-health.js';
+import { compactAggregates, maintainStore } from '../../src/sensors/store.js';
+import { saveScriptResult } from './checkout.js';
+import { isSensorProfile, profileServer, type SensorProfile, shownUrl } from './sensor-profiles.js';
+import { fixed } from './statistics.js';
+import { createThrowawayDatabase } from './throwaway-db.js';
 
 export const quick = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
 
@@ -288,9 +288,9 @@ export class BenchClock {
 
 /** The real app on the bench database (rate limits lifted), and a sensor_data token's headers. */
 export async function startBenchApp(db: BenchDatabase, company: BenchCompany) {
-  const { buildApp } = await import('../src/app.js');
-  const { loadConfig } = await import('../src/config.js');
-  const { mintEmployeeJwt } = await import('../src/auth/jwt.js');
+  const { buildApp } = await import('../../src/app.js');
+  const { loadConfig } = await import('../../src/config.js');
+  const { mintEmployeeJwt } = await import('../../src/auth/jwt.js');
   const clock = new BenchClock();
   const app = await buildApp({
     config: loadConfig({ DATABASE_URL: db.url, JWT_SECRET: BENCH_JWT_SECRET, LOG_LEVEL: 'warn' }),
