@@ -2,7 +2,7 @@
 // storage profile's curve runs in a child process (bench/scale-profile.ts), one profile after the
 // other, so one database exists at a time and the two never measure each other; a profile without
 // a server is NOT MEASURED with the reason. Then the curves, the targets, peak disk and wall time
-// on stdout, and the JSON, HTML (latency against data size, log scale) and PNG in bench/results/.
+// on stdout, and the JSON in bench/results/.
 // Its line goes to bench/results/runs.jsonl, and with --publish to the history and the docs (kit/publish.ts).
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 // Needs the local PostgreSQL (BENCH_ADMIN_URL) and, for timescale, a TimescaleDB

@@ -1,5 +1,5 @@
 // What a run measured, and its summary per scenario, load and server: the shape of the JSON
-// report (bench/results/<timestamp>.json) that the table, the HTML and the targets read.
+// report (bench/results/<timestamp>.json) that the table and the targets read.
 import type { Server } from './config.js';
 import { latencyOf } from './histograms.js';
 import type { LatencyMs, LoadFigures } from './load.js';

@@ -352,24 +352,3 @@ export function formatSensorScripts(results: SensorScriptResults): string[] {
   }
   return lines;
 }
-
-const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
-
-/** The same side by side for the HTML report: one row per script, one column per profile. */
-export function sensorScriptsHtml(results: SensorScriptResults, colors: Record<ScriptOutcome['status'], string>): string {
-  const head = SENSOR_PROFILES.map((profile) => {
-    const where = results.profiles[profile];
-    return `<th>${profile}<br><span class="muted">${escapeHtml(where.server ?? `not measured: ${where.reason ?? ''}`)}</span></th>`;
-  }).join('');
-  const rows = SENSOR_SCRIPTS.map((script) => {
-    const cells = SENSOR_PROFILES.map((profile) => {
-      const outcome = results.outcomes[script.key][profile];
-      return (
-        `<td><span class="badge" style="background:${colors[outcome.status]}">${VERDICT[outcome.status]}</span> ${escapeHtml(outcome.measured)}` +
-        `<br><span class="muted">${escapeHtml(outcome.detail)}</span></td>`
-      );
-    }).join('');
-    return `<tr><td><b>${script.key}</b><br><code>${script.file}</code><br><span class="muted">${escapeHtml(`${script.what} (${script.goal})`)}</span></td>${cells}</tr>`;
-  }).join('\n');
-  return `<table><thead><tr><th>script</th>${head}</tr></thead><tbody>${rows}</tbody></table>`;
-}
