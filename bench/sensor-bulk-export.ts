@@ -17,37 +17,25 @@ import { to as copyTo } from 'pg-copy-streams';
 import { ColdtrackClient } from '@coldtrack/client';
 import { exportSensorHistory } from '@coldtrack/client/export';
 import { copyStatement } from '../src/sensors/bulk.js';
-import {
-  companyWithReadings,
-  createBenchDatabase,
-  END,
-  profile,
-  quick,
-  report,
-  startBenchApp,
-  untimedClient,
-  upkeepAfterYear,
-} from './kit/sensor-script.js';
+import * as script from './kit/sensor-script.js';
 import { fixed, median } from './kit/statistics.js';
 
-const UNITS = quick ? 40 : 172;
+const UNITS = script.quick ? 40 : 172;
 const DAYS = 365;
-const ROUNDS = quick ? 1 : 3;
+const ROUNDS = script.quick ? 1 : 3;
 const YEAR = { from: '2025-01-01', to: '2025-12-31' };
 const RECORDS_TARGET = 200_000;
 const FLOOR_TARGET = 0.5;
 
-console.log(`sensor benchmark P15: a fleet's hourly year by coldtrack-export (bulk pull) vs COPY + gzip${quick ? ' (quick)' : ''}`);
+console.log(`sensor benchmark P15: a fleet's hourly year by coldtrack-export (bulk pull) vs COPY + gzip${script.quick ? ' (quick)' : ''}`);
 const P15 = {
   key: 'P15',
   name: `export of an hourly year, >= ${RECORDS_TARGET.toLocaleString('en')} records/s and >= ${FLOOR_TARGET}x COPY + gzip`,
 };
-const db = await createBenchDatabase('bulk_export', 4, [P15]);
+const db = await script.createBenchDatabase('bulk_export', 4, [P15]);
 console.log(db.note);
 try {
-  const { company } = await companyWithReadings(db, UNITS, DAYS, END);
-  await upkeepAfterYear(db, END);
-  const { app, headers } = await startBenchApp(db, company);
+  const { company, app, headers } = await script.storeWithApp(db, UNITS, DAYS);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const baseUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   const token = headers.authorization.slice('Bearer '.length);
@@ -63,7 +51,7 @@ try {
       format: 'csv',
     });
     const floor = async () => {
-      const client = await untimedClient(db);
+      const client = await script.untimedClient(db);
       const started = performance.now();
       let raw = 0;
       let compressed = 0;
@@ -127,7 +115,7 @@ try {
     console.log(
       `median of ${ROUNDS}: export ${fixed(exportSeconds, 2)} s (${Math.round(perSecond).toLocaleString('en')} records/s), COPY + gzip ${fixed(floorSeconds, 2)} s`,
     );
-    report([
+    script.report([
       {
         ...P15,
         pass: perSecond >= RECORDS_TARGET && ratio >= FLOOR_TARGET,
@@ -135,7 +123,7 @@ try {
         ratio,
         detail:
           `${records} hourly records of ${UNITS} units in ${requests} requests; median of ${ROUNDS} alternating rounds; ` +
-          `the same rows by COPY: ${(bytes.raw / 1e6).toFixed(0)} MB of CSV, ${(bytes.compressed / 1e6).toFixed(1)} MB gzip; ${profile} profile`,
+          `the same rows by COPY: ${(bytes.raw / 1e6).toFixed(0)} MB of CSV, ${(bytes.compressed / 1e6).toFixed(1)} MB gzip; ${script.profile} profile`,
       },
     ]);
   } finally {

@@ -15,17 +15,17 @@
 import { readingChunks } from '../src/sensors/generate.js';
 import { ingestReadings } from '../src/sensors/ingest.js';
 import { createChangeFeed } from '../src/sensors/changes.js';
-import { createBenchDatabase, createUnits, csvReadingRuns, END, profile, quick, report, upkeepAfter } from './kit/sensor-script.js';
+import * as script from './kit/sensor-script.js';
 import { fixed, median, timed } from './kit/statistics.js';
 import { isStepLabel, READINGS_PER_UNIT, SCALE_STEPS } from './kit/scale-plan.js';
 import { gb, loadFleet, policiesAsOf, storeLayout } from './kit/scale-store.js';
 
-const INGEST_UNITS = quick ? 50 : 200;
-const INGEST_DAYS = quick ? 4 : 14;
-const ROUNDS = quick ? 2 : 3;
-const FEED_UNITS = quick ? 200 : 2000;
-const DAYS_KEPT = quick ? 3 : 30;
-const WALKS = quick ? 3 : 10;
+const INGEST_UNITS = script.quick ? 50 : 200;
+const INGEST_DAYS = script.quick ? 4 : 14;
+const ROUNDS = script.quick ? 2 : 3;
+const FEED_UNITS = script.quick ? 200 : 2000;
+const DAYS_KEPT = script.quick ? 3 : 30;
+const WALKS = script.quick ? 3 : 10;
 const RATIO_TARGET = 0.95;
 const fleet = ((): (typeof SCALE_STEPS)[number] | null => {
   const at = process.argv.indexOf('--readings');
@@ -39,13 +39,13 @@ const fleet = ((): (typeof SCALE_STEPS)[number] | null => {
 })();
 const P50_TARGET_MS = 50;
 
-console.log(`P12: the change feed${quick ? ' (quick)' : ''}`);
+console.log(`P12: the change feed${script.quick ? ' (quick)' : ''}`);
 const P12_INGEST = { key: 'P12-ingest', name: `ingest with change tracking vs without (target >= ${RATIO_TARGET}x)` };
 const P12_ANSWER = { key: 'P12-answer', name: `changes for a day, p50 per page (target <= ${P50_TARGET_MS} ms)` };
-const db = await createBenchDatabase('changes', 4, [{ key: 'P12', name: 'the change feed' }, P12_INGEST, P12_ANSWER]);
+const db = await script.createBenchDatabase('changes', 4, [{ key: 'P12', name: 'the change feed' }, P12_INGEST, P12_ANSWER]);
 console.log(db.note);
 try {
-  const company = await createUnits(db.pool, Math.max(INGEST_UNITS, FEED_UNITS));
+  const company = await script.createUnits(db.pool, Math.max(INGEST_UNITS, FEED_UNITS));
   const { rows } = await db.pool.query<{ body: string }>(
     `SELECT pg_get_functiondef('sensor_changes_record(integer[], specification_type[], timestamptz[], timestamptz[], integer[])'::regprocedure) AS body`,
   );
@@ -53,14 +53,14 @@ try {
   const noTracking = tracking.replace(/BEGIN[\s\S]*END/, 'BEGIN\nEND');
 
   // 1. the ingest, with and without recording the changes
-  const csv = [...readingChunks({ units: INGEST_UNITS, days: INGEST_DAYS, end: END, seed: 5 })];
+  const csv = [...readingChunks({ units: INGEST_UNITS, days: INGEST_DAYS, end: script.END, seed: 5 })];
   const readings = INGEST_UNITS * INGEST_DAYS * 192;
   const times: Record<'with' | 'without', number[]> = { with: [], without: [] };
   for (let round = 0; round < ROUNDS; round++) {
     for (const variant of round % 2 === 0 ? (['with', 'without'] as const) : (['without', 'with'] as const)) {
       await db.pool.query('TRUNCATE sensor_readings, sensor_changes');
       await db.pool.query(variant === 'with' ? tracking : noTracking);
-      const { ms, result } = await timed(() => ingestReadings(db.pool, csvReadingRuns(csv, END), { batchSize: 50_000 }));
+      const { ms, result } = await timed(() => ingestReadings(db.pool, script.csvReadingRuns(csv, script.END), { batchSize: 50_000 }));
       if (result.inserted !== readings) throw new Error(`ingest loaded ${result.inserted} of ${readings}`);
       times[variant].push(ms);
     }
@@ -84,8 +84,8 @@ try {
     const load = await loadFleet(db.pool, fleet.units, log);
     log(`loaded ${fleet.units * READINGS_PER_UNIT} readings in ${load.seconds.toFixed(0)} s`);
     if (db.profile === 'timescale')
-      for (const job of await policiesAsOf(db, END)) log(`policy as of ${END.toISOString().slice(0, 10)}: ${job}`);
-    const upkeep = await upkeepAfter(db, END);
+      for (const job of await policiesAsOf(db, script.END)) log(`policy as of ${script.END.toISOString().slice(0, 10)}: ${job}`);
+    const upkeep = await script.upkeepAfter(db, script.END);
     log(`upkeep (${upkeep.steps.join(', ')}) in ${upkeep.seconds.toFixed(0)} s; ${await storeLayout(db)}`);
     const { rows: sizes } = await db.pool.query<{ readings: string; changes: string; bytes: string }>(
       `SELECT (SELECT count(*) FROM sensor_readings)::text AS readings, (SELECT count(*) FROM sensor_changes)::text AS changes,
@@ -94,7 +94,7 @@ try {
     store = `${sizes[0]!.readings} readings (the P9 ${fleet.label} fleet) and the ${sizes[0]!.changes} changes their load recorded, ${gb(Number(sizes[0]!.bytes))} on disk`;
     console.log(`  store: ${store}`);
   }
-  const dayStart = new Date(END.getTime() - 86_400_000);
+  const dayStart = new Date(script.END.getTime() - 86_400_000);
   for (let day = DAYS_KEPT; day >= 1; day--) {
     await db.pool.query(
       `INSERT INTO sensor_changes (cooling_unit_id, specification_type, first_at, last_at, readings, landed_at)
@@ -102,7 +102,7 @@ try {
        FROM generate_series($1::timestamptz, $1::timestamptz + interval '23 hours', interval '1 hour') h,
             generate_series(1, $2::int) u, unnest(ARRAY['TEMPERATURE', 'HUMIDITY']::specification_type[]) kind
        ORDER BY h, u, kind`,
-      [new Date(END.getTime() - day * 86_400_000).toISOString(), FEED_UNITS],
+      [new Date(script.END.getTime() - day * 86_400_000).toISOString(), FEED_UNITS],
     );
   }
   await db.pool.query('ANALYZE sensor_changes');
@@ -141,27 +141,27 @@ try {
   );
   const ingestPass = ratio >= RATIO_TARGET;
   const answerPass = Math.max(p50, narrowP50) <= P50_TARGET_MS;
-  report([
+  script.report([
     {
       key: 'P12',
       name: 'the change feed (both parts below)',
       pass: ingestPass && answerPass,
       measured: `ingest ${fixed(ratio, 3)}x, a day's page p50 ${fixed(p50, 1)} ms (ten units ${fixed(narrowP50, 1)} ms)`,
       ratio,
-      detail: `${readings} readings a round, median of ${ROUNDS}; ${perDay} changes a day, ${DAYS_KEPT} days kept; ${profile} profile`,
+      detail: `${readings} readings a round, median of ${ROUNDS}; ${perDay} changes a day, ${DAYS_KEPT} days kept; ${script.profile} profile`,
     },
     {
       ...P12_INGEST,
       pass: ingestPass,
       measured: `${fixed(ratio, 3)}x (${Math.round(withRate)} vs ${Math.round(withoutRate)} readings/s)`,
       ratio,
-      detail: `median of ${ROUNDS}; ${readings} readings a round; batches of 50,000; ${profile} profile`,
+      detail: `median of ${ROUNDS}; ${readings} readings a round; batches of 50,000; ${script.profile} profile`,
     },
     {
       ...P12_ANSWER,
       pass: answerPass,
       measured: `${fixed(p50, 1)} ms (ten units: ${fixed(narrowP50, 1)} ms)`,
-      detail: `${WALKS} walks of a day of ${perDay} changes among ${DAYS_KEPT * perDay}; ${store}; query and cursor, no HTTP; ${profile} profile`,
+      detail: `${WALKS} walks of a day of ${perDay} changes among ${DAYS_KEPT * perDay}; ${store}; query and cursor, no HTTP; ${script.profile} profile`,
     },
   ]);
 } finally {

@@ -8,16 +8,7 @@
 // closed months compacted; the timescale policies run: aggregates materialized and laid out,
 // readings compressed).
 //   node --import tsx bench/sensor-deep-pages.ts [--quick] [--profile postgres|timescale]
-import {
-  companyWithReadings,
-  createBenchDatabase,
-  END,
-  profile,
-  quick,
-  report,
-  startBenchApp,
-  upkeepAfterYear,
-} from './kit/sensor-script.js';
+import * as script from './kit/sensor-script.js';
 import { fixed, median, timed } from './kit/statistics.js';
 
 const UNITS = 15;
@@ -25,19 +16,17 @@ const DAYS = 365;
 // 41 alternating cold pairs: a cold page takes milliseconds, so with 15 pairs the ratio's median
 // moved from run to run on unchanged code by more than the target's margin; with 41 it holds
 // within it (each run's figures: bench/results/sensor-deep-pages-<time>.json)
-const ROUNDS = quick ? 7 : 41;
+const ROUNDS = script.quick ? 7 : 41;
 const TARGET = 1.1;
 const HOUR = 3_600_000;
 const WINDOW = 'start_date=2025-01-01&end_date=2025-12-31';
 
-console.log(`sensor benchmark (b): page 500 vs page 1, page_size 1000, ~1 M raw readings${quick ? ' (quick)' : ''}`);
+console.log(`sensor benchmark (b): page 500 vs page 1, page_size 1000, ~1 M raw readings${script.quick ? ' (quick)' : ''}`);
 const P3 = { key: 'P3', name: `page 500 by cursor vs page 1 at page_size 1000 (target <= ${TARGET}x)` };
-const db = await createBenchDatabase('pages', 4, [P3]);
+const db = await script.createBenchDatabase('pages', 4, [P3]);
 console.log(db.note);
 try {
-  const { company } = await companyWithReadings(db, UNITS, DAYS, END);
-  await upkeepAfterYear(db, END);
-  const { app, clock, headers } = await startBenchApp(db, company);
+  const { company, app, clock, headers } = await script.storeWithApp(db, UNITS, DAYS);
   try {
     type Page = { data: { timestamp: string }[]; meta: { pagination: { total_count: number; next_cursor: string | null } } };
     const get = async (query: string) => {
@@ -83,13 +72,13 @@ try {
     console.log(
       `  for contrast, LIMIT/OFFSET in SQL alone: page 1 ${fixed(median(offset.first), 1)} ms, page 500 ${fixed(median(offset.deep), 1)} ms`,
     );
-    report([
+    script.report([
       {
         ...P3,
         pass: ratio <= TARGET,
         measured: `${fixed(ratio, 2)}x (${fixed(cursorMs, 2)} ms by cursor vs ${fixed(firstMs, 2)} ms)`,
         ratio,
-        detail: `median of ${ROUNDS}, cold; ${first.meta.pagination.total_count} readings; by number ${fixed(deepMs / firstMs, 2)}x; ${profile} profile`,
+        detail: `median of ${ROUNDS}, cold; ${first.meta.pagination.total_count} readings; by number ${fixed(deepMs / firstMs, 2)}x; ${script.profile} profile`,
       },
     ]);
   } finally {

@@ -21,25 +21,15 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { to as copyTo } from 'pg-copy-streams';
 import { createFloorTable, FLOOR_SCHEMA, measureRouteYear, type RouteYear } from './sensor-hourly-floor.js';
-import {
-  aggregateLayout,
-  type BenchDatabase,
-  companyWithReadings,
-  createBenchDatabase,
-  END,
-  profile,
-  quick,
-  report,
-  upkeepAfter,
-} from './kit/sensor-script.js';
+import * as script from './kit/sensor-script.js';
 import { fixed, median, timed } from './kit/statistics.js';
 
-const UNITS = quick ? 40 : 100;
+const UNITS = script.quick ? 40 : 100;
 const DAYS = 365;
-const ROUNDS = quick ? 9 : 15;
-const FROM = new Date(END.getTime() - DAYS * 86_400_000).toISOString();
+const ROUNDS = script.quick ? 9 : 15;
+const FROM = new Date(script.END.getTime() - DAYS * 86_400_000).toISOString();
 /** the year's last day, as the route's inclusive end_date */
-const LAST_DAY = new Date(END.getTime() - 86_400_000).toISOString().slice(0, 10);
+const LAST_DAY = new Date(script.END.getTime() - 86_400_000).toISOString().slice(0, 10);
 /** aggregates / floor, both profiles */
 const FLOOR_TARGET = 1.3;
 /** raw bucketing / aggregates, postgres */
@@ -48,13 +38,13 @@ const RAW_TARGET = 10;
 const aggregate = (unit: number) => `
   SELECT bucket, cooling_unit_id, specification_type, value, min, max, sample_count
   FROM sensor_readings_hourly
-  WHERE cooling_unit_id = ${unit} AND bucket >= '${FROM}' AND bucket < '${END.toISOString()}'
+  WHERE cooling_unit_id = ${unit} AND bucket >= '${FROM}' AND bucket < '${script.END.toISOString()}'
   ORDER BY bucket, specification_type`;
 const fromRaw = (unit: number) => `
   SELECT date_trunc('hour', recorded_at) AS bucket, cooling_unit_id, specification_type,
          avg(value) AS value, min(value) AS min, max(value) AS max, count(*)::int AS sample_count
   FROM sensor_readings
-  WHERE cooling_unit_id = ${unit} AND recorded_at >= '${FROM}' AND recorded_at < '${END.toISOString()}'
+  WHERE cooling_unit_id = ${unit} AND recorded_at >= '${FROM}' AND recorded_at < '${script.END.toISOString()}'
   GROUP BY 1, 2, 3
   ORDER BY 1, 3`;
 
@@ -62,7 +52,7 @@ const P4 = {
   key: 'P4',
   name:
     `hourly year of 1 unit from the aggregates vs the floor (target <= ${FLOOR_TARGET}x, COPY and route)` +
-    (profile === 'postgres' ? ` and vs raw bucketing (target >= ${RAW_TARGET}x)` : ''),
+    (script.profile === 'postgres' ? ` and vs raw bucketing (target >= ${RAW_TARGET}x)` : ''),
 };
 
 interface Figures {
@@ -92,7 +82,7 @@ interface Figures {
 }
 
 /** ROUNDS alternating rounds of both queries, three ways each (COPY, node-pg rows, EXPLAIN ANALYZE). */
-async function measure(db: BenchDatabase, unit: number): Promise<Figures> {
+async function measure(db: script.BenchDatabase, unit: number): Promise<Figures> {
   const copied = async (sql: string) => {
     const client = await db.pool.connect();
     let bytes = 0;
@@ -115,7 +105,7 @@ async function measure(db: BenchDatabase, unit: number): Promise<Figures> {
   if (aggregateRows.rowCount !== rawRows.rowCount) throw new Error(`row counts differ: ${aggregateRows.rowCount} vs ${rawRows.rowCount}`);
   const rows = aggregateRows.rowCount ?? 0;
   // the floor: the answer's rows in a plain table of their own, read by the same query text
-  await createFloorTable(db.pool, unit, FROM, END.toISOString());
+  await createFloorTable(db.pool, unit, FROM, script.END.toISOString());
   const floor = aggregate(unit).replace('FROM sensor_readings_hourly', `FROM ${FLOOR_SCHEMA}.sensor_readings_hourly`);
   const materializationTable = await materialization(db);
   const materialized = materializationTable && aggregate(unit).replace('FROM sensor_readings_hourly', `FROM ${materializationTable}`);
@@ -175,7 +165,7 @@ async function measure(db: BenchDatabase, unit: number): Promise<Figures> {
 }
 
 /** timescale: the hourly aggregate's materialization hypertable, schema-qualified; null on postgres. */
-async function materialization(db: BenchDatabase): Promise<string | null> {
+async function materialization(db: script.BenchDatabase): Promise<string | null> {
   if (db.profile !== 'timescale') return null;
   const { rows } = await db.pool.query<{ name: string }>(`
     SELECT format('%I.%I', materialization_hypertable_schema, materialization_hypertable_name) AS name
@@ -184,7 +174,7 @@ async function materialization(db: BenchDatabase): Promise<string | null> {
 }
 
 /** EXPLAIN (ANALYZE, BUFFERS) five times on one warm connection: median planning/execution time and buffers. */
-async function explained(db: BenchDatabase, sql: string): Promise<Figures['plan']> {
+async function explained(db: script.BenchDatabase, sql: string): Promise<Figures['plan']> {
   const client = await db.pool.connect();
   const runs: Figures['plan'][] = [];
   try {
@@ -253,20 +243,27 @@ function printRoute(route: RouteYear) {
   console.log(`  aggregates / floor: ${fixed(route.ratio, 2)}x`);
 }
 
-console.log(`sensor benchmark (a): hourly history of one unit over ${DAYS} days, aggregates vs floor and raw${quick ? ' (quick)' : ''}`);
-const db = await createBenchDatabase('hourly', 4, [P4]);
+console.log(
+  `sensor benchmark (a): hourly history of one unit over ${DAYS} days, aggregates vs floor and raw${script.quick ? ' (quick)' : ''}`,
+);
+const db = await script.createBenchDatabase('hourly', 4, [P4]);
 console.log(db.note);
 try {
-  const { company, readings } = await companyWithReadings(db, UNITS, DAYS, END);
+  const { company, readings } = await script.companyWithReadings(db, UNITS, DAYS, script.END);
   const unit = Math.ceil(UNITS / 2);
-  const upkeepAt = new Date(END.getTime() + 4 * 86_400_000);
+  const upkeepAt = new Date(script.END.getTime() + 4 * 86_400_000);
 
   // timescale: first the aggregates as the policies leave them, the readings' chunks not yet compressed
   let rowStore: Figures | null = null;
-  if (profile === 'timescale') {
-    const aggregates = await upkeepAfter(db, upkeepAt, ['refresh hourly', 'refresh daily', 'columnstore hourly', 'columnstore daily']);
+  if (script.profile === 'timescale') {
+    const aggregates = await script.upkeepAfter(db, upkeepAt, [
+      'refresh hourly',
+      'refresh daily',
+      'columnstore hourly',
+      'columnstore daily',
+    ]);
     console.log(
-      `policies run (${aggregates.steps.join(', ')}) and VACUUM ANALYZE: ${fixed(aggregates.seconds)} s; ${await aggregateLayout(db.pool)}`,
+      `policies run (${aggregates.steps.join(', ')}) and VACUUM ANALYZE: ${fixed(aggregates.seconds)} s; ${await script.aggregateLayout(db.pool)}`,
     );
     console.log("before the readings' compression (the week after a chunk ends, or a store without that policy):");
     rowStore = await measure(db, unit);
@@ -274,11 +271,11 @@ try {
   }
   // what the store's upkeep has done after a year in service (postgres: the aggregate tables' closed months
   // compacted; timescale: the readings' chunks compressed too)
-  const upkeep = await upkeepAfter(db, upkeepAt);
+  const upkeep = await script.upkeepAfter(db, upkeepAt);
   console.log(
     `upkeep over the loaded year (${upkeep.steps.join(', ') || 'nothing left to run'}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s`,
   );
-  if (profile === 'timescale') console.log(`after a year in service, the readings' chunks compressed too:`);
+  if (script.profile === 'timescale') console.log(`after a year in service, the readings' chunks compressed too:`);
   const figures = await measure(db, unit);
   print(figures);
   const route = await measureRouteYear(db, company, unit, { first: FROM.slice(0, 10), last: LAST_DAY }, ROUNDS);
@@ -292,8 +289,8 @@ try {
       ? ''
       : `; without the view's real-time branch ${fixed(figures.materializedMs / figures.floorMs, 2)}x the floor by COPY`;
   const copyRatio = figures.aggregateMs / figures.floorMs;
-  const rawCounts = profile === 'postgres';
-  report([
+  const rawCounts = script.profile === 'postgres';
+  script.report([
     {
       ...P4,
       pass: copyRatio <= FLOOR_TARGET && route.ratio <= FLOOR_TARGET && (!rawCounts || figures.ratio >= RAW_TARGET),
@@ -306,7 +303,7 @@ try {
         `median of ${ROUNDS} alternating rounds; ${figures.rows} rows via COPY TO STDOUT, ${route.records} records in ${route.pages} pages through the route; ` +
         `raw bucketing ${fixed(figures.rawMs, 1)} ms; as node-pg rows ${fixed(figures.parsedRatio)}x; server execution ${fixed(figures.serverRatio)}x; ` +
         `aggregate query planning ${fixed(plan.planningMs, 1)} ms + execution ${fixed(plan.executionMs, 1)} ms, ${plan.buffers} buffers${plan.chunks ? ` in ${plan.chunks} chunks` : ''}; ` +
-        `${readings} readings of ${UNITS} units in the table; ${profile} profile${withoutUnion}${extra}`,
+        `${readings} readings of ${UNITS} units in the table; ${script.profile} profile${withoutUnion}${extra}`,
     },
   ]);
 } finally {

@@ -18,26 +18,26 @@ import type { Reading } from '../src/sensors/formats.js';
 import { encodeReadings } from '../src/sensors/copy-binary.js';
 import { readingChunks } from '../src/sensors/generate.js';
 import { DEFAULT_BATCH_SIZE, ingestReadings } from '../src/sensors/ingest.js';
-import { createBenchDatabase, createUnits, csvReadingRuns, END, profile, quick, report, untimedClient } from './kit/sensor-script.js';
+import * as script from './kit/sensor-script.js';
 import { fixed, median, timed } from './kit/statistics.js';
 
-const UNITS = quick ? 100 : 200;
-const DAYS = quick ? 8 : 14; // 100 x 8 x 192 = 153,600; 200 x 14 x 192 = 537,600 readings a round
-const ROUNDS = quick ? 2 : 3;
+const UNITS = script.quick ? 100 : 200;
+const DAYS = script.quick ? 8 : 14; // 100 x 8 x 192 = 153,600; 200 x 14 x 192 = 537,600 readings a round
+const ROUNDS = script.quick ? 2 : 3;
 const RATE_TARGET = 100_000;
 const RATIO_TARGET = 0.6;
 
-console.log(`sensor benchmark (c): ingest with aggregates maintained vs plain COPY${quick ? ' (quick)' : ''}`);
+console.log(`sensor benchmark (c): ingest with aggregates maintained vs plain COPY${script.quick ? ' (quick)' : ''}`);
 const P6 = { key: 'P6', name: `ingest with aggregates vs plain COPY (target >= ${RATIO_TARGET}x)` };
 const RATE = { name: `ingest rate (target >= ${RATE_TARGET} readings/s)` };
-const db = await createBenchDatabase('ingest', 4, [P6, RATE]);
+const db = await script.createBenchDatabase('ingest', 4, [P6, RATE]);
 console.log(db.note);
-const timescale = profile === 'timescale';
+const timescale = script.profile === 'timescale';
 try {
-  await createUnits(db.pool, UNITS);
-  const csv = [...readingChunks({ units: UNITS, days: DAYS, end: END, seed: 3 })];
+  await script.createUnits(db.pool, UNITS);
+  const csv = [...readingChunks({ units: UNITS, days: DAYS, end: script.END, seed: 3 })];
   const readings = UNITS * DAYS * 192;
-  const from = new Date(END.getTime() - DAYS * 86_400_000).toISOString();
+  const from = new Date(script.END.getTime() - DAYS * 86_400_000).toISOString();
   let weeks: { target: string; range_start: string; range_end: string }[] = [];
   if (timescale) {
     // the same hypertable (1-day chunks, primary key), no continuous aggregates on it
@@ -52,7 +52,7 @@ try {
       ALTER TABLE plain_readings ADD PRIMARY KEY (cooling_unit_id, specification_type, recorded_at);`);
     ({ rows: weeks } = await db.pool.query<{ target: string; range_start: string; range_end: string }>(
       'SELECT target, range_start::text, range_end::text FROM sensor_prepare_range($1, $2)',
-      [from, END.toISOString()],
+      [from, script.END.toISOString()],
     ));
     for (const week of weeks) {
       await db.pool.query(
@@ -62,7 +62,7 @@ try {
   }
 
   const ours = async (loadsInFlight?: number) => {
-    const stats = await ingestReadings(db.pool, csvReadingRuns(csv, END), { batchSize: 50_000, loadsInFlight });
+    const stats = await ingestReadings(db.pool, script.csvReadingRuns(csv, script.END), { batchSize: 50_000, loadsInFlight });
     if (stats.inserted !== readings) throw new Error(`ingest loaded ${stats.inserted} of ${readings}`);
   };
   // the same, one batch at a time: what the parallel loads add (plain COPY has one connection)
@@ -70,7 +70,7 @@ try {
   // what the ingest does in Node before any database work, in batches as it does them
   const nodeSide = async () => {
     let batch: Reading[] = [];
-    for await (const run of csvReadingRuns(csv, END)) {
+    for await (const run of script.csvReadingRuns(csv, script.END)) {
       for (const parsed of run) {
         if ('reason' in parsed) throw new Error(`line ${parsed.line}: ${parsed.reason}`);
         batch.push(parsed);
@@ -154,7 +154,7 @@ try {
   if (timescale) {
     await empty();
     await ours();
-    const client = await untimedClient(db);
+    const client = await script.untimedClient(db);
     try {
       refreshSeconds =
         (
@@ -162,7 +162,7 @@ try {
             for (const view of ['sensor_readings_hourly', 'sensor_readings_daily']) {
               await client.query(`CALL refresh_continuous_aggregate('${view}', $1::timestamptz, $2::timestamptz)`, [
                 from,
-                END.toISOString(),
+                script.END.toISOString(),
               ]);
             }
           })
@@ -197,7 +197,7 @@ try {
     `  the Node side alone (parse, validate, binary-encode; no database): ${fixed(median(times.nodeSide) / 1000, 2)} s = ${Math.round(nodeRate)} readings/s`,
   );
   console.log('  after each ingest round: readings = sum of hourly sample_count = sum of daily sample_count');
-  report([
+  script.report([
     {
       ...P6,
       pass: ratio >= RATIO_TARGET,
@@ -208,7 +208,7 @@ try {
         (timescale
           ? `the aggregates' later refresh of a round ${fixed(refreshSeconds!, 2)} s`
           : `the same ingest without the aggregate triggers ${fixed(oursRate / withoutRate, 2)}x`) +
-        `; one batch at a time ${fixed(serialRate / plainRate, 2)}x plain COPY; Node side alone ${Math.round(nodeRate)} readings/s; ${profile} profile`,
+        `; one batch at a time ${fixed(serialRate / plainRate, 2)}x plain COPY; Node side alone ${Math.round(nodeRate)} readings/s; ${script.profile} profile`,
     },
     { ...RATE, pass: oursRate >= RATE_TARGET, measured: `${Math.round(oursRate)} readings/s`, detail: `median of ${ROUNDS}` },
   ]);

@@ -10,21 +10,12 @@
 //   node --import tsx bench/sensor-pages-per-second.ts [--quick] [--profile postgres|timescale]
 import Fastify from 'fastify';
 import { closeLoadGenerators, type LoadFigures, runLoad } from './kit/load.js';
-import {
-  companyWithReadings,
-  createBenchDatabase,
-  END,
-  profile,
-  quick,
-  report,
-  startBenchApp,
-  upkeepAfterYear,
-} from './kit/sensor-script.js';
+import * as script from './kit/sensor-script.js';
 import { fixed } from './kit/statistics.js';
 
 const UNITS = 20;
 const DAYS = 60;
-const SECONDS = quick ? 4 : 10;
+const SECONDS = script.quick ? 4 : 10;
 const CONNECTIONS = 4;
 const TARGET = 2;
 const QUERY = 'cooling_unit_id=7&start_date=2025-12-02&end_date=2025-12-31&page_size=1000';
@@ -35,15 +26,12 @@ function load(url: string, paths: string[], headers: Record<string, string>): Pr
   return runLoad({ url, connections: CONNECTIONS, duration: SECONDS, requests }, { nice: true });
 }
 
-console.log(`sensor benchmark (d): 1,000-record pages per second vs a naive pg + JSON.stringify handler${quick ? ' (quick)' : ''}`);
+console.log(`sensor benchmark (d): 1,000-record pages per second vs a naive pg + JSON.stringify handler${script.quick ? ' (quick)' : ''}`);
 const P2 = { key: 'P2', name: `1,000-record pages/s vs naive pg + JSON.stringify (target >= ${TARGET}x)` };
-const db = await createBenchDatabase('serialize', 8, [P2]);
+const db = await script.createBenchDatabase('serialize', 8, [P2]);
 console.log(db.note);
 try {
-  const { company } = await companyWithReadings(db, UNITS, DAYS, END);
-  await upkeepAfterYear(db, END);
-
-  const { app, headers } = await startBenchApp(db, company);
+  const { company, app, headers } = await script.storeWithApp(db, UNITS, DAYS);
   const naive = Fastify({ logger: false });
   naive.get('/naive', async (request) => {
     const query = request.query as Record<string, string>;
@@ -110,13 +98,13 @@ try {
     console.log(`${CONNECTIONS} connections, ${SECONDS} s per run, 2 runs each, pages 1..5 of 1,000 in turn:`);
     console.log(`  GET /api/v1/sensor-data: ${fixed(oursRate)} pages/s (p50 ${runs.ours[0]!.latencyMs.p50} ms)`);
     console.log(`  naive pg + JSON.stringify: ${fixed(naiveRate)} pages/s (p50 ${runs.naive[0]!.latencyMs.p50} ms)`);
-    report([
+    script.report([
       {
         ...P2,
         pass: ratio >= TARGET,
         measured: `${fixed(ratio, 2)}x (${fixed(oursRate)} vs ${fixed(naiveRate)} pages/s)`,
         ratio,
-        detail: `${CONNECTIONS} connections x ${SECONDS} s x 2 runs each; p50 ${runs.ours[0]!.latencyMs.p50} vs ${runs.naive[0]!.latencyMs.p50} ms; ${profile} profile`,
+        detail: `${CONNECTIONS} connections x ${SECONDS} s x 2 runs each; p50 ${runs.ours[0]!.latencyMs.p50} vs ${runs.naive[0]!.latencyMs.p50} ms; ${script.profile} profile`,
       },
     ]);
   } finally {

@@ -132,6 +132,19 @@ const CEILING = {
   management: 6000,
 };
 
+/** Pages 1..`pages` of every sensor unit in turn, 8 connections. */
+function everySensorUnit(
+  { credentials, layout, seconds, rate }: BuildContext,
+  label: string,
+  ceiling: number,
+  pages: number,
+  pathOf: (unitId: number, page: number) => string,
+): Load {
+  const units = layout.sensorUnitIds;
+  const plan = { rate: rate(label, ceiling), seconds, entries: units.length * pages };
+  return tokenLoad(label, 8, credentials.alpha, plan, (_, i) => pathOf(units[Math.floor(i / pages) % units.length]!, 1 + (i % pages)));
+}
+
 /** P16's two loads: the same page, plain and revalidated. */
 export const CONDITIONAL_LOADS = { plain: 'plain (200)', revalidated: 'If-None-Match (304)' } as const;
 
@@ -163,36 +176,14 @@ export const scenarios: Scenario[] = [
     what: 'GET /api/v1/sensor-data, raw readings of one unit over 30 days (5,760 rows), page_size 1000, pages 1-5 of every sensor unit; 8 connections.',
     target: 'P2',
     requiresSensor: true,
-    build: ({ credentials, layout, seconds, rate }) => {
-      const label = 'raw page_size 1000';
-      const units = layout.sensorUnitIds;
-      const plan = { rate: rate(label, CEILING.sensorRaw), seconds, entries: units.length * 5 };
-      return [
-        [
-          tokenLoad(label, 8, credentials.alpha, plan, (_, i) =>
-            sensorPaths.rawPage(units[Math.floor(i / 5) % units.length]!, 1 + (i % 5)),
-          ),
-        ],
-      ];
-    },
+    build: (context) => [[everySensorUnit(context, 'raw page_size 1000', CEILING.sensorRaw, 5, sensorPaths.rawPage)]],
   },
   {
     id: 'sensor-hourly',
     title: 'Sensor data, hourly 1,000-row pages',
     what: 'GET /api/v1/sensor-data?aggregation=hourly, one unit over 365 days (17,520 records), page_size 1000, pages 1-17 of every sensor unit; 8 connections.',
     requiresSensor: true,
-    build: ({ credentials, layout, seconds, rate }) => {
-      const label = 'hourly page_size 1000';
-      const units = layout.sensorUnitIds;
-      const plan = { rate: rate(label, CEILING.sensorHourly), seconds, entries: units.length * 17 };
-      return [
-        [
-          tokenLoad(label, 8, credentials.alpha, plan, (_, i) =>
-            sensorPaths.hourlyPage(units[Math.floor(i / 17) % units.length]!, 1 + (i % 17)),
-          ),
-        ],
-      ];
-    },
+    build: (context) => [[everySensorUnit(context, 'hourly page_size 1000', CEILING.sensorHourly, 17, sensorPaths.hourlyPage)]],
   },
   {
     id: 'deep-walk',

@@ -172,8 +172,15 @@ export async function companyWithReadings(db: BenchDatabase, units: number, days
   return { company, readings: loaded.rows };
 }
 
+/** The store most scripts measure: a company's year of readings to END, its upkeep after it, and the app on it. */
+export async function storeWithApp(db: BenchDatabase, units: number, days: number) {
+  const { company } = await companyWithReadings(db, units, days, END);
+  await upkeepAfterYear(db, END);
+  return { company, ...(await startBenchApp(db, company)) };
+}
+
 /** The whole upkeep as it stands a few days after `end` (every policy's offset passed), said on stdout. */
-export async function upkeepAfterYear(db: BenchDatabase, end: Date): Promise<void> {
+async function upkeepAfterYear(db: BenchDatabase, end: Date): Promise<void> {
   const upkeep = await upkeepAfter(db, new Date(end.getTime() + 4 * 86_400_000));
   console.log(
     `upkeep over the loaded year (${upkeep.steps.join(', ')}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s` +
