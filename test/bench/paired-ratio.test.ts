@@ -1,4 +1,4 @@
-// P3's alternating pairs (bench/kit/paired-ratio.ts): each adjacent pair of phases gives one
+// P3's alternating pairs (bench/kit/statistics.ts): each adjacent pair of phases gives one
 // page-500/page-1 ratio, whichever went first, and their mean comes with a 95 % confidence
 // interval that is wide for scattered pairs and narrow for consistent ones.
 import t from 'tap';
