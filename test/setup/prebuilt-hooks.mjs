@@ -5,7 +5,13 @@
 // the same esbuild. Why: tsx's hooks cost ~0.5 s more CPU per test process just to load the app
 // (1.6 s against 1.1 s here, 0.75 s for plain JavaScript without hooks), and the suite runs over
 // a hundred test processes on a CPU-bound machine. Type checking stays with tsc (npm run typecheck).
-import { readFile, stat } from 'node:fs/promises';
+// Synchronous, in the thread that loads the modules (module.registerHooks, registered by
+// prebuilt.mjs): module.register()'s asynchronous hooks run in a thread of their own, and every
+// import of every module (fastify's, pg's, ours) was a message to it and a blocking wait for the
+// answer: 2.3 against 2.9 s of CPU for a test process that builds the app (test/routes/me.happy).
+// Worker threads (the rollup pool's) inherit prebuilt.mjs through execArgv and register these again.
+import { readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = pathToFileURL(fileURLToPath(new URL('../..', import.meta.url))).href;
@@ -14,30 +20,27 @@ const built = new URL('.build/', root).href;
 /** Ours: a .ts file of the repository, outside node_modules and .build. */
 const isOwnTypeScript = (url) => url.startsWith(root) && url.endsWith('.ts') && !url.includes('/node_modules/') && !url.startsWith(built);
 
-async function mtime(url) {
-  try {
-    return (await stat(new URL(url))).mtimeMs;
-  } catch {
-    return null;
-  }
-}
+const mtime = (url) => statSync(new URL(url), { throwIfNoEntry: false })?.mtimeMs ?? null;
 
-export async function resolve(specifier, context, nextResolve) {
+export function resolve(specifier, context, nextResolve) {
   // TypeScript's convention: './x.js' names x.ts
   const parent = context.parentURL;
   if (parent?.startsWith(root) && !parent.includes('/node_modules/') && specifier.startsWith('.') && specifier.endsWith('.js')) {
     const typescript = new URL(`${specifier.slice(0, -3)}.ts`, parent).href;
-    if ((await mtime(typescript)) !== null) return { url: typescript, format: 'module', shortCircuit: true };
+    if (mtime(typescript) !== null) return { url: typescript, format: 'module', shortCircuit: true };
   }
   return nextResolve(specifier, context);
 }
 
-export async function load(url, context, nextLoad) {
+/** esbuild's synchronous API (it runs the service in a worker thread of its own); loaded when first needed. */
+let esbuild = null;
+
+export function load(url, context, nextLoad) {
   if (!isOwnTypeScript(url)) return nextLoad(url, context);
   const copy = `${built}${url.slice(root.length, -3)}.js`;
-  const [sourceTime, copyTime] = await Promise.all([mtime(url), mtime(copy)]);
+  const [sourceTime, copyTime] = [mtime(url), mtime(copy)];
   if (sourceTime !== null && copyTime !== null && copyTime >= sourceTime) {
-    const source = await readFile(new URL(copy), 'utf8');
+    const source = readFileSync(new URL(copy), 'utf8');
     // the source map sits beside the copy, not beside the URL the module keeps
     return {
       format: 'module',
@@ -46,8 +49,8 @@ export async function load(url, context, nextLoad) {
     };
   }
   // edited since the copy was written (or never copied): transpiled here, as compile.mjs would
-  const { transform } = await import('esbuild');
-  const { code } = await transform(await readFile(new URL(url), 'utf8'), {
+  esbuild ??= createRequire(import.meta.url)('esbuild');
+  const { code } = esbuild.transformSync(readFileSync(new URL(url), 'utf8'), {
     loader: 'ts',
     format: 'esm',
     target: 'node24',

@@ -1,11 +1,12 @@
 // Registers prebuilt-hooks.mjs (`--import=./test/setup/prebuilt.mjs`, in .taprc): the test
 // processes load this repository's TypeScript from its transpiled copy in .build/.
-import { register } from 'node:module';
+import { registerHooks } from 'node:module';
 import processOnSpawn from 'process-on-spawn';
 // a fast-tier file may start no process (test/tiers.ts)
 import './fast-tier-guard.mjs';
+import { load, resolve } from './prebuilt-hooks.mjs';
 
-register('./prebuilt-hooks.mjs', import.meta.url);
+registerHooks({ resolve, load });
 
 // tap's process-info hook follows every process a test starts: it adds itself to the NODE_OPTIONS
 // of each spawn (through process-on-spawn) and records each module that process loads, for
