@@ -12,30 +12,20 @@
 // A GET of a data endpoint sends back the ETag of the last answer this client kept for its URL
 // (If-None-Match): a 304, which the service does not count against the rate limit, returns that
 // answer again. The answers kept are bounded (conditionalCache).
-import {
-  ColdtrackApiError,
-  ColdtrackInvalidResponseError,
-  ColdtrackNetworkError,
-  ColdtrackRetryLaterError,
-  ColdtrackTimeoutError,
-} from './errors.js';
+// The attempts and their order are here; the parts, one concern each: call-waits.ts (sleeping,
+// backoff, the wait limits), rate-limit-headers.ts (X-RateLimit-*, Retry-After), kept-answers.ts
+// (the ETag cache of conditional requests), answer-bodies.ts (an answer's body or its error).
+import { apiErrorOf, successBody } from './answer-bodies.js';
+import { backoff, CallWaits, DEFAULT_MAX_TOTAL_WAIT_MS, DEFAULT_MAX_WAIT_MS, MAX_TIMER_MS, sleep } from './call-waits.js';
+import { type ColdtrackApiError, ColdtrackNetworkError, ColdtrackTimeoutError } from './errors.js';
+import { CONDITIONAL_PATHS, DEFAULT_CONDITIONAL_CACHE, type KeptAnswer, KeptAnswers } from './kept-answers.js';
 import type { RateBudget, RateLimitObservation } from './rate-budget.js';
-import { redactorFor, redactValue } from './redact.js';
-import { DATA_PATHS, SENSOR_CHANGES_PATH } from './types.js';
+import { rateLimitOf } from './rate-limit-headers.js';
+import { redactorFor } from './redact.js';
 import { DEFAULT_USER_AGENT } from './version.js';
 
-/** The longest a single wait the service asks for is taken: twice its one-minute rate-limit window. */
-export const DEFAULT_MAX_WAIT_MS = 120_000;
-/** The longest one call spends in waits after refusals and failures (429, 503, retries), together. */
-export const DEFAULT_MAX_TOTAL_WAIT_MS = 600_000;
-/** setTimeout's largest delay (2^31 - 1 ms); a longer one would fire after 1 ms. */
-export const MAX_TIMER_MS = 2_147_483_647;
-/** Answers of data endpoints a client keeps for conditional requests, by URL. */
-export const DEFAULT_CONDITIONAL_CACHE = 32;
-/** What those answers may hold in all, in characters (a 1,000-record page is 120-150 k): the least recently used go first. */
-const CONDITIONAL_CACHE_CHARACTERS = 16 * 1024 * 1024;
-/** The GETs that answer with an ETag and take If-None-Match. */
-const CONDITIONAL_PATHS: ReadonlySet<string> = new Set([...Object.values(DATA_PATHS), SENSOR_CHANGES_PATH]);
+export { DEFAULT_CONDITIONAL_CACHE } from './kept-answers.js';
+export { DEFAULT_MAX_TOTAL_WAIT_MS, DEFAULT_MAX_WAIT_MS, MAX_TIMER_MS } from './call-waits.js';
 
 export type ClientEvent =
   /** a request is about to be sent (every attempt) */
@@ -113,23 +103,6 @@ export interface Call extends CallOptions {
   stream?: boolean;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    signal?.throwIfAborted();
-    const aborted = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(
-      () => {
-        signal?.removeEventListener('abort', aborted);
-        resolve();
-      },
-      Math.min(MAX_TIMER_MS, Math.max(0, ms)),
-    );
-    signal?.addEventListener('abort', aborted, { once: true });
-  });
-
 function queryString(query: Record<string, unknown> | undefined): string {
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(query ?? {})) {
@@ -138,106 +111,6 @@ function queryString(query: Record<string, unknown> | undefined): string {
   }
   const text = search.toString();
   return text ? `?${text}` : '';
-}
-
-/** An answer kept for a conditional request: its ETag and its body as it came. */
-interface KeptAnswer {
-  etag: string;
-  text: string;
-}
-
-/** The last answers of GETs by URL, least recently used first out: at most `entries`, and CONDITIONAL_CACHE_CHARACTERS in all. */
-class KeptAnswers {
-  private readonly answers = new Map<string, KeptAnswer>();
-  private characters = 0;
-
-  constructor(private readonly entries: number) {}
-
-  get(url: string): KeptAnswer | undefined {
-    const answer = this.answers.get(url);
-    if (answer) {
-      this.answers.delete(url);
-      this.answers.set(url, answer);
-    }
-    return answer;
-  }
-
-  /** Keeps an answer with its ETag; one without (or too big to keep) is forgotten. */
-  keep(url: string, etag: string | null, text: string): void {
-    this.forget(url);
-    if (etag === null || this.entries <= 0 || text.length > CONDITIONAL_CACHE_CHARACTERS / 4) return;
-    this.answers.set(url, { etag, text });
-    this.characters += text.length;
-    for (const [oldest, answer] of this.answers) {
-      if (this.answers.size <= this.entries && this.characters <= CONDITIONAL_CACHE_CHARACTERS) break;
-      this.answers.delete(oldest);
-      this.characters -= answer.text.length;
-    }
-  }
-
-  private forget(url: string): void {
-    const answer = this.answers.get(url);
-    if (!answer) return;
-    this.answers.delete(url);
-    this.characters -= answer.text.length;
-  }
-}
-
-function rateLimitOf(headers: Headers): RateLimitObservation | null {
-  const limit = Number(headers.get('x-ratelimit-limit'));
-  const remaining = Number(headers.get('x-ratelimit-remaining'));
-  const reset = Number(headers.get('x-ratelimit-reset'));
-  if (!headers.has('x-ratelimit-reset') || !Number.isFinite(limit) || !Number.isFinite(remaining) || !Number.isFinite(reset)) return null;
-  const date = Date.parse(headers.get('date') ?? '');
-  return { limit, remaining, resetAtMs: reset * 1000, serverDateMs: Number.isNaN(date) ? undefined : date };
-}
-
-/** Retry-After in seconds (delta-seconds or an HTTP date); a number no clock reaches is Infinity. */
-function retryAfterSeconds(headers: Headers): number | null {
-  const value = headers.get('retry-after')?.trim();
-  if (value === undefined || value === '') return null;
-  if (/^\d+$/.test(value)) return Number(value); // 400 digits read as Infinity: waited for by no one
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, (date - Date.now()) / 1000);
-}
-
-type ErrorBody = { error?: { code?: unknown; message?: unknown; details?: unknown } };
-
-function apiErrorOf(response: Response, request: string, text: string, redact: (text: string) => string): ColdtrackApiError {
-  let body: ErrorBody | undefined;
-  try {
-    body = JSON.parse(text) as ErrorBody;
-  } catch {
-    body = undefined;
-  }
-  const error = body !== null && typeof body === 'object' ? body.error : undefined;
-  const string = (value: unknown) => (typeof value === 'string' && value !== '' ? redact(value) : undefined);
-  const details = error?.details !== null && typeof error?.details === 'object' ? (error.details as Record<string, unknown>) : undefined;
-  return new ColdtrackApiError(
-    response.status,
-    string(error?.code) ?? `http_${response.status}`,
-    string(error?.message) ?? `${request}: HTTP ${response.status}`,
-    details && redactValue(details, redact),
-    request,
-    string(response.headers.get('x-request-id')) ?? null,
-    retryAfterSeconds(response.headers),
-  );
-}
-
-/** A success body: JSON, or nothing at all; anything else is not an answer of the API. */
-function successBody<T>(response: Response, request: string, text: string): T {
-  if (text === '') return undefined as T;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    throw new ColdtrackInvalidResponseError(
-      request,
-      response.status,
-      response.headers.get('content-type'),
-      response.headers.get('x-request-id'),
-      'a body that is not JSON',
-    );
-  }
 }
 
 /** What every attempt of one call sends, and how its answer is read. */
@@ -276,33 +149,6 @@ interface FailedAttempt {
 
 type Attempt = AnsweredAttempt | FailedAttempt;
 
-/** The retries one call has made, and the waits it took, held to maxWaitMs and maxTotalWaitMs. */
-class CallWaits {
-  failures = 0;
-  refusals = 0;
-  /** ms this call has waited (or is about to) after refusals and failures */
-  private waited = 0;
-
-  constructor(
-    private readonly request: string,
-    private readonly limits: { maxWaitMs: number; maxTotalWaitMs: number },
-    private readonly now: () => number,
-  ) {}
-
-  tooLong(serverMs: number, limit: 'maxWaitMs' | 'maxTotalWaitMs', refusal?: ColdtrackApiError): ColdtrackRetryLaterError {
-    const until = this.now() + serverMs;
-    const retryAt = Number.isFinite(until) && Math.abs(until) <= 8.64e15 ? new Date(until) : null;
-    return new ColdtrackRetryLaterError(this.request, serverMs / 1000, retryAt, this.limits[limit], limit, refusal);
-  }
-
-  /** A wait of `ms`, of which the service asked for `serverMs`: thrown when too long, else counted. */
-  allow(ms: number, serverMs: number, refusal?: ColdtrackApiError): void {
-    if (!(serverMs <= this.limits.maxWaitMs)) throw this.tooLong(serverMs, 'maxWaitMs', refusal);
-    if (this.waited + ms > this.limits.maxTotalWaitMs) throw this.tooLong(serverMs, 'maxTotalWaitMs', refusal);
-    this.waited += ms;
-  }
-}
-
 export class Transport {
   private readonly base: URL;
   private readonly fetch: typeof fetch;
@@ -331,12 +177,6 @@ export class Transport {
 
   private emit(event: ClientEvent) {
     this.options.onEvent?.(event);
-  }
-
-  /** Retry-After, then a jittered exponential step on top: never sooner than the service asked. */
-  private backoff(attempt: number, retryAfterMs: number): number {
-    const step = Math.min(this.options.maxBackoffMs ?? 30_000, (this.options.backoffMs ?? 1000) * 2 ** (attempt - 1));
-    return retryAfterMs + Math.max(100, this.random() * step);
   }
 
   /**
@@ -429,7 +269,7 @@ export class Transport {
   /** A timeout or a network failure: retried with backoff when the call is safe to repeat, else thrown. */
   private async retryFailure(call: PreparedCall, waits: CallWaits, sent: FailedAttempt, attempt: number) {
     if (!call.idempotent || ++waits.failures > (this.options.retries ?? 4)) throw sent.failure;
-    const ms = this.backoff(waits.failures, 0);
+    const ms = backoff(this.options, this.random, waits.failures, 0);
     waits.allow(ms, 0);
     const reason = sent.timedOut ? 'timeout' : 'network';
     await this.retryAfter({ method: call.method, path: call.path, reason, status: null, attempt, ms }, call.signal);
@@ -478,7 +318,7 @@ export class Transport {
     const retryable = call.idempotent && (status === 503 || status === 502 || status === 504);
     if (!retryable || ++waits.failures > (this.options.retries ?? 4)) throw error;
     const serverMs = (error.retryAfterSeconds ?? 0) * 1000;
-    const ms = this.backoff(waits.failures, Math.min(serverMs, this.maxWaitMs));
+    const ms = backoff(this.options, this.random, waits.failures, Math.min(serverMs, this.maxWaitMs));
     waits.allow(ms, serverMs, error);
     const reason = status === 503 ? 'unavailable' : 'bad_gateway';
     await this.retryAfter({ method: call.method, path: call.path, reason, status, attempt, ms }, call.signal);
