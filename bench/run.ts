@@ -1,12 +1,13 @@
 // `npm run bench` (about 10-15 minutes) and `npm run bench -- --quick` (under 3 minutes): the SRE
 // load benchmark. Builds a reproducible data set in a throwaway database, starts the project's
 // real cluster and the minimal reference cluster, runs every scenario against both (alternating,
-// so machine noise hits both), measures revocation (P7) and runs the sensor scripts (P4, P6, P12), then
+// so machine noise hits both), measures revocation (P7), runs P1's scenario against the cluster
+// with tracing on (P19, kit/variants.ts) and runs the sensor scripts (P4, P6, P12), then
 // prints the table and the targets and writes bench/results/ (see docs/benchmarks.md), its line
 // appended to bench/results/runs.jsonl. --publish also appends it to bench/history.jsonl and
 // rewrites docs/benchmarks.md's tables from it (kit/publish.ts): a complete run only,
 // from a checkout without uncommitted changes.
-//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--publish]
+//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--variants [tracing,usage,bulk-yield]] [--publish]
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 //     only the P9 scale curve (bench/scale.ts): long (estimated 30-60 min), ~17 GB of disk at 100M
 //   npm run bench -- --soak [MINUTES] [--soak-rate N] [--profile postgres|timescale] [--publish]
@@ -34,8 +35,7 @@ import { type Service, startClusters, stopClusters } from './kit/services.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
 import { runScaleCurve } from './scale.js';
 import { runSoak } from './soak.js';
-import { scenarios as allScenarios } from './kit/scenarios.js';
-import { measureUsageOverhead, usageOverheadLine } from './kit/usage-overhead.js';
+import { runVariants, variantScenarios } from './kit/variants.js';
 
 const options = ((): RunOptions => {
   try {
@@ -61,9 +61,8 @@ handleInterrupts(log);
 
 /** The data set in a database of its own, dropped by the clean-up (and, as a last resort, at exit). */
 async function prepareDataset(run: RunOptions): Promise<Dataset> {
-  // --usage-overhead runs P1 once more, against the cluster without usage counting
-  const p1 = allScenarios.filter((scenario) => scenario.target === 'P1');
-  const needs = planCredentials(run.config, run.usageOverhead ? [...run.scenarios, ...p1] : run.scenarios);
+  // each variant runs its scenario once more, against the shipped cluster and the variant
+  const needs = planCredentials(run.config, [...run.scenarios, ...variantScenarios(run.variants)]);
   log(
     `${run.config.mode} run: ${run.scenarios.length} scenarios, ${run.config.seconds} s runs, order ${run.config.order.join('/')}; ` +
       `${needs.alpha + needs.mixed} tokens and ${needs.managers} employees planned`,
@@ -115,16 +114,15 @@ async function main() {
     log,
   });
   const revocation = await revocationOf(clusters.project.url, dataset);
-  const usageOverhead = options.usageOverhead
-    ? await measureUsageOverhead({
-        dataset,
-        redisUrl: options.redisUrl,
-        project: clusters.project,
-        setting: { config, context, sensor: sensorData.sensor, interrupted: wasInterrupted, log },
-        log,
-      })
-    : null;
-  if (usageOverhead) log(usageOverheadLine(usageOverhead));
+  const variants =
+    options.variants.length > 0
+      ? await runVariants(options.variants, {
+          databaseUrl: dataset.url,
+          redisUrl: options.redisUrl,
+          shipped: clusters.project,
+          setting: { config, context, sensor: sensorData.sensor, interrupted: wasInterrupted, log },
+        })
+      : null;
 
   // the sensor scripts build their own data: the clusters are stopped first so they do not compete
   await stopClusters(running);
@@ -134,11 +132,21 @@ async function main() {
     : null;
 
   if (wasInterrupted()) throw new Error('interrupted');
-  const outcome = { config, redisUrl: options.redisUrl, startedAt, loadAtStart, dataset, sensorData, scenarios, revocation, sensorScripts };
+  const outcome = {
+    config,
+    redisUrl: options.redisUrl,
+    startedAt,
+    loadAtStart,
+    dataset,
+    sensorData,
+    scenarios,
+    revocation,
+    variants,
+    sensorScripts,
+  };
   const report = await assembleReport(outcome);
   printAndWriteReport(report);
   recordRun(loadRunRecord(report, options.partial), { publish: options.publish, now: () => treeState() });
-  if (usageOverhead) console.log(`\n${usageOverheadLine(usageOverhead)}`);
 }
 
 try {

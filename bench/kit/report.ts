@@ -7,6 +7,7 @@ import type { RevocationFigures } from './revocation.js';
 import type { LoadSummary, ScenarioResult } from './results.js';
 import { formatSensorScripts, type SensorScriptResults } from './sensor-targets.js';
 import type { TargetResult } from './targets.js';
+import { type VariantResult, variantLine } from './variants.js';
 
 export interface Report {
   kit: 'coldtrack-api bench';
@@ -41,6 +42,8 @@ export interface Report {
   sensor: { available: boolean; reason: string };
   scenarios: ScenarioResult[];
   revocation: RevocationFigures | { error: string } | null;
+  /** the cluster variants against the cluster as shipped (kit/variants.ts); absent in older reports */
+  variants?: VariantResult[] | null;
   /** bench/sensor-*.ts on each storage profile, side by side (null: not run) */
   sensorScripts?: SensorScriptResults | null;
   targets: TargetResult[];
@@ -156,6 +159,7 @@ export function formatTable(report: Report): string {
             `(${JSON.stringify(report.revocation.statusesAfterRevoke)}); ${report.revocation.acceptedBeforeRevoke} accepted before; revoke p50 ${n(report.revocation.revokeMs.p50)} ms`,
     );
   }
+  for (const variant of report.variants ?? []) lines.push(variantLine(variant));
   if (report.sensorScripts) lines.push(...formatSensorScripts(report.sensorScripts));
   lines.push('');
   lines.push('Targets');

@@ -133,3 +133,12 @@ export const headline = (scenario: ScenarioResult, server: Server): LoadSummary 
   const first = scenario.runs.find((run) => run.server === server)?.loads[0]?.label;
   return summary && first ? summary.loads[first] : undefined;
 };
+
+/** The worst event-loop p99 of a load's phases over one server's runs, or null when none was read. */
+export function worstPhaseLoop(runs: ServerRun[], label: string, server: Server): LoopDelay | null {
+  const loops = runs
+    .filter((run) => run.server === server)
+    .flatMap((run) => run.loads.filter((load) => load.label === label).map((load) => load.phaseLoop))
+    .filter((loop): loop is LoopDelay => !!loop && 'p99Ms' in loop);
+  return loops.length > 0 ? loops.reduce((a, b) => (b.p99Ms > a.p99Ms ? b : a)) : null;
+}

@@ -1,8 +1,9 @@
 // The command line of `npm run bench`: mode, run length and the scenario subset, resolved into the
 // run's configuration and what it includes; or the P9 scale curve, a separate mode. --publish
 // (kit/publish.ts) takes only a complete run: not --quick or --only, not a smaller scale curve.
-//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--usage-overhead] [--publish]
-//     --usage-overhead: P1 also against a cluster without usage counting (kit/usage-overhead.ts)
+//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--variants [tracing,usage,bulk-yield]] [--publish]
+//     --variants: variants of the project's cluster against it as shipped (kit/variants.ts); alone, all
+//     three. A run without --only runs the tracing case (P19) whatever; --usage-overhead is --variants usage
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 //   npm run bench -- --soak [MINUTES] [--soak-rate N] [--profile postgres|timescale] [--publish]
 import { parseArgs } from 'node:util';
@@ -11,6 +12,7 @@ import { readScaleOptions, SCALE_STEPS, type ScaleOptions } from './scale-plan.j
 import { SENSOR_PROFILES } from './sensor-profiles.js';
 import { type Scenario, scenarios } from './scenarios.js';
 import { SOAK_DEFAULTS, type SoakOptions } from './soak-traffic.js';
+import { VARIANT_IDS, type VariantId } from './variants.js';
 
 export interface RunOptions {
   config: KitConfig;
@@ -29,15 +31,28 @@ export interface RunOptions {
   partial: string[];
   /** --publish: the run also goes to bench/history.jsonl and docs/benchmarks.md (kit/publish.ts) */
   publish: boolean;
-  /** --usage-overhead: P1 with and without usage counting, and their ratio (kit/usage-overhead.ts) */
-  usageOverhead: boolean;
+  /** the cluster variants to run (kit/variants.ts): --variants, else tracing (P19) unless --only */
+  variants: VariantId[];
 }
 
-/** `--soak` without a number (last, or before another option) is the default soak: 30 minutes. */
-const withSoakDefault = (args: string[]) =>
-  args.flatMap((arg, i) =>
-    arg === '--soak' && (i === args.length - 1 || args[i + 1]!.startsWith('--')) ? [arg, String(SOAK_DEFAULTS.minutes)] : [arg],
-  );
+/**
+ * `--soak` without a number (last, or before another option) is the default soak: 30 minutes;
+ * `--variants` without a list is every case.
+ */
+const withDefaults = (args: string[]) =>
+  args.flatMap((arg, i) => {
+    const bare = i === args.length - 1 || args[i + 1]!.startsWith('--');
+    if (arg === '--soak' && bare) return [arg, String(SOAK_DEFAULTS.minutes)];
+    if (arg === '--variants' && bare) return [arg, VARIANT_IDS.join(',')];
+    return [arg];
+  });
+
+function readVariants(list: string): VariantId[] {
+  const ids = list.split(',').map((id) => id.trim());
+  const unknown = ids.filter((id) => !(VARIANT_IDS as readonly string[]).includes(id));
+  if (unknown.length > 0) throw new Error(`--variants names ${VARIANT_IDS.join(', ')}, not ${unknown.join(', ')}`);
+  return VARIANT_IDS.filter((id) => ids.includes(id));
+}
 
 function readSoakOptions(values: { soak?: string; 'soak-rate'?: string; profile?: string }): SoakOptions {
   const minutes = Number(values.soak);
@@ -52,8 +67,21 @@ function readSoakOptions(values: { soak?: string; 'soak-rate'?: string; profile?
   return { minutes, rate, profile };
 }
 
+/**
+ * The cases --variants names (--usage-overhead: usage), and the tracing case (P19, a target) in
+ * any run --only does not cut down.
+ */
+function variantsOf(list: string | undefined, usageOverhead: boolean, only: boolean): VariantId[] {
+  const named: VariantId[] = [
+    ...(list === undefined ? [] : readVariants(list)),
+    ...(usageOverhead ? (['usage'] as const) : []),
+    ...(only ? [] : (['tracing'] as const)),
+  ];
+  return VARIANT_IDS.filter((id) => named.includes(id));
+}
+
 export function readRunOptions(given = process.argv.slice(2)): RunOptions {
-  const args = withSoakDefault(given);
+  const args = withDefaults(given);
   const { values } = parseArgs({
     args,
     options: {
@@ -66,6 +94,7 @@ export function readRunOptions(given = process.argv.slice(2)): RunOptions {
       soak: { type: 'string' },
       'soak-rate': { type: 'string' },
       publish: { type: 'boolean', default: false },
+      variants: { type: 'string' },
       'usage-overhead': { type: 'boolean', default: false },
     },
   });
@@ -73,13 +102,14 @@ export function readRunOptions(given = process.argv.slice(2)): RunOptions {
     if (
       values.scale ||
       values['usage-overhead'] ||
+      values.variants !== undefined ||
       values.quick ||
       values.seconds !== undefined ||
       values.only !== undefined ||
       values['scale-max'] !== undefined
     ) {
       throw new Error(
-        '--soak is a run of its own: it takes --soak-rate and --profile, not --scale, --usage-overhead, --quick, --seconds or --only',
+        '--soak is a run of its own: it takes --soak-rate and --profile, not --scale, --variants, --quick, --seconds or --only',
       );
     }
     const soak = readSoakOptions(values);
@@ -98,7 +128,7 @@ export function readRunOptions(given = process.argv.slice(2)): RunOptions {
       soak,
       partial,
       publish: values.publish,
-      usageOverhead: false,
+      variants: [],
     };
   }
   if (values['soak-rate'] !== undefined) throw new Error('--soak-rate belongs to --soak');
@@ -107,8 +137,8 @@ export function readRunOptions(given = process.argv.slice(2)): RunOptions {
       '--scale-max and --profile belong to --scale (the scale curve); the load benchmark runs every sensor script on both profiles',
     );
   }
-  if (values.scale && (values.quick || values.seconds !== undefined || values.only !== undefined)) {
-    throw new Error('--scale is a run of its own: it takes --scale-max and --profile, not --quick, --seconds or --only');
+  if (values.scale && (values.quick || values.seconds !== undefined || values.only !== undefined || values.variants !== undefined)) {
+    throw new Error('--scale is a run of its own: it takes --scale-max and --profile, not --quick, --seconds, --only or --variants');
   }
   const config = kitConfig(values.quick ? 'quick' : 'full', values.seconds ? Number(values.seconds) : undefined);
   // --only names scenario ids, plus the two parts that are not request scenarios
@@ -133,6 +163,6 @@ export function readRunOptions(given = process.argv.slice(2)): RunOptions {
     soak: null,
     partial,
     publish: values.publish,
-    usageOverhead: values['usage-overhead'] && !values.scale,
+    variants: scale ? [] : variantsOf(values.variants, values['usage-overhead'], only !== null),
   };
 }

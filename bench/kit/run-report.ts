@@ -10,6 +10,7 @@ import type { ScenarioResult } from './results.js';
 import type { RevocationFigures } from './revocation.js';
 import type { SensorData, SensorScriptResults } from './sensor-targets.js';
 import { evaluateTargets } from './targets.js';
+import type { VariantResult } from './variants.js';
 
 async function redisVersionAt(redisUrl: string): Promise<string> {
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -32,6 +33,8 @@ export interface RunOutcome {
   sensorData: SensorData;
   scenarios: ScenarioResult[];
   revocation: RevocationFigures | { error: string } | null;
+  /** the cluster variants against the cluster as shipped (null: none run) */
+  variants: VariantResult[] | null;
   /** bench/sensor-*.ts on each storage profile (null: not run, --only) */
   sensorScripts: SensorScriptResults | null;
 }
@@ -40,7 +43,12 @@ export async function assembleReport(outcome: RunOutcome): Promise<Report> {
   const { config, dataset, startedAt } = outcome;
   const versions = await dataset.pool.query<{ version: string }>('SELECT version()');
   const redisVersion = await redisVersionAt(outcome.redisUrl);
-  const targets = evaluateTargets({ scenarios: outcome.scenarios, revocation: outcome.revocation, sensorScripts: outcome.sensorScripts });
+  const targets = evaluateTargets({
+    scenarios: outcome.scenarios,
+    revocation: outcome.revocation,
+    sensorScripts: outcome.sensorScripts,
+    variants: outcome.variants,
+  });
   const finishedAt = new Date();
   return {
     kit: 'coldtrack-api bench',
@@ -79,6 +87,7 @@ export async function assembleReport(outcome: RunOutcome): Promise<Report> {
     sensor: outcome.sensorData.sensor,
     scenarios: outcome.scenarios,
     revocation: outcome.revocation,
+    variants: outcome.variants,
     sensorScripts: outcome.sensorScripts,
     targets,
     notes: [

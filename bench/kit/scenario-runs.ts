@@ -150,7 +150,7 @@ async function runScenarioOn(
   for (const [index, phase] of phases.entries()) {
     // the event loop is read per phase: a scenario alternating a control with its load compares them
     const loopWindow = eventLoop
-      ? await startLoopWindow(server, service.url, WORKERS).catch((error: Error) => ({ error: error.message }))
+      ? await startLoopWindow(service.build, service.url, WORKERS).catch((error: Error) => ({ error: error.message }))
       : null;
     const cpuBefore = cpuMsOf(service.workerPids());
     const results = await Promise.all(

@@ -13,6 +13,8 @@ import { childPids } from './worker-memory.js';
 
 export interface Service {
   name: string;
+  /** which server it runs: the event loop is read from a project's /metrics, the reference's /__loop */
+  build: Server;
   url: string;
   primaryPid: number;
   workerPids(): number[];
@@ -31,10 +33,17 @@ const SCRUBBED = [
   'ROLLUP_THREADS',
   'DATA_DIR',
   'NODE_OPTIONS',
+  // what the variants (kit/variants.ts) set on their cluster alone
+  'BULK_YIELD_LAG_MS',
+  'COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE',
 ];
+/** OTEL_EXPORTER_OTLP_ENDPOINT and the like would turn tracing on in the cluster as shipped */
+const SCRUBBED_PREFIX = 'OTEL_';
 
 export async function startService(options: {
   name: string;
+  /** the reference's build, else the project's */
+  build?: Server;
   entry: string;
   port: number;
   workers: number;
@@ -43,7 +52,7 @@ export async function startService(options: {
   timeoutMs?: number;
 }): Promise<Service> {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of SCRUBBED) delete env[name];
+  for (const name of Object.keys(env)) if (SCRUBBED.includes(name) || name.startsWith(SCRUBBED_PREFIX)) delete env[name];
   Object.assign(env, options.env, { PORT: String(options.port), HOST: '127.0.0.1', WORKERS: String(options.workers) });
   // compiled JavaScript (the kit's build, see buildServers) runs on plain node; TypeScript via tsx
   const loader = options.entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
@@ -65,6 +74,7 @@ export async function startService(options: {
 
   const service: Service = {
     name: options.name,
+    build: options.build ?? 'project',
     url,
     primaryPid: child.pid!,
     workerPids: () => childPids(child.pid!),
@@ -156,9 +166,15 @@ export async function startClusters(
       env: { ...env, LOG_LEVEL: 'warn', WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' },
       readyPath: '/readyz',
     }).then((s) => (running.project = s)),
-    startService({ name: 'reference', entry: entries.reference, port: referencePort, workers: WORKERS, env, readyPath: '/readyz' }).then(
-      (s) => (running.reference = s),
-    ),
+    startService({
+      name: 'reference',
+      build: 'reference',
+      entry: entries.reference,
+      port: referencePort,
+      workers: WORKERS,
+      env,
+      readyPath: '/readyz',
+    }).then((s) => (running.reference = s)),
   ]);
   for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
   const clusters = { project: running.project!, reference: running.reference! };
@@ -167,8 +183,8 @@ export async function startClusters(
 }
 
 /**
- * The project's cluster once more, from the build startClusters made, with `env` added: the P1
- * usage comparison (kit/usage-overhead.ts) starts it without usage counting.
+ * The project's cluster once more, from the build startClusters made, with `env` added: the
+ * variants (kit/variants.ts) start it with tracing on, usage counting off or bulk streams never yielding.
  */
 export async function startProjectVariant(
   options: { name: string; databaseUrl: string; redisUrl: string; env: Record<string, string> },

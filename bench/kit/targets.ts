@@ -1,15 +1,16 @@
-// The release targets P1..P8, P16 and P17, each judged from the run's own figures: pass, miss (with the
+// The release targets P1..P8, P16, P17 and P19, each judged from the run's own figures: pass, miss (with the
 // figure) or "not measured" (with the reason). Thresholds are the issue's; nothing here rounds in a
 // target's favour (ratios are compared unrounded).
 import { pairedRatio } from './statistics.js';
 import type { RevocationFigures } from './revocation.js';
-import { headline, type LoadSummary, type ScenarioResult, type ServerRun } from './results.js';
+import { headline, type LoadSummary, type ScenarioResult, type ServerRun, worstPhaseLoop } from './results.js';
 import type { LoopDelay } from './loop-delay.js';
 import { BESIDE_LOADS, CONDITIONAL_LOADS } from './scenarios.js';
 import { combinedOutcome, type SensorScriptResults } from './sensor-targets.js';
+import { sinkWords, TRACING_SAMPLE_RATIO, VARIANT_COST_LIMIT, type VariantResult } from './variants.js';
 import { judgeWebhooks, P17_P99_MS, WEBHOOK_SCENARIO } from './webhook-target.js';
 
-export type TargetKey = 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'P8' | 'P16' | 'P17';
+export type TargetKey = 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'P8' | 'P16' | 'P17' | 'P19';
 
 export interface TargetResult {
   key: TargetKey;
@@ -77,6 +78,13 @@ export const TARGET_GOALS: Record<TargetKey, { title: string; goal: string; limi
       'under the mixed traffic (timed from the revoke request sent), every revoke delivered and verified',
     limit: P17_P99_MS,
   },
+  P19: {
+    title: 'Tracing on at 1 %',
+    goal:
+      `the warm-token page (P1's scenario) with tracing on, ${TRACING_SAMPLE_RATIO * 100} % of new traces exported to a loopback ` +
+      `OTLP/HTTP sink, >= ${VARIANT_COST_LIMIT}x the req/s of the cluster as shipped (tracing off), alternating in one run; off costs nothing`,
+    limit: VARIANT_COST_LIMIT,
+  },
 };
 
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : String(value));
@@ -129,6 +137,8 @@ export function evaluateTargets(input: {
   scenarios: ScenarioResult[];
   revocation: RevocationFigures | { error: string } | null;
   sensorScripts: SensorScriptResults | null;
+  /** the cluster variants (kit/variants.ts); P19 reads the tracing case */
+  variants?: VariantResult[] | null;
 }): TargetResult[] {
   const { scenarios } = input;
   const targets: TargetResult[] = [];
@@ -277,9 +287,10 @@ export function evaluateTargets(input: {
 
   targets.push(conditionalTarget(scenarios));
   targets.push(webhookTarget(scenarios));
+  targets.push(tracingTarget(input.variants ?? null));
 
   // pushed in the order they are judged (P4 with P6); reported by key
-  const order: TargetKey[] = ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'P7', 'P8', 'P16', 'P17'];
+  const order: TargetKey[] = ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'P7', 'P8', 'P16', 'P17', 'P19'];
   return order.map((key) => targets.find((t) => t.key === key)!);
 }
 
@@ -293,6 +304,31 @@ function webhookTarget(scenarios: ScenarioResult[]): TargetResult {
   if ('notMeasured' in judged) return notMeasured('P17', judged.notMeasured);
   const beside = mixed ? `; mixed traffic ${fixed(mixed.okPerS, 1)} 2xx/s` : '';
   return result('P17', judged.pass ? 'pass' : 'miss', judged.measured, judged.p99Ms, judged.detail + beside);
+}
+
+/**
+ * P19: the tracing variant's 2xx/s over the shipped cluster's, once the sink shows spans arrived
+ * (else tracing was not on, whatever the ratio). Tracing off is the shipped cluster itself: it
+ * loads no OpenTelemetry module and each span site tests one null, nothing a run could resolve.
+ */
+function tracingTarget(variants: VariantResult[] | null): TargetResult {
+  const tracing = variants?.find((variant) => variant.id === 'tracing');
+  if (!tracing) return notMeasured('P19', 'the tracing variant was not run (--only without --variants tracing)');
+  if (tracing.notMeasured !== null || !tracing.clusters || tracing.ratio === null)
+    return notMeasured('P19', tracing.notMeasured ?? 'no figures');
+  const { shipped: off, variant: on } = tracing.clusters;
+  const failed = failedAnswers('P19', off.load, 'tracing off') ?? failedAnswers('P19', on.load, 'tracing on');
+  if (failed) return failed;
+  if (!tracing.sink || tracing.sink.spans === 0) return notMeasured('P19', 'the trace sink received no span: tracing was not on');
+  return result(
+    'P19',
+    tracing.ratio >= VARIANT_COST_LIMIT ? 'pass' : 'miss',
+    `${fixed(tracing.ratio, 3)}x req/s (on ${fixed(on.load.okPerS, 0)} vs off ${fixed(off.load.okPerS, 0)}), ` +
+      `p99 ${fixed(on.load.latencyMs.p99, 1)} vs ${fixed(off.load.latencyMs.p99, 1)} ms`,
+    tracing.ratio,
+    `${sinkWords(tracing.sink)}; p99 from the runs' merged histograms; tracing off loads no OpenTelemetry module ` +
+      '(test/tracing/off.test.ts) and tests one null per span site: no cost to measure',
+  );
 }
 
 /** The workers' CPU time per answer of a load, over the phases it ran alone in; null when unknown. */
@@ -364,15 +400,6 @@ function conditionalTarget(scenarios: ScenarioResult[]): TargetResult {
   );
 }
 
-/** The worst event-loop p99 of a load's phases over the project's runs, or null when none was read. */
-function worstPhaseLoop(scenario: ScenarioResult, label: string): LoopDelay | null {
-  const loops = scenario.runs
-    .filter((run) => run.server === 'project')
-    .flatMap((run) => run.loads.filter((load) => load.label === label).map((load) => load.phaseLoop))
-    .filter((loop): loop is LoopDelay => !!loop && 'p99Ms' in loop);
-  return loops.length > 0 ? loops.reduce((a, b) => (b.p99Ms > a.p99Ms ? b : a)) : null;
-}
-
 /**
  * The bulk-beside-mixed scenarios' event loop for P5: the worst phase with the pulls beside the
  * mixed traffic, its control (the same traffic at the same rate alone) named beside it, or why
@@ -394,8 +421,8 @@ function bulkBesideMixed(
       const failed = failedAnswers('P5', load, `${id}, ${label}`);
       if (failed) return { failed };
     }
-    const beside = worstPhaseLoop(scenario, BESIDE_LOADS.beside);
-    const control = worstPhaseLoop(scenario, BESIDE_LOADS.control);
+    const beside = worstPhaseLoop(scenario.runs, BESIDE_LOADS.beside, 'project');
+    const control = worstPhaseLoop(scenario.runs, BESIDE_LOADS.control, 'project');
     if (!beside) {
       notes.push(`${id}: ${scenario.summary.project.loopError ?? 'no event-loop figures'}`);
       continue;

@@ -1,0 +1,220 @@
+// Variants of the project's cluster against the cluster as shipped, in one run. For each case a
+// second project cluster is started from the same build with a few variables set, and one
+// scenario runs against both through the same machinery as project/reference (pilot, alternating
+// order, one retry on 429s, histograms merged): the "project" slot is the cluster as shipped, the
+// "reference" slot the variant. The cases:
+// - tracing (P19, issue 45): small-page with tracing off (shipped) and on, exporting to a loopback
+//   OTLP/HTTP sink (kit/trace-sink.ts) with 1 % of new traces sampled: on / off 2xx/s >= 0.97.
+// - usage (issue 27): small-page with per-token usage counting (shipped) and without
+//   (COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE, read only for this): with / without 2xx/s >= 0.97.
+// - bulk-yield: bulk-csv-beside-mixed (P5) with bulk streams yielding at BULK_YIELD_LAG_MS 10
+//   (shipped) and never (0): what yielding buys, the event loop beside the pulls, against what it
+//   costs, the pulls a minute. Informative: P5's verdict stays with the scenario itself.
+import type { Server } from './config.js';
+import { type LoadSummary, type ServerRun, summarize, worstPhaseLoop } from './results.js';
+import { runBothServers, type ScenarioSetting } from './scenario-runs.js';
+import { BESIDE_LOADS, type Scenario, scenarios } from './scenarios.js';
+import { type Service, startProjectVariant } from './services.js';
+import { startTraceSink, type TraceSink } from './trace-sink.js';
+
+export const VARIANT_IDS = ['tracing', 'usage', 'bulk-yield'] as const;
+export type VariantId = (typeof VARIANT_IDS)[number];
+
+/** The least on / off (P19) and with / without (issue 27) may be: each costs at most 3 %. */
+export const VARIANT_COST_LIMIT = 0.97;
+/** The sampling the tracing variant runs with: what docs/tracing.md tells production to use. */
+export const TRACING_SAMPLE_RATIO = 0.01;
+
+interface VariantCase {
+  id: VariantId;
+  scenario: string;
+  /** the load whose figures are compared (the scenario's headline when unset) */
+  load?: string;
+  shipped: string;
+  variant: string;
+  /** the variant cluster's variables; `sink` is the trace sink's base URL for the case that has one */
+  env(sink: string | null): Record<string, string>;
+  sink?: true;
+  /** a judged cost: 2xx/s of the cluster that pays it over the other's, at least VARIANT_COST_LIMIT */
+  costly?: 'shipped' | 'variant';
+}
+
+const CASES: Record<VariantId, VariantCase> = {
+  tracing: {
+    id: 'tracing',
+    scenario: 'small-page',
+    shipped: 'tracing off',
+    variant: `tracing on at ${TRACING_SAMPLE_RATIO * 100} %`,
+    env: (sink) => ({
+      OTEL_EXPORTER_OTLP_ENDPOINT: sink!,
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: String(TRACING_SAMPLE_RATIO),
+    }),
+    sink: true,
+    costly: 'variant',
+  },
+  usage: {
+    id: 'usage',
+    scenario: 'small-page',
+    shipped: 'usage counted',
+    variant: 'usage not counted',
+    env: () => ({ COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE: '1' }),
+    costly: 'shipped',
+  },
+  'bulk-yield': {
+    id: 'bulk-yield',
+    scenario: 'bulk-csv-beside-mixed',
+    load: BESIDE_LOADS.beside,
+    shipped: 'BULK_YIELD_LAG_MS 10',
+    variant: 'BULK_YIELD_LAG_MS 0',
+    env: () => ({ BULK_YIELD_LAG_MS: '0' }),
+  },
+};
+
+/** The scenario a case runs, on both slots (bulk-csv-beside-mixed is otherwise the project's alone). */
+function scenarioOf(variantCase: VariantCase): Scenario {
+  const scenario = scenarios.find((candidate) => candidate.id === variantCase.scenario)!;
+  return { ...scenario, projectOnly: false };
+}
+
+/** The scenarios the selected cases run, for the credential plan. */
+export const variantScenarios = (ids: VariantId[]): Scenario[] => ids.map((id) => scenarioOf(CASES[id]));
+
+export interface VariantCluster {
+  /** the compared load, merged over the cluster's runs */
+  load: LoadSummary;
+  /** bulk-yield: the worst event-loop p99 of the phases beside the pulls, and of the control phases */
+  loopBesideP99Ms?: number | null;
+  loopControlP99Ms?: number | null;
+  /** bulk-yield: completed pulls a minute */
+  pullsPerMinute?: number | null;
+}
+
+export interface VariantResult {
+  id: VariantId;
+  scenario: string;
+  /** the compared load (null when the case names none and nothing ran) */
+  load: string | null;
+  shipped: string;
+  variant: string;
+  /** null when measured, else why not */
+  notMeasured: string | null;
+  clusters: { shipped: VariantCluster; variant: VariantCluster } | null;
+  /** 2xx/s of the cluster that pays the cost over the other's, for the judged cases */
+  ratio: number | null;
+  /** what the trace sink received over the variant's life (pilot, warm-up and runs) */
+  sink: { requests: number; bytes: number; spans: number; unreadable: number } | null;
+}
+
+const SLOT: Record<'shipped' | 'variant', Server> = { shipped: 'project', variant: 'reference' };
+
+function clusterOf(runs: ServerRun[], slot: Server, variantCase: VariantCase, label: string): VariantCluster | null {
+  const load = summarize(runs, slot)?.loads[label];
+  if (!load) return null;
+  if (variantCase.id !== 'bulk-yield') return { load };
+  const pulls = summarize(runs, slot)?.loads[BESIDE_LOADS.pulls];
+  return {
+    load,
+    loopBesideP99Ms: worstPhaseLoop(runs, BESIDE_LOADS.beside, slot)?.p99Ms ?? null,
+    loopControlP99Ms: worstPhaseLoop(runs, BESIDE_LOADS.control, slot)?.p99Ms ?? null,
+    pullsPerMinute: pulls ? pulls.okPerS * 60 : null,
+  };
+}
+
+/** One case: its variant cluster (and sink) started, the scenario against both, everything stopped. */
+async function runVariant(
+  variantCase: VariantCase,
+  index: number,
+  options: { databaseUrl: string; redisUrl: string; shipped: Service; setting: Omit<ScenarioSetting, 'clusters'> },
+): Promise<VariantResult> {
+  const scenario = scenarioOf(variantCase);
+  const base = { id: variantCase.id, scenario: scenario.id, shipped: variantCase.shipped, variant: variantCase.variant };
+  const without = (why: string): VariantResult => ({
+    ...base,
+    load: variantCase.load ?? null,
+    notMeasured: why,
+    clusters: null,
+    ratio: null,
+    sink: null,
+  });
+  if (scenario.requiresSensor && !options.setting.sensor.available) return without(options.setting.sensor.reason);
+  const { log } = options.setting;
+  let sink: TraceSink | null = null;
+  let variant: Service | null = null;
+  try {
+    if (variantCase.sink) sink = await startTraceSink();
+    variant = await startProjectVariant(
+      {
+        name: `project, ${variantCase.variant}`,
+        databaseUrl: options.databaseUrl,
+        redisUrl: options.redisUrl,
+        env: variantCase.env(sink?.url ?? null),
+      },
+      log,
+    );
+    log(`variant ${variantCase.id}: ${scenario.id}, ${variantCase.shipped} ("project") and ${variantCase.variant} ("reference")`);
+    const runs = await runBothServers(scenario, index, { ...options.setting, clusters: { project: options.shipped, reference: variant } });
+    // stopped gracefully before the sink is read: each worker sends what its batch still holds
+    await variant.stop();
+    variant = null;
+    // the scenario's headline load unless the case names another
+    const label = variantCase.load ?? runs[0]?.loads[0]?.label ?? '';
+    const shipped = clusterOf(runs, SLOT.shipped, variantCase, label);
+    const changed = clusterOf(runs, SLOT.variant, variantCase, label);
+    if (!shipped || !changed) return without(`no figures for ${label}`);
+    const clusters = { shipped, variant: changed };
+    const costly = variantCase.costly;
+    const ratio = costly ? clusters[costly].load.okPerS / clusters[costly === 'shipped' ? 'variant' : 'shipped'].load.okPerS : null;
+    const received = sink && { requests: sink.requests, bytes: sink.bytes, spans: sink.spans, unreadable: sink.unreadable };
+    return { ...base, load: label, notMeasured: null, clusters, ratio, sink: received };
+  } catch (error) {
+    if (options.setting.interrupted()) throw error;
+    return without(`variant ${variantCase.id} failed: ${(error as Error).message}`);
+  } finally {
+    await variant?.stop();
+    await sink?.close();
+  }
+}
+
+/** The selected cases, one after the other, each mirroring the previous one's order. */
+export async function runVariants(
+  ids: VariantId[],
+  options: { databaseUrl: string; redisUrl: string; shipped: Service; setting: Omit<ScenarioSetting, 'clusters'> },
+): Promise<VariantResult[]> {
+  const results: VariantResult[] = [];
+  for (const [index, id] of ids.entries()) {
+    if (options.setting.interrupted()) throw new Error('interrupted');
+    const result = await runVariant(CASES[id], index, options);
+    options.setting.log(variantLine(result));
+    results.push(result);
+  }
+  return results;
+}
+
+const fixed = (value: number | null | undefined, digits = 1) =>
+  typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : '?';
+
+/** One line a case, for the run's output. */
+export function variantLine(result: VariantResult): string {
+  const head = `variant ${result.id} (${result.scenario}, ${result.shipped} vs ${result.variant})`;
+  if (result.notMeasured !== null || !result.clusters) return `${head}: not measured: ${result.notMeasured}`;
+  const { shipped: a, variant: b } = result.clusters;
+  const figures = (cluster: VariantCluster) => `${fixed(cluster.load.okPerS)} 2xx/s, p99 ${fixed(cluster.load.latencyMs.p99)} ms`;
+  const parts = [`${result.load}: ${result.shipped} ${figures(a)}; ${result.variant} ${figures(b)}`];
+  if (result.ratio !== null) {
+    const met = result.ratio >= VARIANT_COST_LIMIT ? 'met' : 'MISSED';
+    parts.push(`ratio ${result.ratio.toFixed(3)} (limit >= ${VARIANT_COST_LIMIT}: ${met})`);
+  }
+  if (result.id === 'bulk-yield') {
+    parts.push(
+      `loop p99 beside bulk ${fixed(a.loopBesideP99Ms)} vs ${fixed(b.loopBesideP99Ms)} ms (control ${fixed(a.loopControlP99Ms)} vs ${fixed(b.loopControlP99Ms)} ms); ` +
+        `pulls ${fixed(a.pullsPerMinute)} vs ${fixed(b.pullsPerMinute)} a minute`,
+    );
+  }
+  if (result.sink) parts.push(sinkWords(result.sink));
+  return `${head}: ${parts.join('; ')}`;
+}
+
+export const sinkWords = (sink: NonNullable<VariantResult['sink']>) =>
+  `the sink received ${sink.spans} spans in ${sink.requests} exports (${(sink.bytes / 1024).toFixed(1)} kB` +
+  `${sink.unreadable > 0 ? `, ${sink.unreadable} unreadable` : ''})`;

@@ -1,0 +1,134 @@
+// The cluster variants (bench/kit/variants.ts) and P19: the loopback trace sink counts the spans
+// the service's own exporters send it (both OTLP encodings, two services' resources in one
+// export); P19 is judged from the tracing case's figures, on / off 2xx/s against 0.97, and only
+// once the sink shows spans arrived; the command line picks the cases.
+import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { SimpleSpanProcessor, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
+import t from 'tap';
+import { type ServerRun, summarize } from '../../bench/kit/results.js';
+import { readRunOptions } from '../../bench/kit/run-options.js';
+import { evaluateTargets } from '../../bench/kit/targets.js';
+import { startTraceSink } from '../../bench/kit/trace-sink.js';
+import type { VariantResult } from '../../bench/kit/variants.js';
+import { latencyHistogram } from './run-fixtures.js';
+
+/** `count` spans of a service, one a trace, sent to the sink through `exporter` and flushed. */
+async function exportSpans(exporter: SpanExporter, service: string, count: number) {
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ 'service.name': service }),
+    spanProcessors: [new SimpleSpanProcessor({ exporter })],
+  });
+  const tracer = provider.getTracer('variants-test');
+  for (let i = 0; i < count; i++) tracer.startSpan(`span ${i}`, { attributes: { i } }).end();
+  await provider.forceFlush();
+  await provider.shutdown();
+}
+
+for (const [encoding, Exporter] of [
+  ['http/protobuf', OtlpProtobufExporter],
+  ['http/json', OtlpJsonExporter],
+] as const) {
+  t.test(`the sink counts the spans of an ${encoding} export`, async (t) => {
+    const sink = await startTraceSink();
+    t.teardown(() => sink.close());
+    const url = `${sink.url}/v1/traces`;
+    await exportSpans(new Exporter({ url }), 'coldtrack-api', 3);
+    await exportSpans(new Exporter({ url }), 'another', 2);
+    t.equal(sink.spans, 5);
+    t.equal(sink.unreadable, 0);
+    t.ok(sink.requests >= 2 && sink.requests <= 5, `${sink.requests} exports`);
+    t.ok(sink.bytes > 0);
+  });
+}
+
+t.test('the sink answers other paths 404 and counts nothing', async (t) => {
+  const sink = await startTraceSink();
+  t.teardown(() => sink.close());
+  const answer = await fetch(`${sink.url}/v1/metrics`, { method: 'POST', body: 'x' });
+  t.equal(answer.status, 404);
+  t.equal(sink.requests, 0);
+});
+
+const load = (okPerS: number, p99: number, statusCodes: Record<string, number> = { '200': okPerS * 10 }) => ({
+  durationS: 10,
+  latencyHistogram: latencyHistogram(p99 / 3, p99),
+  responses: okPerS * 10,
+  reqPerS: okPerS,
+  okPerS,
+  peakPerS: okPerS,
+  latencyMs: { mean: p99 / 3, p50: p99 / 3, p97_5: p99, p99, max: p99 * 2 },
+  errors: 0,
+  timeouts: 0,
+  non2xx: Object.entries(statusCodes).reduce((sum, [code, count]) => sum + (code.startsWith('2') ? 0 : count), 0),
+  statusCodes,
+  mbPerS: 1,
+});
+
+/** The tracing case as kit/variants.ts hands it over: off in the "project" slot, on in the "reference" one. */
+function tracingCase(off: number, on: number, spans: number, onCodes?: Record<string, number>): VariantResult {
+  const label = 'revenue page_size 10';
+  const run = (server: ServerRun['server'], okPerS: number, p99: number, codes?: Record<string, number>): ServerRun => ({
+    server,
+    position: 0,
+    loads: [{ phase: 0, label, connections: 24, overallRate: null, requestsInList: 120, figures: load(okPerS, p99, codes) }],
+    memory: [],
+    loop: null,
+  });
+  const runs = [run('project', off, 20), run('reference', on, 30, onCodes)];
+  return {
+    id: 'tracing',
+    scenario: 'small-page',
+    load: label,
+    shipped: 'tracing off',
+    variant: 'tracing on at 1 %',
+    notMeasured: null,
+    clusters: {
+      shipped: { load: summarize(runs, 'project')!.loads[label]! },
+      variant: { load: summarize(runs, 'reference')!.loads[label]! },
+    },
+    ratio: on / off,
+    sink: { requests: 4, bytes: 9000, spans, unreadable: 0 },
+  };
+}
+
+const p19 = (variants: VariantResult[] | null) =>
+  evaluateTargets({ scenarios: [], revocation: null, sensorScripts: null, variants }).find((target) => target.key === 'P19')!;
+
+t.test('P19: on / off 2xx/s at 0.97 or above passes, below misses, with both p99s and the spans', async (t) => {
+  const passed = p19([tracingCase(1000, 975, 120)]);
+  t.equal(passed.status, 'pass');
+  t.equal(passed.value, 0.975);
+  t.match(passed.measured, /^0\.975x req\/s \(on 975 vs off 1000\), p99 30\.\d vs 20\.\d ms$/);
+  t.match(passed.detail, /the sink received 120 spans in 4 exports/);
+  t.match(passed.detail, /tracing off loads no OpenTelemetry module/);
+
+  const missed = p19([tracingCase(1000, 960, 120)]);
+  t.equal(missed.status, 'miss');
+  t.equal(missed.value, 0.96);
+});
+
+t.test('P19 is not measured without spans at the sink, without the case, or with 429s', async (t) => {
+  t.match(p19([tracingCase(1000, 1000, 0)]), { status: 'not measured', detail: /received no span: tracing was not on/ });
+  t.match(p19(null), { status: 'not measured', detail: /tracing variant was not run/ });
+  t.match(p19([{ ...tracingCase(1000, 1000, 5), notMeasured: 'variant tracing failed: boom', clusters: null, ratio: null }]), {
+    status: 'not measured',
+    detail: /variant tracing failed: boom/,
+  });
+  t.match(p19([tracingCase(1000, 1000, 5, { '200': 9000, '429': 10 })]), { status: 'not measured', detail: /tracing on: 10 of/ });
+});
+
+t.test('the command line: tracing in every run --only leaves whole, the others on request', async (t) => {
+  t.same(readRunOptions([]).variants, ['tracing']);
+  t.same(readRunOptions(['--quick']).variants, ['tracing']);
+  t.same(readRunOptions(['--only', 'small-page']).variants, []);
+  t.same(readRunOptions(['--only', 'small-page', '--variants', 'tracing']).variants, ['tracing']);
+  t.same(readRunOptions(['--variants']).variants, ['tracing', 'usage', 'bulk-yield']);
+  t.same(readRunOptions(['--variants', '--quick']).variants, ['tracing', 'usage', 'bulk-yield'], '--variants before another option');
+  t.same(readRunOptions(['--only', 'small-page', '--usage-overhead']).variants, ['usage']);
+  t.same(readRunOptions(['--variants', 'bulk-yield']).variants, ['tracing', 'bulk-yield']);
+  t.same(readRunOptions(['--scale']).variants, []);
+  t.throws(() => readRunOptions(['--variants', 'tracing,colour']), /--variants names tracing, usage, bulk-yield, not colour/);
+  t.throws(() => readRunOptions(['--soak', '--variants']), /--soak is a run of its own/);
+});
