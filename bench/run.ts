@@ -35,7 +35,7 @@ import { type Service, startClusters, stopClusters } from './kit/services.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
 import { runScaleCurve } from './scale.js';
 import { runSoak } from './soak.js';
-import { runVariants, variantScenarios } from './kit/variants.js';
+import { runVariants, variantScenarios, variantWarmups } from './kit/variants.js';
 
 const options = ((): RunOptions => {
   try {
@@ -62,7 +62,7 @@ handleInterrupts(log);
 /** The data set in a database of its own, dropped by the clean-up (and, as a last resort, at exit). */
 async function prepareDataset(run: RunOptions): Promise<Dataset> {
   // each variant runs its scenario once more, against the shipped cluster and the variant
-  const needs = planCredentials(run.config, [...run.scenarios, ...variantScenarios(run.variants)]);
+  const needs = planCredentials(run.config, [...run.scenarios, ...variantScenarios(run.variants)], variantWarmups(run.variants));
   log(
     `${run.config.mode} run: ${run.scenarios.length} scenarios, ${run.config.seconds} s runs, order ${run.config.order.join('/')}; ` +
       `${needs.alpha + needs.mixed} tokens and ${needs.managers} employees planned`,
@@ -119,7 +119,6 @@ async function main() {
       ? await runVariants(options.variants, {
           databaseUrl: dataset.url,
           redisUrl: options.redisUrl,
-          shipped: clusters.project,
           setting: { config, context, sensor: sensorData.sensor, interrupted: wasInterrupted, log },
         })
       : null;

@@ -21,10 +21,10 @@ const PILOT_SECONDS = 1.5;
 export const atCeiling = (_label: string, ceiling: number) => ceiling;
 
 /**
- * Credentials every run could take: every pilot and run built once with counting pools, at the
- * ceilings (the most a run can be sized for).
+ * Credentials every run could take: every pilot, warm-up and run built once with counting pools,
+ * at the ceilings (the most a run can be sized for).
  */
-export function planCredentials(config: KitConfig, selected: Scenario[]): CredentialNeeds {
+export function planCredentials(config: KitConfig, selected: Scenario[], warmups: Scenario[] = []): CredentialNeeds {
   const counting = countingCredentials();
   const context: BuildContext = {
     layout: layoutOf(config.dataset),
@@ -41,6 +41,8 @@ export function planCredentials(config: KitConfig, selected: Scenario[]): Creden
       scenario.webhookRevokes?.(context);
     }
   }
+  // a fresh cluster's warm-up is one pilot more (kit/variants.ts)
+  for (const scenario of warmups) scenario.build({ ...context, seconds: PILOT_SECONDS });
   counting.alpha.take(config.revocationRounds + 1); // P7 rounds, the sensor probe
   return { alpha: counting.alpha.used + 20, mixed: counting.mixed.used + 20, managers: counting.managers.used + 5 };
 }
@@ -225,6 +227,10 @@ export async function runScenarios(selected: Scenario[], setting: ScenarioSettin
   return results;
 }
 
+/** A scenario's pilot, built for its own seconds (also a fresh cluster's warm-up). */
+export const pilotOf = (service: Service, scenario: Scenario, context: BuildContext) =>
+  pilot(service, scenario.build({ ...context, seconds: PILOT_SECONDS }));
+
 export async function runBothServers(scenario: Scenario, index: number, setting: ScenarioSetting): Promise<ServerRun[]> {
   const { config, context, clusters, log } = setting;
   // every other scenario swaps the roles (P,R,R,P becomes R,P,P,R): neither server always goes first
@@ -232,7 +238,7 @@ export async function runBothServers(scenario: Scenario, index: number, setting:
   const order = scenario.projectOnly ? mirrored.filter((server) => server === 'project') : mirrored;
   const estimates = new Map<Server, Map<string, number>>();
   for (const server of order.slice(0, 2)) {
-    estimates.set(server, await pilot(clusters[server], scenario.build({ ...context, seconds: PILOT_SECONDS })));
+    estimates.set(server, await pilotOf(clusters[server], scenario, context));
   }
   log(
     `${scenario.id}: pilot ${[...estimates].map(([server, rates]) => `${server} ${[...rates.values()].map((r) => r.toFixed(0)).join('+')}/s`).join(', ')}`,

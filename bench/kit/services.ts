@@ -184,7 +184,8 @@ export async function startClusters(
 
 /**
  * The project's cluster once more, from the build startClusters made, with `env` added: the
- * variants (kit/variants.ts) start it with tracing on, usage counting off or bulk streams never yielding.
+ * variants (kit/variants.ts) start it fresh as shipped and beside it with tracing on, usage counting off
+ * or bulk streams never yielding.
  */
 export async function startProjectVariant(
   options: { name: string; databaseUrl: string; redisUrl: string; env: Record<string, string> },

@@ -1,8 +1,11 @@
-// Variants of the project's cluster against the cluster as shipped, in one run. For each case a
-// second project cluster is started from the same build with a few variables set, and one
-// scenario runs against both through the same machinery as project/reference (pilot, alternating
-// order, one retry on 429s, histograms merged): the "project" slot is the cluster as shipped, the
-// "reference" slot the variant. The cases:
+// Variants of the project's cluster against the cluster as shipped, in one run. For each case two
+// fresh project clusters are started from the same build, one as shipped and one with a few
+// variables set, each warmed by one unmeasured pilot, and one scenario runs against both through
+// the same machinery as project/reference (pilot, alternating order, one retry on 429s, histograms
+// merged): the "project" slot is the cluster as shipped, the "reference" slot the variant. Both
+// fresh, because the run's own project cluster has served every scenario before: its compiled
+// code, caches and heap are not those of a cluster started a second ago (a first smoke run put a
+// fresh variant's pilot at a tenth of the old cluster's). The cases:
 // - tracing (P19, issue 45): small-page with tracing off (shipped) and on, exporting to a loopback
 //   OTLP/HTTP sink (kit/trace-sink.ts) with 1 % of new traces sampled: on / off 2xx/s >= 0.97.
 // - usage (issue 27): small-page with per-token usage counting (shipped) and without
@@ -12,7 +15,7 @@
 //   costs, the pulls a minute. Informative: P5's verdict stays with the scenario itself.
 import type { Server } from './config.js';
 import { type LoadSummary, type ServerRun, summarize, worstPhaseLoop } from './results.js';
-import { runBothServers, type ScenarioSetting } from './scenario-runs.js';
+import { pilotOf, runBothServers, type ScenarioSetting } from './scenario-runs.js';
 import { BESIDE_LOADS, type Scenario, scenarios } from './scenarios.js';
 import { type Service, startProjectVariant } from './services.js';
 import { startTraceSink, type TraceSink } from './trace-sink.js';
@@ -79,6 +82,8 @@ function scenarioOf(variantCase: VariantCase): Scenario {
 
 /** The scenarios the selected cases run, for the credential plan. */
 export const variantScenarios = (ids: VariantId[]): Scenario[] => ids.map((id) => scenarioOf(CASES[id]));
+/** Their warm-ups, one pilot a fresh cluster, for the credential plan. */
+export const variantWarmups = (ids: VariantId[]): Scenario[] => variantScenarios(ids).flatMap((scenario) => [scenario, scenario]);
 
 export interface VariantCluster {
   /** the compared load, merged over the cluster's runs */
@@ -125,7 +130,7 @@ function clusterOf(runs: ServerRun[], slot: Server, variantCase: VariantCase, la
 async function runVariant(
   variantCase: VariantCase,
   index: number,
-  options: { databaseUrl: string; redisUrl: string; shipped: Service; setting: Omit<ScenarioSetting, 'clusters'> },
+  options: { databaseUrl: string; redisUrl: string; setting: Omit<ScenarioSetting, 'clusters'> },
 ): Promise<VariantResult> {
   const scenario = scenarioOf(variantCase);
   const base = { id: variantCase.id, scenario: scenario.id, shipped: variantCase.shipped, variant: variantCase.variant };
@@ -140,46 +145,58 @@ async function runVariant(
   if (scenario.requiresSensor && !options.setting.sensor.available) return without(options.setting.sensor.reason);
   const { log } = options.setting;
   let sink: TraceSink | null = null;
-  let variant: Service | null = null;
+  const started: Partial<Record<'shipped' | 'variant', Service>> = {};
+  const start = (slot: 'shipped' | 'variant', name: string, env: Record<string, string>) =>
+    startProjectVariant({ name, databaseUrl: options.databaseUrl, redisUrl: options.redisUrl, env }, log).then(
+      (service) => (started[slot] = service),
+    );
   try {
     if (variantCase.sink) sink = await startTraceSink();
-    variant = await startProjectVariant(
-      {
-        name: `project, ${variantCase.variant}`,
-        databaseUrl: options.databaseUrl,
-        redisUrl: options.redisUrl,
-        env: variantCase.env(sink?.url ?? null),
-      },
-      log,
+    // side by side; each kept in `started` as soon as it is up, so the clean-up stops one whose partner failed
+    const starting = await Promise.allSettled([
+      start('shipped', `project, ${variantCase.shipped}`, {}),
+      start('variant', `project, ${variantCase.variant}`, variantCase.env(sink?.url ?? null)),
+    ]);
+    for (const outcome of starting) if (outcome.status === 'rejected') throw outcome.reason;
+    const clusters = { project: started.shipped!, reference: started.variant! };
+    for (const service of [clusters.project, clusters.reference]) await pilotOf(service, scenario, options.setting.context);
+    log(
+      `variant ${variantCase.id}: ${scenario.id}, ${variantCase.shipped} ("project") and ${variantCase.variant} ("reference"), both warmed`,
     );
-    log(`variant ${variantCase.id}: ${scenario.id}, ${variantCase.shipped} ("project") and ${variantCase.variant} ("reference")`);
-    const runs = await runBothServers(scenario, index, { ...options.setting, clusters: { project: options.shipped, reference: variant } });
+    const runs = await runBothServers(scenario, index, { ...options.setting, clusters });
     // stopped gracefully before the sink is read: each worker sends what its batch still holds
-    await variant.stop();
-    variant = null;
+    await stopStarted(started);
     // the scenario's headline load unless the case names another
     const label = variantCase.load ?? runs[0]?.loads[0]?.label ?? '';
     const shipped = clusterOf(runs, SLOT.shipped, variantCase, label);
     const changed = clusterOf(runs, SLOT.variant, variantCase, label);
     if (!shipped || !changed) return without(`no figures for ${label}`);
-    const clusters = { shipped, variant: changed };
+    const figures = { shipped, variant: changed };
     const costly = variantCase.costly;
-    const ratio = costly ? clusters[costly].load.okPerS / clusters[costly === 'shipped' ? 'variant' : 'shipped'].load.okPerS : null;
+    const ratio = costly ? figures[costly].load.okPerS / figures[costly === 'shipped' ? 'variant' : 'shipped'].load.okPerS : null;
     const received = sink && { requests: sink.requests, bytes: sink.bytes, spans: sink.spans, unreadable: sink.unreadable };
-    return { ...base, load: label, notMeasured: null, clusters, ratio, sink: received };
+    return { ...base, load: label, notMeasured: null, clusters: figures, ratio, sink: received };
   } catch (error) {
     if (options.setting.interrupted()) throw error;
     return without(`variant ${variantCase.id} failed: ${(error as Error).message}`);
   } finally {
-    await variant?.stop();
+    await stopStarted(started);
     await sink?.close();
   }
+}
+
+/** Stops whichever of a case's clusters are running (idempotent: they leave `started`). */
+async function stopStarted(started: Partial<Record<'shipped' | 'variant', Service>>) {
+  const services = Object.values(started);
+  delete started.shipped;
+  delete started.variant;
+  await Promise.all(services.map((service) => service.stop()));
 }
 
 /** The selected cases, one after the other, each mirroring the previous one's order. */
 export async function runVariants(
   ids: VariantId[],
-  options: { databaseUrl: string; redisUrl: string; shipped: Service; setting: Omit<ScenarioSetting, 'clusters'> },
+  options: { databaseUrl: string; redisUrl: string; setting: Omit<ScenarioSetting, 'clusters'> },
 ): Promise<VariantResult[]> {
   const results: VariantResult[] = [];
   for (const [index, id] of ids.entries()) {

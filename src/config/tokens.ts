@@ -9,7 +9,7 @@ export const tokenVariables = {
   LAST_USED_FLUSH_SECONDS: optionalText.pipe(integerText(1, 3600).optional()),
   // checked further by leakReportKeys() below: JSON with PEM keys in it
   LEAK_REPORT_PUBLIC_KEYS: optionalText,
-  // set by bench/kit/usage-overhead.ts for the server it compares P1 against
+  // set by bench/kit/variants.ts (the usage case) for the cluster it compares P1 against
   COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE: optionalText.pipe(
     z.enum(['0', '1'], { error: 'must be 1 (usage per token not counted) or 0' }).optional(),
   ),
