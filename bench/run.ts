@@ -114,6 +114,9 @@ async function main() {
     log,
   });
   const revocation = await revocationOf(clusters.project.url, dataset);
+  // the variants start fresh clusters of their own, and the sensor scripts build their own data:
+  // the run's clusters are stopped first so they do not compete
+  await stopClusters(running);
   const variants =
     options.variants.length > 0
       ? await runVariants(options.variants, {
@@ -123,8 +126,6 @@ async function main() {
         })
       : null;
 
-  // the sensor scripts build their own data: the clusters are stopped first so they do not compete
-  await stopClusters(running);
   const deadline = config.budgetSeconds === null ? Infinity : startedAt.getTime() + config.budgetSeconds * 1000;
   const sensorScripts = options.sensorScripts
     ? await sensorScriptTargets({ quick: config.mode === 'quick', timeoutMs: config.sensorScriptTimeoutMs, deadline, log })
