@@ -126,7 +126,7 @@ function clusterOf(runs: ServerRun[], slot: Server, variantCase: VariantCase, la
   };
 }
 
-/** One case: its variant cluster (and sink) started, the scenario against both, everything stopped. */
+/** One case: its two clusters (and the sink) started, the scenario against both, everything stopped. */
 async function runVariant(
   variantCase: VariantCase,
   index: number,
