@@ -10,8 +10,8 @@
 //   OTLP/HTTP sink (kit/trace-sink.ts) with 1 % of new traces sampled: on / off 2xx/s >= 0.97.
 // - usage (issue 27): small-page with per-token usage counting (shipped) and without
 //   (COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE, read only for this): with / without 2xx/s >= 0.97.
-// - bulk-yield: bulk-csv-beside-mixed (P5) with bulk streams yielding at BULK_YIELD_LAG_MS 10
-//   (shipped) and never (0): what yielding buys, the event loop beside the pulls, against what it
+// - bulk-yield: bulk-csv-beside-mixed (P5) with bulk streams never yielding (BULK_YIELD_LAG_MS 0,
+//   shipped) and yielding at 10: what yielding buys, the event loop beside the pulls, against what it
 //   costs, the pulls a minute. Informative: P5's verdict stays with the scenario itself.
 import type { Server } from './config.js';
 import { type LoadSummary, type ServerRun, summarize, worstPhaseLoop } from './results.js';
@@ -68,9 +68,9 @@ const CASES: Record<VariantId, VariantCase> = {
     id: 'bulk-yield',
     scenario: 'bulk-csv-beside-mixed',
     load: BESIDE_LOADS.beside,
-    shipped: 'BULK_YIELD_LAG_MS 10',
-    variant: 'BULK_YIELD_LAG_MS 0',
-    env: () => ({ BULK_YIELD_LAG_MS: '0' }),
+    shipped: 'BULK_YIELD_LAG_MS 0',
+    variant: 'BULK_YIELD_LAG_MS 10',
+    env: () => ({ BULK_YIELD_LAG_MS: '10' }),
   },
 };
 

@@ -77,7 +77,10 @@ export interface SensorStoreConfig {
   sensorRetentionDays: number | null;
   /** the change feed keeps changes this many days; a cursor from before is 410 cursor_expired */
   sensorChangesRetentionDays: number;
-  /** event-loop lateness (ms) at which a process answering other requests holds its bulk streams; 0: never (src/sensors/bulk-yield.ts) */
+  /**
+   * event-loop lateness (ms) at which a process answering other requests holds its bulk streams;
+   * 0 (the default): never (src/sensors/bulk-yield.ts)
+   */
   bulkYieldLagMs: number;
 }
 
@@ -141,7 +144,7 @@ const sensorStorageOf = (e: Pick<SensorStorageEnvironment, 'SENSOR_STORAGE' | 'S
 export const sensorStoreConfigOf = (e: SensorStorageEnvironment): SensorStoreConfig => ({
   ...sensorStorageOf(e),
   sensorChangesRetentionDays: e.SENSOR_CHANGES_RETENTION_DAYS ?? 30,
-  bulkYieldLagMs: e.BULK_YIELD_LAG_MS ?? 10,
+  bulkYieldLagMs: e.BULK_YIELD_LAG_MS ?? 0,
 });
 
 const { SENSOR_STORAGE, SENSOR_RETENTION_DAYS } = sensorStorageVariables;

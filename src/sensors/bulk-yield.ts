@@ -7,7 +7,8 @@
 // pages get the cores back, and the pulls go on with what is left (a tenth of their pace at least:
 // a hold lasts a second at most, then they flow 100 ms). A process that only streams (a full
 // export) never holds. Like PostgreSQL's cost-based vacuum delay, it trades the
-// background work's speed for the foreground's latency; BULK_YIELD_LAG_MS sets where (0: never).
+// background work's speed for the foreground's latency; BULK_YIELD_LAG_MS sets where (0, the
+// default: never; docs/operations.md says why it is off).
 // bench P5 (bulk-*-beside-mixed) measures the event loop beside pulls, with the pulls' rate.
 import { pipeline, type Readable, Transform } from 'node:stream';
 import { performance } from 'node:perf_hooks';
