@@ -234,6 +234,14 @@ t.test('over HTTP: a pull cut half-way, by the client or the database, leaves no
       if (pool.totalCount === pool.idleCount && parquetTasksRunning() === 0 && (await copies()) === 0) return;
       await sleep(50);
     }
+    // not settled (a rare failure under load): what was still held, for whoever looks next
+    const { rows: sessions } = await world.db.pool.query<{ state: string; query: string }>(
+      'SELECT state, left(query, 60) AS query FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    t.comment(
+      `not settled after 15 s: pool ${pool.totalCount} connections, ${pool.idleCount} idle, ${pool.waitingCount} waiting; ` +
+        `${parquetTasksRunning()} Parquet tasks; server sessions ${JSON.stringify(sessions)}`,
+    );
   };
 
   await t.test('the whole file, to the last record, in bounded memory', async (t) => {
