@@ -15,7 +15,10 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { createPool } from '../../src/db/pool.js';
 import { freePort } from '../../src/free-port.js';
+import { migrateWithProfile } from './db.js';
+import { type CompanyFixture, createCompany } from './fixtures.js';
 import {
   clusterUrl,
   createCluster,
@@ -198,4 +201,17 @@ export async function startPgReplicaPair(t: Teardown): Promise<PgReplicaPair> {
     throw error;
   }
   return pair;
+}
+
+/**
+ * A new database of `pair`, migrated on the postgres profile, with a pool of 3 on its primary
+ * (ended with the test) and one company, Acme: what the replica tests start from.
+ */
+export async function replicatedDatabaseWithCompany(t: Teardown, pair: PgReplicaPair) {
+  const database = await pair.createDatabase();
+  await migrateWithProfile(database.primaryUrl, 'postgres');
+  const primary = createPool(database.primaryUrl, 3, { onError: () => {} });
+  t.teardown(() => primary.end());
+  const acme: CompanyFixture = await createCompany(primary, 'Acme');
+  return { database, primary, acme };
 }

@@ -7,20 +7,13 @@
 //   - replica started again: each worker logs once that it is back, /readyz is "ready", and data
 //     pages read the replica again (a row it has not replayed is missing again).
 import t from 'tap';
-import { createPool } from '../../src/db/pool.js';
-import { migrateWithProfile } from '../helpers/db.js';
-import { createCompany } from '../helpers/fixtures.js';
-import { startPgReplicaPair } from '../helpers/pg-replica.js';
+import { replicatedDatabaseWithCompany, startPgReplicaPair } from '../helpers/pg-replica.js';
 import { bearerOfNewToken, dataRequests, metricSum, send, startCluster, startRedis, statusCounts, until } from './harness.js';
 
 const WORKERS = 2;
 const started = Date.now();
 const pair = await startPgReplicaPair(t);
-const database = await pair.createDatabase();
-await migrateWithProfile(database.primaryUrl, 'postgres');
-const primary = createPool(database.primaryUrl, 3, { onError: () => {} });
-t.teardown(() => primary.end());
-const acme = await createCompany(primary, 'Acme');
+const { database, primary, acme } = await replicatedDatabaseWithCompany(t, pair);
 await pair.waitForReplay();
 const redis = await startRedis(t);
 const env = { DATABASE_URL: database.primaryUrl, DATABASE_READ_URL: database.replicaUrl, REDIS_URL: redis.url };

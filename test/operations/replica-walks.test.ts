@@ -7,20 +7,13 @@
 // slice) or in the feed after it (src/routes/sensor-data/history.ts, bulk.ts).
 import { Readable } from 'node:stream';
 import t from 'tap';
-import { createPool } from '../../src/db/pool.js';
 import { lineRuns, parseReadings, ReadingValidator } from '../../src/sensors/formats.js';
 import { ingestReadings } from '../../src/sensors/ingest.js';
-import { migrateWithProfile } from '../helpers/db.js';
-import { createCompany } from '../helpers/fixtures.js';
-import { startPgReplicaPair } from '../helpers/pg-replica.js';
+import { replicatedDatabaseWithCompany, startPgReplicaPair } from '../helpers/pg-replica.js';
 import { bearerOfNewToken, type Cluster, send, startCluster } from './harness.js';
 
 const pair = await startPgReplicaPair(t);
-const database = await pair.createDatabase();
-await migrateWithProfile(database.primaryUrl, 'postgres');
-const primary = createPool(database.primaryUrl, 3, { onError: () => {} });
-t.teardown(() => primary.end());
-const acme = await createCompany(primary, 'Acme');
+const { database, primary, acme } = await replicatedDatabaseWithCompany(t, pair);
 const unit = acme.unitIds[0]!;
 const D = new Date(Date.now() - 10 * 86_400_000).toISOString().slice(0, 10);
 
