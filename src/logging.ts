@@ -12,9 +12,23 @@ export function redactSecrets(text: string): string {
   return text.replace(SECRET_QUERY, '$1[REDACTED]').replace(TOKEN_LIKE, 'ctk_[REDACTED]').replace(JWT_LIKE, '[REDACTED_JWT]');
 }
 
+type LogFields = Record<string, string>;
+/** With tracing on, the current request's trace fields (src/tracing/requests.ts); null otherwise. */
+let traceFields: (() => LogFields | null) | null = null;
+
+/**
+ * Tracing installs this so that every line logged inside a request names its trace: read per
+ * line written rather than bound per request (a child logger a request cost more than the rest
+ * of tracing an unsampled request together; bench P19).
+ */
+export function installTraceFields(fields: (() => LogFields | null) | null) {
+  traceFields = fields;
+}
+
 export function loggerOptions(level: LoggerOptions['level']): LoggerOptions {
   return {
     level,
+    mixin: () => traceFields?.() ?? {},
     redact: {
       paths: [
         'req.headers.authorization',

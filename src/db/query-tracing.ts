@@ -12,6 +12,8 @@
 import type pg from 'pg';
 
 export interface QueryTracer {
+  /** Whether a query made now would be traced (its caller's span records): nothing is built for one that would not. */
+  recording(): boolean;
   around<T>(label: string, work: () => Promise<T>): Promise<T>;
 }
 
@@ -51,7 +53,7 @@ export function traceQueries(pool: pg.Pool) {
   const checkedOut = new WeakSet<object>();
   const traced = new WeakSet<object>();
   pool.query = ((...args: unknown[]) => {
-    if (typeof args[args.length - 1] === 'function') return query(...args);
+    if (typeof args[args.length - 1] === 'function' || !active.recording()) return query(...args);
     return active.around(queryLabel(textOf(args[0])), () => query(...args) as Promise<unknown>);
   }) as typeof pool.query;
   pool.connect = ((callback?: (error: Error | undefined, client: pg.PoolClient, done: unknown) => void) => {
@@ -69,7 +71,7 @@ export function traceQueries(pool: pg.Pool) {
         client.query = ((...args: unknown[]) => {
           const last = args[args.length - 1];
           const submittable = typeof (args[0] as { submit?: unknown })?.submit === 'function';
-          if (!checkedOut.has(client) || typeof last === 'function' || submittable) return clientQuery(...args);
+          if (!checkedOut.has(client) || typeof last === 'function' || submittable || !active.recording()) return clientQuery(...args);
           return active.around(queryLabel(textOf(args[0])), () => clientQuery(...args) as Promise<unknown>);
         }) as typeof client.query;
       }

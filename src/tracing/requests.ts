@@ -5,7 +5,7 @@
 // only from a TRUST_PROXY peer.
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
-import type { TracerProvider } from '@opentelemetry/api';
+import { context, trace, type TracerProvider } from '@opentelemetry/api';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
 import { type FastifyPluginAsync, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import fp from 'fastify-plugin';
@@ -55,6 +55,16 @@ class TracedLogController extends LogController {
   }
 }
 
+const flagsOf = (traceFlags: number) => (traceFlags & 0xff).toString(16).padStart(2, '0');
+
+/** The log fields of the span the current code runs in (every line a request logs runs in its span's context). */
+export function traceFieldsOfCurrentSpan(): Record<string, string> | null {
+  const span = trace.getSpan(context.active());
+  if (!span) return null;
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId, trace_flags: flagsOf(traceFlags) };
+}
+
 const pathOf = (url: string) => {
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
@@ -65,10 +75,13 @@ export function requestTracing(provider: TracerProvider, trustProxy: readonly st
   const trusted = trustedPeers(trustProxy);
   const instrumentation = new FastifyOtelInstrumentation({
     instrumentHooks: false,
+    // nor does the handler: the request's span already covers it, and the wrapper costs every request
+    instrumentHandler: false,
     // an error's message and stack stay in the logs; the span says which status it ended with
     recordExceptions: false,
     ignorePaths: ({ url }) => UNTRACED_PATHS.test(url),
     requestHook(span, request) {
+      if (!span.isRecording()) return;
       // low-cardinality name; the path without its query string (a query value never reaches a span)
       span.updateName(`${request.method} ${request.routeOptions.url ?? '(no route)'}`);
       span.setAttribute('url.path', pathOf(request.url));
@@ -83,12 +96,8 @@ export function requestTracing(provider: TracerProvider, trustProxy: readonly st
       const otel = request.opentelemetry();
       if (otel.span) {
         const { traceId, spanId, traceFlags } = otel.span.spanContext();
-        const flags = (traceFlags & 0xff).toString(16).padStart(2, '0');
         // W3C Trace Context Level 2: the trace this request joined, whether or not it was sampled
-        void reply.header('traceresponse', `00-${traceId}-${spanId}-${flags}`);
-        const log = request.log.child({ trace_id: traceId, span_id: spanId, trace_flags: flags });
-        request.log = log;
-        reply.log = log;
+        void reply.header('traceresponse', `00-${traceId}-${spanId}-${flagsOf(traceFlags)}`);
       }
       logController.incomingRequestNow(request, reply);
       done();

@@ -32,7 +32,8 @@ const ATTR_PROCESS_PID = 'process.pid';
 import type { TracingSettings } from '../config.js';
 import { installQueryTracer } from '../db/query-tracing.js';
 import { SecretScrubber } from './redaction.js';
-import { type RequestTracing, requestTracing } from './requests.js';
+import { installTraceFields } from '../logging.js';
+import { type RequestTracing, requestTracing, traceFieldsOfCurrentSpan } from './requests.js';
 import { installSpanTools, type SpanAttributes, type SpanTools } from './spans.js';
 import { recordThreadSpans, traceparentOf } from './thread-spans.js';
 
@@ -85,6 +86,7 @@ export async function startTracing(settings: TracingSettings, options: TracingOp
   trace.setGlobalTracerProvider(provider);
   const tracer = provider.getTracer('coldtrack-api');
 
+  const recording = () => trace.getSpan(context.active())?.isRecording() === true;
   /** A child of the current span, or null when there is none that records (unsampled, or no request). */
   const childOf = (name: string, attributes: Attributes, startTime?: number) => {
     const parent = context.active();
@@ -134,7 +136,9 @@ export async function startTracing(settings: TracingSettings, options: TracingOp
     },
   };
   installSpanTools(tools);
+  installTraceFields(traceFieldsOfCurrentSpan);
   installQueryTracer({
+    recording,
     around: (label, work) => around(childOf(label, { [DB_SYSTEM]: 'postgresql', 'db.query.summary': label }), work),
   });
 
@@ -145,6 +149,7 @@ export async function startTracing(settings: TracingSettings, options: TracingOp
     async shutdown() {
       installSpanTools(null);
       installQueryTracer(null);
+      installTraceFields(null);
       await provider.shutdown();
       trace.disable();
       propagation.disable();
