@@ -73,6 +73,20 @@ export interface ScenarioResult {
 
 const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / Math.max(1, values.length);
 
+/** The workers' CPU time per answer of a load, over the phases it ran alone in; null when unknown. */
+export function cpuMsPerAnswer(runs: ServerRun[], label: string, server: Server = 'project'): number | null {
+  let cpuMs = 0;
+  let answers = 0;
+  for (const run of runs.filter((r) => r.server === 'project')) {
+    for (const load of run.loads.filter((l) => l.label === label)) {
+      if (typeof load.phaseWorkerCpuMs !== 'number' || run.loads.filter((other) => other.phase === load.phase).length > 1) return null;
+      cpuMs += load.phaseWorkerCpuMs;
+      answers += load.figures.responses;
+    }
+  }
+  return answers > 0 ? cpuMs / answers : null;
+}
+
 /** The file-backed part of the run whose sample was the worker's highest. */
 function fileAtHighest(samples: (WorkerMemory | undefined)[]): number {
   const present = samples.filter((m): m is WorkerMemory => !!m);

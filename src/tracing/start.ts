@@ -67,6 +67,21 @@ function exporterOf(settings: TracingSettings): SpanExporter {
 }
 
 const DB_SYSTEM = 'db.system.name';
+
+/**
+ * How long a stopping process waits for its last spans to be exported. The exporter's own timeout
+ * (OTEL_EXPORTER_OTLP_TIMEOUT, 10 s) is too long for a stop: with the collector hung, every worker
+ * of a rolling restart would wait it out (test/operations/tracing-collector-faults.test.ts).
+ */
+const LAST_EXPORT_MS = 2000;
+
+function withDeadline(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the collector did not take the last spans within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
 const errorType = (error: unknown) => String((error as { code?: unknown })?.code ?? (error as Error)?.name ?? 'Error');
 
 export async function startTracing(settings: TracingSettings, options: TracingOptions): Promise<Tracing> {
@@ -150,10 +165,13 @@ export async function startTracing(settings: TracingSettings, options: TracingOp
       installSpanTools(null);
       installQueryTracer(null);
       installTraceFields(null);
-      await provider.shutdown();
-      trace.disable();
-      propagation.disable();
-      context.disable();
+      try {
+        await withDeadline(provider.shutdown(), LAST_EXPORT_MS);
+      } finally {
+        trace.disable();
+        propagation.disable();
+        context.disable();
+      }
     },
   };
 }
