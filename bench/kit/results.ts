@@ -77,7 +77,7 @@ const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / Math.
 export function cpuMsPerAnswer(runs: ServerRun[], label: string, server: Server = 'project'): number | null {
   let cpuMs = 0;
   let answers = 0;
-  for (const run of runs.filter((r) => r.server === 'project')) {
+  for (const run of runs.filter((r) => r.server === server)) {
     for (const load of run.loads.filter((l) => l.label === label)) {
       if (typeof load.phaseWorkerCpuMs !== 'number' || run.loads.filter((other) => other.phase === load.phase).length > 1) return null;
       cpuMs += load.phaseWorkerCpuMs;

@@ -1,13 +1,14 @@
 // The cluster variants (bench/kit/variants.ts) and P19: the loopback trace sink counts the spans
 // the service's own exporters send it (both OTLP encodings, two services' resources in one
 // export); P19 is judged from the tracing case's figures, on / off 2xx/s against 0.97, and only
-// once the sink shows spans arrived; the command line picks the cases.
+// once the sink shows spans arrived, from each cluster's worker CPU time an answer; the command
+// line picks the cases.
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { SimpleSpanProcessor, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
 import t from 'tap';
-import { type ServerRun, summarize } from '../../bench/kit/results.js';
+import { cpuMsPerAnswer, type ServerRun, summarize } from '../../bench/kit/results.js';
 import { readRunOptions } from '../../bench/kit/run-options.js';
 import { evaluateTargets } from '../../bench/kit/targets.js';
 import { startTraceSink } from '../../bench/kit/trace-sink.js';
@@ -93,6 +94,22 @@ function tracingCase(off: number, on: number, spans: number, onCodes?: Record<st
     sink: { requests: 4, bytes: 9000, spans, unreadable: 0 },
   };
 }
+
+t.test("CPU time an answer: each cluster's own runs, null when a run has no CPU time", async (t) => {
+  const label = 'revenue page_size 10';
+  const run = (server: ServerRun['server'], okPerS: number, cpuMs: number | null): ServerRun => ({
+    server,
+    position: 0,
+    loads: [{ phase: 0, label, connections: 24, overallRate: null, requestsInList: 120, figures: load(okPerS, 20), phaseWorkerCpuMs: cpuMs }],
+    memory: [],
+    loop: null,
+  });
+  // 10 s runs: 10,000 and 12,000 answers
+  const runs = [run('project', 1000, 5000), run('reference', 1000, 6000), run('reference', 1200, 6600), run('project', 1200, 6000)];
+  t.equal(cpuMsPerAnswer(runs, label, 'project'), 11_000 / 22_000);
+  t.equal(cpuMsPerAnswer(runs, label, 'reference'), 12_600 / 22_000);
+  t.equal(cpuMsPerAnswer([...runs, run('reference', 1000, null)], label, 'reference'), null);
+});
 
 const p19 = (variants: VariantResult[] | null) =>
   evaluateTargets({ scenarios: [], revocation: null, sensorScripts: null, variants }).find((target) => target.key === 'P19')!;
