@@ -1,8 +1,9 @@
 // The request's span and what it brings to the rest of the request: @fastify/otel opens one span
-// per HTTP request (its lifecycle hooks get no span of their own: a dozen spans a request for
-// little); here its name and attributes are made safe and useful, the trace id goes into every
-// log line of the request and into the `traceresponse` header, and a `traceparent` is honoured
-// only from a TRUST_PROXY peer.
+// per traced HTTP request (its lifecycle hooks get no span of their own: a dozen spans a request
+// for little); a request is traced when it starts a trace sampled at the head
+// (src/tracing/head-sampling.ts) or brings a caller's trace context. Here its name and attributes
+// are made safe and useful, the trace id goes into every log line of the request and into the
+// `traceresponse` header, and a `traceparent` is honoured only from a TRUST_PROXY peer.
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import { context, trace, type TracerProvider } from '@opentelemetry/api';
@@ -70,10 +71,28 @@ const pathOf = (url: string) => {
   return query === -1 ? url : url.slice(0, query);
 };
 
-export function requestTracing(provider: TracerProvider, trustProxy: readonly string[]): RequestTracing {
+/**
+ * @fastify/otel, told per request whether to trace it: a request not sampled at the head
+ * (src/tracing/head-sampling.ts) gets no span, no context and nothing of the SDK, as if tracing
+ * were off. Its onRequest hook asks isEnabled() first and does nothing more when false; the hook
+ * registered just before it sets the answer for the request at hand, synchronously (both call
+ * done() at once, so no other request runs in between), and the one just after it clears it.
+ */
+class HeadSampledInstrumentation extends FastifyOtelInstrumentation {
+  skipThisRequest = false;
+
+  override isEnabled() {
+    return !this.skipThisRequest && super.isEnabled();
+  }
+}
+
+export function requestTracing(
+  provider: TracerProvider,
+  options: { trustProxy: readonly string[]; sampleNewTrace: () => boolean },
+): RequestTracing {
   const logController = new TracedLogController();
-  const trusted = trustedPeers(trustProxy);
-  const instrumentation = new FastifyOtelInstrumentation({
+  const trusted = trustedPeers(options.trustProxy);
+  const instrumentation = new HeadSampledInstrumentation({
     instrumentHooks: false,
     // nor does the handler: the request's span already covers it, and the wrapper costs every request
     instrumentHandler: false,
@@ -90,13 +109,21 @@ export function requestTracing(provider: TracerProvider, trustProxy: readonly st
   instrumentation.setTracerProvider(provider);
 
   async function plugin(app: Parameters<FastifyPluginAsync>[0]) {
+    // a caller's trace context (only a TRUST_PROXY peer's is left: dropUntrustedContext) is decided
+    // by the SDK's sampler; a new trace here
+    app.addHook('onRequest', (request, _reply, done) => {
+      instrumentation.skipThisRequest = request.headers.traceparent === undefined && !options.sampleNewTrace();
+      done();
+    });
     await app.register(instrumentation.plugin());
-    // after @fastify/otel's own onRequest hook, which opened the span
+    // after @fastify/otel's own onRequest hook, which opened the span (or not)
     app.addHook('onRequest', (request, reply, done) => {
-      const otel = request.opentelemetry();
-      if (otel.span) {
-        const { traceId, spanId, traceFlags } = otel.span.spanContext();
-        // W3C Trace Context Level 2: the trace this request joined, whether or not it was sampled
+      const traced = !instrumentation.skipThisRequest;
+      instrumentation.skipThisRequest = false;
+      const span = traced ? request.opentelemetry().span : null;
+      if (span) {
+        const { traceId, spanId, traceFlags } = span.spanContext();
+        // W3C Trace Context Level 2: the trace this request joined, sampled or (a caller's) not
         void reply.header('traceresponse', `00-${traceId}-${spanId}-${flagsOf(traceFlags)}`);
       }
       logController.incomingRequestNow(request, reply);

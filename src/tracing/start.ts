@@ -15,16 +15,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  type Sampler,
-  type SpanExporter,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-} from '@opentelemetry/sdk-trace';
+import { BatchSpanProcessor, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
 /** Which process sent a span: each cluster worker exports its own (semantic conventions' process.pid). */
@@ -33,6 +24,7 @@ import type { TracingSettings } from '../config.js';
 import { installQueryTracer } from '../db/query-tracing.js';
 import { SecretScrubber } from './redaction.js';
 import { installTraceFields } from '../logging.js';
+import { headSampling } from './head-sampling.js';
 import { type RequestTracing, requestTracing, traceFieldsOfCurrentSpan } from './requests.js';
 import { installSpanTools, type SpanAttributes, type SpanTools } from './spans.js';
 import { recordThreadSpans, traceparentOf } from './thread-spans.js';
@@ -49,16 +41,6 @@ export interface TracingOptions {
   trustProxy: readonly string[];
   /** Tests: an exporter of their own instead of OTLP. */
   exporter?: SpanExporter;
-}
-
-/** OTEL_TRACES_SAMPLER and its argument, as the specification defines them. */
-export function samplerOf(settings: Pick<TracingSettings, 'sampler' | 'ratio'>): Sampler {
-  const root = settings.sampler.endsWith('traceidratio')
-    ? new TraceIdRatioBasedSampler(settings.ratio)
-    : settings.sampler.endsWith('always_off')
-      ? new AlwaysOffSampler()
-      : new AlwaysOnSampler();
-  return settings.sampler.startsWith('parentbased_') ? new ParentBasedSampler({ root }) : root;
 }
 
 function exporterOf(settings: TracingSettings): SpanExporter {
@@ -85,13 +67,14 @@ function withDeadline(work: Promise<void>, ms: number): Promise<void> {
 const errorType = (error: unknown) => String((error as { code?: unknown })?.code ?? (error as Error)?.name ?? 'Error');
 
 export async function startTracing(settings: TracingSettings, options: TracingOptions): Promise<Tracing> {
+  const sampling = headSampling(settings);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({
       ...settings.resourceAttributes,
       [ATTR_SERVICE_NAME]: settings.serviceName,
       [ATTR_PROCESS_PID]: process.pid,
     }),
-    sampler: samplerOf(settings),
+    sampler: sampling.sampler,
     // the scrubber first: it runs on every span before the batch takes it
     spanProcessors: [new SecretScrubber(), new BatchSpanProcessor({ exporter: options.exporter ?? exporterOf(settings) })],
   });
@@ -157,7 +140,7 @@ export async function startTracing(settings: TracingSettings, options: TracingOp
     around: (label, work) => around(childOf(label, { [DB_SYSTEM]: 'postgresql', 'db.query.summary': label }), work),
   });
 
-  const requests = requestTracing(provider, options.trustProxy);
+  const requests = requestTracing(provider, { trustProxy: options.trustProxy, sampleNewTrace: sampling.sampleNewTrace });
   return {
     ...requests,
     flush: () => provider.forceFlush(),
