@@ -3,7 +3,7 @@
 // target's favour (ratios are compared unrounded).
 import { pairedRatio } from './statistics.js';
 import type { RevocationFigures } from './revocation.js';
-import { cpuMsPerAnswer, headline, type LoadSummary, type ScenarioResult, type ServerRun, worstPhaseLoop } from './results.js';
+import { cpuMsPerAnswer, headline, type LoadSummary, type ScenarioResult, worstPhaseLoop } from './results.js';
 import type { LoopDelay } from './loop-delay.js';
 import { BESIDE_LOADS, CONDITIONAL_LOADS } from './scenarios.js';
 import { combinedOutcome, type SensorScriptResults } from './sensor-targets.js';
@@ -83,7 +83,7 @@ export const TARGET_GOALS: Record<TargetKey, { title: string; goal: string; limi
     goal:
       `the warm-token page (P1's scenario) with tracing on, ${TRACING_SAMPLE_RATIO * 100} % of new traces exported to a loopback ` +
       `OTLP/HTTP sink, >= ${VARIANT_COST_LIMIT}x the req/s of the cluster as shipped (tracing off), alternating in one run, read as ` +
-      'the workers\' CPU time per answer (off over on: what fewer requests a second the same CPU serves); off costs nothing',
+      "the workers' CPU time per answer (off over on: what fewer requests a second the same CPU serves); off costs nothing",
     limit: VARIANT_COST_LIMIT,
   },
 };

@@ -242,7 +242,9 @@ export function variantLine(result: VariantResult): string {
   const parts = [`${result.load}: ${result.shipped} ${figures(a)}; ${result.variant} ${figures(b)}`];
   if (result.ratio !== null) {
     const met = result.ratio >= VARIANT_COST_LIMIT ? 'met' : 'MISSED';
-    parts.push(`CPU ratio ${result.ratio.toFixed(3)} (limit >= ${VARIANT_COST_LIMIT}: ${met}), req/s ratio ${fixed(result.reqPerSRatio, 3)}`);
+    parts.push(
+      `CPU ratio ${result.ratio.toFixed(3)} (limit >= ${VARIANT_COST_LIMIT}: ${met}), req/s ratio ${fixed(result.reqPerSRatio, 3)}`,
+    );
   } else if (result.reqPerSRatio !== null) {
     parts.push(`CPU ratio unknown (no worker CPU time), req/s ratio ${fixed(result.reqPerSRatio, 3)}: not judged`);
   }

@@ -68,7 +68,13 @@ const load = (okPerS: number, p99: number, statusCodes: Record<string, number> =
 });
 
 /** The tracing case as kit/variants.ts hands it over: off in the "project" slot, on in the "reference" one. */
-function tracingCase(off: number, on: number, spans: number, onCodes?: Record<string, number>, cpuMs = { off: 1, on: 1.02 }): VariantResult {
+function tracingCase(
+  off: number,
+  on: number,
+  spans: number,
+  onCodes?: Record<string, number>,
+  cpuMs = { off: 1, on: 1.02 },
+): VariantResult {
   const label = 'revenue page_size 10';
   const run = (server: ServerRun['server'], okPerS: number, p99: number, codes?: Record<string, number>): ServerRun => ({
     server,
@@ -100,7 +106,9 @@ t.test("CPU time an answer: each cluster's own runs, null when a run has no CPU 
   const run = (server: ServerRun['server'], okPerS: number, cpuMs: number | null): ServerRun => ({
     server,
     position: 0,
-    loads: [{ phase: 0, label, connections: 24, overallRate: null, requestsInList: 120, figures: load(okPerS, 20), phaseWorkerCpuMs: cpuMs }],
+    loads: [
+      { phase: 0, label, connections: 24, overallRate: null, requestsInList: 120, figures: load(okPerS, 20), phaseWorkerCpuMs: cpuMs },
+    ],
     memory: [],
     loop: null,
   });
@@ -119,7 +127,10 @@ t.test('P19: CPU time an answer off / on at 0.97 or above passes, below misses, 
   const passed = p19([tracingCase(1000, 930, 120, undefined, { off: 0.975, on: 1 })]);
   t.equal(passed.status, 'pass');
   t.equal(passed.value, 0.975);
-  t.match(passed.measured, /^0\.975x by CPU time an answer \(on 1\.000 vs off 0\.975 ms\); req\/s 0\.930x \(on 930 vs off 1000\), p99 30\.\d vs 20\.\d ms$/);
+  t.match(
+    passed.measured,
+    /^0\.975x by CPU time an answer \(on 1\.000 vs off 0\.975 ms\); req\/s 0\.930x \(on 930 vs off 1000\), p99 30\.\d vs 20\.\d ms$/,
+  );
   t.match(passed.detail, /the sink received 120 spans in 4 exports/);
   t.match(passed.detail, /tracing off loads no OpenTelemetry module/);
 
