@@ -7,8 +7,8 @@
 // code, caches and heap are not those of a cluster started a second ago (a first smoke run put a
 // fresh variant's pilot at a tenth of the old cluster's). The cases:
 // - tracing (P19, issue 45): small-page with tracing off (shipped) and on, exporting to a loopback
-//   OTLP/HTTP sink (kit/trace-sink.ts) with 1 % of new traces sampled: CPU an answer off / on >= 0.97, over
-//   twice the runs of a scenario (a judged case: its 3 % is inside what one pair of runs varies by).
+//   OTLP/HTTP sink (kit/trace-sink.ts) with 1 % of new traces sampled: CPU an answer off / on >= 0.97,
+//   over three fresh pairs of clusters (a judged case: its 3 % is inside what one pair varies by).
 // - usage (issue 27): small-page with per-token usage counting (shipped) and without
 //   (COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE, read only for this): CPU an answer without / with >= 0.97.
 // - bulk-yield: bulk-csv-beside-mixed (P5) with bulk streams never yielding (BULK_YIELD_LAG_MS 0,
@@ -26,6 +26,8 @@ export type VariantId = (typeof VARIANT_IDS)[number];
 
 /** The least on / off (P19) and with / without (issue 27) may be: each costs at most 3 %. */
 export const VARIANT_COST_LIMIT = 0.97;
+/** Fresh cluster pairs a judged case runs on (runVariant says why). */
+const JUDGED_PAIRS = 3;
 /** The sampling the tracing variant runs with: what docs/tracing.md tells production to use. */
 export const TRACING_SAMPLE_RATIO = 0.01;
 
@@ -166,24 +168,27 @@ async function runVariant(
     );
   try {
     if (variantCase.sink) sink = await startTraceSink();
-    // side by side; each kept in `started` as soon as it is up, so the clean-up stops one whose partner failed
-    const starting = await Promise.allSettled([
-      start('shipped', `project, ${variantCase.shipped}`, {}),
-      start('variant', `project, ${variantCase.variant}`, variantCase.env(sink?.url ?? null)),
-    ]);
-    for (const outcome of starting) if (outcome.status === 'rejected') throw outcome.reason;
-    const clusters = { project: started.shipped!, reference: started.variant! };
-    for (const service of [clusters.project, clusters.reference]) await pilotOf(service, scenario, options.setting.context);
-    log(
-      `variant ${variantCase.id}: ${scenario.id}, ${variantCase.shipped} ("project") and ${variantCase.variant} ("reference"), both warmed`,
-    );
-    // a judged case twice the runs (P,R,R,P,P,R,R,P): its limit is a 3 % difference, inside what
-    // one pair of runs varies by on this machine
-    const { config } = options.setting;
-    const order = variantCase.costly ? [...config.order, ...config.order] : config.order;
-    const runs = await runBothServers(scenario, index, { ...options.setting, config: { ...config, order }, clusters });
-    // stopped gracefully before the sink is read: each worker sends what its batch still holds
-    await stopStarted(started);
+    // A judged case runs on three fresh pairs of clusters: two clusters started alike differ by up to a
+    // tenth in CPU time an answer for as long as they live (an A/A run, both tracing off, read 1.10),
+    // which one pair cannot tell from a 3 % cost. Other cases: one pair.
+    const runs: ServerRun[] = [];
+    for (let pair = 0; pair < (variantCase.costly ? JUDGED_PAIRS : 1); pair++) {
+      // side by side; each kept in `started` as soon as it is up, so the clean-up stops one whose partner failed
+      const starting = await Promise.allSettled([
+        start('shipped', `project, ${variantCase.shipped}`, {}),
+        start('variant', `project, ${variantCase.variant}`, variantCase.env(sink?.url ?? null)),
+      ]);
+      for (const outcome of starting) if (outcome.status === 'rejected') throw outcome.reason;
+      const clusters = { project: started.shipped!, reference: started.variant! };
+      for (const service of [clusters.project, clusters.reference]) await pilotOf(service, scenario, options.setting.context);
+      log(
+        `variant ${variantCase.id}: ${scenario.id}, ${variantCase.shipped} ("project") and ${variantCase.variant} ("reference"), both warmed` +
+          (variantCase.costly ? ` (pair ${pair + 1} of ${JUDGED_PAIRS})` : ''),
+      );
+      runs.push(...(await runBothServers(scenario, index + pair, { ...options.setting, clusters })));
+      // stopped gracefully before the sink is read: each worker sends what its batch still holds
+      await stopStarted(started);
+    }
     // the scenario's headline load unless the case names another
     const label = variantCase.load ?? runs[0]?.loads[0]?.label ?? '';
     const shipped = clusterOf(runs, SLOT.shipped, variantCase, label);
