@@ -147,6 +147,17 @@ for (const status of await Promise.all([pluginsBuilt, templatesBuilt])) {
     process.exit(status);
   }
 }
+// Clones of the local template made ahead of the files that use them, and their databases dropped
+// after them, by a process beside tap (test/helpers/database-stock.ts): a clone and a drop wait
+// 1-4 s on the server's checkpoints, which the files no longer wait for themselves.
+const stockRun = templates.includes('postgres') ? `${process.pid}` : null;
+const stock = stockRun
+  ? spawn(process.execPath, ['--import', './test/setup/prebuilt.mjs', 'test/setup/database-stock.ts'], {
+      stdio: ['pipe', 'inherit', 'inherit'],
+      env: { ...process.env, COLDTRACK_TEST_DATABASE_STOCK: stockRun },
+    })
+  : null;
+const stockDone = stock ? new Promise((resolve) => stock.on('exit', resolve)) : Promise.resolve();
 const args = [...tapArgs, ...tierFiles];
 // plain lines where stdout is not a terminal, unless a --reporter given here says otherwise
 const plainOutput = !process.stdout.isTTY && !args.some((arg) => /^(--reporter\b|-R)/.test(arg));
@@ -156,7 +167,11 @@ const plainText = (text) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
 const quiet = `--import=${new URL('./setup/quiet-processinfo.mjs', import.meta.url).href}`;
 child = spawn('npx', ['tap', `--reporter=${plainOutput ? 'tap' : 'terse'}`, '--before=test/setup/templates-ready.mjs', ...args], {
   stdio: ['inherit', 'pipe', 'pipe'],
-  env: { ...process.env, NODE_OPTIONS: [process.env.NODE_OPTIONS, quiet].filter(Boolean).join(' ') },
+  env: {
+    ...process.env,
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, quiet].filter(Boolean).join(' '),
+    ...(stockRun ? { COLDTRACK_TEST_DATABASE_STOCK: stockRun } : {}),
+  },
 });
 let tail = '';
 let errorTail = '';
@@ -253,6 +268,9 @@ child.on('exit', async (code, signal) => {
   // a type error exits from the handler above; passing, it is reported with the rest
   const typecheckCode = await typechecked;
   await stdoutEnded;
+  // the stock's last clones and the files' databases dropped before the run ends
+  stock?.stdin.end();
+  await stockDone;
   const terse = plainText(tail);
   // the terse reporter redraws its summary as files finish: the last one is the final count
   const lastCount = (pattern) => {

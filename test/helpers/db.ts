@@ -10,6 +10,7 @@ import pg from 'pg';
 import { createPool } from '../../src/db/pool.js';
 import { retryTransient } from '../../src/db/transient.js';
 import type { StorageProfile } from '../../src/sensors/store.js';
+import { claimStockedClone, stockRun, trashDatabase } from './database-stock.js';
 
 /** A server test databases are created on, and the template they are cloned from. */
 export interface DatabaseServer {
@@ -21,7 +22,7 @@ export interface DatabaseServer {
 }
 
 // one template per checkout: test runs of two clones on one machine must not drop each other's
-const checkout = createHash('sha256').update(process.cwd()).digest('hex').slice(0, 8);
+export const checkout = createHash('sha256').update(process.cwd()).digest('hex').slice(0, 8);
 
 export const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const templateName = `coldtrack_test_template_${checkout}`;
@@ -72,8 +73,11 @@ const TEMPLATE_BUSY = new Set(['3D000', '55006']);
 const TEMPLATE_WAIT_MS = 20_000;
 
 async function newDatabase(server: DatabaseServer, template?: string, name = `coldtrack_test_${randomBytes(6).toString('hex')}`) {
+  // the local server's clones come from the stock when test/run.mjs keeps one (database-stock.ts)
+  const stocked = stockRun !== null && server === postgresServer;
   await withAdmin(async (client) => {
     if (!template) return client.query(`CREATE DATABASE ${name}`);
+    if (stocked && template === server.templateName && (await claimStockedClone(client, checkout, template, name))) return;
     for (const deadline = Date.now() + TEMPLATE_WAIT_MS; ; await sleep(250)) {
       const { rows } = await client.query<{ ready: boolean }>('SELECT datistemplate AS ready FROM pg_database WHERE datname = $1', [
         template,
@@ -95,7 +99,8 @@ async function newDatabase(server: DatabaseServer, template?: string, name = `co
       }
     }
   }, server);
-  const drop = () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), server);
+  const dropNow = () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), server);
+  const drop = stocked ? () => withAdmin((client) => trashDatabase(client, checkout, name)).catch(dropNow) : dropNow;
   return { name, url: databaseUrl(name, server), drop };
 }
 
