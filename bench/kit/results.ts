@@ -107,14 +107,8 @@ export function summarize(runs: ServerRun[], server: Server): ServerSummary | un
       runs: figures.length,
       reqPerS: mean(figures.map((f) => f.reqPerS)),
       okPerS: mean(figures.map((f) => f.okPerS)),
-      latencyMs: latencyOf(figures.map((f) => f.latencyHistogram)) ?? {
-        // a record from before the histograms were kept
-        mean: mean(figures.map((f) => f.latencyMs.mean)),
-        p50: mean(figures.map((f) => f.latencyMs.p50)),
-        p97_5: mean(figures.map((f) => f.latencyMs.p97_5)),
-        p99: mean(figures.map((f) => f.latencyMs.p99)),
-        max: Math.max(...figures.map((f) => f.latencyMs.max)),
-      },
+      // every run carries its histogram (load.ts): percentiles do not average
+      latencyMs: latencyOf(figures.map((f) => f.latencyHistogram))!,
       runP99Ms: figures.map((f) => f.latencyMs.p99),
       errors: figures.reduce((sum, f) => sum + f.errors, 0),
       timeouts: figures.reduce((sum, f) => sum + f.timeouts, 0),
