@@ -8,9 +8,9 @@
 // Needs the local PostgreSQL (BENCH_ADMIN_URL) and, for timescale, a TimescaleDB
 // (BENCH_TIMESCALE_URL or ../shared/timescaledb/start.sh). 100M needs ~17 GB free (see docs/benchmarks.md).
 import { spawn } from 'node:child_process';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { loadavg } from 'node:os';
 import { onCleanUp, stopAll, track, wasInterrupted } from './kit/processes.js';
-import { commitMeasured, repoRoot, treeState } from './kit/checkout.js';
+import { commitMeasured, machineOfRun, repoRoot, treeState } from './kit/checkout.js';
 import { recordRun } from './kit/publish.js';
 import { scaleRunRecord } from './kit/run-record.js';
 import { DAYS, END, INGEST, PROBE_UNIT, type ProfileCurve, ROUNDS, type ScaleOptions, stepsUpTo, WARM_ROUNDS } from './kit/scale-plan.js';
@@ -106,14 +106,7 @@ export async function runScaleCurve(
     finishedAt: finishedAt.toISOString(),
     durationS: (finishedAt.getTime() - startedAt.getTime()) / 1000,
     max: options.max,
-    machine: {
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model ?? 'unknown',
-      memoryGb: totalmem() / 2 ** 30,
-      node: process.version,
-      commit: commitMeasured(),
-      loadAverage: { start: loadAtStart, end: loadavg()[0]! },
-    },
+    machine: { ...machineOfRun(loadAtStart), commit: commitMeasured() },
     method: METHOD,
     profiles,
     targets: judgeTargets(profiles, options.max),

@@ -7,7 +7,7 @@
 // interval ends with a sample (kit/soak-probes.ts); the verdict is kit/soak-verdict.ts's. Writes
 // bench/results/soak-*.json and a 'soak' line of runs.jsonl (--publish: the history and docs/benchmarks.md, kit/publish.ts).
 // Every process and the database go on every way out (the run's clean-up, Ctrl-C included).
-import { cpus, loadavg, totalmem } from 'node:os';
+import { loadavg } from 'node:os';
 import { buildDataset, type Dataset } from './kit/dataset.js';
 import { onCleanUp, sleep, stopAll, wasInterrupted } from './kit/processes.js';
 import { BENCH_JWT_SECRET, WORKERS } from './kit/config.js';
@@ -30,7 +30,7 @@ import {
 import { ResourceProbes, startPrivateRedis } from './kit/soak-probes.js';
 import { judgeSoak, type SoakInterval, type SoakReport, soakRunRecord, writeSoakReport } from './kit/soak-verdict.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
-import { commitOfRun, treeState } from './kit/checkout.js';
+import { commitOfRun, machineOfRun, treeState } from './kit/checkout.js';
 import { freePort } from '../src/free-port.js';
 
 /** A small data set: the soak measures what time does to the service, not the size of its answers. */
@@ -187,14 +187,7 @@ export async function measureSoak(options: SoakOptions, log: (line: string) => v
     startedAt: startedAt.toISOString(),
     durationS: (Date.now() - startedAt.getTime()) / 1000,
     options,
-    machine: {
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model ?? 'unknown',
-      memoryGb: totalmem() / 2 ** 30,
-      node: process.version,
-      loadAverage: { start: loadAtStart, end: loadavg()[0]! },
-      redis: redis.version,
-    },
+    machine: { ...machineOfRun(loadAtStart), redis: redis.version },
     service: { command: `node ${entries.project} (WORKERS=${WORKERS})`, workers: WORKERS, connections: SOAK_CONNECTIONS },
     dataset: { counts: dataset.counts, sensorUnits: dataset.layout.sensorUnitIds.length },
     intervals,

@@ -3,7 +3,7 @@
 // output file in bench/results/.
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -73,6 +73,26 @@ export function commitOfRun(start: TreeState = STATE_AT_START, end: TreeState = 
     movedTo: end.head === start.head ? null : end.head,
   };
 }
+
+/** The machine a report was measured on; `loadAtStart`: the 1-minute load average when the run began. */
+export interface MachineOfRun {
+  cpus: number;
+  cpuModel: string;
+  memoryGb: number;
+  node: string;
+  loadAverage: { start: number; end: number };
+}
+
+export const machineOfRun = (loadAtStart: number): MachineOfRun => ({
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model ?? 'unknown',
+  memoryGb: totalmem() / 2 ** 30,
+  node: process.version,
+  loadAverage: { start: loadAtStart, end: loadavg()[0]! },
+});
+
+/** A run's start (ISO 8601) as part of a file name: 2026-01-01T10-00-00Z. */
+export const fileStamp = (startedAt: string) => startedAt.replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z');
 
 export const shortHash = (hash: string | null) => (hash ? hash.slice(0, 7) : 'unknown');
 

@@ -5,14 +5,13 @@
 // loadtest-<start>.json, loadtest-latest.json and its line appended to runs.jsonl (kind
 // 'loadtest'). Nothing is published, and no file holds a token or the JWT.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { type CommitFacts, commitMeasured, commitOfRun } from './checkout.js';
+import { type CommitFacts, commitMeasured, commitOfRun, fileStamp, type MachineOfRun, machineOfRun } from './checkout.js';
 import { type LoadtestScenarioResult, WARMUP_SECONDS } from './loadtest-run.js';
 import type { Deployment, SensorHistory } from './loadtest-scenarios.js';
 import type { LoadtestTokens, RevocationOutcome } from './loadtest-tokens.js';
-import { left, n, pad } from './report.js';
-import { appendRecord, type MachineFacts } from './run-record.js';
+import { n, pad, textTable } from './report.js';
+import { appendRecord, type MachineFacts, machineOf } from './run-record.js';
 
 export interface LoadtestReport {
   kit: 'coldtrack-api loadtest';
@@ -43,7 +42,7 @@ export interface LoadtestReport {
     /** what the revocation could not revoke: tokens by id, or a creation that went unanswered (they expire at expiresAt) */
     leftActive: { id: string; reason: string }[];
   };
-  loadGenerator: { cpus: number; cpuModel: string; node: string; commit: string; loadAverage: { start: number; end: number } };
+  loadGenerator: MachineOfRun & { commit: string };
   scenarios: LoadtestScenarioResult[];
   notes: string[];
 }
@@ -91,13 +90,7 @@ export function assembleLoadtestReport(outcome: LoadtestOutcome): LoadtestReport
       revoked: tokens.revocation?.revoked ?? null,
       leftActive: tokens.revocation?.failed ?? [],
     },
-    loadGenerator: {
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model ?? 'unknown',
-      node: process.version,
-      commit: commitMeasured(),
-      loadAverage: { start: outcome.loadAtStart, end: loadavg()[0]! },
-    },
+    loadGenerator: { ...machineOfRun(outcome.loadAtStart), commit: commitMeasured() },
     scenarios: outcome.scenarios,
     notes: [
       "2xx/s and every figure are the measured run's, after its warm-up; latency percentiles are autocannon's, from the load generator: they include the network to the deployment.",
@@ -145,20 +138,21 @@ export function warningsOf(report: LoadtestReport): string[] {
 }
 
 export function formatLoadtestTable(report: LoadtestReport): string {
-  const columns: [string, number][] = [
-    ['scenario', 16],
-    ['load', 22],
-    ['asked/s', 8],
-    ['2xx/s', 9],
-    ['p50 ms', 8],
-    ['p97.5 ms', 9],
-    ['p99 ms', 8],
-    ['429', 6],
-    ['other non-2xx', 16],
-    ['errors', 7],
-  ];
-  const row = (values: string[]) =>
-    columns.map(([, width], i) => (i < 2 ? pad(values[i] ?? '', width) : left(values[i] ?? '', width))).join(' ');
+  const { row, head } = textTable(
+    [
+      ['scenario', 16],
+      ['load', 22],
+      ['asked/s', 8],
+      ['2xx/s', 9],
+      ['p50 ms', 8],
+      ['p97.5 ms', 9],
+      ['p99 ms', 8],
+      ['429', 6],
+      ['other non-2xx', 16],
+      ['errors', 7],
+    ],
+    2,
+  );
   const { tokens, plan } = report;
   const credentials =
     tokens.source === 'created'
@@ -169,8 +163,7 @@ export function formatLoadtestTable(report: LoadtestReport): string {
   const lines = [
     `coldtrack-api loadtest of the deployment at ${report.deployment.url}: ${plan.rate} requests/s a scenario, ${plan.seconds} s runs after a ${plan.warmupSeconds} s warm-up; ${credentials}`,
     '',
-    row(columns.map(([name]) => name)),
-    '-'.repeat(columns.reduce((sum, [, width]) => sum + width + 1, 0)),
+    ...head,
   ];
   for (const scenario of report.scenarios) {
     if (scenario.status !== 'measured') {
@@ -249,15 +242,7 @@ export function loadtestRecord(report: LoadtestReport, commit: CommitFacts = com
     date: report.startedAt,
     durationS: report.durationS,
     commit,
-    machine: {
-      cpuModel: loadGenerator.cpuModel,
-      cores: loadGenerator.cpus,
-      memoryGb: null,
-      node: loadGenerator.node,
-      postgres: null,
-      redis: null,
-      loadAverage: loadGenerator.loadAverage,
-    },
+    machine: machineOf(loadGenerator, null, null),
     target: { url: report.deployment.url, companyId: report.deployment.companyId },
     rate: report.plan.rate,
     seconds: report.plan.seconds,
@@ -285,7 +270,7 @@ export function loadtestRecord(report: LoadtestReport, commit: CommitFacts = com
 
 export function writeLoadtestOutput(report: LoadtestReport, outDir: string): { json: string; runs: string } {
   mkdirSync(outDir, { recursive: true });
-  const stamp = report.startedAt.replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z');
+  const stamp = fileStamp(report.startedAt);
   const json = `${JSON.stringify(report, null, 2)}\n`;
   const paths = {
     json: join(outDir, `loadtest-${stamp}.json`),

@@ -1,6 +1,7 @@
 // The report of a run: the table on stdout, and the files in bench/results/ (all git-ignored):
 // <timestamp>.json and latest.json (every figure and every target).
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileStamp, type MachineOfRun } from './checkout.js';
 import type { DatasetSize, Mode } from './config.js';
 import { pairedP50Ratio } from './statistics.js';
 import type { RevocationFigures } from './revocation.js';
@@ -18,18 +19,8 @@ export interface Report {
   durationS: number;
   seconds: number;
   runsPerServer: number;
-  machine: {
-    cpus: number;
-    cpuModel: string;
-    memoryGb: number;
-    node: string;
-    postgres: string;
-    redis: string;
-    commit: string;
-    /** 1-minute load average when the run started and ended: above the core count, something else was busy */
-    loadAverage: { start: number; end: number };
-    note: string;
-  };
+  /** loadAverage: above the core count, something else was busy */
+  machine: MachineOfRun & { postgres: string; redis: string; commit: string; note: string };
   services: Record<'project' | 'reference', { command: string; workers: number }>;
   dataset: {
     database: string;
@@ -50,30 +41,35 @@ export interface Report {
   notes: string[];
 }
 
-/** Table cells (also the loadtest's table, loadtest-report.ts): left-aligned and cut, right-aligned, a figure. */
+/** Table cells (also the loadtest's table, loadtest-report.ts): left-aligned and cut, a figure. */
 export const pad = (value: string, width: number) =>
   value.length >= width ? value.slice(0, width) : value + ' '.repeat(width - value.length);
-export const left = (value: string, width: number) => (value.length >= width ? value : ' '.repeat(width - value.length) + value);
 export const n = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 
-function row(cells: [string, number][], values: string[]) {
-  return cells.map(([, width], i) => (i < 3 ? pad(values[i] ?? '', width) : left(values[i] ?? '', width))).join(' ');
+/** A fixed-width table: its row(), and its head (names and a rule); the first `leftAligned` columns left-aligned and cut. */
+export function textTable(columns: [string, number][], leftAligned: number) {
+  const row = (values: string[]) =>
+    columns.map(([, width], i) => (i < leftAligned ? pad(values[i] ?? '', width) : (values[i] ?? '').padStart(width))).join(' ');
+  return { row, head: [row(columns.map(([name]) => name)), '-'.repeat(columns.reduce((sum, [, width]) => sum + width + 1, 0))] };
 }
 
 export function formatTable(report: Report): string {
-  const columns: [string, number][] = [
-    ['scenario', 16],
-    ['load', 26],
-    ['server', 10],
-    ['2xx/s', 9],
-    ['p50 ms', 8],
-    ['p97.5 ms', 9],
-    ['p99 ms', 8],
-    ['non-2xx', 8],
-    ['errors', 7],
-    ['RSS/worker MB', 14],
-    ['loop p99', 9],
-  ];
+  const { row, head } = textTable(
+    [
+      ['scenario', 16],
+      ['load', 26],
+      ['server', 10],
+      ['2xx/s', 9],
+      ['p50 ms', 8],
+      ['p97.5 ms', 9],
+      ['p99 ms', 8],
+      ['non-2xx', 8],
+      ['errors', 7],
+      ['RSS/worker MB', 14],
+      ['loop p99', 9],
+    ],
+    3,
+  );
   const lines: string[] = [];
   lines.push(
     `coldtrack-api benchmark (${report.mode}): ${report.seconds} s runs, ${report.runsPerServer} per server alternated project/reference; ` +
@@ -86,14 +82,7 @@ export function formatTable(report: Report): string {
         `${report.machine.loadAverage.end.toFixed(1)} at the end, on ${report.machine.cpus} cores): figures are noisier than usual`,
     );
   }
-  lines.push('');
-  lines.push(
-    row(
-      columns,
-      columns.map(([name]) => name),
-    ),
-  );
-  lines.push('-'.repeat(columns.reduce((sum, [, width]) => sum + width + 1, 0)));
+  lines.push('', ...head);
   for (const scenario of report.scenarios) {
     if (scenario.status !== 'measured') {
       lines.push(`${pad(scenario.id, 16)} ${scenario.reason}`);
@@ -110,7 +99,7 @@ export function formatTable(report: Report): string {
         // no answer completed within the run: there is no latency to show
         const latency = (ms: number) => (load.reqPerS > 0 ? n(ms) : '-');
         lines.push(
-          row(columns, [
+          row([
             li === 0 && server === 'project' ? scenario.id : '',
             server === 'project' ? label : '',
             server,
@@ -129,7 +118,7 @@ export function formatTable(report: Report): string {
         const p = figures.project;
         const r = figures.reference;
         lines.push(
-          row(columns, [
+          row([
             '',
             '',
             'ratio',
@@ -173,7 +162,7 @@ export function formatTable(report: Report): string {
 
 export function writeReports(report: Report, directory: URL): { json: string } {
   mkdirSync(directory, { recursive: true });
-  const stamp = report.startedAt.replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z');
+  const stamp = fileStamp(report.startedAt);
   const json = JSON.stringify(report, null, 2);
   writeFileSync(new URL(`${stamp}.json`, directory), json);
   writeFileSync(new URL('latest.json', directory), json);

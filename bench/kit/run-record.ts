@@ -5,7 +5,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Mode, Server } from './config.js';
-import { type CommitFacts, commitOfRun } from './checkout.js';
+import { type CommitFacts, commitOfRun, type MachineOfRun } from './checkout.js';
 import type { Report } from './report.js';
 import type { LoadSummary } from './results.js';
 import { LATENCIES, type LatencyKey, type ProfileCurve, type StepLabel } from './scale-plan.js';
@@ -147,17 +147,14 @@ export interface SoakRecord extends RecordBase {
 
 export type RunRecord = LoadRecord | ScaleRecord | SoakRecord;
 
-const machineOf = (machine: {
-  cpuModel: string;
-  cpus: number;
-  memoryGb: number;
-  node: string;
-  loadAverage: { start: number; end: number };
-}) => ({
+/** A report's machine as a record keeps it (postgres and redis: what the run knew of them). */
+export const machineOf = (machine: MachineOfRun, postgres: string | null, redis: string | null): MachineFacts => ({
   cpuModel: machine.cpuModel,
   cores: machine.cpus,
   memoryGb: Math.round(machine.memoryGb * 10) / 10,
   node: machine.node,
+  postgres,
+  redis,
   loadAverage: machine.loadAverage,
 });
 
@@ -183,7 +180,7 @@ export function loadRunRecord(report: Report, partial: string[], commit: CommitF
     date: report.startedAt,
     durationS: report.durationS,
     commit,
-    machine: { ...machineOf(report.machine), postgres: report.machine.postgres, redis: report.machine.redis },
+    machine: machineOf(report.machine, report.machine.postgres, report.machine.redis),
     partial,
     mode: report.mode,
     seconds: report.seconds,
@@ -262,7 +259,7 @@ export function scaleRunRecord(report: ScaleReport, partial: string[], commit: C
     date: report.startedAt,
     durationS: report.durationS,
     commit,
-    machine: { ...machineOf(report.machine), postgres: null, redis: null },
+    machine: machineOf(report.machine, null, null),
     partial,
     max: report.max,
     profiles: report.profiles.map((outcome) => scaleProfileRow(outcome.profile, outcome.status, outcome.reason, outcome.curve)),

@@ -1,10 +1,10 @@
 // The end of a run: the machine it ran on (versions, commit, load), the Report every output reads,
 // then the table on stdout and the files in bench/results/ (report.ts).
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus } from 'node:os';
 import { Redis } from 'ioredis';
 import { type KitConfig, WINDOW, WORKERS } from './config.js';
 import type { Dataset } from './dataset.js';
-import { commitMeasured } from './checkout.js';
+import { commitMeasured, machineOfRun } from './checkout.js';
 import { formatTable, type Report, writeReports } from './report.js';
 import type { ScenarioResult } from './results.js';
 import type { RevocationFigures } from './revocation.js';
@@ -60,14 +60,10 @@ export async function assembleReport(outcome: RunOutcome): Promise<Report> {
     seconds: config.seconds,
     runsPerServer: config.order.length / 2,
     machine: {
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model ?? 'unknown',
-      memoryGb: totalmem() / 2 ** 30,
-      node: process.version,
+      ...machineOfRun(outcome.loadAtStart),
       postgres: versions.rows[0]?.version.split(' on ')[0] ?? 'unknown',
       redis: redisVersion,
       commit: commitMeasured(),
-      loadAverage: { start: outcome.loadAtStart, end: loadavg()[0]! },
       note:
         `The load generator (autocannon, one process per load) runs on the same ${cpus().length} cores as both clusters, PostgreSQL and Redis: ` +
         "absolute figures are this machine's; the project/reference ratios are what carries over.",

@@ -2,6 +2,7 @@
 // against 1M), the table on stdout, and scale-<timestamp>.json and scale-latest.json in
 // bench/results/ (git-ignored).
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileStamp, type MachineOfRun } from './checkout.js';
 import {
   LATENCIES,
   type LatencyKey,
@@ -40,7 +41,7 @@ export interface ScaleReport {
   finishedAt: string;
   durationS: number;
   max: StepLabel;
-  machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; commit: string; loadAverage: { start: number; end: number } };
+  machine: MachineOfRun & { commit: string };
   /** how the curve is built and measured, in words (the same as the module headers) */
   method: string[];
   profiles: ProfileOutcome[];
@@ -221,7 +222,7 @@ export function formatScaleReport(report: ScaleReport): string {
 /** The JSON files; returns their paths. */
 export function writeScaleReport(report: ScaleReport, directory: URL): string[] {
   mkdirSync(directory, { recursive: true });
-  const stamp = report.startedAt.replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z');
+  const stamp = fileStamp(report.startedAt);
   const json = JSON.stringify(report, null, 2);
   return [`scale-${stamp}.json`, 'scale-latest.json'].map((name) => {
     writeFileSync(new URL(name, directory), json);

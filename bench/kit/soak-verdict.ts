@@ -3,8 +3,8 @@
 // (kind 'soak', run-record.ts) from which --publish renders docs/benchmarks.md's soak section.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type CommitFacts, repoRoot, shortHash } from './checkout.js';
-import type { SoakRecord } from './run-record.js';
+import { type CommitFacts, type MachineOfRun, repoRoot, shortHash } from './checkout.js';
+import { machineOf, type SoakRecord } from './run-record.js';
 import type { ResourceSample } from './soak-probes.js';
 import { type SoakOptions, verdictWindowMinutes } from './soak-traffic.js';
 
@@ -163,7 +163,7 @@ export interface SoakReport {
   startedAt: string;
   durationS: number;
   options: SoakOptions;
-  machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; loadAverage: { start: number; end: number }; redis: string };
+  machine: MachineOfRun & { redis: string };
   service: { command: string; workers: number; connections: number };
   dataset: { counts: Record<string, number>; sensorUnits: number };
   intervals: SoakInterval[];
@@ -184,15 +184,7 @@ export function soakRunRecord(report: SoakReport, partial: string[], commit: Com
     date: report.startedAt,
     durationS: report.durationS,
     commit,
-    machine: {
-      cpuModel: report.machine.cpuModel,
-      cores: report.machine.cpus,
-      memoryGb: Math.round(report.machine.memoryGb * 10) / 10,
-      node: report.machine.node,
-      postgres: null,
-      redis: report.machine.redis,
-      loadAverage: report.machine.loadAverage,
-    },
+    machine: machineOf(report.machine, null, report.machine.redis),
     partial,
     minutes: report.options.minutes,
     rate: report.options.rate,
