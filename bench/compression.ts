@@ -1,28 +1,10 @@
-// Benchmark P11: compressed responses and the partner toolkit's export, in one run (~4 minutes).
+// Benchmark P11 (docs/benchmarks.md): bytes on the wire of a 1,000-record sensor page and revenue
+// page (gzip and brotli against identity, >= 5x fewer; other zlib levels shown), their req/s
+// (>= 0.8x identity, on loopback so only the CPU of compressing shows; the server's CPU a request
+// beside, which unlike req/s does not move with the machine's load), and the export command's
+// throughput as a fraction of the rate limit's bound (>= 0.9, no 429: the cycle from the first
+// request of one window to the first of the next). A lifted limit shows the bound is what binds.
 //   node --import tsx bench/compression.ts [--quick]
-//
-// 1. Bytes on the wire of a 1,000-record sensor-data page (raw readings of one unit) and a
-//    1,000-record revenue page (20 units x 50 days, built by a rollup thread) with gzip and with
-//    brotli (the service's levels, src/plugins/compression.ts) against identity. Target: at least
-//    5x fewer bytes. For context, what other zlib levels would give on the same bodies (size and
-//    CPU time a page), so the choice is visible.
-// 2. Requests a second for each page and encoding (the kit's autocannon generator, kit/load.ts, at
-//    lower priority, 4 connections, the three encodings alternated over four rounds, medians), on
-//    loopback where bandwidth is free, so only the CPU cost of compressing shows. Target: at least
-//    0.8x identity. The server's CPU a request (this process: event loop, zlib's pool, rollup
-//    threads) is printed beside: it explains the ratio and, unlike req/s, does not move with what
-//    else the machine does (its load average is printed too).
-// 3. Export throughput as a fraction of the rate-limit bound: the token's 100 requests a minute
-//    carry at most 100,000 records a minute at 1,000 a page. The real app with the real limit
-//    (one process, counted in memory) and a fresh token; the export command's engine
-//    (client/export) pulls five units' raw readings (120 pages of exactly 1,000) with 4 units at
-//    once. The first window's 100 requests go out at once, then the client waits for the window
-//    to end: the measured cycle runs from the first request to the first request of the next
-//    window, and the fraction is the records that cycle carried over what the bound allows in
-//    the same time. Target: at least 0.9, with no 429. The same export against a lifted limit
-//    shows how far above the bound the client could go (so the bound is what binds).
-// The data set is the bench kit's (bench/kit/dataset.ts, small) in a throwaway database
-// (bench/kit/throwaway-db.ts, dropped on every way out), plus readings through the real ingest.
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,15 +1,6 @@
 // `npm run loadtest -- --base-url URL`: the bench's request scenarios against a running deployment
-// (staging), not a cluster the kit starts. With a Registered Employee's JWT (--jwt-file or
-// COLDTRACK_EMPLOYEE_JWT, never an argument) it creates the API tokens the asked rate needs under
-// their 100 requests a minute, in that employee's company, finds the company's units and its
-// sensor history through the API, runs each scenario at the rate, revokes every token it created
-// (also on an error and on Ctrl-C), then prints the table and writes loadtest-*.json and a
-// 'loadtest' line of runs.jsonl to --out (default bench/results/). It never publishes. With
-// --tokens-file it uses the tokens given, and creates and revokes none. `--help` for the options.
-// Progress goes to stderr, the table to stdout. Exit code: 0 the run completed (429s and missed
-// rates are printed as warnings); 1 it failed, was declined at the prompt, or left tokens it could
-// not revoke; 2 a bad command line (one line saying why); 130 interrupted, 143 on SIGTERM. The npm
-// script execs this file, so a signal npm passes on (SIGTERM from a supervisor, SIGINT) reaches it.
+// (what it creates and revokes, the output, the exit codes: docs/operations.md). Progress on stderr,
+// the table on stdout. The npm script execs this file, so a signal npm passes on reaches it.
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { cleanUp, handleInterrupts, onCleanUp, stopAll, wasInterrupted } from './kit/processes.js';

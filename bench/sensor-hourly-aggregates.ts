@@ -1,21 +1,10 @@
-// Benchmark (a), the kit's P4 (restated in issue 29): a year of hourly history for one unit from
-// the hourly aggregate against its floor, the same 17,520 rows (365 days x 24 h x 2 types) sent
-// from a plain table holding exactly them by the same path: the same query text through COPY, and
-// the same route and serializer (sensor-hourly-floor.ts). Target: within 1.3x of the floor both
-// ways, on both profiles; on postgres the aggregate also stays >= 10x faster than bucketing the
-// raw readings at query time (date_trunc + GROUP BY), alternating in the same run.
-// Other units' readings share the table, as in production (10,000 units there; 100 here), so one
-// unit's raw year is spread over many pages; the aggregate tables' closed months have been
-// compacted by the store's upkeep, as they would be after a year in service. Timed: the database
-// producing the rows and sending them (COPY ... TO STDOUT, the bytes drained), not node-pg
-// turning them into objects, which costs the same for both and would only blur the comparison;
-// the parsed-rows figure is printed too.
-// Storage profiles: the store as a year in service leaves it. postgres: closed months of the
-// aggregate tables compacted. timescale: the policies run (both aggregates materialized and, with
-// migration 008's layout, in the columnstore; the readings' chunks compressed a week after they
-// end, which is every loaded chunk here). The timescale run also measures the moment before the
-// readings' compression (the aggregates already laid out), printed for comparison: columnar raw
-// readings make bucketing them at query time itself ~2-3x faster.
+// Benchmark (a), P4: a year of one unit's hourly history from the aggregate against its floor, the
+// same 17,520 rows from a plain table of exactly them (same query through COPY, same route:
+// sensor-hourly-floor.ts): <= 1.3x on both profiles; on postgres also >= 10x faster than bucketing
+// raw readings (date_trunc + GROUP BY). Other units' readings share the table, as in production.
+// Timed: the database producing and sending the rows (COPY ... TO STDOUT), not node-pg's parsing,
+// which costs both the same and only blurs the ratio. timescale also shows the moment before the
+// readings' compression.
 //   node --import tsx bench/sensor-hourly-aggregates.ts [--quick] [--profile postgres|timescale]
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';

@@ -1,10 +1,7 @@
-// The HTTP the kit sends to a server under test. The load: autocannon in long-lived child
-// processes (one per priority), so the load generator never sits on the orchestrator's event loop
-// and no run pays for starting one. Jobs go in as JSON lines on stdin (request lists with hundreds
-// of tokens are too big for arguments), results come back as JSON lines. The event-loop scenarios
-// use the child at nice 10, so the generator does not outbid the loops being measured for a CPU.
-// And one request at a time (`request`), for readiness probes, the revocation rounds and the
-// event-loop reads.
+// The HTTP the kit sends to a server under test. The load: autocannon in long-lived child processes
+// (one per priority), so the generator never sits on the orchestrator's event loop; jobs go in as
+// JSON lines on stdin (request lists are too big for arguments). The event-loop scenarios run it at
+// nice 10, so it does not outbid the loops measured for a CPU. And `request`, one at a time.
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import { createRequire } from 'node:module';

@@ -1,9 +1,6 @@
-// The loadtest's report: what ran against which deployment with which tokens, and each load's
-// figures (the bench's LoadFigures: 2xx/s, latency percentiles, statuses, errors), one
-// "deployment" where the bench has project and reference; its table for stdout, with the warnings
-// it leads with; and what a loadtest leaves in --out (default bench/results/, git-ignored):
-// loadtest-<start>.json, loadtest-latest.json and its line appended to runs.jsonl (kind
-// 'loadtest'). Nothing is published, and no file holds a token or the JWT.
+// The loadtest's report: what ran against which deployment with which tokens, each load's figures
+// (one "deployment" where the bench has project and reference), its table with the warnings it
+// leads with, and what it leaves in --out. Nothing is published; no file holds a token or the JWT.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CommitFacts, commitMeasured, commitOfRun, fileStamp, type MachineOfRun, machineOfRun } from './checkout.js';

@@ -1,8 +1,6 @@
-// Running the loadtest's scenarios against the deployment, one after another: each load a
-// 1-second warm-up (connections opened, tokens in the workers' caches), then its measured run, both
-// at its steady rate. The tokens are dealt in one rotation across every load: each run starts with
-// the token after the last one the previous run dealt, so no token gets more than its share
-// however short the runs (one skipped now and then, load.ts's runDealtLoad, is harmless).
+// Running the loadtest's scenarios one after another, each load a 1-second warm-up then its measured
+// run at its steady rate. The tokens are dealt in one rotation across every load, each run starting
+// after the last token the previous one dealt, so no token gets more than its share.
 import type { DeploymentScenario, LoadtestContext, LoadtestLoad } from './loadtest-scenarios.js';
 import { type LoadFigures, runDealtLoad } from './load.js';
 

@@ -1,9 +1,6 @@
-// The bench's request scenarios as `npm run loadtest` runs them against a deployment. First what
-// they need to know of it, asked of its API rather than of a database: the employee's company and
-// its live units (GET /api/v1/cooling-units with the JWT), and where its sensor history lies (a
-// few GET /api/v1/sensor-data pages with one token): the first and last day with readings, the
-// units read on the last full day and how many readings a day each has, and how deep the raw
-// history of the last year goes.
+// The bench's request scenarios as `npm run loadtest` runs them against a deployment: first what
+// they need to know of it, asked of its API rather than a database (the employee's company and live
+// units, where its sensor history lies), then the scenarios on its own units and dates.
 import { ColdtrackApiError, ColdtrackClient, RateBudget } from '@coldtrack/client';
 import { formatDay, MAX_SENSOR_WINDOW_DAYS, parseDay } from '../../src/data-surface/window.js';
 import { DAY_MS } from '../../src/time.js';

@@ -1,19 +1,9 @@
-// P7: a revoked token is refused by every worker from the moment the revoke call returns. Each
-// round hammers one fresh token from several keep-alive connections (spread over the workers by
-// the cluster), revokes it through the management API mid-stream, and keeps hammering; every
-// request's start time is recorded, and a 2xx to a request that STARTED after the revoke call
-// returned is a violation. Requests are paced so the token's 100/min budget lasts past the revoke:
-// the refusals after it must be 401 (revoked), not 429 (which would prove nothing).
-//
-// Two variants run on clusters of their own (the project's compiled server, on the data set's
-// database and a private redis-server the kit may kill), when the caller passes the database:
-//   - two-instances: two project clusters on one Redis and one database; every round's lanes are
-//     spread over both, and the revoke goes through each in turn;
-//   - redis-restart: the Redis under the cluster is killed and started again, empty (nothing is
-//     saved), mid-round: right after the revoke returned (the markers are lost while the workers
-//     still cache the token), or right before it (the revoke is retried on 503 as a client
-//     honouring Retry-After would; it "returned" when it answered 200).
-// The target is the same in every variant: 0 requests accepted after the revoke returned.
+// P7: a revoked token is refused by every worker once the revoke call returns (docs/benchmarks.md).
+// A round hammers one fresh token from several connections, revokes it mid-stream and counts 2xx
+// answers to requests STARTED after the revoke returned. Paced so the token's 100/min outlasts the
+// revoke: the refusals must be 401, not 429 (which would prove nothing). Variants on clusters of
+// their own: two-instances (one Redis, one database) and redis-restart (Redis killed and started
+// empty right after the revoke, or right before it, the revoke retried on 503).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';

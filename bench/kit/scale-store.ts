@@ -1,9 +1,6 @@
-// One size of the P9 scale curve in its database (bench/scale-profile.ts): the fleet's readings
-// loaded through the real ingest with progress on stderr, the timescale policies set to act as
-// they would have at END, what the store takes on disk and a sampler of the disk it uses; then
-// what is measured on it: the probe unit's four requests through the real app (routing, token,
-// access control, page placement, the SQL of sql/queries/sensor-data.sql, serialization), and
-// the live ingest batch's rate.
+// One size of the P9 scale curve in its database (bench/scale-profile.ts): the fleet loaded through
+// the real ingest, the timescale policies acting as they would have at END, its bytes on disk; then
+// the probe unit's requests through the real app and the live ingest batch's rate.
 import { existsSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import type pg from 'pg';

@@ -391,16 +391,9 @@ function mixedPath(token: BenchToken, i: number, layout: Layout, sensor: boolean
 export const BESIDE_LOADS = { control: 'mixed alone (control)', beside: 'mixed beside bulk', pulls: 'bulk pulls' } as const;
 
 /**
- * The mixed traffic while bulk pulls of one format stream beside it (P5 and P8): CSV pulls put
- * COPY bytes and gzip on the worker, Parquet pulls an encoding thread besides. The mixed traffic
- * runs at a fixed rate, half of what the pilot measured the cluster to serve of it alone, so the
- * loop's delay is that of the work (a saturated 2-core machine delays every loop whatever runs
- * on it); its control, the same traffic at the same rate without the pulls, alternates with it
- * (control, bulk, bulk, control, ...), the event loop read per phase.
- */
-/**
  * The mixed traffic at a fixed rate: half the busiest second the pilot measured of `pilotLabel`
- * (at full speed in the pilot itself, which measures it).
+ * (at full speed in the pilot itself, which measures it), so the loop's delay is that of the work:
+ * a saturated 2-core machine delays every loop whatever runs on it.
  */
 function mixedAtHalf(label: string, pilotLabel: string, seconds: number, context: BuildContext): Load {
   const { credentials, layout, sensorAvailable, rate, pilotPeak } = context;

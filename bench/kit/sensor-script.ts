@@ -1,13 +1,8 @@
 // What the bench/sensor-*.ts scripts share: a throwaway database of one storage profile
-// (kit/throwaway-db.ts drops it on every way out), a company with units, readings loaded through
-// the real ingest, the store's upkeep as a year in service would have left it, the app on it,
-// and the PASS/MISS report (a line per target and a final JSON line that
-// bench/kit/sensor-targets.ts reads).
-//
-// Profile: `--profile postgres|timescale` or BENCH_SENSOR_PROFILE (default postgres). postgres
-// runs on the local PostgreSQL (BENCH_ADMIN_URL); timescale on a real TimescaleDB
-// (BENCH_TIMESCALE_URL, else ../shared/timescaledb/start.sh; kit/sensor-profiles.ts). Without
-// one, the script prints NOT MEASURED with the reason and exits 0.
+// (`--profile postgres|timescale` or BENCH_SENSOR_PROFILE; without a server for it every target is
+// NOT MEASURED and the script exits 0), a company whose readings go through the real ingest, the
+// store's upkeep as a year in service leaves it, the app on it, and the PASS/MISS report whose
+// final JSON line kit/sensor-targets.ts reads.
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import pg from 'pg';

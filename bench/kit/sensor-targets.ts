@@ -1,17 +1,7 @@
-// Where the sensor-data work plugs into the kit (the one file to finish that wiring in):
-// - sensorDataAvailable: the probe deciding whether the HTTP sensor scenarios (raw and hourly
-//   1,000-row pages, the deep pagination walk; targets P2 and P3) run or are reported as
-//   "not measured: sensor-data not available";
-// - loadSensorReadings: the readings those scenarios read (~1 M raw rows), loaded only when the
-//   endpoint is there, into the sensor store of migration 003 (partitions prepared first; the
-//   TimescaleDB profile's continuous aggregates refreshed after);
-// - sensorScriptTargets: the sensor engineer's bench/sensor-*.ts scripts (P2 pages/s, P3 deep
-//   pages, P4 hourly from aggregates vs bucketing raw rows, P6 ingest, P12 the change feed) run as child processes on
-//   each storage profile: postgres on the local PostgreSQL, timescale on a real TimescaleDB
-//   (sensor-profiles.ts: BENCH_TIMESCALE_URL or ../shared/timescaledb/start.sh; NOT MEASURED with
-//   the reason without one). Their final JSON line is read when they print one, else their
-//   PASS/MISS lines. P4 and P6 are judged from them, on both profiles; the report shows every
-//   script's figure per profile side by side.
+// The sensor-data work in `npm run bench`: the probe that decides whether the HTTP sensor scenarios
+// run, the ~1 M readings they read, and the bench/sensor-*.ts scripts run as child processes on each
+// storage profile (P2, P3, P4, P6, P12, P15; docs/benchmarks.md, "The scripts"), judged from the
+// final JSON line each prints (kit/sensor-script.ts, report).
 import { spawn } from 'node:child_process';
 import type pg from 'pg';
 import { isStopping, track } from './processes.js';

@@ -1,6 +1,6 @@
-// The P14 verdict from a soak's samples, and the soak's report (bench/soak.ts): the verdict and
-// the series as text on stdout, every figure as JSON (soak-<timestamp>.json), and the run's line
-// (kind 'soak', run-record.ts) from which --publish renders docs/benchmarks.md's soak section.
+// The P14 verdict from a soak's samples (pure: the tests feed it made-up series), and the soak's
+// report: text on stdout, soak-<time>.json, and its line of runs.jsonl (--publish renders the
+// docs' soak section from it).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CommitFacts, type MachineOfRun, repoRoot, shortHash } from './checkout.js';
@@ -8,8 +8,7 @@ import { machineOf, type SoakRecord } from './run-record.js';
 import type { ResourceSample } from './soak-probes.js';
 import { type SoakOptions, verdictWindowMinutes } from './soak-traffic.js';
 
-// The P14 verdict from a soak's samples (pure: the tests feed it made-up series). Windows scale
-// with the soak (5 minutes of 30): memory is judged after the first window (start-up, JIT and
+// Windows scale with the soak (5 minutes of 30); memory is judged after the first (start-up, JIT,
 // caches filling), latency and connections compare the first window with the last.
 //   memory: per worker, the least-squares slope of RSS over time after the first window,
 //           as MB per 10 minutes: < 5

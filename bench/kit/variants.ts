@@ -1,19 +1,9 @@
-// Variants of the project's cluster against the cluster as shipped, in one run. For each case two
-// fresh project clusters are started from the same build, one as shipped and one with a few
-// variables set, each warmed by one unmeasured pilot, and one scenario runs against both through
-// the same machinery as project/reference (pilot, alternating order, one retry on 429s, histograms
-// merged): the "project" slot is the cluster as shipped, the "reference" slot the variant. Both
-// fresh, because the run's own project cluster has served every scenario before: its compiled
-// code, caches and heap are not those of a cluster started a second ago (a first smoke run put a
-// fresh variant's pilot at a tenth of the old cluster's). The cases:
-// - tracing (P19, issue 45): small-page with tracing off (shipped) and on, exporting to a loopback
-//   OTLP/HTTP sink (kit/trace-sink.ts) with 1 % of new traces sampled: CPU an answer off / on >= 0.97,
-//   over three fresh pairs of clusters (a judged case: its 3 % is inside what one pair varies by).
-// - usage (issue 27): small-page with per-token usage counting (shipped) and without
-//   (COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE, read only for this): CPU an answer without / with >= 0.97.
-// - bulk-yield: bulk-csv-beside-mixed (P5) with bulk streams never yielding (BULK_YIELD_LAG_MS 0,
-//   shipped) and yielding at 10: what yielding buys, the event loop beside the pulls, against what it
-//   costs, the pulls a minute. Informative: P5's verdict stays with the scenario itself.
+// Variants of the project's cluster against the cluster as shipped (docs/benchmarks.md, "Cluster
+// variants"): two fresh clusters from the same build, shipped in the "project" slot and the variant
+// in the "reference" slot, through the same pilot, alternation and retry as project/reference.
+// Both fresh: the run's own project cluster has served every scenario, and a first smoke run put a
+// fresh cluster's pilot at a tenth of the old one's. Cases: tracing (P19) and usage (issue 27),
+// judged on three fresh pairs (runVariant says why), and bulk-yield (informative, one pair).
 import type { Server } from './config.js';
 import { cpuMsPerAnswer as cpuMsPerAnswerOf, type LoadSummary, type ServerRun, summarize, worstPhaseLoop } from './results.js';
 import { pilotOf, runBothServers, type ScenarioSetting } from './scenario-runs.js';
