@@ -15,7 +15,6 @@ import { loadavg } from 'node:os';
 import { type BenchDatabase, createBenchDatabase, createUnits, profile, upkeepAfter } from './kit/sensor-script.js';
 import {
   bytesOnDisk,
-  gb,
   loadFleet,
   type MeasuredStore,
   measureIngest,
@@ -35,6 +34,7 @@ import {
   type StepFigures,
   stepsUpTo,
 } from './kit/scale-plan.js';
+import { gigabytes } from './kit/statistics.js';
 
 const started = performance.now();
 const seconds = (since: number) => (performance.now() - since) / 1000;
@@ -67,7 +67,7 @@ async function measureStep(step: (typeof steps)[number], isLast: boolean): Promi
   try {
     log(`${step.label}: ${step.units} units x ${DAYS} days = ${readings} readings into ${db.url.replace(/^.*\//, '')}`);
     const company = await createUnits(db.pool, Math.max(step.units, INGEST.units));
-    const load = await loadFleet(db.pool, step.units, (line) => log(`${step.label} ${line}; on disk ${gb(disk.latest())}`));
+    const load = await loadFleet(db.pool, step.units, (line) => log(`${step.label} ${line}; on disk ${gigabytes(disk.latest())}`));
     log(
       `${step.label}: loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.perSecond)} readings/s; the last tenth ${Math.round(load.lastTenthPerSecond)}/s)`,
     );
@@ -79,7 +79,7 @@ async function measureStep(step: (typeof steps)[number], isLast: boolean): Promi
     log(`${step.label}: upkeep (${upkeep.steps.join(', ')}; VACUUM ANALYZE) in ${upkeep.seconds.toFixed(0)} s; ${layout}`);
     const bytes = await bytesOnDisk(db);
     log(
-      `${step.label}: on disk as loaded ${gb(bytesLoaded.database)}, after upkeep ${gb(bytes.database)} ` +
+      `${step.label}: on disk as loaded ${gigabytes(bytesLoaded.database)}, after upkeep ${gigabytes(bytes.database)} ` +
         `(${((bytes.readings + bytes.aggregates) / readings).toFixed(1)} bytes a reading, aggregates included)`,
     );
 
@@ -125,7 +125,7 @@ try {
       const figures = await measureStep(step, index === steps.length - 1);
       curve.steps.push(figures);
       log(
-        `${step.label}: done in ${figures.wallSeconds.toFixed(0)} s, peak on disk ${gb(figures.peakDatabaseBytes)}` +
+        `${step.label}: done in ${figures.wallSeconds.toFixed(0)} s, peak on disk ${gigabytes(figures.peakDatabaseBytes)}` +
           (index === 0 && index < steps.length - 1 ? '; kept, to be measured beside the larger sizes' : '; its database dropped'),
       );
     } catch (error) {

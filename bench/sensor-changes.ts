@@ -16,9 +16,9 @@ import { readingChunks } from '../src/sensors/generate.js';
 import { ingestReadings } from '../src/sensors/ingest.js';
 import { createChangeFeed } from '../src/sensors/changes.js';
 import * as script from './kit/sensor-script.js';
-import { fixed, median, timed } from './kit/statistics.js';
+import { fixed, gigabytes, median, timed } from './kit/statistics.js';
 import { isStepLabel, READINGS_PER_UNIT, SCALE_STEPS } from './kit/scale-plan.js';
-import { gb, loadFleet, policiesAsOf, storeLayout } from './kit/scale-store.js';
+import { loadFleet, policiesAsOf, storeLayout } from './kit/scale-store.js';
 
 const INGEST_UNITS = script.quick ? 50 : 200;
 const INGEST_DAYS = script.quick ? 4 : 14;
@@ -91,7 +91,7 @@ try {
       `SELECT (SELECT count(*) FROM sensor_readings)::text AS readings, (SELECT count(*) FROM sensor_changes)::text AS changes,
               pg_database_size(current_database())::text AS bytes`,
     );
-    store = `${sizes[0]!.readings} readings (the P9 ${fleet.label} fleet) and the ${sizes[0]!.changes} changes their load recorded, ${gb(Number(sizes[0]!.bytes))} on disk`;
+    store = `${sizes[0]!.readings} readings (the P9 ${fleet.label} fleet) and the ${sizes[0]!.changes} changes their load recorded, ${gigabytes(Number(sizes[0]!.bytes))} on disk`;
     console.log(`  store: ${store}`);
   }
   const dayStart = new Date(script.END.getTime() - 86_400_000);

@@ -3,6 +3,7 @@
 // after the last token the previous one dealt, so no token gets more than its share.
 import type { DeploymentScenario, LoadtestContext, LoadtestLoad } from './loadtest-scenarios.js';
 import { type LoadFigures, runDealtLoad } from './load.js';
+import { ms } from './statistics.js';
 
 export const WARMUP_SECONDS = 1;
 
@@ -36,8 +37,6 @@ export interface RunSetting {
   interrupted: () => boolean;
   log: (line: string) => void;
 }
-
-const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
 
 function resultOf(load: LoadtestLoad, figures: LoadFigures): LoadtestLoadResult {
   const otherNon2xx = Object.fromEntries(Object.entries(figures.statusCodes).filter(([code]) => !code.startsWith('2') && code !== '429'));

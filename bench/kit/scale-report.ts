@@ -14,6 +14,7 @@ import {
   type StepLabel,
 } from './scale-plan.js';
 import type { SensorProfile } from './sensor-profiles.js';
+import { gigabytes, ms } from './statistics.js';
 
 export interface ProfileOutcome {
   profile: SensorProfile;
@@ -42,8 +43,6 @@ export interface ScaleReport {
   durationS: number;
   max: StepLabel;
   machine: MachineOfRun & { commit: string };
-  /** how the curve is built and measured, in words (the same as the module headers) */
-  method: string[];
   profiles: ProfileOutcome[];
   targets: ScaleTarget[];
   /** the highest pg_database_size of any size of any profile, with the 1M store kept beside it (one profile at a time) */
@@ -51,9 +50,7 @@ export interface ScaleReport {
   peakFileSystemGrowthBytes: number | null;
 }
 
-const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
 const thousands = (value: number) => Math.round(value).toLocaleString('en-US');
-export const gigabytes = (bytes: number) => `${(bytes / 2 ** 30).toFixed(2)} GB`;
 export const perReading = (bytes: number, step: StepFigures) => bytes / step.readings;
 
 /** The 1M figures a size's ratios are taken against: the 1M store measured beside it, else the 1M step's own. */

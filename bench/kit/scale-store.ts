@@ -29,8 +29,6 @@ import {
 import { median, timed } from './statistics.js';
 
 const PROGRESS_EVERY_MS = 15_000;
-const GB = 2 ** 30;
-export const gb = (bytes: number) => `${(bytes / GB).toFixed(2)} GB`;
 
 /**
  * The fleet's two years (every unit at one instant, then the next) through the ingest: CSV text

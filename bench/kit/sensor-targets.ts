@@ -151,48 +151,25 @@ export interface SensorScriptResults {
   outcomes: Record<ScriptTarget, Record<SensorProfile, ScriptOutcome>>;
 }
 
-interface ParsedTarget {
-  pass?: boolean;
-  status?: string;
-  measured?: string | number;
-  ratio?: number;
-  detail?: string;
-}
+/** A target of the scripts' final JSON line (kit/sensor-script.ts, report() and notMeasured()): no `pass` when not measured. */
+type ScriptLineTarget = { pass?: boolean; measured: string; ratio?: number; detail: string };
 
-/** The script's final JSON line ({"P4": {...}} or {"targets": {"P4": {...}}}), else its PASS/MISS lines. */
+/** The target `key` of a script's final JSON line, {"profile": ..., "targets": {"P4": {...}}}. */
 export function parseScriptOutput(output: string, key: ScriptTarget, source: string): ScriptOutcome | null {
-  const lines = output.trim().split('\n');
-  const last = lines.at(-1)?.trim() ?? '';
-  if (last.startsWith('{')) {
-    try {
-      const json = JSON.parse(last) as Record<string, unknown> & { targets?: Record<string, ParsedTarget> };
-      const entry = (json.targets?.[key] ?? json[key]) as ParsedTarget | undefined;
-      if (entry && typeof entry === 'object') {
-        const passed =
-          entry.pass ??
-          (typeof entry.status === 'string' && !/^not measured/i.test(entry.status) ? /^pass/i.test(entry.status) : undefined);
-        return {
-          status: passed === undefined ? 'not measured' : passed ? 'pass' : 'miss',
-          measured: String(entry.measured ?? entry.ratio ?? ''),
-          ratio: typeof entry.ratio === 'number' ? entry.ratio : null,
-          detail: entry.detail ?? JSON.stringify(entry),
-          source,
-        };
-      }
-    } catch {
-      // not JSON after all: read the lines
-    }
+  try {
+    const json = JSON.parse(output.trim().split('\n').at(-1) ?? '') as { targets?: Record<string, ScriptLineTarget | undefined> };
+    const entry = json.targets?.[key];
+    if (!entry) return null;
+    return {
+      status: entry.pass === undefined ? 'not measured' : entry.pass ? 'pass' : 'miss',
+      measured: entry.measured,
+      ratio: entry.ratio ?? null,
+      detail: entry.detail,
+      source,
+    };
+  } catch {
+    return null; // no JSON line: the script failed before its report
   }
-  const line = lines.find((text) => new RegExp(`\\b${key}\\b`).test(text) && /\b(PASS|MISS|MISSED)\b/.test(text));
-  if (!line) return null;
-  const ratio = /(\d+(?:\.\d+)?)\s*x\b/.exec(line);
-  return {
-    status: /\bPASS\b/.test(line) ? 'pass' : 'miss',
-    measured: line.trim(),
-    ratio: ratio ? Number(ratio[1]) : null,
-    detail: line.trim(),
-    source,
-  };
 }
 
 function runScript(

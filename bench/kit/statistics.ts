@@ -17,6 +17,9 @@ export function median(values: number[]): number {
 }
 
 export const fixed = (value: number, digits = 1) => value.toFixed(digits);
+/** A latency in ms as the reports print it: whole from 100 ms, else to a tenth. */
+export const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
+export const gigabytes = (bytes: number) => `${(bytes / 2 ** 30).toFixed(2)} GB`;
 
 /** Student's t, two-sided 95 %, by degrees of freedom (1..30; beyond, the normal's 1.96 is close enough). */
 const T_95 = [

@@ -244,7 +244,6 @@ export function scaleReport(): ScaleReport {
     durationS: 1800,
     max: '100M',
     machine: { cpus: 2, cpuModel: 'AMD EPYC', memoryGb: 23.5, node: 'v20.20.2', commit: 'abc1234', loadAverage: { start: 0.5, end: 0.9 } },
-    method: [],
     profiles,
     targets: judgeTargets(profiles, '100M'),
     peakDatabaseBytes: 14 * 2 ** 30,
