@@ -27,7 +27,8 @@ import {
   tokenLifeCycle,
   type TrafficTally,
 } from './kit/soak-traffic.js';
-import { ResourceProbes, startPrivateRedis } from './kit/soak-probes.js';
+import { startPrivateRedis } from './kit/private-redis.js';
+import { ResourceProbes } from './kit/soak-probes.js';
 import { judgeSoak, type SoakInterval, type SoakReport, soakRunRecord, writeSoakReport } from './kit/soak-verdict.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
 import { commitOfRun, machineOfRun, treeState } from './kit/checkout.js';

@@ -4,13 +4,13 @@
 // revoke: the refusals must be 401, not 429 (which would prove nothing). Variants on clusters of
 // their own: two-instances (one Redis, one database) and redis-restart (Redis killed and started
 // empty right after the revoke, or right before it, the revoke retried on 503).
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
 import { freePort } from '../../src/free-port.js';
 import { generateToken, hashToken } from '../../src/tokens/format.js';
-import { sleep, track, within } from './processes.js';
+import { type PrivateRedis, startPrivateRedis } from './private-redis.js';
+import { sleep } from './processes.js';
 import { BENCH_JWT_SECRET, WORKERS } from './config.js';
 import { ALL_SCOPES, type BenchToken, type Employee } from './credentials.js';
 import { request } from './load.js';
@@ -235,62 +235,6 @@ export async function measureRevocation(
 
 /** The project's server as `npm run build` compiles it (the kit builds it before the clusters start). */
 const PROJECT_ENTRY = 'dist/src/main.js';
-
-interface PrivateRedis {
-  url: string;
-  /** SIGKILL, then the same port again: empty (--save '', no AOF) */
-  restart(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-async function startPrivateRedis(): Promise<PrivateRedis> {
-  const port = await freePort();
-  let child: ChildProcess | null = null;
-  const exited = (process: ChildProcess) =>
-    process.exitCode !== null || process.signalCode !== null
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => process.once('exit', () => resolve()));
-
-  async function start() {
-    const started = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
-      {
-        detached: true, // its own process group, like every child the kit tracks
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    track(started);
-    child = started;
-    let output = '';
-    started.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    started.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const deadline = performance.now() + 10_000;
-    while (!/Ready to accept connections/.test(output)) {
-      if (started.exitCode !== null) throw new Error(`redis-server on ${port} exited: ${output.slice(-500)}`);
-      if (performance.now() > deadline) throw new Error(`redis-server on ${port} was not ready within 10 s`);
-      await sleep(10);
-    }
-  }
-
-  async function kill() {
-    const running = child;
-    child = null;
-    if (!running) return;
-    running.kill('SIGKILL');
-    await within(exited(running), 5000);
-  }
-
-  await start();
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    async restart() {
-      await kill();
-      await start();
-    },
-    stop: kill,
-  };
-}
 
 /** Fresh Bench Alpha tokens (the revoker's company, every scope), inserted as the kit's others are. */
 async function insertTokens(databaseUrl: string, revoker: Employee, count: number): Promise<BenchToken[]> {

@@ -3,13 +3,10 @@
 // the cluster's event-loop lag (its /metrics: prom-client resets its lag histogram on every
 // scrape, so each sample covers the interval since the last), the service's PostgreSQL
 // connections (pg_stat_activity by application name, the bench database only) and its Redis
-// connections (CLIENT LIST by connection name, on a Redis of the soak's own). Also that Redis.
-import { spawn } from 'node:child_process';
+// connections (CLIENT LIST by connection name, on a Redis of the soak's own: kit/private-redis.ts).
 import { readdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { freePort } from '../../src/free-port.js';
-import { sleep, track } from './processes.js';
 import { request } from './load.js';
 
 export interface WorkerSample {
@@ -109,40 +106,4 @@ export class ResourceProbes {
     await this.database.client.end().catch(() => {});
     this.redis.disconnect();
   }
-}
-
-/**
- * A Redis of the soak's own (redis-server on a free loopback port, nothing saved): the shared one
- * holds other clusters' connections under the same names, and the soak counts its service's.
- */
-export async function startPrivateRedis(): Promise<{ url: string; version: string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    detached: true,
-    stdio: 'ignore',
-  });
-  track(child);
-  const url = `redis://127.0.0.1:${port}`;
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await Promise.race([exited, sleep(5000)]);
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  };
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on('error', () => {});
-    try {
-      await probe.connect();
-      const version = /redis_version:(\S+)/.exec(await probe.info('server'))?.[1] ?? 'unknown';
-      probe.disconnect();
-      return { url, version, stop };
-    } catch {
-      probe.disconnect();
-      await sleep(100);
-    }
-  }
-  await stop();
-  throw new Error(`redis-server did not answer on port ${port}`);
 }
