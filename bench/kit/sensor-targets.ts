@@ -120,29 +120,14 @@ export interface ScriptOutcome {
   source: string;
 }
 
-/** The scripts, in the order they run (the quick run's budget goes to the first ones). */
-export const SENSOR_SCRIPTS: readonly { key: ScriptTarget; file: string; what: string; goal: string }[] = [
-  {
-    key: 'P4',
-    file: 'sensor-hourly-aggregates.ts',
-    what: 'a year of one unit hourly: aggregates vs the same rows from a plain table (and vs bucketing raw rows)',
-    goal: '<= 1.3x the floor; postgres >= 10x raw',
-  },
-  { key: 'P6', file: 'sensor-ingest.ts', what: 'ingest with aggregates vs plain COPY', goal: '>= 0.6x, and >= 100k readings/s' },
-  { key: 'P2', file: 'sensor-pages-per-second.ts', what: '1,000-record pages/s vs a naive pg + JSON.stringify handler', goal: '>= 2x' },
-  { key: 'P3', file: 'sensor-deep-pages.ts', what: 'page 500 vs page 1, cold, ~1 M readings', goal: '<= 1.1x' },
-  {
-    key: 'P12',
-    file: 'sensor-changes.ts',
-    what: 'the change feed: ingest with change tracking vs without; a day of changes per page',
-    goal: '>= 0.95x, and <= 50 ms p50',
-  },
-  {
-    key: 'P15',
-    file: 'sensor-bulk-export.ts',
-    what: "a fleet's hourly year (>= 3 M records) by coldtrack-export's bulk pull vs COPY of the same rows + gzip",
-    goal: '>= 200,000 records/s, and >= 0.5x COPY + gzip',
-  },
+/** The scripts, in the order they run (the quick run's budget goes to the first ones); what each measures: docs/benchmarks.md. */
+export const SENSOR_SCRIPTS: readonly { key: ScriptTarget; file: string; goal: string }[] = [
+  { key: 'P4', file: 'sensor-hourly-aggregates.ts', goal: '<= 1.3x the floor; postgres >= 10x raw' },
+  { key: 'P6', file: 'sensor-ingest.ts', goal: '>= 0.6x, and >= 100k readings/s' },
+  { key: 'P2', file: 'sensor-pages-per-second.ts', goal: '>= 2x' },
+  { key: 'P3', file: 'sensor-deep-pages.ts', goal: '<= 1.1x' },
+  { key: 'P12', file: 'sensor-changes.ts', goal: '>= 0.95x, and <= 50 ms p50' },
+  { key: 'P15', file: 'sensor-bulk-export.ts', goal: '>= 200,000 records/s, and >= 0.5x COPY + gzip' },
 ];
 
 /** Every script's outcome on each profile, and each profile's server (or why it had none). */
