@@ -37,6 +37,14 @@ async function finishedSpans(): Promise<ReadableSpan[]> {
   await tracing.flush();
   return exporter.getFinishedSpans();
 }
+/** A request from the trusted proxy, with its caller's trace context: sampled (01) or not (00). */
+const fromCaller = (traceId: string, flags: '00' | '01', requestId: string) =>
+  ctx.app.inject({
+    method: 'GET',
+    url: PATH,
+    headers: { ...headers, traceparent: `00-${traceId}-${PARENT_ID}-${flags}`, 'x-request-id': requestId },
+    remoteAddress: PROXY,
+  });
 const logLinesOf = (requestId: string) =>
   ctx.logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.reqId === requestId);
 
@@ -57,12 +65,7 @@ t.test('a new trace not sampled: no span, no header, no trace ids, as with traci
 
 t.test("a caller's sampled context from a TRUST_PROXY peer: recorded, with its children", async (t) => {
   const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
-  const reply = await ctx.app.inject({
-    method: 'GET',
-    url: PATH,
-    headers: { ...headers, traceparent: `00-${traceId}-${PARENT_ID}-01`, 'x-request-id': 'joined' },
-    remoteAddress: PROXY,
-  });
+  const reply = await fromCaller(traceId, '01', 'joined');
   t.match(reply.headers.traceresponse, new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
   const spans = (await finishedSpans()).filter((span) => span.spanContext().traceId === traceId);
   const request = spans.find((span) => span.name === 'GET /api/v1/analytics/utilization');
@@ -77,12 +80,7 @@ t.test("a caller's sampled context from a TRUST_PROXY peer: recorded, with its c
 t.test("a caller's unsampled context: named in the header and log lines, not exported", async (t) => {
   exporter.reset();
   const traceId = 'b'.repeat(32);
-  const reply = await ctx.app.inject({
-    method: 'GET',
-    url: PATH,
-    headers: { ...headers, traceparent: `00-${traceId}-${PARENT_ID}-00`, 'x-request-id': 'unsampled-caller' },
-    remoteAddress: PROXY,
-  });
+  const reply = await fromCaller(traceId, '00', 'unsampled-caller');
   t.match(reply.headers.traceresponse, new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
   t.same(await finishedSpans(), []);
   t.ok(logLinesOf('unsampled-caller').every((line) => line.trace_id === traceId && line.trace_flags === '00'));
