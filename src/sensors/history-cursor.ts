@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { ApiError } from '../http/errors.js';
 import { openCursor, sealCursor, sealedLength } from './cursor-seal.js';
 import { SPECIFICATION_TYPES, type SpecificationType } from './formats.js';
-import type { Aggregation } from './history.js';
+import type { Aggregation } from './day-counts.js';
 
 const VERSION = 1;
 const PURPOSE = 'sensor-data-walk';
