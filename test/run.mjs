@@ -158,7 +158,9 @@ const stock = stockRun
     })
   : null;
 const stockDone = stock ? new Promise((resolve) => stock.on('exit', resolve)) : Promise.resolve();
-const args = [...tapArgs, ...tierFiles];
+// a folder given is its test files: tap itself ran none of a folder's files (`npm test -- test/bench`)
+const isFolder = (arg) => paths.includes(arg) && statSync(arg).isDirectory();
+const args = [...tapArgs.flatMap((arg) => (isFolder(arg) ? filesOf(arg).sort() : [arg])), ...tierFiles];
 // plain lines where stdout is not a terminal, unless a --reporter given here says otherwise
 const plainOutput = !process.stdout.isTTY && !args.some((arg) => /^(--reporter\b|-R)/.test(arg));
 const plainText = (text) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
