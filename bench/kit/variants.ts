@@ -3,7 +3,7 @@
 // in the "reference" slot, through the same pilot, alternation and retry as project/reference.
 // Both fresh: the run's own project cluster has served every scenario, and a first smoke run put a
 // fresh cluster's pilot at a tenth of the old one's. Cases: tracing (P19) and usage (issue 27),
-// judged on three fresh pairs (runVariant says why), and bulk-yield (informative, one pair).
+// judged on five fresh pairs (runVariant says why), and bulk-yield (informative, one pair).
 import type { Server } from './config.js';
 import { cpuMsPerAnswer as cpuMsPerAnswerOf, type LoadSummary, type ServerRun, summarize, worstPhaseLoop } from './results.js';
 import { pilotOf, runBothServers, type ScenarioSetting } from './scenario-runs.js';
@@ -17,7 +17,7 @@ export type VariantId = (typeof VARIANT_IDS)[number];
 /** The least on / off (P19) and with / without (issue 27) may be: each costs at most 3 %. */
 export const VARIANT_COST_LIMIT = 0.97;
 /** Fresh cluster pairs a judged case runs on (runVariant says why). */
-const JUDGED_PAIRS = 3;
+const JUDGED_PAIRS = 5;
 /** The sampling the tracing variant runs with: what docs/tracing.md tells production to use. */
 export const TRACING_SAMPLE_RATIO = 0.01;
 
@@ -158,7 +158,7 @@ async function runVariant(
     );
   try {
     if (variantCase.sink) sink = await startTraceSink();
-    // A judged case runs on three fresh pairs of clusters: two clusters started alike differ by up to a
+    // A judged case runs on five fresh pairs of clusters: two clusters started alike differ by up to a
     // tenth in CPU time an answer for as long as they live (an A/A run, both tracing off, read 1.10),
     // which one pair cannot tell from a 3 % cost. Other cases: one pair.
     const runs: ServerRun[] = [];
