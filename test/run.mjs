@@ -149,7 +149,7 @@ for (const status of await Promise.all([pluginsBuilt, templatesBuilt])) {
 }
 // Clones of the local template made ahead of the files that use them, and their databases dropped
 // after them, by a process beside tap (test/helpers/database-stock.ts): a clone and a drop wait
-// 1-4 s on the server's checkpoints, which the files no longer wait for themselves.
+// on the server's checkpoints for seconds, which the files no longer wait for themselves.
 const stockRun = templates.includes('postgres') ? `${process.pid}` : null;
 const stock = stockRun
   ? spawn(process.execPath, ['--import', './test/setup/prebuilt.mjs', 'test/setup/database-stock.ts'], {

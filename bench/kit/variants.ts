@@ -159,7 +159,7 @@ async function runVariant(
   try {
     if (variantCase.sink) sink = await startTraceSink();
     // A judged case runs on five fresh pairs of clusters: two clusters started alike differ by up to a
-    // tenth in CPU time an answer for as long as they live (an A/A run, both tracing off, read 1.10),
+    // tenth in CPU time an answer for as long as they live (an A/A run, both tracing off, showed it),
     // which one pair cannot tell from a 3 % cost. Other cases: one pair.
     const runs: ServerRun[] = [];
     for (let pair = 0; pair < (variantCase.costly ? JUDGED_PAIRS : 1); pair++) {

@@ -1,7 +1,7 @@
 // Test databases cloned ahead of the files that use them, and dropped after, by a process beside
 // tap (test/setup/database-stock.ts, started by test/run.mjs): a clone of the migrated template on
-// this machine's PostgreSQL waits 1-3 s for its checkpoints and file syncs (0.2 s of it CPU), a
-// drop 0.3-1.5 s, and every test file paid both on its own clock. With a stock, a file renames a
+// this machine's PostgreSQL waits seconds for its checkpoints and file syncs (little of it CPU), a
+// drop too, and every test file paid both on its own clock. With a stock, a file renames a
 // clone nobody has touched to its own name, and at its end renames its database to the trash for
 // the stock process to drop. Each clone still serves one file only, exactly as the template made it.
 // Used only where the stock process runs (COLDTRACK_TEST_DATABASE_STOCK, set by test/run.mjs),

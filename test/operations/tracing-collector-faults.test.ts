@@ -3,6 +3,7 @@
 // the exporter's connections do, and a stop still ends within its deadline with exit code 0 and
 // a line saying the last spans were not sent. The collector is a TCP proxy to nowhere on a port
 // of its own (test/helpers/tcp-proxy.ts).
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { bearerOfNewToken, createWorld, dataRequests, freePort, startCluster, statusCounts } from './harness.js';
@@ -24,7 +25,6 @@ const cluster = await startCluster(
   { workers: 1 },
 );
 const headers = await bearerOfNewToken(cluster.baseUrl, world.acme.employeeId, 'collector-faults');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** 3 rounds of 10 data requests at once, a second apart: all answered, and the slowest. */
 async function rounds() {
