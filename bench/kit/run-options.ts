@@ -1,9 +1,9 @@
 // The command line of `npm run bench`: mode, run length and the scenario subset, resolved into the
 // run's configuration and what it includes; or the P9 scale curve, a separate mode. --publish
 // (kit/publish.ts) takes only a complete run: not --quick or --only, not a smaller scale curve.
-//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--variants [tracing,usage,bulk-yield]] [--publish]
-//     --variants: variants of the project's cluster against it as shipped (kit/variants.ts); alone, all
-//     three. A run without --only runs the tracing case (P19) whatever; --usage-overhead is --variants usage
+//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--variants [tracing,usage,bulk-yield,noise]] [--publish]
+//     --variants: variants of the project's cluster against it as shipped (kit/variants.ts); alone, the
+//     first three. A run without --only runs the tracing case (P19) whatever; --usage-overhead is --variants usage
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 //   npm run bench -- --soak [MINUTES] [--soak-rate N] [--profile postgres|timescale] [--publish]
 import { parseArgs } from 'node:util';
@@ -12,7 +12,7 @@ import { readScaleOptions, SCALE_STEPS, type ScaleOptions } from './scale-plan.j
 import { SENSOR_PROFILES } from './sensor-profiles.js';
 import { type Scenario, scenarios } from './scenarios.js';
 import { SOAK_DEFAULTS, type SoakOptions } from './soak-traffic.js';
-import { VARIANT_IDS, type VariantId } from './variants.js';
+import { DEFAULT_VARIANTS, VARIANT_IDS, type VariantId } from './variants.js';
 
 export interface RunOptions {
   config: KitConfig;
@@ -37,13 +37,13 @@ export interface RunOptions {
 
 /**
  * `--soak` without a number (last, or before another option) is the default soak: 30 minutes;
- * `--variants` without a list is every case.
+ * `--variants` without a list is every case but noise.
  */
 const withDefaults = (args: string[]) =>
   args.flatMap((arg, i) => {
     const bare = i === args.length - 1 || args[i + 1]!.startsWith('--');
     if (arg === '--soak' && bare) return [arg, String(SOAK_DEFAULTS.minutes)];
-    if (arg === '--variants' && bare) return [arg, VARIANT_IDS.join(',')];
+    if (arg === '--variants' && bare) return [arg, DEFAULT_VARIANTS.join(',')];
     return [arg];
   });
 

@@ -203,6 +203,11 @@ export interface ScenarioSetting {
   /** checked before every run: an interrupted run stops at once */
   interrupted: () => boolean;
   log: (line: string) => void;
+  /**
+   * The pilot peak a run's build sees: each server's own (default), or the lower of the two, so a
+   * load sized from it offers both servers the same rate (kit/variants.ts, the judged cases)
+   */
+  pilotPeaks?: 'own' | 'lower';
 }
 
 /** Every selected scenario, in order, against both clusters. */
@@ -231,6 +236,12 @@ export async function runScenarios(selected: Scenario[], setting: ScenarioSettin
 export const pilotOf = (service: Service, scenario: Scenario, context: BuildContext) =>
   pilot(service, scenario.build({ ...context, seconds: PILOT_SECONDS }));
 
+/** The pilot peak of a load a server's run is built with: its own, or the lower of both servers'; null if one is unknown. */
+export function pilotPeakOf(estimates: Map<Server, Map<string, number>>, server: Server, label: string, which: 'own' | 'lower') {
+  const peaks = which === 'lower' ? [...estimates.values()].map((rates) => rates.get(label)) : [estimates.get(server)?.get(label)];
+  return peaks.length > 0 && peaks.every((peak) => peak !== undefined) ? Math.min(...(peaks as number[])) : null;
+}
+
 export async function runBothServers(scenario: Scenario, index: number, setting: ScenarioSetting): Promise<ServerRun[]> {
   const { config, context, clusters, log } = setting;
   // every other scenario swaps the roles (P,R,R,P becomes R,P,P,R): neither server always goes first
@@ -255,7 +266,8 @@ export async function runBothServers(scenario: Scenario, index: number, setting:
     for (;;) {
       if (setting.interrupted()) throw new Error('interrupted');
       log(`${scenario.id}: ${server} (run ${position + 1} of ${order.length})`);
-      const runContext = { ...context, rate, pilotPeak: (label: string) => measured.get(label) ?? null };
+      const pilotPeak = (label: string) => pilotPeakOf(estimates, server, label, setting.pilotPeaks ?? 'own');
+      const runContext = { ...context, rate, pilotPeak };
       const run = await runScenarioOn(
         clusters[server],
         server,

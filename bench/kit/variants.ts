@@ -3,7 +3,8 @@
 // in the "reference" slot, through the same pilot, alternation and retry as project/reference.
 // Both fresh: the run's own project cluster has served every scenario, and a first smoke run put a
 // fresh cluster's pilot at a tenth of the old one's. Cases: tracing (P19) and usage (issue 27),
-// judged on five fresh pairs (runVariant says why), and bulk-yield (informative, one pair).
+// judged on five fresh pairs at one fixed rate (runVariant says why); noise, the same judgement
+// with nothing changed (what the judged ratios are read against); and bulk-yield (informative, one pair).
 import type { Server } from './config.js';
 import { cpuMsPerAnswer as cpuMsPerAnswerOf, type LoadSummary, type ServerRun, summarize, worstPhaseLoop } from './results.js';
 import { pilotOf, runBothServers, type ScenarioSetting } from './scenario-runs.js';
@@ -11,13 +12,17 @@ import { BESIDE_LOADS, type Scenario, scenarios } from './scenarios.js';
 import { type Service, startProjectVariant } from './services.js';
 import { startTraceSink, type TraceSink } from './trace-sink.js';
 
-export const VARIANT_IDS = ['tracing', 'usage', 'bulk-yield'] as const;
+export const VARIANT_IDS = ['tracing', 'usage', 'bulk-yield', 'noise'] as const;
 export type VariantId = (typeof VARIANT_IDS)[number];
+/** What a bare `--variants` runs: noise only when named (it measures the measurement). */
+export const DEFAULT_VARIANTS: VariantId[] = ['tracing', 'usage', 'bulk-yield'];
 
 /** The least on / off (P19) and with / without (issue 27) may be: each costs at most 3 %. */
 export const VARIANT_COST_LIMIT = 0.97;
 /** Fresh cluster pairs a judged case runs on (runVariant says why). */
 const JUDGED_PAIRS = 5;
+/** A judged case offers both clusters this share of the lower pilot peak (runVariant says why). */
+const JUDGED_RATE_SHARE = 0.6;
 /** The sampling the tracing variant runs with: what docs/tracing.md tells production to use. */
 export const TRACING_SAMPLE_RATIO = 0.01;
 
@@ -57,6 +62,14 @@ const CASES: Record<VariantId, VariantCase> = {
     env: () => ({ COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE: '1' }),
     costly: 'shipped',
   },
+  noise: {
+    id: 'noise',
+    scenario: 'small-page',
+    shipped: 'shipped',
+    variant: 'shipped again',
+    env: () => ({}),
+    costly: 'variant',
+  },
   'bulk-yield': {
     id: 'bulk-yield',
     scenario: 'bulk-csv-beside-mixed',
@@ -67,12 +80,29 @@ const CASES: Record<VariantId, VariantCase> = {
   },
 };
 
-/** The scenario a case runs, on both slots (bulk-csv-beside-mixed is otherwise the project's alone). */
+/**
+ * The scenario a case runs, on both slots (bulk-csv-beside-mixed is otherwise the project's alone).
+ * A judged case's measured runs send a steady JUDGED_RATE_SHARE of the lower pilot peak to both
+ * clusters (its pilots still flood, to measure that peak).
+ */
 function scenarioOf(variantCase: VariantCase): Scenario {
   const scenario = scenarios.find((candidate) => candidate.id === variantCase.scenario)!;
-  return { ...scenario, projectOnly: false };
+  if (!variantCase.costly) return { ...scenario, projectOnly: false };
+  return {
+    ...scenario,
+    projectOnly: false,
+    build: (context) =>
+      scenario.build(context).map((phase) =>
+        phase.map((load) => {
+          const peak = context.pilotPeak?.(load.label) ?? null;
+          return peak === null ? load : { ...load, overallRate: Math.max(5, Math.round(peak * JUDGED_RATE_SHARE)) };
+        }),
+      ),
+  };
 }
 
+/** The scenario a case runs (tests). */
+export const variantScenario = (id: VariantId): Scenario => scenarioOf(CASES[id]);
 /** The scenarios the selected cases run, for the credential plan. */
 export const variantScenarios = (ids: VariantId[]): Scenario[] => ids.map((id) => scenarioOf(CASES[id]));
 /** Their warm-ups, one pilot a fresh cluster, for the credential plan. */
@@ -108,7 +138,10 @@ export interface VariantResult {
    * worker spends on an answer does not vary with what else runs.
    */
   ratio: number | null;
-  /** the same as req/s: 2xx/s of the paying cluster over the other's, shown beside */
+  /**
+   * 2xx/s of the paying cluster over the other's, shown beside: for a judged case, both were offered
+   * the same steady rate, so below 1 says the paying cluster could not keep up with it
+   */
   reqPerSRatio: number | null;
   /** what the trace sink received over the variant's life (pilot, warm-up and runs) */
   sink: { requests: number; bytes: number; spans: number; unreadable: number } | null;
@@ -161,6 +194,10 @@ async function runVariant(
     // A judged case runs on five fresh pairs of clusters: two clusters started alike differ by up to a
     // tenth in CPU time an answer for as long as they live (an A/A run, both tracing off, showed it),
     // which one pair cannot tell from a 3 % cost. Other cases: one pair.
+    // And at one steady rate, the same for both: flooded, a cluster's CPU time an answer depends on
+    // how many requests each turn of its event loop takes up together, which drifts apart between
+    // two clusters and then holds; offered the same requests at the same pace, the two do the same
+    // work, and the CPU each spends on it is the cost compared (the `noise` case measures what is left).
     const runs: ServerRun[] = [];
     for (let pair = 0; pair < (variantCase.costly ? JUDGED_PAIRS : 1); pair++) {
       // side by side; each kept in `started` as soon as it is up, so the clean-up stops one whose partner failed
@@ -175,7 +212,8 @@ async function runVariant(
         `variant ${variantCase.id}: ${scenario.id}, ${variantCase.shipped} ("project") and ${variantCase.variant} ("reference"), both warmed` +
           (variantCase.costly ? ` (pair ${pair + 1} of ${JUDGED_PAIRS})` : ''),
       );
-      runs.push(...(await runBothServers(scenario, index + pair, { ...options.setting, clusters })));
+      const pilotPeaks = variantCase.costly ? 'lower' : 'own';
+      runs.push(...(await runBothServers(scenario, index + pair, { ...options.setting, clusters, pilotPeaks })));
       // stopped gracefully before the sink is read: each worker sends what its batch still holds
       await stopStarted(started);
     }

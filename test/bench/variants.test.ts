@@ -12,7 +12,11 @@ import { cpuMsPerAnswer, type ServerRun, summarize } from '../../bench/kit/resul
 import { readRunOptions } from '../../bench/kit/run-options.js';
 import { evaluateTargets } from '../../bench/kit/targets.js';
 import { startTraceSink } from '../../bench/kit/trace-sink.js';
-import type { VariantResult } from '../../bench/kit/variants.js';
+import { kitConfig, layoutOf } from '../../bench/kit/config.js';
+import { countingCredentials } from '../../bench/kit/credentials.js';
+import { pilotPeakOf } from '../../bench/kit/scenario-runs.js';
+import type { BuildContext } from '../../bench/kit/scenarios.js';
+import { type VariantResult, variantScenario } from '../../bench/kit/variants.js';
 import { latencyHistogram } from './run-fixtures.js';
 
 /** `count` spans of a service, one a trace, sent to the sink through `exporter` and flushed. */
@@ -159,6 +163,51 @@ t.test('the command line: tracing in every run --only leaves whole, the others o
   t.same(readRunOptions(['--only', 'small-page', '--usage-overhead']).variants, ['usage']);
   t.same(readRunOptions(['--variants', 'bulk-yield']).variants, ['tracing', 'bulk-yield']);
   t.same(readRunOptions(['--scale']).variants, []);
-  t.throws(() => readRunOptions(['--variants', 'tracing,colour']), /--variants names tracing, usage, bulk-yield, not colour/);
+  t.same(readRunOptions(['--only', 'small-page', '--variants', 'noise']).variants, ['noise'], 'noise only when named');
+  t.throws(() => readRunOptions(['--variants', 'tracing,colour']), /--variants names tracing, usage, bulk-yield, noise, not colour/);
   t.throws(() => readRunOptions(['--soak', '--variants']), /--soak is a run of its own/);
+});
+
+t.test('a judged case offers both clusters one steady rate from the lower pilot peak; its pilots flood', async (t) => {
+  const context = (pilotPeak?: BuildContext['pilotPeak']): BuildContext => ({
+    layout: layoutOf(kitConfig('quick').dataset),
+    credentials: countingCredentials(),
+    seconds: 3,
+    sensorAvailable: true,
+    rate: (_label, ceiling) => ceiling,
+    ...(pilotPeak ? { pilotPeak } : {}),
+  });
+  const loads = (id: 'tracing' | 'noise' | 'bulk-yield', pilotPeak?: BuildContext['pilotPeak']) =>
+    variantScenario(id).build(context(pilotPeak)).flat();
+  for (const id of ['tracing', 'noise'] as const) {
+    const measured = loads(id, () => 1000);
+    t.ok(measured.length > 0, `${id}: loads built`);
+    t.ok(
+      measured.every((load) => load.overallRate === 600),
+      `${id}: 0.6 of the peak`,
+    );
+    t.ok(
+      loads(id).every((load) => load.overallRate === undefined),
+      `${id}: the pilot (no peak yet) floods`,
+    );
+    t.ok(
+      loads(id, () => null).every((load) => load.overallRate === undefined),
+      `${id}: no peak for a load, no rate`,
+    );
+  }
+  const yieldLoads = loads('bulk-yield', () => 1000);
+  t.ok(
+    yieldLoads.some((load) => load.overallRate !== 600),
+    'bulk-yield (not judged) keeps its scenario as it is',
+  );
+
+  const estimates = new Map([
+    ['project', new Map([['page', 900]])],
+    ['reference', new Map([['page', 700]])],
+  ] as const);
+  t.equal(pilotPeakOf(estimates, 'project', 'page', 'lower'), 700, 'the lower of the two, for either server');
+  t.equal(pilotPeakOf(estimates, 'reference', 'page', 'lower'), 700);
+  t.equal(pilotPeakOf(estimates, 'project', 'page', 'own'), 900, "a server's own otherwise");
+  t.equal(pilotPeakOf(estimates, 'project', 'other', 'lower'), null, 'unknown load');
+  t.equal(pilotPeakOf(new Map([['project', new Map([['page', 900]])]]), 'project', 'page', 'lower'), 900, 'one server: its own');
 });
