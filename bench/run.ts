@@ -7,7 +7,7 @@
 // appended to bench/results/runs.jsonl. --publish also appends it to bench/history.jsonl and
 // rewrites docs/benchmarks.md's tables from it (kit/publish.ts): a complete run only,
 // from a checkout without uncommitted changes.
-//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--variants [tracing,usage,bulk-yield]] [--publish]
+//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--variants [CASES]] [--publish]
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 //     only the P9 scale curve (bench/scale.ts): long (estimated 30-60 min), ~17 GB of disk at 100M
 //   npm run bench -- --soak [MINUTES] [--soak-rate N] [--profile postgres|timescale] [--publish]

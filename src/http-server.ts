@@ -12,6 +12,7 @@ import { requestClusterMetrics } from './cluster.js';
 import type { Config } from './config.js';
 import { createPool } from './db/pool.js';
 import { createRedis, redisReady, redisTarget } from './redis/connection.js';
+import { lowerThreadPoolPriority } from './thread-pool-priority.js';
 
 /** How long a stopping process lets its kept-alive connections finish one more exchange. */
 const DRAIN_MS = 2000;
@@ -105,6 +106,10 @@ export async function serve(config: Config, onStopped?: () => Promise<void>) {
       app.log.info({ signal }, 'shutting down');
       void closer.close();
     });
+  }
+  if (config.threadPoolNice > 0) {
+    const threads = await lowerThreadPoolPriority(config.threadPoolNice);
+    app.log.info({ threads, nice: config.threadPoolNice }, 'thread pool priority lowered');
   }
   return app.listen({ host: config.host, port: config.port });
 }

@@ -1,9 +1,9 @@
 // The command line of `npm run bench`: mode, run length and the scenario subset, resolved into the
 // run's configuration and what it includes; or the P9 scale curve, a separate mode. --publish
 // (kit/publish.ts) takes only a complete run: not --quick or --only, not a smaller scale curve.
-//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--variants [tracing,usage,bulk-yield,noise]] [--publish]
-//     --variants: variants of the project's cluster against it as shipped (kit/variants.ts); alone, the
-//     first three. A run without --only runs the tracing case (P19) whatever; --usage-overhead is --variants usage
+//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--variants [CASES]] [--publish]
+//     --variants: variants of the project's cluster against it as shipped (kit/variants.ts VARIANT_IDS); alone, all
+//     but noise. A run without --only runs the tracing case (P19) whatever; --usage-overhead is --variants usage
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 //   npm run bench -- --soak [MINUTES] [--soak-rate N] [--profile postgres|timescale] [--publish]
 import { parseArgs } from 'node:util';

@@ -4,7 +4,7 @@
 // Both fresh: the run's own project cluster has served every scenario, and a first smoke run put a
 // fresh cluster's pilot at a tenth of the old one's. Cases: tracing (P19) and usage (issue 27),
 // judged on five fresh pairs at one fixed rate (runVariant says why); noise, the same judgement
-// with nothing changed (what the judged ratios are read against); and bulk-yield (informative, one pair).
+// with nothing changed (what the judged ratios are read against); and bulk-yield and pool-nice (informative, one pair each).
 import type { Server } from './config.js';
 import { cpuMsPerAnswer as cpuMsPerAnswerOf, type LoadSummary, type ServerRun, summarize, worstPhaseLoop } from './results.js';
 import { pilotOf, runBothServers, type ScenarioSetting } from './scenario-runs.js';
@@ -12,10 +12,10 @@ import { BESIDE_LOADS, type Scenario, scenarios } from './scenarios.js';
 import { type Service, startProjectVariant } from './services.js';
 import { startTraceSink, type TraceSink } from './trace-sink.js';
 
-export const VARIANT_IDS = ['tracing', 'usage', 'bulk-yield', 'noise'] as const;
+export const VARIANT_IDS = ['tracing', 'usage', 'bulk-yield', 'pool-nice', 'noise'] as const;
 export type VariantId = (typeof VARIANT_IDS)[number];
 /** What a bare `--variants` runs: noise only when named (it measures the measurement). */
-export const DEFAULT_VARIANTS: VariantId[] = ['tracing', 'usage', 'bulk-yield'];
+export const DEFAULT_VARIANTS: VariantId[] = ['tracing', 'usage', 'bulk-yield', 'pool-nice'];
 
 /** The least on / off (P19) and with / without (issue 27) may be: each costs at most 3 %. */
 export const VARIANT_COST_LIMIT = 0.97;
@@ -38,6 +38,8 @@ interface VariantCase {
   sink?: true;
   /** a judged cost: 2xx/s of the cluster that pays it over the other's, at least VARIANT_COST_LIMIT */
   costly?: 'shipped' | 'variant';
+  /** a case beside bulk pulls: each cluster's event loop beside them and alone, and the pulls a minute */
+  besideBulk?: true;
 }
 
 const CASES: Record<VariantId, VariantCase> = {
@@ -77,6 +79,16 @@ const CASES: Record<VariantId, VariantCase> = {
     shipped: 'BULK_YIELD_LAG_MS 0',
     variant: 'BULK_YIELD_LAG_MS 10',
     env: () => ({ BULK_YIELD_LAG_MS: '10' }),
+    besideBulk: true,
+  },
+  'pool-nice': {
+    id: 'pool-nice',
+    scenario: 'bulk-csv-beside-mixed',
+    load: BESIDE_LOADS.beside,
+    shipped: 'THREAD_POOL_NICE 0',
+    variant: 'THREAD_POOL_NICE 10',
+    env: () => ({ THREAD_POOL_NICE: '10' }),
+    besideBulk: true,
   },
 };
 
@@ -113,10 +125,10 @@ export interface VariantCluster {
   load: LoadSummary;
   /** the workers' CPU time per answer of that load (ms), over the cluster's runs; null when unknown */
   cpuMsPerAnswer: number | null;
-  /** bulk-yield: the worst event-loop p99 of the phases beside the pulls, and of the control phases */
+  /** cases beside bulk pulls: the worst event-loop p99 of the phases beside the pulls, and of the control phases */
   loopBesideP99Ms?: number | null;
   loopControlP99Ms?: number | null;
-  /** bulk-yield: completed pulls a minute */
+  /** cases beside bulk pulls: completed pulls a minute */
   pullsPerMinute?: number | null;
 }
 
@@ -153,7 +165,7 @@ function clusterOf(runs: ServerRun[], slot: Server, variantCase: VariantCase, la
   const load = summarize(runs, slot)?.loads[label];
   if (!load) return null;
   const cpuMsPerAnswer = cpuMsPerAnswerOf(runs, label, slot);
-  if (variantCase.id !== 'bulk-yield') return { load, cpuMsPerAnswer };
+  if (!variantCase.besideBulk) return { load, cpuMsPerAnswer };
   const pulls = summarize(runs, slot)?.loads[BESIDE_LOADS.pulls];
   return {
     load,
@@ -281,7 +293,7 @@ export function variantLine(result: VariantResult): string {
   } else if (result.reqPerSRatio !== null) {
     parts.push(`CPU ratio unknown (no worker CPU time), req/s ratio ${fixed(result.reqPerSRatio, 3)}: not judged`);
   }
-  if (result.id === 'bulk-yield') {
+  if (CASES[result.id].besideBulk) {
     parts.push(
       `loop p99 beside bulk ${fixed(a.loopBesideP99Ms)} vs ${fixed(b.loopBesideP99Ms)} ms (control ${fixed(a.loopControlP99Ms)} vs ${fixed(b.loopControlP99Ms)} ms); ` +
         `pulls ${fixed(a.pullsPerMinute)} vs ${fixed(b.pullsPerMinute)} a minute`,

@@ -1,5 +1,5 @@
-// The processes of one instance: how many cluster workers, how many rollup threads each, and the
-// V8 and glibc settings a cluster worker starts with.
+// The processes of one instance: how many cluster workers, how many rollup threads each, the
+// V8 and glibc settings a cluster worker starts with, and its thread pool's scheduling priority.
 import { availableParallelism } from 'node:os';
 import type { z } from 'zod';
 import { ConfigError } from './checks.js';
@@ -9,6 +9,7 @@ export const processVariables = {
   WORKERS: optionalText.pipe(integerText(1, 64).optional()),
   ROLLUP_THREADS: optionalText.pipe(integerText(1, 64).optional()),
   HEAP_LIMIT_MB: optionalText.pipe(integerText(128, 65_536).optional()),
+  THREAD_POOL_NICE: optionalText.pipe(integerText(0, 19).optional()),
 };
 
 export interface ProcessConfig {
@@ -16,6 +17,8 @@ export interface ProcessConfig {
   rollupThreads: number;
   /** V8 old-space limit of each cluster worker and rollup thread, in MB (see heapFlags) */
   heapLimitMb: number;
+  /** nice value of each serving process's libuv thread pool (src/thread-pool-priority.ts); 0 leaves it alone */
+  threadPoolNice: number;
 }
 
 /** `sharedState`: REDIS_URL or REDIS_CLUSTER_NODES is set, which more than one worker needs. */
@@ -32,6 +35,7 @@ export function processConfigOf(e: z.infer<z.ZodObject<typeof processVariables>>
     // every worker has its own pool: share the spare cores among them instead of oversubscribing
     rollupThreads: e.ROLLUP_THREADS ?? Math.max(1, Math.floor((availableParallelism() - 1) / workers)),
     heapLimitMb: e.HEAP_LIMIT_MB ?? 512,
+    threadPoolNice: e.THREAD_POOL_NICE ?? 0,
   };
 }
 

@@ -158,13 +158,20 @@ t.test('the command line: tracing in every run --only leaves whole, the others o
   t.same(readRunOptions(['--quick']).variants, ['tracing']);
   t.same(readRunOptions(['--only', 'small-page']).variants, []);
   t.same(readRunOptions(['--only', 'small-page', '--variants', 'tracing']).variants, ['tracing']);
-  t.same(readRunOptions(['--variants']).variants, ['tracing', 'usage', 'bulk-yield']);
-  t.same(readRunOptions(['--variants', '--quick']).variants, ['tracing', 'usage', 'bulk-yield'], '--variants before another option');
+  t.same(readRunOptions(['--variants']).variants, ['tracing', 'usage', 'bulk-yield', 'pool-nice']);
+  t.same(
+    readRunOptions(['--variants', '--quick']).variants,
+    ['tracing', 'usage', 'bulk-yield', 'pool-nice'],
+    '--variants before another option',
+  );
   t.same(readRunOptions(['--only', 'small-page', '--usage-overhead']).variants, ['usage']);
   t.same(readRunOptions(['--variants', 'bulk-yield']).variants, ['tracing', 'bulk-yield']);
   t.same(readRunOptions(['--scale']).variants, []);
   t.same(readRunOptions(['--only', 'small-page', '--variants', 'noise']).variants, ['noise'], 'noise only when named');
-  t.throws(() => readRunOptions(['--variants', 'tracing,colour']), /--variants names tracing, usage, bulk-yield, noise, not colour/);
+  t.throws(
+    () => readRunOptions(['--variants', 'tracing,colour']),
+    /--variants names tracing, usage, bulk-yield, pool-nice, noise, not colour/,
+  );
   t.throws(() => readRunOptions(['--soak', '--variants']), /--soak is a run of its own/);
 });
 
