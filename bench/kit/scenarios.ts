@@ -371,8 +371,11 @@ export const scenarios: Scenario[] = [
   },
 ];
 
-/** Request i of the mixed traffic with a token: its units (restricted, else its company's) in turn, the window's months. */
-function mixedPath(token: BenchToken, i: number, layout: Layout, sensor: boolean): string {
+/**
+ * Request i of the mixed traffic with a token: its units (restricted, else its company's) in turn,
+ * the window's months. The soak sends it too.
+ */
+export function mixedPath(token: BenchToken, i: number, layout: Layout, sensor: boolean): string {
   const company = layout.companies.find((c) => c.id === token.companyId)!;
   const units = token.unitIds.length > 0 ? token.unitIds : company.unitIds;
   const unit = units[i % units.length]!;

@@ -1,7 +1,6 @@
-// What the P14 soak sends (bench/soak.ts). The dealt stream: the mixed partner scenario spread
-// over every data endpoint (analytics users/utilization/revenue/impact, sensor-data
-// raw/hourly/daily) with API tokens of every company, plus the employee reads (me, cooling-units,
-// the token list) with employee JWTs, dealt in order at a steady rate, sized so no token or
+// What the P14 soak sends (bench/soak.ts). The dealt stream: the mixed scenario's partner requests
+// (kit/scenarios.ts, `mixedPath`) with API tokens of every company, plus the employee reads (me,
+// cooling-units, the token list) with employee JWTs, dealt in order at a steady rate, sized so no token or
 // employee comes near its per-minute limit: the soak measures the service, not the limiter. Beside
 // it, the stateful traffic: an employee's token life cycle every few seconds (create, retrieve,
 // use, rotate with no grace, the old one refused, revoke, the new one refused: the revocation
@@ -11,10 +10,11 @@
 // 5xx is also counted as one.
 import { spawn } from 'node:child_process';
 import { repoRoot } from './checkout.js';
-import { type Layout, TOKEN_LIMIT_PER_MINUTE, WINDOW } from './config.js';
+import { type Layout, TOKEN_LIMIT_PER_MINUTE } from './config.js';
 import type { BenchToken, Employee } from './credentials.js';
 import { request, type RequestSpec } from './load.js';
 import { track } from './processes.js';
+import { mixedPath } from './scenarios.js';
 
 export interface SoakOptions {
   /** minutes of load after the warm-up; fractions allowed (the tests run a fraction of one) */
@@ -42,44 +42,10 @@ export const soakCredentialNeeds = (rate: number) => ({
   employees: Math.max(2, Math.ceil((rate * 60 * 0.1) / EMPLOYEE_SHARE_PER_MINUTE)) + 1,
 });
 
-const window = (first: string, last: string) => `start_date=${first}&end_date=${last}`;
-const KINDS = 'specification_type=TEMPERATURE,HUMIDITY';
-
-/** The data request of entry i for a token: one in ten of each kind below, in a fixed rotation. */
-export function partnerPath(token: BenchToken, i: number, layout: Layout): string {
-  const company = layout.companies.find((c) => c.id === token.companyId)!;
-  const units = token.unitIds.length > 0 ? token.unitIds : company.unitIds;
-  const unit = units[i % units.length]!;
-  // sensor readings exist for Bench Alpha's first units only; other companies read their empty history
-  const sensorUnit =
-    token.companyId === layout.heavy.id && token.unitIds.length === 0 ? layout.sensorUnitIds[i % layout.sensorUnitIds.length]! : unit;
-  const month = String(1 + (i % 11)).padStart(2, '0');
-  const monthWindow = window(`2025-${month}-01`, `2025-${month}-28`);
-  switch (i % 9) {
-    case 0:
-    case 1:
-      return `/api/v1/analytics/utilization?${monthWindow}&period=${i % 2 ? 'week' : 'day'}&page_size=${10 + (i % 5) * 10}${i % 3 === 0 ? `&cooling_unit_id=${unit}` : ''}`;
-    case 2:
-      return `/api/v1/analytics/users?${window('2025-04-01', '2025-06-29')}&period=week&page_size=13`;
-    case 3:
-      return `/api/v1/analytics/revenue?${monthWindow}&page_size=10&page=${1 + (i % 3)}`;
-    case 4:
-      return `/api/v1/analytics/impact?${window(WINDOW.first, WINDOW.last)}&period=month&page_size=20`;
-    case 5:
-      return `/api/v1/sensor-data?cooling_unit_id=${sensorUnit}&${window(`2025-${month}-10`, `2025-${month}-11`)}&${KINDS}&page_size=200`;
-    case 6:
-      return `/api/v1/sensor-data?cooling_unit_id=${sensorUnit}&${monthWindow}&aggregation=hourly&${KINDS}&page_size=500&page=${1 + (i % 2)}`;
-    case 7:
-      return `/api/v1/sensor-data?cooling_unit_id=${sensorUnit}&${window(WINDOW.first, '2025-12-31')}&aggregation=daily&${KINDS}&page_size=365`;
-    default:
-      return `/api/v1/sensor-data?cooling_unit_id=${sensorUnit}&${window(`2025-${month}-01`, `2025-${month}-07`)}&aggregation=hourly&page_size=200`;
-  }
-}
-
 const EMPLOYEE_PATHS = ['/api/v1/me', '/api/v1/cooling-units?page_size=50', '/api/v1/api-tokens?page_size=20'];
 
 /**
- * The dealt list: nine data requests with API tokens, then one employee read, repeated. Entry i's
+ * The dealt list: nine mixed-scenario requests with API tokens, then one employee read, repeated. Entry i's
  * token is tokens[i mod T], so at `rate` every token gets about rate x 60 x 0.9 / T a minute.
  */
 export function soakRequests(tokens: BenchToken[], readers: Employee[], layout: Layout): RequestSpec[] {
@@ -92,7 +58,7 @@ export function soakRequests(tokens: BenchToken[], readers: Employee[], layout: 
       return { method: 'GET', path, headers: { authorization: `Bearer ${reader.jwt}` } };
     }
     const token = tokens[dataEntry % tokens.length]!;
-    const path = partnerPath(token, dataEntry++, layout);
+    const path = mixedPath(token, dataEntry++, layout, true);
     return { method: 'GET', path, headers: { authorization: `Bearer ${token.raw}` } };
   });
 }
