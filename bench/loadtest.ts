@@ -17,7 +17,7 @@ import {
 } from './kit/loadtest-scenarios.js';
 import { closeLoadGenerators } from './kit/load.js';
 import { JWT_VARIABLE, type LoadtestOptions, readLoadtestOptions, USAGE, UsageError } from './kit/loadtest-options.js';
-import { assembleLoadtestReport, formatLoadtestTable, writeLoadtestOutput } from './kit/loadtest-report.js';
+import { assembleLoadtestReport, formatLoadtestTable, writeLoadtestRecord } from './kit/loadtest-report.js';
 import { runDeploymentScenarios, WARMUP_SECONDS } from './kit/loadtest-run.js';
 import { LoadtestTokens, rateOfTokens, type RevocationOutcome, tokensForRate } from './kit/loadtest-tokens.js';
 
@@ -210,8 +210,7 @@ async function main(): Promise<number> {
     scenarios,
   });
   console.log(formatLoadtestTable(report));
-  const files = writeLoadtestOutput(report, options.outDir);
-  console.log(`\nreport: ${files.json}\n        ${files.runs} (this run's line appended)`);
+  console.log(`\nrecord: ${writeLoadtestRecord(report, options.outDir)} (this run's line appended)`);
   return report.tokens.leftActive.length > 0 ? 1 : 0;
 }
 

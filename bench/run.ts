@@ -3,8 +3,8 @@
 // real cluster and the minimal reference cluster, runs every scenario against both (alternating,
 // so machine noise hits both), measures revocation (P7), runs P1's scenario against the cluster
 // with tracing on (P19, kit/variants.ts) and runs the sensor scripts (P4, P6, P12), then
-// prints the table and the targets and writes bench/results/ (see docs/benchmarks.md), its line
-// appended to bench/results/runs.jsonl. --publish also appends it to bench/history.jsonl and
+// prints the table and the targets and appends the run's record to bench/results/runs.jsonl (see
+// docs/benchmarks.md). --publish also appends it to bench/history.jsonl and
 // rewrites docs/benchmarks.md's tables from it (kit/publish.ts): a complete run only,
 // from a checkout without uncommitted changes.
 //   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--variants [CASES]] [--publish]
@@ -28,7 +28,8 @@ import { STATE_AT_START, treeState } from './kit/checkout.js';
 import { recordRun, treeRefusal } from './kit/publish.js';
 import { readRunOptions, type RunOptions } from './kit/run-options.js';
 import { loadRunRecord } from './kit/run-record.js';
-import { assembleReport, printAndWriteReport } from './kit/run-report.js';
+import { formatTable } from './kit/report.js';
+import { assembleReport } from './kit/run-report.js';
 import { atCeiling, planCredentials, runScenarios } from './kit/scenario-runs.js';
 import { probeSensorData, sensorScriptTargets } from './kit/sensor-targets.js';
 import { type Service, startClusters, stopClusters } from './kit/services.js';
@@ -145,7 +146,7 @@ async function main() {
     sensorScripts,
   };
   const report = await assembleReport(outcome);
-  printAndWriteReport(report);
+  console.log(formatTable(report));
   recordRun(loadRunRecord(report, options.partial), { publish: options.publish, now: () => treeState() });
 }
 

@@ -9,7 +9,7 @@ import { commitMeasured, machineOfRun, repoRoot, treeState } from './kit/checkou
 import { recordRun } from './kit/publish.js';
 import { scaleRunRecord } from './kit/run-record.js';
 import { type ProfileCurve, type ScaleOptions, stepsUpTo } from './kit/scale-plan.js';
-import { formatScaleReport, judgeTargets, type ProfileOutcome, type ScaleReport, writeScaleReport } from './kit/scale-report.js';
+import { formatScaleReport, judgeTargets, type ProfileOutcome, type ScaleReport } from './kit/scale-report.js';
 import { profileServer, type SensorProfile, shownUrl } from './kit/sensor-profiles.js';
 import { adminUrl } from './kit/throwaway-db.js';
 
@@ -93,8 +93,6 @@ export async function runScaleCurve(
     peakFileSystemGrowthBytes: growths.length ? Math.max(...growths) : null,
   };
   console.log(formatScaleReport(report));
-  const files = writeScaleReport(report, new URL('./results/', import.meta.url));
-  console.log(`\nreport: ${files.join('\n        ')}`);
   const failed = profiles.filter((outcome) => outcome.status === 'failed');
   const partial = [...run.partial, ...failed.map((outcome) => `the ${outcome.profile} profile failed`)];
   recordRun(scaleRunRecord(report, partial), { publish: run.publish, now: () => treeState() });

@@ -5,7 +5,7 @@
 // endpoint) through the kit's load generator in back-to-back 10-second intervals, an employee's
 // token life cycle every 5 s and an ingest every minute (all of it kit/soak-traffic.ts). Each
 // interval ends with a sample (kit/soak-probes.ts); the verdict is kit/soak-verdict.ts's. Writes
-// bench/results/soak-*.json and a 'soak' line of runs.jsonl (--publish: the history and docs/benchmarks.md, kit/publish.ts).
+// a 'soak' line of runs.jsonl (every sample) (--publish: the history and docs/benchmarks.md, kit/publish.ts).
 // Every process and the database go on every way out (the run's clean-up, Ctrl-C included).
 import { loadavg } from 'node:os';
 import { buildDataset, type Dataset } from './kit/dataset.js';
@@ -29,7 +29,7 @@ import {
 } from './kit/soak-traffic.js';
 import { startPrivateRedis } from './kit/private-redis.js';
 import { ResourceProbes } from './kit/soak-probes.js';
-import { judgeSoak, type SoakInterval, type SoakReport, soakRunRecord, writeSoakReport } from './kit/soak-verdict.js';
+import { judgeSoak, type SoakInterval, type SoakReport, soakRunRecord, soakText } from './kit/soak-verdict.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
 import { commitOfRun, machineOfRun, treeState } from './kit/checkout.js';
 import { freePort } from '../src/free-port.js';
@@ -205,8 +205,6 @@ export async function runSoak(
 ): Promise<void> {
   const report = await measureSoak(options, log);
   const record = soakRunRecord(report, run.partial, commitOfRun());
-  const files = writeSoakReport(report, record);
-  console.log(files.text);
-  console.log(`\nreport: ${files.json}`);
+  console.log(soakText(report, record));
   recordRun(record, { publish: run.publish, now: () => treeState() });
 }

@@ -1,18 +1,19 @@
-// The loadtest's report: what ran against which deployment with which tokens, each load's figures
+// The loadtest's record: what ran against which deployment with which tokens, each load's figures
 // (one "deployment" where the bench has project and reference), its table with the warnings it
-// leads with, and what it leaves in --out. Nothing is published; no file holds a token or the JWT.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// leads with. The record is one line of runs.jsonl in --out, beside the bench's runs but of its own
+// kind ('loadtest'): never published (its figures are the deployment's and the network's, not the
+// commit's), and no line holds a token or the JWT.
 import { join } from 'node:path';
-import { type CommitFacts, commitMeasured, commitOfRun, fileStamp, type MachineOfRun, machineOfRun } from './checkout.js';
+import { commitMeasured, type MachineOfRun, machineOfRun } from './checkout.js';
 import { type LoadtestScenarioResult, WARMUP_SECONDS } from './loadtest-run.js';
 import type { Deployment, SensorHistory } from './loadtest-scenarios.js';
 import type { LoadtestTokens, RevocationOutcome } from './loadtest-tokens.js';
 import { n, pad, textTable } from './report.js';
-import { appendRecord, type MachineFacts, machineOf } from './run-record.js';
+import { appendRecord } from './run-record.js';
 
 export interface LoadtestReport {
-  kit: 'coldtrack-api loadtest';
-  version: 1;
+  record: 1;
+  kind: 'loadtest';
   startedAt: string;
   finishedAt: string;
   durationS: number;
@@ -64,8 +65,8 @@ export function assembleLoadtestReport(outcome: LoadtestOutcome): LoadtestReport
   const { startedAt, deployment, tokens, plan } = outcome;
   const finishedAt = new Date();
   return {
-    kit: 'coldtrack-api loadtest',
-    version: 1,
+    record: 1,
+    kind: 'loadtest',
     startedAt: startedAt.toISOString(),
     finishedAt: finishedAt.toISOString(),
     durationS: (finishedAt.getTime() - startedAt.getTime()) / 1000,
@@ -196,85 +197,9 @@ export function formatLoadtestTable(report: LoadtestReport): string {
   return lines.join('\n');
 }
 
-// A loadtest as one JSON line of runs.jsonl, beside the bench's runs (run-record.ts) but of its own
-// kind: 'loadtest', with the deployment it measured. It is never published: its figures are the
-// deployment's and the network's, not the commit's, so it never reaches bench/history.jsonl or
-// docs/benchmarks.md (readRecords reads only 'load', 'scale' and 'soak' lines from the history).
-export interface LoadtestLoadRow {
-  label: string;
-  /** requests a second asked */
-  rate: number;
-  okPerS: number;
-  p50Ms: number | null;
-  p97_5Ms: number | null;
-  p99Ms: number | null;
-  rateLimited: number;
-  non2xx: number;
-  errors: number;
-}
-
-export interface LoadtestRecord {
-  record: 1;
-  kind: 'loadtest';
-  /** the run's start, ISO 8601 */
-  date: string;
-  durationS: number;
-  /** the kit's checkout, not the deployment's code */
-  commit: CommitFacts;
-  /** the load generator's machine */
-  machine: MachineFacts;
-  /** the deployment load-tested: an external URL, not a cluster the kit started */
-  target: { url: string; companyId: number | null };
-  rate: number;
-  seconds: number;
-  tokens: { source: LoadtestReport['tokens']['source']; count: number; leftActive: number };
-  scenarios: { id: string; notMeasured: string | null; loads: LoadtestLoadRow[] }[];
-}
-
-export function loadtestRecord(report: LoadtestReport, commit: CommitFacts = commitOfRun()): LoadtestRecord {
-  const { loadGenerator } = report;
-  return {
-    record: 1,
-    kind: 'loadtest',
-    date: report.startedAt,
-    durationS: report.durationS,
-    commit,
-    machine: machineOf(loadGenerator, null, null),
-    target: { url: report.deployment.url, companyId: report.deployment.companyId },
-    rate: report.plan.rate,
-    seconds: report.plan.seconds,
-    tokens: { source: report.tokens.source, count: report.tokens.count, leftActive: report.tokens.leftActive.length },
-    scenarios: report.scenarios.map((scenario) => ({
-      id: scenario.id,
-      notMeasured: scenario.status === 'measured' ? null : (scenario.reason ?? 'not measured'),
-      loads: scenario.loads.map((load) => {
-        const answered = load.figures.reqPerS > 0;
-        return {
-          label: load.label,
-          rate: load.rate,
-          okPerS: load.figures.okPerS,
-          p50Ms: answered ? load.figures.latencyMs.p50 : null,
-          p97_5Ms: answered ? load.figures.latencyMs.p97_5 : null,
-          p99Ms: answered ? load.figures.latencyMs.p99 : null,
-          rateLimited: load.rateLimited,
-          non2xx: load.figures.non2xx,
-          errors: load.figures.errors,
-        };
-      }),
-    })),
-  };
-}
-
-export function writeLoadtestOutput(report: LoadtestReport, outDir: string): { json: string; runs: string } {
-  mkdirSync(outDir, { recursive: true });
-  const stamp = fileStamp(report.startedAt);
-  const json = `${JSON.stringify(report, null, 2)}\n`;
-  const paths = {
-    json: join(outDir, `loadtest-${stamp}.json`),
-    runs: join(outDir, 'runs.jsonl'),
-  };
-  writeFileSync(paths.json, json);
-  writeFileSync(join(outDir, 'loadtest-latest.json'), json);
-  appendRecord(paths.runs, loadtestRecord(report));
-  return paths;
+/** The run's line appended to runs.jsonl in `outDir`; returns the file's path. */
+export function writeLoadtestRecord(report: LoadtestReport, outDir: string): string {
+  const runs = join(outDir, 'runs.jsonl');
+  appendRecord(runs, report);
+  return runs;
 }

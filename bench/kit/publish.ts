@@ -98,7 +98,7 @@ export function publishRun(record: RunRecord, target: PublishTarget = publishTar
  */
 export function recordRun(record: RunRecord, run: { publish: boolean; now: () => TreeState }): void {
   appendRecord(join(repoRoot, RUNS_LOG), record);
-  console.log(`        ${RUNS_LOG} (this run's line appended)`);
+  console.log(`\nrecord: ${RUNS_LOG} (this run's line appended)`);
   if (!run.publish) return;
   const refusal = publishRefusal(record, run.now());
   if (refusal) {

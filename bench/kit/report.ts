@@ -1,7 +1,6 @@
-// The report of a run: the table on stdout, and the files in bench/results/ (all git-ignored):
-// <timestamp>.json and latest.json (every figure and every target).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { fileStamp, type MachineOfRun } from './checkout.js';
+// The report of a run, as the table on stdout prints it; its record (run-record.ts) is the one
+// file it leaves, a line of bench/results/runs.jsonl.
+import type { MachineOfRun } from './checkout.js';
 import type { DatasetSize, Mode } from './config.js';
 import { pairedP50Ratio } from './statistics.js';
 import type { RevocationFigures } from './revocation.js';
@@ -158,13 +157,4 @@ export function formatTable(report: Report): string {
     lines.push(`${target.key} ${pad(status, 12)} ${target.title} (${target.goal}): ${figure}`);
   }
   return lines.join('\n');
-}
-
-export function writeReports(report: Report, directory: URL): { json: string } {
-  mkdirSync(directory, { recursive: true });
-  const stamp = fileStamp(report.startedAt);
-  const json = JSON.stringify(report, null, 2);
-  writeFileSync(new URL(`${stamp}.json`, directory), json);
-  writeFileSync(new URL('latest.json', directory), json);
-  return { json: new URL(`${stamp}.json`, directory).pathname };
 }

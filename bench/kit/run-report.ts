@@ -1,11 +1,11 @@
-// The end of a run: the machine it ran on (versions, commit, load), the Report every output reads,
-// then the table on stdout and the files in bench/results/ (report.ts).
+// The end of a run: the machine it ran on (versions, commit, load) and the Report its table and
+// its record read.
 import { cpus } from 'node:os';
 import { Redis } from 'ioredis';
 import { type KitConfig, WINDOW, WORKERS } from './config.js';
 import type { Dataset } from './dataset.js';
 import { commitMeasured, machineOfRun } from './checkout.js';
-import { formatTable, type Report, writeReports } from './report.js';
+import type { Report } from './report.js';
 import type { ScenarioResult } from './results.js';
 import type { RevocationFigures } from './revocation.js';
 import type { SensorData, SensorScriptResults } from './sensor-targets.js';
@@ -93,12 +93,4 @@ export async function assembleReport(outcome: RunOutcome): Promise<Report> {
       "P8 is each worker's peak RSS while serving the largest pages: VmHWM from /proc/<worker>/status, reset at the start of each run (clear_refs 5); VmRSS sampled every 100 ms is shown beside it.",
     ],
   };
-}
-
-/** The table on stdout, the files in bench/results/ (all git-ignored), and where they are. */
-export function printAndWriteReport(report: Report): ReturnType<typeof writeReports> {
-  console.log(formatTable(report));
-  const files = writeReports(report, new URL('../results/', import.meta.url));
-  console.log(`\nreport: ${files.json}\n        bench/results/latest.json`);
-  return files;
 }

@@ -1,8 +1,6 @@
 // The P9 scale curve's report: the targets judged from each profile's curve (the largest size
-// against 1M), the table on stdout, and scale-<timestamp>.json and scale-latest.json in
-// bench/results/ (git-ignored).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { fileStamp, type MachineOfRun } from './checkout.js';
+// against 1M) and the table on stdout; its record (run-record.ts) is the one file it leaves.
+import type { MachineOfRun } from './checkout.js';
 import {
   LATENCIES,
   type LatencyKey,
@@ -214,15 +212,4 @@ export function formatScaleReport(report: ScaleReport): string {
     );
   }
   return lines.join('\n');
-}
-
-/** The JSON files; returns their paths. */
-export function writeScaleReport(report: ScaleReport, directory: URL): string[] {
-  mkdirSync(directory, { recursive: true });
-  const stamp = fileStamp(report.startedAt);
-  const json = JSON.stringify(report, null, 2);
-  return [`scale-${stamp}.json`, 'scale-latest.json'].map((name) => {
-    writeFileSync(new URL(name, directory), json);
-    return new URL(name, directory).pathname;
-  });
 }

@@ -1,9 +1,7 @@
 // The P14 verdict from a soak's samples (pure: the tests feed it made-up series), and the soak's
-// report: text on stdout, soak-<time>.json, and its line of runs.jsonl (--publish renders the
+// report: text on stdout and its line of runs.jsonl, every sample in it (--publish renders the
 // docs' soak section from it).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { type CommitFacts, type MachineOfRun, repoRoot, shortHash } from './checkout.js';
+import { type CommitFacts, type MachineOfRun, shortHash } from './checkout.js';
 import { machineOf, type SoakRecord } from './run-record.js';
 import type { ResourceSample } from './soak-probes.js';
 import { type SoakOptions, verdictWindowMinutes } from './soak-traffic.js';
@@ -239,17 +237,4 @@ export function soakText(report: SoakReport, record: SoakRecord): string {
     ),
   ];
   return lines.join('\n');
-}
-
-/** The files in `dir` (bench/results/ unless a test says otherwise). */
-export function writeSoakReport(
-  report: SoakReport,
-  record: SoakRecord,
-  dir = join(repoRoot, 'bench/results'),
-): { json: string; text: string } {
-  mkdirSync(dir, { recursive: true });
-  const stamp = report.startedAt.replace(/[:.]/g, '-');
-  const json = join(dir, `soak-${stamp}.json`);
-  writeFileSync(json, JSON.stringify(report, null, 2));
-  return { json, text: soakText(report, record) };
 }

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { readingChunks } from '../../src/sensors/generate.js';
 import { TOKEN_LIKE } from '../../src/tokens/format.js';
-import type { LoadtestRecord, LoadtestReport } from '../../bench/kit/loadtest-report.js';
+import type { LoadtestReport } from '../../bench/kit/loadtest-report.js';
 import { repoRoot } from '../helpers/entry.js';
 import { reapOnExit } from '../helpers/reaper.js';
 import { loadReadings } from '../helpers/sensor-world.js';
@@ -107,7 +107,20 @@ t.test('a run at 20 requests/s: every scenario answered, no 429, every token rev
   t.equal(code, 0, 'exit 0');
   if (code !== 0) t.comment(stderr);
 
-  const report = JSON.parse(readFileSync(join(out, 'loadtest-latest.json'), 'utf8')) as LoadtestReport;
+  const lines = readFileSync(join(out, 'runs.jsonl'), 'utf8').trim().split('\n');
+  t.equal(lines.length, 1, 'one record for the run');
+  const report = JSON.parse(lines[0]!) as LoadtestReport;
+  t.match(
+    report,
+    {
+      record: 1,
+      kind: 'loadtest',
+      deployment: { url: `${cluster.baseUrl}/` },
+      plan: { rate: 20 },
+      tokens: { source: 'created', leftActive: [] },
+    },
+    "runs.jsonl: a 'loadtest' line naming the deployment",
+  );
   t.same(
     report.scenarios.map((scenario) => [scenario.id, scenario.status]),
     [
@@ -149,12 +162,6 @@ t.test('a run at 20 requests/s: every scenario answered, no 429, every token rev
   );
 
   t.match(stdout, /small-page\s+revenue page_size 10\s+20\s/, 'the table on stdout');
-  const record = JSON.parse(readFileSync(join(out, 'runs.jsonl'), 'utf8').trim().split('\n').at(-1)!) as LoadtestRecord;
-  t.match(
-    record,
-    { kind: 'loadtest', target: { url: `${cluster.baseUrl}/` }, rate: 20, tokens: { source: 'created', count: 14, leftActive: 0 } },
-    "runs.jsonl: a 'loadtest' line naming the deployment",
-  );
   t.notOk(existsSync(join(out, 'history.jsonl')), 'nothing published');
 
   const files = readdirSync(out).map((name) => readFileSync(join(out, name), 'utf8'));
@@ -193,7 +200,7 @@ t.test('Ctrl-C in the middle of a load: the tokens created are all revoked anywa
     tokens.every((token) => token.revoked),
     'every one is revoked',
   );
-  t.notOk(existsSync(join(out, 'loadtest-latest.json')), 'an interrupted run reports nothing');
+  t.notOk(existsSync(join(out, 'runs.jsonl')), 'an interrupted run records nothing');
 });
 
 /** Every process under pid, its children's children included (ps exits 1 when there is none). */
@@ -260,7 +267,7 @@ for (const [signal, said] of [
       () => tree.filter(alive),
     );
     t.same(stillRunning, [], 'no process of the run is left');
-    t.notOk(existsSync(join(out, 'loadtest-latest.json')), 'a stopped run reports nothing');
+    t.notOk(existsSync(join(out, 'runs.jsonl')), 'a stopped run records nothing');
   });
 }
 
