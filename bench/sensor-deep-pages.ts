@@ -9,7 +9,7 @@ const UNITS = 15;
 const DAYS = 365;
 // 41 alternating cold pairs: a cold page takes milliseconds, so with 15 pairs the ratio's median
 // moved from run to run on unchanged code by more than the target's margin; with 41 it holds
-// within it (each run's figures: bench/results/sensor-deep-pages-<time>.json)
+// within it (each run's figures: its line in bench/results/scripts.jsonl)
 const ROUNDS = script.quick ? 7 : 41;
 const TARGET = 1.1;
 const HOUR = 3_600_000;

@@ -1,8 +1,8 @@
 // The checkout a run measures and writes into: the repository's root, where the run logs and the
-// published figures live, what git says about HEAD and uncommitted changes, and a script's own
-// output file in bench/results/.
+// published figures live, what git says about HEAD and uncommitted changes, and a script's record
+// in bench/results/scripts.jsonl.
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -105,32 +105,28 @@ export function commitMeasured(facts: CommitFacts = commitOfRun()): string {
   );
 }
 
-// A script's own output file: what a bench script outside `npm run bench`'s report measured
-// (sensor scripts, P10 analytics-scale, P11 compression), kept in bench/results/ (git-ignored)
-// beside the run reports, so that its figures are found in a file the script wrote rather than
-// copied by hand into the docs. One JSON file a run, and its line in SCRIPTS_LOG.
+// A script's record: what a bench script outside `npm run bench`'s report measured (sensor
+// scripts, P10 analytics-scale, generic plans), one JSON line a run in bench/results/scripts.jsonl
+// (git-ignored) beside the runs' records, so that its figures are found in a line the script wrote
+// rather than copied by hand into the docs.
 
 /** Every script run's line: git-ignored, like bench/results/runs.jsonl. */
 export const SCRIPTS_LOG = 'bench/results/scripts.jsonl';
 
 /**
- * Writes bench/results/<script>-<time>.json with `result`, the command line, the commit measured
- * and the load average, appends the same as one line to SCRIPTS_LOG, and returns the file's path
- * relative to the repository.
+ * Appends `result`, with the script, the command line, the commit measured and the load average,
+ * as one line to SCRIPTS_LOG; returns that file's path relative to the repository.
  */
 export function saveScriptResult(result: Record<string, unknown>, script = basename(process.argv[1] ?? 'script', '.ts')): string {
-  const at = new Date();
   const record = {
     script,
-    date: at.toISOString(),
+    date: new Date().toISOString(),
     args: process.argv.slice(2),
     commit: commitMeasured(),
     loadAverage: loadavg().map((value) => Number(value.toFixed(2))),
     ...result,
   };
-  const file = join('bench/results', `${script}-${at.toISOString().replace(/[:.]/g, '-')}.json`);
   mkdirSync(join(repoRoot, 'bench/results'), { recursive: true });
-  writeFileSync(join(repoRoot, file), `${JSON.stringify(record, null, 2)}\n`);
   appendFileSync(join(repoRoot, SCRIPTS_LOG), `${JSON.stringify(record)}\n`);
-  return file;
+  return SCRIPTS_LOG;
 }
