@@ -27,9 +27,8 @@ import { measureRevocation, type RevocationFigures } from './kit/revocation.js';
 import { STATE_AT_START, treeState } from './kit/checkout.js';
 import { recordRun, treeRefusal } from './kit/publish.js';
 import { readRunOptions, type RunOptions } from './kit/run-options.js';
-import { loadRunRecord } from './kit/run-record.js';
 import { formatTable } from './kit/report.js';
-import { assembleReport } from './kit/run-report.js';
+import { assembleRecord } from './kit/run-report.js';
 import { atCeiling, planCredentials, runScenarios } from './kit/scenario-runs.js';
 import { probeSensorData, sensorScriptTargets } from './kit/sensor-targets.js';
 import { type Service, startClusters, stopClusters } from './kit/services.js';
@@ -133,21 +132,10 @@ async function main() {
     : null;
 
   if (wasInterrupted()) throw new Error('interrupted');
-  const outcome = {
-    config,
-    redisUrl: options.redisUrl,
-    startedAt,
-    loadAtStart,
-    dataset,
-    sensorData,
-    scenarios,
-    revocation,
-    variants,
-    sensorScripts,
-  };
-  const report = await assembleReport(outcome);
-  console.log(formatTable(report));
-  recordRun(loadRunRecord(report, options.partial), { publish: options.publish, now: () => treeState() });
+  const outcome = { config, startedAt, loadAtStart, scenarios, revocation, variants, sensorScripts };
+  const record = await assembleRecord(outcome, { dataset, redisUrl: options.redisUrl, partial: options.partial });
+  console.log(formatTable(record));
+  recordRun(record, { publish: options.publish, now: () => treeState() });
 }
 
 try {

@@ -5,11 +5,11 @@
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { onCleanUp, stopAll, track, wasInterrupted } from './kit/processes.js';
-import { commitMeasured, machineOfRun, repoRoot, treeState } from './kit/checkout.js';
+import { machineOfRun, repoRoot, treeState } from './kit/checkout.js';
 import { recordRun } from './kit/publish.js';
-import { scaleRunRecord } from './kit/run-record.js';
+import { machineOf } from './kit/run-record.js';
 import { type ProfileCurve, type ScaleOptions, stepsUpTo } from './kit/scale-plan.js';
-import { formatScaleReport, judgeTargets, type ProfileOutcome, type ScaleReport } from './kit/scale-report.js';
+import { formatScaleTable, type ProfileOutcome, scaleRecordOf } from './kit/scale-report.js';
 import { profileServer, type SensorProfile, shownUrl } from './kit/sensor-profiles.js';
 import { adminUrl } from './kit/throwaway-db.js';
 
@@ -76,25 +76,11 @@ export async function runScaleCurve(
     profiles.push(await runProfile(profile, options));
   }
   if (wasInterrupted()) throw new Error('interrupted');
-  const finishedAt = new Date();
-  const stepsDone = profiles.flatMap((outcome) => outcome.curve?.steps ?? []);
-  const growths = stepsDone.map((step) => step.peakFileSystemGrowthBytes).filter((bytes): bytes is number => bytes !== null);
-  const report: ScaleReport = {
-    kit: 'coldtrack-api bench --scale',
-    version: 1,
-    startedAt: startedAt.toISOString(),
-    finishedAt: finishedAt.toISOString(),
-    durationS: (finishedAt.getTime() - startedAt.getTime()) / 1000,
-    max: options.max,
-    machine: { ...machineOfRun(loadAtStart), commit: commitMeasured() },
-    profiles,
-    targets: judgeTargets(profiles, options.max),
-    peakDatabaseBytes: Math.max(0, ...stepsDone.map((step) => step.peakDatabaseBytes)),
-    peakFileSystemGrowthBytes: growths.length ? Math.max(...growths) : null,
-  };
-  console.log(formatScaleReport(report));
   const failed = profiles.filter((outcome) => outcome.status === 'failed');
   const partial = [...run.partial, ...failed.map((outcome) => `the ${outcome.profile} profile failed`)];
-  recordRun(scaleRunRecord(report, partial), { publish: run.publish, now: () => treeState() });
+  const machine = machineOf(machineOfRun(loadAtStart), null, null);
+  const record = scaleRecordOf(profiles, { max: options.max, startedAt, machine, partial });
+  console.log(formatScaleTable(record));
+  recordRun(record, { publish: run.publish, now: () => treeState() });
   if (failed.length > 0) process.exitCode = 1;
 }

@@ -205,6 +205,6 @@ export async function runSoak(
 ): Promise<void> {
   const report = await measureSoak(options, log);
   const record = soakRunRecord(report, run.partial, commitOfRun());
-  console.log(soakText(report, record));
+  console.log(soakText(record));
   recordRun(record, { publish: run.publish, now: () => treeState() });
 }

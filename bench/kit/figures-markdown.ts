@@ -1,14 +1,19 @@
 // The tables docs/benchmarks.md shows between its bench markers, rendered from one run record
 // (run-record.ts): the release run's targets, the sensor scripts per storage profile and the
-// throughput per scenario; the scale curve. Short on purpose: every figure of a run stays in its
-// record (bench/history.jsonl) and its report (bench/results/).
+// throughput per scenario; the scale curve; the soak's checks. Short on purpose: every figure of a
+// run stays in its record (bench/history.jsonl).
 import { type CommitFacts, shortHash } from './checkout.js';
-import type { LoadRecord, MachineFacts, ScaleRecord, SoakRecord, Verdict } from './run-record.js';
+import {
+  busyWarning,
+  type LoadRecord,
+  type MachineFacts,
+  type ScaleRecord,
+  type SoakRecord,
+  VERDICT_WORDS as VERDICT,
+} from './run-record.js';
 import { LATENCIES } from './scale-plan.js';
 import { SENSOR_PROFILES } from './sensor-profiles.js';
 import { type ScriptOutcome, type ScriptTarget, SENSOR_SCRIPTS } from './sensor-targets.js';
-
-const VERDICT: Record<Verdict, string> = { pass: 'PASS', miss: 'MISSED', 'not measured': 'NOT MEASURED' };
 
 /** The scripts in the order and with the letters docs/benchmarks.md describes them by. */
 const SCRIPT_ROWS: [string, ScriptTarget][] = [
@@ -65,10 +70,9 @@ function machineWords(machine: MachineFacts, sharedBy: string): string[] {
   const sentences: string[] = [];
   if (machine.cores !== null) sentences.push(`${machine.cores} cores${machine.cpuModel ? ` (${machine.cpuModel.trim()})` : ''}${sharedBy}`);
   if (machine.loadAverage) {
-    const busy = machine.cores !== null && Math.max(machine.loadAverage.start, machine.loadAverage.end) > machine.cores * 0.75;
     sentences.push(
       `load average ${machine.loadAverage.start.toFixed(1)} at the start and ${machine.loadAverage.end.toFixed(1)} at the end` +
-        (busy ? ' (the machine was busy besides: noisier figures)' : ''),
+        (busyWarning(machine) ? ' (the machine was busy besides: noisier figures)' : ''),
     );
   }
   const versions = [machine.node && `Node ${machine.node}`, machine.postgres, machine.redis && `Redis ${machine.redis}`].filter(Boolean);

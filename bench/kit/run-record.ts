@@ -1,19 +1,19 @@
-// One run as one JSON line: what bench/results/runs.jsonl (every run) and bench/history.jsonl
-// (the published runs) hold, and what docs/benchmarks.md's tables are rendered from
-// (figures-markdown.ts). Built from the run's report (report.ts, scale-report.ts); the line says
-// which shape it has (`record`), so a later kit can still read an old history.
+// A run's record: the one JSON line a run appends to bench/results/runs.jsonl (and, published, to
+// bench/history.jsonl). It is the run's report: the table on stdout (report.ts, scale-report.ts,
+// soak-verdict.ts) and docs/benchmarks.md's tables (figures-markdown.ts) are rendered from it.
+// `record` names the shape; a figure a line does not know (the imported lines) is null.
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Mode, Server } from './config.js';
-import { type CommitFacts, commitOfRun, type MachineOfRun } from './checkout.js';
-import type { Report } from './report.js';
-import type { LoadSummary } from './results.js';
-import { LATENCIES, type LatencyKey, type ProfileCurve, type StepLabel } from './scale-plan.js';
-import type { ScaleReport } from './scale-report.js';
+import type { CommitFacts, MachineOfRun } from './checkout.js';
+import type { LatencyKey, StepLabel } from './scale-plan.js';
 import type { SensorProfile } from './sensor-profiles.js';
 import type { ScriptOutcome, ScriptTarget } from './sensor-targets.js';
 
+export const RECORD_SHAPE = 2;
+
 export type Verdict = 'pass' | 'miss' | 'not measured';
+export const VERDICT_WORDS: Record<Verdict, string> = { pass: 'PASS', miss: 'MISSED', 'not measured': 'NOT MEASURED' };
 
 export interface MachineFacts {
   cpuModel: string | null;
@@ -27,7 +27,7 @@ export interface MachineFacts {
 }
 
 interface RecordBase {
-  record: 1;
+  record: typeof RECORD_SHAPE;
   /** the run's start, ISO 8601 */
   date: string;
   durationS: number | null;
@@ -40,7 +40,7 @@ interface RecordBase {
 }
 
 export interface TargetFigures {
-  /** P1..P9 */
+  /** P1..P19 (its title and goal: targets.ts) */
   id: string;
   verdict: Verdict;
   /** the figure in words, or why it was not measured */
@@ -53,7 +53,9 @@ export interface TargetFigures {
 export interface LoadRow {
   label: string;
   okPerS: number;
+  /** null: no answer completed within the run */
   p50Ms: number | null;
+  p97_5Ms: number | null;
   p99Ms: number | null;
   non2xx: number | null;
   errors: number | null;
@@ -80,7 +82,7 @@ export interface SensorScriptRows {
   outcomes: Record<ScriptTarget, Record<SensorProfile, ScriptOutcome>>;
 }
 
-/** `npm run bench`: P1-P8. */
+/** `npm run bench`: P1-P8, P16, P17, P19. */
 export interface LoadRecord extends RecordBase {
   kind: 'load';
   mode: Mode;
@@ -88,6 +90,8 @@ export interface LoadRecord extends RecordBase {
   runsPerServer: number;
   targets: TargetFigures[];
   scenarios: ScenarioRow[];
+  /** the lines the table closes with, in words: deep-walk's paired ratio, the revocation, each cluster variant */
+  notes: string[];
   sensorScripts: SensorScriptRows | null;
 }
 
@@ -98,12 +102,23 @@ export interface ScaleStepRow {
   ingestPerS: number;
   /** the readings and both aggregates with their indexes, after the upkeep, per reading */
   bytesPerReading: number;
+  /** the whole database, per reading */
+  databaseBytesPerReading: number | null;
+  loadPerS: number | null;
+  upkeepS: number | null;
+  peakDatabaseBytes: number | null;
+  wallS: number | null;
+  loadAverage: { start: number; end: number } | null;
+  /** the 1M store measured alternating with this size */
+  beside: { readings: number; latencyMs: Record<LatencyKey, number>; ingestPerS: number } | null;
 }
 
 export interface ScaleProfileRow {
   profile: SensorProfile;
   status: 'measured' | 'not measured' | 'failed';
   reason: string | null;
+  note: string | null;
+  wallS: number | null;
   steps: ScaleStepRow[];
   /** the largest size against 1M: the 1M store measured beside it, else the 1M step alone */
   ratios: { of: StepLabel; against: 'beside' | 'step'; latency: Record<LatencyKey, number>; ingest: number } | null;
@@ -116,6 +131,8 @@ export interface ScaleRecord extends RecordBase {
   profiles: ScaleProfileRow[];
   targets: (TargetFigures & { profile: SensorProfile; measure: LatencyKey | 'ingest' })[];
   peakDatabaseBytes: number | null;
+  /** how much the data directory's file system grew at most (WAL and other writers included) */
+  peakFileSystemGrowthBytes: number | null;
 }
 
 /** One sample interval of a soak, as the record keeps it (per worker: in the order of their pids). */
@@ -138,16 +155,20 @@ export interface SoakRecord extends RecordBase {
   minutes: number;
   rate: number;
   profile: SensorProfile;
+  /** the cluster's command and the load generator's connections */
+  service: string | null;
   /** the first and the last window the verdict compares, minutes */
   windowMinutes: number;
   targets: TargetFigures[];
   checks: { id: string; pass: boolean; figure: string; value: number | null }[];
+  /** the first failed management calls and ingests, in words */
+  failures: string[];
   series: SoakPoint[];
 }
 
 export type RunRecord = LoadRecord | ScaleRecord | SoakRecord;
 
-/** A report's machine as a record keeps it (postgres and redis: what the run knew of them). */
+/** A run's machine as a record keeps it (postgres and redis: what the run knew of them). */
 export const machineOf = (machine: MachineOfRun, postgres: string | null, redis: string | null): MachineFacts => ({
   cpuModel: machine.cpuModel,
   cores: machine.cpus,
@@ -158,122 +179,14 @@ export const machineOf = (machine: MachineOfRun, postgres: string | null, redis:
   loadAverage: machine.loadAverage,
 });
 
-/** a latency to a tenth of a millisecond: the histograms' 3 digits read a bucket's top (30.015 for 30) */
-const tenths = (ms: number) => Math.round(ms * 10) / 10;
-
-const loadRow = (label: string, load: LoadSummary): LoadRow => ({
-  label,
-  okPerS: load.okPerS,
-  p50Ms: load.reqPerS > 0 ? tenths(load.latencyMs.p50) : null,
-  p99Ms: load.reqPerS > 0 ? tenths(load.latencyMs.p99) : null,
-  non2xx: load.non2xx,
-  errors: load.errors,
-});
-
-const hostOf = (url: string | null) => (url ? new URL(url).host : null);
-
-export function loadRunRecord(report: Report, partial: string[], commit: CommitFacts = commitOfRun()): LoadRecord {
-  const scripts = report.sensorScripts ?? null;
-  return {
-    record: 1,
-    kind: 'load',
-    date: report.startedAt,
-    durationS: report.durationS,
-    commit,
-    machine: machineOf(report.machine, report.machine.postgres, report.machine.redis),
-    partial,
-    mode: report.mode,
-    seconds: report.seconds,
-    runsPerServer: report.runsPerServer,
-    targets: report.targets.map((target) => ({
-      id: target.key,
-      verdict: target.status,
-      figure: target.status === 'not measured' ? target.detail.replace(/^not measured: /, '') : target.measured,
-      value: target.value,
-      detail: target.detail,
-    })),
-    scenarios: report.scenarios.map((scenario) => {
-      const servers: ScenarioRow['servers'] = {};
-      for (const server of ['project', 'reference'] as const) {
-        const summary = scenario.summary[server];
-        if (!summary) continue;
-        servers[server] = {
-          loads: Object.entries(summary.loads).map(([label, load]) => loadRow(label, load)),
-          peakRssMb: summary.peakOfRuns ? summary.peakRssMb : summary.rssMb,
-          loopP99Ms: summary.loop?.p99Ms ?? null,
-        };
-      }
-      return { id: scenario.id, notMeasured: scenario.status === 'measured' ? null : (scenario.reason ?? 'not measured'), servers };
-    }),
-    sensorScripts: scripts && {
-      profiles: Object.fromEntries(
-        Object.entries(scripts.profiles).map(([profile, where]) => [profile, { host: hostOf(where.server), reason: where.reason }]),
-      ) as SensorScriptRows['profiles'],
-      outcomes: scripts.outcomes,
-    },
-  };
-}
-
-function scaleProfileRow(
-  profile: SensorProfile,
-  status: ScaleProfileRow['status'],
-  reason: string | null,
-  curve: ProfileCurve | null,
-): ScaleProfileRow {
-  const steps = curve?.steps ?? [];
-  const first = steps.find((step) => step.label === '1M');
-  const last = steps.at(-1);
-  // the same pair judgeTargets (scale-report.ts) takes the P9 ratios from
-  const base = last?.beside ?? first;
-  const ratios =
-    first && last && base && last !== first
-      ? {
-          of: last.label,
-          against: last.beside ? ('beside' as const) : ('step' as const),
-          latency: Object.fromEntries(LATENCIES.map(({ key }) => [key, last.latencyMs[key] / base.latencyMs[key]])) as Record<
-            LatencyKey,
-            number
-          >,
-          ingest: last.ingest.median / base.ingest.median,
-        }
-      : null;
-  return {
-    profile,
-    status,
-    reason,
-    steps: steps.map((step) => ({
-      label: step.label,
-      readings: step.readings,
-      latencyMs: step.latencyMs,
-      ingestPerS: step.ingest.median,
-      bytesPerReading: (step.bytes.readings + step.bytes.aggregates) / step.readings,
-    })),
-    ratios,
-  };
-}
-
-export function scaleRunRecord(report: ScaleReport, partial: string[], commit: CommitFacts = commitOfRun()): ScaleRecord {
-  return {
-    record: 1,
-    kind: 'scale',
-    date: report.startedAt,
-    durationS: report.durationS,
-    commit,
-    machine: machineOf(report.machine, null, null),
-    partial,
-    max: report.max,
-    profiles: report.profiles.map((outcome) => scaleProfileRow(outcome.profile, outcome.status, outcome.reason, outcome.curve)),
-    targets: report.targets.map((target) => ({
-      id: 'P9',
-      profile: target.profile,
-      measure: target.key,
-      verdict: target.status,
-      figure: target.measured,
-      value: target.ratio,
-      detail: target.goal,
-    })),
-    peakDatabaseBytes: report.peakDatabaseBytes,
-  };
+/** A warning when the machine was busy besides the run (load average above 3/4 of the cores), or null. */
+export function busyWarning(machine: MachineFacts): string | null {
+  const load = machine.loadAverage;
+  if (!load || machine.cores === null || Math.max(load.start, load.end) <= machine.cores * 0.75) return null;
+  return (
+    `WARNING: the machine was busy besides this run (1-minute load average ${load.start.toFixed(1)} at the start, ` +
+    `${load.end.toFixed(1)} at the end, on ${machine.cores} cores): figures are noisier than usual`
+  );
 }
 
 // The run logs, one JSON line a run: bench/results/runs.jsonl for every run (git-ignored) and
@@ -281,12 +194,12 @@ export function scaleRunRecord(report: ScaleReport, partial: string[], commit: C
 // line of a kind is the last one. runs.jsonl also holds the loadtests' lines (kind 'loadtest',
 // loadtest-report.ts), which are never published.
 
-export function appendRecord(path: string, record: { record: 1; kind: string }): void {
+export function appendRecord(path: string, record: { record: number; kind: string }): void {
   mkdirSync(dirname(path), { recursive: true });
   appendFileSync(path, `${JSON.stringify(record)}\n`);
 }
 
-/** Every line of a log, in order; a line that is not a run record stops it, naming the line. */
+/** Every line of a log, in order; a line that is not a run record of this shape stops it, naming the line. */
 export function readRecords(path: string): RunRecord[] {
   if (!existsSync(path)) return [];
   return readFileSync(path, 'utf8')
@@ -300,12 +213,14 @@ export function readRecords(path: string): RunRecord[] {
         throw new Error(`${path}:${index + 1}: not JSON (${(error as Error).message})`, { cause: error });
       }
       if (
-        parsed.record !== 1 ||
+        parsed.record !== RECORD_SHAPE ||
         (parsed.kind !== 'load' && parsed.kind !== 'scale' && parsed.kind !== 'soak') ||
         typeof parsed.date !== 'string' ||
         !Array.isArray(parsed.targets)
       ) {
-        throw new Error(`${path}:${index + 1}: not a run record of this kit (record 1, kind load, scale or soak, a date and targets)`);
+        throw new Error(
+          `${path}:${index + 1}: not a run record of this kit (record ${RECORD_SHAPE}, kind load, scale or soak, a date and targets)`,
+        );
       }
       return [parsed as RunRecord];
     });

@@ -1,16 +1,17 @@
-// The end of a run: the machine it ran on (versions, commit, load) and the Report its table and
-// its record read.
-import { cpus } from 'node:os';
+// The end of a run: the machine it ran on (versions, commit, load), the targets judged, and the
+// run's record (run-record.ts), which its table (report.ts) and the docs' tables are rendered from.
 import { Redis } from 'ioredis';
-import { type KitConfig, WINDOW, WORKERS } from './config.js';
+import type { KitConfig } from './config.js';
 import type { Dataset } from './dataset.js';
-import { commitMeasured, machineOfRun } from './checkout.js';
-import type { Report } from './report.js';
-import type { ScenarioResult } from './results.js';
+import { type CommitFacts, commitOfRun, machineOfRun } from './checkout.js';
+import type { LoadSummary, ScenarioResult } from './results.js';
 import type { RevocationFigures } from './revocation.js';
-import type { SensorData, SensorScriptResults } from './sensor-targets.js';
+import { type LoadRecord, type LoadRow, machineOf, RECORD_SHAPE, type ScenarioRow } from './run-record.js';
+import type { SensorScriptResults } from './sensor-targets.js';
+import { n, pad } from './report.js';
+import { pairedP50Ratio } from './statistics.js';
 import { evaluateTargets } from './targets.js';
-import type { VariantResult } from './variants.js';
+import { type VariantResult, variantLine } from './variants.js';
 
 async function redisVersionAt(redisUrl: string): Promise<string> {
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -25,12 +26,9 @@ async function redisVersionAt(redisUrl: string): Promise<string> {
 }
 
 export interface RunOutcome {
-  config: KitConfig;
-  redisUrl: string;
+  config: Pick<KitConfig, 'mode' | 'seconds' | 'order'>;
   startedAt: Date;
   loadAtStart: number;
-  dataset: Dataset;
-  sensorData: SensorData;
   scenarios: ScenarioResult[];
   revocation: RevocationFigures | { error: string } | null;
   /** the cluster variants against the cluster as shipped (null: none run) */
@@ -39,58 +37,106 @@ export interface RunOutcome {
   sensorScripts: SensorScriptResults | null;
 }
 
-export async function assembleReport(outcome: RunOutcome): Promise<Report> {
-  const { config, dataset, startedAt } = outcome;
-  const versions = await dataset.pool.query<{ version: string }>('SELECT version()');
-  const redisVersion = await redisVersionAt(outcome.redisUrl);
-  const targets = evaluateTargets({
-    scenarios: outcome.scenarios,
-    revocation: outcome.revocation,
-    sensorScripts: outcome.sensorScripts,
-    variants: outcome.variants,
-  });
-  const finishedAt = new Date();
+/** a latency to a tenth of a millisecond: the histograms' 3 digits read a bucket's top (30.015 for 30) */
+const tenths = (ms: number) => Math.round(ms * 10) / 10;
+
+const loadRow = (label: string, load: LoadSummary): LoadRow => {
+  // no answer completed within the run: there is no latency to show
+  const latency = (ms: number) => (load.reqPerS > 0 ? tenths(ms) : null);
   return {
-    kit: 'coldtrack-api bench',
-    version: 1,
-    mode: config.mode,
-    startedAt: startedAt.toISOString(),
-    finishedAt: finishedAt.toISOString(),
+    label,
+    okPerS: load.okPerS,
+    p50Ms: latency(load.latencyMs.p50),
+    p97_5Ms: latency(load.latencyMs.p97_5),
+    p99Ms: latency(load.latencyMs.p99),
+    non2xx: load.non2xx,
+    errors: load.errors,
+  };
+};
+
+function scenarioRow(scenario: ScenarioResult): ScenarioRow {
+  const servers: ScenarioRow['servers'] = {};
+  for (const server of ['project', 'reference'] as const) {
+    const summary = scenario.summary[server];
+    if (!summary) continue;
+    servers[server] = {
+      loads: Object.entries(summary.loads).map(([label, load]) => loadRow(label, load)),
+      peakRssMb: summary.peakOfRuns ? summary.peakRssMb : summary.rssMb,
+      loopP99Ms: summary.loop?.p99Ms ?? null,
+    };
+  }
+  return { id: scenario.id, notMeasured: scenario.status === 'measured' ? null : (scenario.reason ?? 'not measured'), servers };
+}
+
+/** The lines after the scenarios: the cluster's deep-walk figure beside P3's, the revocation, the variants. */
+function notesOf(outcome: RunOutcome): string[] {
+  const notes: string[] = [];
+  const deep = outcome.scenarios.find((scenario) => scenario.id === 'deep-walk' && scenario.status === 'measured');
+  const pairs = deep && pairedP50Ratio(deep.runs, 'project', 'page 500', 'page 1');
+  if (pairs) {
+    // the cluster's figure beside P3's (the scripts'): warm pages, one profile, under load
+    const interval = pairs.interval ? `, 95 % CI ${n(pairs.interval[0], 2)}-${n(pairs.interval[1], 2)}x` : '';
+    notes.push(
+      `${pad('deep-walk', 16)} page 500 / page 1 p50: ${n(pairs.mean, 2)}x over ${pairs.ratios.length} alternating pairs${interval}`,
+    );
+  }
+  const revocation = outcome.revocation;
+  if (revocation) {
+    notes.push(
+      'error' in revocation
+        ? `${pad('revocation', 16)} ${revocation.error}`
+        : `${pad('revocation', 16)} ${revocation.rounds} rounds: ${revocation.acceptedAfterRevoke} of ${revocation.requestsAfterRevoke} requests started after the revoke returned were accepted ` +
+            `(${JSON.stringify(revocation.statusesAfterRevoke)}); ${revocation.acceptedBeforeRevoke} accepted before; revoke p50 ${n(revocation.revokeMs.p50)} ms`,
+    );
+  }
+  return [...notes, ...(outcome.variants ?? []).map(variantLine)];
+}
+
+/** The run's record, the engines asked for their versions. */
+export async function assembleRecord(
+  outcome: RunOutcome,
+  at: { dataset: Dataset; redisUrl: string; partial: string[] },
+): Promise<LoadRecord> {
+  const versions = await at.dataset.pool.query<{ version: string }>('SELECT version()');
+  const postgres = versions.rows[0]?.version.split(' on ')[0] ?? 'unknown';
+  const machine = machineOf(machineOfRun(outcome.loadAtStart), postgres, await redisVersionAt(at.redisUrl));
+  return loadRecordOf(outcome, { machine, partial: at.partial });
+}
+
+export function loadRecordOf(
+  outcome: RunOutcome,
+  at: { machine: LoadRecord['machine']; partial: string[]; commit?: CommitFacts; finishedAt?: Date },
+): LoadRecord {
+  const { config, startedAt, sensorScripts: scripts } = outcome;
+  const finishedAt = at.finishedAt ?? new Date();
+  return {
+    record: RECORD_SHAPE,
+    kind: 'load',
+    date: startedAt.toISOString(),
     durationS: (finishedAt.getTime() - startedAt.getTime()) / 1000,
+    commit: at.commit ?? commitOfRun(),
+    machine: at.machine,
+    partial: at.partial,
+    mode: config.mode,
     seconds: config.seconds,
     runsPerServer: config.order.length / 2,
-    machine: {
-      ...machineOfRun(outcome.loadAtStart),
-      postgres: versions.rows[0]?.version.split(' on ')[0] ?? 'unknown',
-      redis: redisVersion,
-      commit: commitMeasured(),
-      note:
-        `The load generator (autocannon, one process per load) runs on the same ${cpus().length} cores as both clusters, PostgreSQL and Redis: ` +
-        "absolute figures are this machine's; the project/reference ratios are what carries over.",
+    targets: evaluateTargets(outcome).map((target) => ({
+      id: target.key,
+      verdict: target.status,
+      figure: target.status === 'not measured' ? target.detail.replace(/^not measured: /, '') : target.measured,
+      value: target.value,
+      detail: target.detail,
+    })),
+    scenarios: outcome.scenarios.map(scenarioRow),
+    notes: notesOf(outcome),
+    sensorScripts: scripts && {
+      profiles: Object.fromEntries(
+        Object.entries(scripts.profiles).map(([profile, where]) => [
+          profile,
+          { host: where.server ? new URL(where.server).host : null, reason: where.reason },
+        ]),
+      ) as NonNullable<LoadRecord['sensorScripts']>['profiles'],
+      outcomes: scripts.outcomes,
     },
-    services: {
-      project: { command: 'node --import tsx src/main.ts (WORKERS=2, REDIS_URL, LOG_LEVEL=warn)', workers: WORKERS },
-      reference: { command: 'node --import tsx bench/reference/server.ts (WORKERS=2)', workers: WORKERS },
-    },
-    dataset: {
-      database: dataset.name,
-      window: `${WINDOW.first} .. ${WINDOW.last} (${WINDOW.days} days)`,
-      size: config.dataset,
-      counts: dataset.counts,
-      buildSeconds: dataset.buildSeconds,
-      sensorReadings: outcome.sensorData.sensorReadings,
-    },
-    sensor: outcome.sensorData.sensor,
-    scenarios: outcome.scenarios,
-    revocation: outcome.revocation,
-    variants: outcome.variants,
-    sensorScripts: outcome.sensorScripts,
-    targets,
-    notes: [
-      "req/s is 2xx responses per second over the run; latency percentiles are read from the runs' latency histograms (2xx answers, microseconds) merged per server.",
-      'Each run uses tokens (and employees) that no other run used, spread so no token exceeds the 100/min limit: a non-2xx count above 0 is a finding, not the limit.',
-      "P5 reads the project's event-loop delay from GET /metrics (cluster aggregate: the mean of the workers' p99, the max of their max), the worst project run; the reference reports per worker.",
-      "P8 is each worker's peak RSS while serving the largest pages: VmHWM from /proc/<worker>/status, reset at the start of each run (clear_refs 5); VmRSS sampled every 100 ms is shown beside it.",
-    ],
   };
 }

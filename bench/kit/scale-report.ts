@@ -1,6 +1,7 @@
-// The P9 scale curve's report: the targets judged from each profile's curve (the largest size
-// against 1M) and the table on stdout; its record (run-record.ts) is the one file it leaves.
-import type { MachineOfRun } from './checkout.js';
+// The P9 scale curve's record (run-record.ts) from each profile's curve, its targets judged (the
+// largest size against 1M), and the table on stdout rendered from that record.
+import { type CommitFacts, commitMeasured, commitOfRun } from './checkout.js';
+import { busyWarning, type MachineFacts, RECORD_SHAPE, type ScaleProfileRow, type ScaleRecord, type ScaleStepRow } from './run-record.js';
 import {
   LATENCIES,
   type LatencyKey,
@@ -22,194 +23,156 @@ export interface ProfileOutcome {
   curve: ProfileCurve | null;
 }
 
-export interface ScaleTarget {
-  profile: SensorProfile;
-  key: LatencyKey | 'ingest';
-  title: string;
-  goal: string;
-  status: 'pass' | 'miss' | 'not measured';
-  /** largest size / 1M (latency), or its inverse sense for ingest: largest / 1M rate */
-  ratio: number | null;
-  measured: string;
-}
-
-export interface ScaleReport {
-  kit: 'coldtrack-api bench --scale';
-  version: 1;
-  startedAt: string;
-  finishedAt: string;
-  durationS: number;
-  max: StepLabel;
-  machine: MachineOfRun & { commit: string };
-  profiles: ProfileOutcome[];
-  targets: ScaleTarget[];
-  /** the highest pg_database_size of any size of any profile, with the 1M store kept beside it (one profile at a time) */
-  peakDatabaseBytes: number;
-  peakFileSystemGrowthBytes: number | null;
-}
-
+type Measure = LatencyKey | 'ingest';
+const TOP = SCALE_STEPS.at(-1)!.label;
+const MEASURES: { key: Measure; title: string; goal: string; unit: string }[] = [
+  ...LATENCIES.map(({ key, title }) => ({ key, title: `${title} latency`, goal: `${TOP} <= ${P9_LATENCY_LIMIT}x 1M`, unit: 'ms' })),
+  { key: 'ingest', title: 'ingest rate', goal: `${TOP} >= ${P9_INGEST_FLOOR}x 1M`, unit: 'readings/s' },
+];
+const valueOf = (step: Pick<ScaleStepRow, 'latencyMs' | 'ingestPerS'>, key: Measure) =>
+  key === 'ingest' ? step.ingestPerS : step.latencyMs[key];
 const thousands = (value: number) => Math.round(value).toLocaleString('en-US');
-export const perReading = (bytes: number, step: StepFigures) => bytes / step.readings;
 
-/** The 1M figures a size's ratios are taken against: the 1M store measured beside it, else the 1M step's own. */
-export function baselineOf(step: StepFigures, first: StepFigures): Pick<StepFigures, 'latencyMs' | 'ingest'> {
-  return step.beside ?? first;
+const stepRow = (step: StepFigures): ScaleStepRow => ({
+  label: step.label,
+  readings: step.readings,
+  latencyMs: step.latencyMs,
+  ingestPerS: step.ingest.median,
+  bytesPerReading: (step.bytes.readings + step.bytes.aggregates) / step.readings,
+  databaseBytesPerReading: step.bytes.database / step.readings,
+  loadPerS: step.load.perSecond,
+  upkeepS: step.upkeep.seconds,
+  peakDatabaseBytes: step.peakDatabaseBytes,
+  wallS: step.wallSeconds,
+  loadAverage: step.loadAverage,
+  beside: step.beside && { readings: step.beside.readings, latencyMs: step.beside.latencyMs, ingestPerS: step.beside.ingest.median },
+});
+
+/** A profile's row: its steps, and the largest size against the 1M store measured beside it (else the 1M step alone). */
+function profileRow({ profile, status, reason, curve }: ProfileOutcome): ScaleProfileRow {
+  const steps = (curve?.steps ?? []).map(stepRow);
+  const first = steps.find((step) => step.label === '1M');
+  const last = steps.at(-1);
+  const base = last?.beside ?? first;
+  const ratioOf = (key: Measure) => valueOf(last!, key) / valueOf(base!, key);
+  const ratios =
+    first && last && base && last !== first
+      ? {
+          of: last.label,
+          against: last.beside ? ('beside' as const) : ('step' as const),
+          latency: Object.fromEntries(LATENCIES.map(({ key }) => [key, ratioOf(key)])) as Record<LatencyKey, number>,
+          ingest: ratioOf('ingest'),
+        }
+      : null;
+  return { profile, status, reason, note: curve?.note || null, wallS: curve?.wallSeconds ?? null, steps, ratios };
 }
 
-/**
- * Every P9 target of each profile, judged at 100M: the largest size against the 1M store
- * measured beside it (alternating, in the same minutes); the 1M step's own figure is shown too.
- */
-export function judgeTargets(profiles: ProfileOutcome[], max: StepLabel): ScaleTarget[] {
-  const top = SCALE_STEPS.at(-1)!.label;
-  const targets: ScaleTarget[] = [];
-  for (const outcome of profiles) {
-    const steps = outcome.curve?.steps ?? [];
-    const first = steps.find((step) => step.label === '1M');
-    const last = steps.at(-1);
-    const judge = (
-      key: ScaleTarget['key'],
-      title: string,
-      goal: string,
-      value: (step: Pick<StepFigures, 'latencyMs' | 'ingest'>) => number,
-      pass: (ratio: number) => boolean,
-      unit: string,
-    ) => {
-      const base = { profile: outcome.profile, key, title, goal };
-      if (!first || !last || last === first) {
-        const why = outcome.reason ?? (first ? `only 1M was measured (--scale-max ${max})` : 'no size was measured');
-        targets.push({ ...base, status: 'not measured', ratio: null, measured: why });
-        return;
+/** Every P9 target of each profile, judged at 100M from the profile's ratios; the 1M step's own figure is shown too. */
+export function judgeTargets(profiles: ScaleProfileRow[], max: StepLabel): ScaleRecord['targets'] {
+  return profiles.flatMap((row) =>
+    MEASURES.map(({ key, goal, unit }) => {
+      const base = { id: 'P9', profile: row.profile, measure: key, detail: goal };
+      const first = row.steps.find((step) => step.label === '1M');
+      const last = row.steps.at(-1);
+      if (!row.ratios || !first || !last) {
+        const why = row.reason ?? (first ? `only 1M was measured (--scale-max ${max})` : 'no size was measured');
+        return { ...base, verdict: 'not measured' as const, figure: why, value: null };
       }
       const shown = (figure: number) => (unit === 'ms' ? ms(figure) : thousands(figure));
-      const baseline = value(baselineOf(last, first));
-      const ratio = value(last) / baseline;
+      const ratio = key === 'ingest' ? row.ratios.ingest : row.ratios.latency[key];
       const figure =
-        `${last.label}/1M ${ratio.toFixed(2)}x (${shown(value(last))} vs ${shown(baseline)} ${unit}, ` +
-        `${last.beside ? 'the 1M store measured beside it' : 'the 1M step'}; the 1M step alone: ${shown(value(first))})`;
-      if (last.label !== top) {
-        targets.push({
-          ...base,
-          status: 'not measured',
-          ratio,
-          measured: `${figure}; judged at ${top}, the curve stops at ${last.label}${outcome.reason ? ` (${outcome.reason})` : ''}`,
-        });
-        return;
+        `${last.label}/1M ${ratio.toFixed(2)}x (${shown(valueOf(last, key))} vs ${shown(valueOf(last.beside ?? first, key))} ${unit}, ` +
+        `${last.beside ? 'the 1M store measured beside it' : 'the 1M step'}; the 1M step alone: ${shown(valueOf(first, key))})`;
+      if (last.label !== TOP) {
+        const stop = `; judged at ${TOP}, the curve stops at ${last.label}${row.reason ? ` (${row.reason})` : ''}`;
+        return { ...base, verdict: 'not measured' as const, figure: figure + stop, value: ratio };
       }
-      targets.push({ ...base, status: pass(ratio) ? 'pass' : 'miss', ratio, measured: figure });
-    };
-    for (const latency of LATENCIES) {
-      judge(
-        latency.key,
-        `${latency.title} latency`,
-        `${top} <= ${P9_LATENCY_LIMIT}x 1M`,
-        (step) => step.latencyMs[latency.key],
-        (ratio) => ratio <= P9_LATENCY_LIMIT,
-        'ms',
-      );
-    }
-    judge(
-      'ingest',
-      'ingest rate',
-      `${top} >= ${P9_INGEST_FLOOR}x 1M`,
-      (step) => step.ingest.median,
-      (ratio) => ratio >= P9_INGEST_FLOOR,
-      'readings/s',
-    );
-  }
-  return targets;
+      const pass = key === 'ingest' ? ratio >= P9_INGEST_FLOOR : ratio <= P9_LATENCY_LIMIT;
+      return { ...base, verdict: pass ? ('pass' as const) : ('miss' as const), figure, value: ratio };
+    }),
+  );
 }
 
-function pad(cells: string[], widths: number[]) {
-  return cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+export function scaleRecordOf(
+  outcomes: ProfileOutcome[],
+  run: { max: StepLabel; startedAt: Date; machine: MachineFacts; partial: string[]; commit?: CommitFacts; finishedAt?: Date },
+): ScaleRecord {
+  const profiles = outcomes.map(profileRow);
+  const stepsDone = outcomes.flatMap((outcome) => outcome.curve?.steps ?? []);
+  const growths = stepsDone.flatMap((step) => (step.peakFileSystemGrowthBytes === null ? [] : [step.peakFileSystemGrowthBytes]));
+  const finishedAt = run.finishedAt ?? new Date();
+  return {
+    record: RECORD_SHAPE,
+    kind: 'scale',
+    date: run.startedAt.toISOString(),
+    durationS: (finishedAt.getTime() - run.startedAt.getTime()) / 1000,
+    commit: run.commit ?? commitOfRun(),
+    machine: run.machine,
+    partial: run.partial,
+    max: run.max,
+    profiles,
+    targets: judgeTargets(profiles, run.max),
+    peakDatabaseBytes: Math.max(0, ...stepsDone.map((step) => step.peakDatabaseBytes)),
+    peakFileSystemGrowthBytes: growths.length ? Math.max(...growths) : null,
+  };
 }
+
+const pad = (cells: string[], widths: number[]) =>
+  cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+const or = <T>(value: T | null, shown: (value: T) => string) => (value === null ? '-' : shown(value));
+const load = (average: { start: number; end: number } | null, joint = '-') =>
+  or(average, ({ start, end }) => `${start.toFixed(1)}${joint}${end.toFixed(1)}`);
 
 /** The curve of each profile as a table, the targets, and disk and time. */
-export function formatScaleReport(report: ScaleReport): string {
-  const lines: string[] = [];
-  lines.push(
-    `P9 scale curve (--scale-max ${report.max}), ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC, commit ${report.machine.commit}, ` +
-      `${report.machine.cpus} cores, load average ${report.machine.loadAverage.start.toFixed(1)} at the start and ${report.machine.loadAverage.end.toFixed(1)} at the end`,
-  );
-  const head = [
-    'size',
-    'readings',
-    'load/s',
-    'upkeep s',
-    ...LATENCIES.map((latency) => `${latency.title} ms`),
-    'ingest/s',
-    'B/reading',
-    'B/reading db',
-    'peak db',
-    'wall s',
-    'load avg',
+export function formatScaleTable(record: ScaleRecord): string {
+  const lines = [
+    `P9 scale curve (--scale-max ${record.max}), ${record.date.slice(0, 16).replace('T', ' ')} UTC, commit ${commitMeasured(record.commit)}, ` +
+      `${record.machine.cores} cores, load average ${load(record.machine.loadAverage, ' at the start and ')} at the end`,
   ];
+  const head = ['size', 'readings', 'load/s', 'upkeep s', ...LATENCIES.map(({ title }) => `${title} ms`), 'ingest/s', 'B/reading'];
+  head.push('B/reading db', 'peak db', 'wall s', 'load avg');
   const widths = head.map((cell, i) => Math.max(cell.length, i === 0 ? 11 : 9));
-  for (const outcome of report.profiles) {
-    lines.push('', `${outcome.profile} profile: ${outcome.curve?.note || outcome.reason || ''}`);
-    if (!outcome.curve || outcome.curve.steps.length === 0) {
-      lines.push(`  NOT MEASURED: ${outcome.reason ?? 'no size was measured'}`);
+  for (const row of record.profiles) {
+    lines.push('', `${row.profile} profile: ${row.note || row.reason || ''}`);
+    if (row.steps.length === 0) {
+      lines.push(`  NOT MEASURED: ${row.reason ?? 'no size was measured'}`);
       continue;
     }
     lines.push(`  ${pad(head, widths)}`);
-    for (const step of outcome.curve.steps) {
-      lines.push(
-        `  ${pad(
-          [
-            step.label,
-            thousands(step.readings),
-            thousands(step.load.perSecond),
-            step.upkeep.seconds.toFixed(0),
-            ...LATENCIES.map((latency) => ms(step.latencyMs[latency.key])),
-            thousands(step.ingest.median),
-            perReading(step.bytes.readings + step.bytes.aggregates, step).toFixed(1),
-            perReading(step.bytes.database, step).toFixed(1),
-            gigabytes(step.peakDatabaseBytes),
-            step.wallSeconds.toFixed(0),
-            `${step.loadAverage.start.toFixed(1)}-${step.loadAverage.end.toFixed(1)}`,
-          ],
-          widths,
-        )}`,
+    for (const step of row.steps) {
+      const cells = [step.label, or(step.readings, thousands), or(step.loadPerS, thousands), or(step.upkeepS, (s) => s.toFixed(0))];
+      cells.push(...LATENCIES.map(({ key }) => ms(step.latencyMs[key])), thousands(step.ingestPerS), step.bytesPerReading.toFixed(1));
+      cells.push(
+        or(step.databaseBytesPerReading, (b) => b.toFixed(1)),
+        or(step.peakDatabaseBytes, gigabytes),
       );
-      if (step.beside) {
-        lines.push(
-          `  ${pad(
-            [
-              '  1M beside',
-              thousands(step.beside.readings),
-              '',
-              '',
-              ...LATENCIES.map((latency) => ms(step.beside!.latencyMs[latency.key])),
-              thousands(step.beside.ingest.median),
-            ],
-            widths,
-          )}`,
-        );
+      lines.push(`  ${pad([...cells, or(step.wallS, (s) => s.toFixed(0)), load(step.loadAverage)], widths)}`);
+      const beside = step.beside;
+      if (beside) {
+        const figures = LATENCIES.map(({ key }) => ms(beside.latencyMs[key]));
+        lines.push(`  ${pad(['  1M beside', thousands(beside.readings), '', '', ...figures, thousands(beside.ingestPerS)], widths)}`);
       }
     }
-    if (outcome.status === 'failed') lines.push(`  FAILED: ${outcome.reason}`);
+    if (row.status === 'failed') lines.push(`  FAILED: ${row.reason}`);
     lines.push(
       '  (B/reading: readings and both aggregates with their indexes, after the upkeep; "db": the whole database. "1M beside": the 1M store,',
-      `  kept with the live batches it took so far, measured alternating with the size above it: the ratios below come from that pair. Wall: ${outcome.curve.wallSeconds.toFixed(0)} s)`,
+      `  kept with the live batches it took so far, measured alternating with the size above it: the ratios below come from that pair. Wall: ${or(row.wallS, (s) => s.toFixed(0))} s)`,
     );
   }
   lines.push('');
-  for (const target of report.targets) {
-    const verdict = target.status === 'not measured' ? 'NOT MEASURED' : target.status.toUpperCase();
-    lines.push(`${verdict} P9 ${target.profile} ${target.title} (${target.goal}): ${target.measured}`);
+  for (const target of record.targets) {
+    const title = MEASURES.find((measure) => measure.key === target.measure)!.title;
+    const verdict = target.verdict === 'not measured' ? 'NOT MEASURED' : target.verdict.toUpperCase();
+    lines.push(`${verdict} P9 ${target.profile} ${title} (${target.detail}): ${target.figure}`);
   }
+  const growth = record.peakFileSystemGrowthBytes;
   lines.push(
     '',
-    `peak disk: ${gigabytes(report.peakDatabaseBytes)} of databases (the largest size, and the 1M store kept beside it)` +
-      (report.peakFileSystemGrowthBytes === null
-        ? ''
-        : `; the data directory's file system grew by at most ${gigabytes(report.peakFileSystemGrowthBytes)} (WAL and other writers included)`),
+    `peak disk: ${or(record.peakDatabaseBytes, gigabytes)} of databases (the largest size, and the 1M store kept beside it)` +
+      (growth === null ? '' : `; the data directory's file system grew by at most ${gigabytes(growth)} (WAL and other writers included)`),
+    `wall time: ${or(record.durationS, (s) => `${s.toFixed(0)} s (${(s / 60).toFixed(1)} min)`)}`,
   );
-  lines.push(`wall time: ${report.durationS.toFixed(0)} s (${(report.durationS / 60).toFixed(1)} min)`);
-  if (report.machine.loadAverage.start > report.machine.cpus * 0.75) {
-    lines.push(
-      `WARNING: the machine was busy before the run began (load average ${report.machine.loadAverage.start.toFixed(1)} on ${report.machine.cpus} cores): absolute figures are slower than on a quiet machine, and ratios noisier`,
-    );
-  }
+  const busy = busyWarning(record.machine);
+  if (busy) lines.push(busy);
   return lines.join('\n');
 }

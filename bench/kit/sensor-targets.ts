@@ -272,35 +272,3 @@ export function combinedOutcome(results: SensorScriptResults, key: ScriptTarget)
       .join(', '),
   };
 }
-
-const VERDICT = { pass: 'PASS', miss: 'MISSED', 'not measured': 'NOT MEASURED' } as const;
-
-/** The report's side-by-side table of the scripts, for stdout. */
-export function formatSensorScripts(results: SensorScriptResults): string[] {
-  const width = 46;
-  const cell = (outcome: ScriptOutcome) => {
-    const text = outcome.status === 'not measured' ? 'NOT MEASURED' : `${VERDICT[outcome.status]} ${outcome.measured}`;
-    return text.length > width ? `${text.slice(0, width - 1)}…` : text.padEnd(width);
-  };
-  const lines = ['', 'Sensor scripts by storage profile (bench/sensor-*.ts)'];
-  lines.push(
-    `${'target'.padEnd(8)}${SENSOR_PROFILES.map((profile) => {
-      const where = results.profiles[profile];
-      return `${profile} ${where.server ? `(${new URL(where.server).host})` : ''}`.padEnd(width);
-    }).join(' ')}`,
-  );
-  for (const script of SENSOR_SCRIPTS) {
-    lines.push(`${script.key.padEnd(8)}${SENSOR_PROFILES.map((profile) => cell(results.outcomes[script.key][profile])).join(' ')}`);
-  }
-  for (const profile of SENSOR_PROFILES) {
-    const reason = results.profiles[profile].reason;
-    if (reason) lines.push(`${profile}: NOT MEASURED: ${reason}`);
-    else {
-      for (const script of SENSOR_SCRIPTS) {
-        const outcome = results.outcomes[script.key][profile];
-        if (outcome.status === 'not measured') lines.push(`${script.key} ${profile}: ${outcome.detail}`);
-      }
-    }
-  }
-  return lines;
-}

@@ -1,8 +1,8 @@
-// The P14 verdict from a soak's samples (pure: the tests feed it made-up series), and the soak's
-// report: text on stdout and its line of runs.jsonl, every sample in it (--publish renders the
-// docs' soak section from it).
-import { type CommitFacts, type MachineOfRun, shortHash } from './checkout.js';
-import { machineOf, type SoakRecord } from './run-record.js';
+// The P14 verdict from a soak's samples (pure: the tests feed it made-up series), the soak's
+// record (its line of runs.jsonl, every sample in it) and the text on stdout rendered from it
+// (--publish renders the docs' soak section from the same record).
+import { type CommitFacts, commitMeasured, type MachineOfRun } from './checkout.js';
+import { machineOf, RECORD_SHAPE, type SoakRecord } from './run-record.js';
 import type { ResourceSample } from './soak-probes.js';
 import { type SoakOptions, verdictWindowMinutes } from './soak-traffic.js';
 
@@ -176,7 +176,7 @@ const GOAL =
 export function soakRunRecord(report: SoakReport, partial: string[], commit: CommitFacts): SoakRecord {
   const round = (value: number | null, digits = 1) => (value === null ? null : Number(value.toFixed(digits)));
   return {
-    record: 1,
+    record: RECORD_SHAPE,
     kind: 'soak',
     date: report.startedAt,
     durationS: report.durationS,
@@ -186,6 +186,7 @@ export function soakRunRecord(report: SoakReport, partial: string[], commit: Com
     minutes: report.options.minutes,
     rate: report.options.rate,
     profile: report.options.profile,
+    service: `${report.service.command}, ${report.service.connections} connections`,
     windowMinutes: report.verdict.windowMinutes,
     targets: [
       {
@@ -197,6 +198,7 @@ export function soakRunRecord(report: SoakReport, partial: string[], commit: Com
       },
     ],
     checks: report.verdict.checks.map((check) => ({ id: check.id, pass: check.pass, figure: check.figure, value: round(check.value, 3) })),
+    failures: report.failures,
     series: report.intervals.map((interval) => ({
       atS: interval.atS,
       requests: interval.requests,
@@ -214,19 +216,21 @@ export function soakRunRecord(report: SoakReport, partial: string[], commit: Com
 
 const value = (v: number | null, digits = 1) => (v === null ? '-' : v.toFixed(digits));
 
-/** The report as text: verdict, checks, then the series (every minute's last sample). */
-export function soakText(report: SoakReport, record: SoakRecord): string {
+/** The record as text: verdict, checks, then the series (every sample). */
+export function soakText(record: SoakRecord): string {
+  const { loadAverage, cores } = record.machine;
+  const load = loadAverage ? `load ${loadAverage.start.toFixed(1)} -> ${loadAverage.end.toFixed(1)}` : 'load not recorded';
+  const target = record.targets[0];
   const lines = [
-    `# P14 soak: ${report.options.minutes} min of the mixed scenario at ${report.options.rate}/s (${report.options.profile} profile)`,
+    `# P14 soak: ${record.minutes} min of the mixed scenario at ${record.rate}/s (${record.profile} profile)`,
     '',
-    `${report.startedAt.slice(0, 16)}Z, ${shortHash(record.commit.hash)}${record.commit.dirty ? ' (with uncommitted changes)' : ''}; ` +
-      `${report.service.command}, ${report.service.connections} connections; ${report.machine.cpus} cores, load ${report.machine.loadAverage.start.toFixed(1)} -> ${report.machine.loadAverage.end.toFixed(1)}; ` +
-      `windows of ${report.verdict.windowMinutes.toFixed(1)} min; ${(report.durationS / 60).toFixed(1)} min in all`,
+    `${record.date.slice(0, 16)}Z, ${commitMeasured(record.commit)}; ${record.service ?? 'the cluster'}; ${cores} cores, ${load}; ` +
+      `windows of ${record.windowMinutes.toFixed(1)} min; ${((record.durationS ?? 0) / 60).toFixed(1)} min in all`,
     '',
-    `**P14 ${report.verdict.pass ? 'PASS' : 'MISSED'}** (${GOAL})`,
+    `**P14 ${target?.verdict === 'pass' ? 'PASS' : 'MISSED'}** (${target?.detail ?? GOAL})`,
     '',
-    ...report.verdict.checks.map((check) => `- ${check.pass ? 'pass' : 'MISSED'} ${check.id}: ${check.figure}`),
-    ...(report.failures.length > 0 ? ['', 'failures:', ...report.failures.map((failure) => `- ${failure}`)] : []),
+    ...record.checks.map((check) => `- ${check.pass ? 'pass' : 'MISSED'} ${check.id}: ${check.figure}`),
+    ...(record.failures.length > 0 ? ['', 'failures:', ...record.failures.map((failure) => `- ${failure}`)] : []),
     '',
     '| min | req | p50 ms | p99 ms | RSS MB | fds | lag p99 ms | pg | redis | 5xx |',
     '|---|---|---|---|---|---|---|---|---|---|',

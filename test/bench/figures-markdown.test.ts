@@ -1,4 +1,4 @@
-// A run's record (bench/kit/run-record.ts) keeps what the report says, and the tables the docs
+// A run's record (bench/kit/run-record.ts) keeps what the run measured, and the tables the docs
 // show (bench/kit/figures-markdown.ts) say it: every target with its verdict, the sensor scripts
 // per profile, throughput per scenario, the scale curve with its ratios judged, and what the line
 // is (commit, machine, partial, imported).
@@ -6,14 +6,16 @@ import { join } from 'node:path';
 import t from 'tap';
 import { loadFiguresMarkdown, scaleFiguresMarkdown } from '../../bench/kit/figures-markdown.js';
 import { HISTORY, repoRoot } from '../../bench/kit/checkout.js';
-import { type LoadRecord, loadRunRecord, readRecords, type ScaleRecord, scaleRunRecord } from '../../bench/kit/run-record.js';
-import { loadReport, scaleReport } from './run-fixtures.js';
+import { formatTable, pad } from '../../bench/kit/report.js';
+import { type LoadRecord, readRecords, type ScaleRecord, VERDICT_WORDS } from '../../bench/kit/run-record.js';
+import { formatScaleTable } from '../../bench/kit/scale-report.js';
+import { type TargetKey, TARGET_GOALS } from '../../bench/kit/targets.js';
+import { clean, loadRecord, scaleRecord } from './run-fixtures.js';
 
-const clean = { hash: 'abc1234def5678abc1234def5678abc1234def56', dirty: false, movedTo: null };
 const lines = (markdown: string) => markdown.split('\n');
 
-t.test("a release run: the record keeps the report's figures", async (t) => {
-  const record = loadRunRecord(loadReport(), [], clean);
+t.test("a release run: the record keeps the run's figures", async (t) => {
+  const record = loadRecord();
   t.same(JSON.parse(JSON.stringify(record)), record, 'one JSON line holds it whole');
   t.equal(record.kind, 'load');
   t.same(record.commit, clean);
@@ -37,7 +39,15 @@ t.test("a release run: the record keeps the report's figures", async (t) => {
   t.equal(record.targets[0]!.figure, '0.96x req/s (2300 vs 2400), p99 1.50x (30.0 vs 20.0 ms)');
   t.equal(record.targets[6]!.figure, 'revocation was not run (--only)', 'a target not measured keeps its reason as its figure');
   const small = record.scenarios.find((scenario) => scenario.id === 'small-page')!;
-  t.match(small.servers.project!.loads[0], { label: 'revenue page_size 10', okPerS: 2300, p50Ms: 8, p99Ms: 30, non2xx: 0, errors: 0 });
+  t.match(small.servers.project!.loads[0], {
+    label: 'revenue page_size 10',
+    okPerS: 2300,
+    p50Ms: 8,
+    p97_5Ms: 8,
+    p99Ms: 30,
+    non2xx: 0,
+    errors: 0,
+  });
   t.same(record.scenarios.find((scenario) => scenario.id === 'large-pages')!.servers.project!.peakRssMb, [243, 239]);
   t.match(
     record.targets[7]!.detail,
@@ -53,7 +63,7 @@ t.test("a release run: the record keeps the report's figures", async (t) => {
 });
 
 t.test('a release run: the tables', async (t) => {
-  const markdown = loadFiguresMarkdown(loadRunRecord(loadReport(), [], clean));
+  const markdown = loadFiguresMarkdown(loadRecord());
   t.match(
     markdown.replace(/\n/g, ' '),
     /^`npm run bench` \(full, 15 s runs, 2 per server\), 2026-12-01 09:05 UTC, commit abc1234, 15 min 4 s\./,
@@ -86,14 +96,13 @@ t.test('a release run: the tables', async (t) => {
 });
 
 t.test('what the line is: dirty, moved, busy, partial, imported; a pipe in a figure', async (t) => {
-  const report = loadReport();
-  report.machine.loadAverage = { start: 3.9, end: 1.0 };
-  report.targets[0]!.measured = 'a | b';
-  const record = loadRunRecord(report, ['--quick', '--only small-page'], {
+  const record = loadRecord(['--quick', '--only small-page'], {
     ...clean,
     dirty: true,
     movedTo: 'fedcba9876543210fedcba9876543210fedcba98',
   });
+  record.machine.loadAverage = { start: 3.9, end: 1.0 };
+  record.targets[0]!.figure = 'a | b';
   const markdown = loadFiguresMarkdown({ ...record, imported: 'from somewhere' }).replace(/\n(?!\|)/g, ' ');
   t.match(markdown, 'commit abc1234 with uncommitted changes (HEAD moved to fedcba9 during the run)');
   t.match(markdown, 'load average 3.9 at the start and 1.0 at the end (the machine was busy besides: noisier figures)');
@@ -128,7 +137,7 @@ t.test('the imported line renders what docs/benchmarks.md published by hand', as
 });
 
 t.test('a scale curve: the record and its table, a missed ratio marked', async (t) => {
-  const record = scaleRunRecord(scaleReport(), [], clean);
+  const record = scaleRecord();
   t.same(JSON.parse(JSON.stringify(record)), record);
   const postgres = record.profiles[0]!;
   t.equal(postgres.steps[0]!.bytesPerReading, 135, 'readings and aggregates, per reading');
@@ -144,7 +153,7 @@ t.test('a scale curve: the record and its table, a missed ratio marked', async (
   const rows = lines(markdown);
   t.match(
     rows.join(' '),
-    '`npm run bench -- --scale` (up to 100 M), 2026-12-02 07:00 UTC, commit abc1234, 30 min 0 s; peak 14.00 GB of databases.',
+    '`npm run bench -- --scale` (up to 100 M), 2026-12-02 07:00 UTC, commit abc1234, 30 min 0 s; peak 13.05 GB of databases.',
   );
   t.match(rows.join(' '), 'P9 missed: postgres hourly year (1.60x). Not judged on timescale: no TimescaleDB found.');
   for (const row of [
@@ -155,4 +164,33 @@ t.test('a scale curve: the record and its table, a missed ratio marked', async (
     '| timescale | not measured: no TimescaleDB found | | | | | | |',
   ])
     t.ok(rows.includes(row), row);
+});
+
+t.test('the tables on stdout are rendered from the record: every load, the ratio row, a verdict line per target', async (t) => {
+  const rows = lines(formatTable(loadRecord())).map((row) => row.trimEnd());
+  t.match(rows[0], /^coldtrack-api benchmark \(full\): 15 s runs, 2 per server alternated project\/reference; 2 cores/);
+  t.ok(rows.some((row) => /^small-page +revenue page_size 10 +project +2300\.0 +8\.0 +8\.0 +30\.0 +0 +0 +\d+\/\d+/.test(row)));
+  t.ok(
+    rows.some((row) => /^ +ratio +0\.96x +1\.14x +1\.14x +1\.50x$/.test(row)),
+    'project / reference',
+  );
+  t.ok(rows.includes(`${'sensor-hourly'.padEnd(16)} not measured: sensor-data not available`));
+  t.ok(
+    rows.some((row) => /^P4 +PASS +11\.2x/.test(row)),
+    'the scripts side by side',
+  );
+  const verdicts = rows.slice(rows.indexOf('Targets') + 1);
+  t.equal(verdicts.length, loadRecord().targets.length, 'one line per target');
+  for (const [i, target] of loadRecord().targets.entries()) {
+    const { title, goal } = TARGET_GOALS[target.id as TargetKey];
+    t.ok(
+      verdicts[i]!.startsWith(`${target.id} ${pad(VERDICT_WORDS[target.verdict], 12)} ${title} (${goal}): `),
+      `${target.id}: verdict, title, goal`,
+    );
+  }
+  const scale = lines(formatScaleTable(scaleRecord()));
+  t.ok(scale.some((row) => /^ +100M +100,070,976 .* 288 +9\.6 +9\.7 +3\.3 +132,000 +135\.0 +140\.0 +13\.05 GB/.test(row)));
+  t.ok(scale.some((row) => /^ +1M beside +982,464 +180 +7\.2 +6\.6 +4\.4 +139,000$/.test(row)));
+  t.ok(scale.includes('MISS P9 postgres hourly year latency (100M <= 1.5x 1M): ' + scaleRecord().targets[0]!.figure));
+  t.match(scale.join('\n'), /NOT MEASURED P9 timescale ingest rate \(100M >= [\d.]+x 1M\): no TimescaleDB found/);
 });

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import t from 'tap';
 import { loadFiguresMarkdown, scaleFiguresMarkdown } from '../../bench/kit/figures-markdown.js';
 import { BENCHMARKS_DOC, HISTORY, repoRoot, treeState } from '../../bench/kit/checkout.js';
-import { loadRunRecord, newestComplete, readRecords, scaleRunRecord } from '../../bench/kit/run-record.js';
+import { newestComplete, readRecords } from '../../bench/kit/run-record.js';
 import {
   betweenMarkers,
   publishRefusal,
@@ -19,7 +19,7 @@ import {
   treeRefusal,
 } from '../../bench/kit/publish.js';
 import { readRunOptions } from '../../bench/kit/run-options.js';
-import { loadReport, scaleReport } from './run-fixtures.js';
+import { clean, loadRecord, scaleRecord } from './run-fixtures.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'coldtrack-publish-'));
 t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
@@ -43,8 +43,6 @@ function checkout(withGit: boolean): string {
   }
   return root;
 }
-
-const clean = { hash: 'abc1234def5678abc1234def5678abc1234def56', dirty: false, movedTo: null };
 
 t.test('--publish on the command line: only for a complete run', async (t) => {
   t.match(readRunOptions(['--publish']), { publish: true, partial: [] });
@@ -84,7 +82,7 @@ t.test('a checkout is clean when only what --publish writes has changed', async 
 t.test('a run is refused when partial, moved or dirty', async (t) => {
   const root = checkout(true);
   const now = treeState(root);
-  const record = loadRunRecord(loadReport(), [], { ...clean, hash: now.head });
+  const record = loadRecord([], { ...clean, hash: now.head });
   t.equal(publishRefusal(record, now), null);
   t.match(publishRefusal({ ...record, partial: ['--quick'] }, now), /^a partial run \(--quick\) is not published$/);
   t.match(
@@ -101,7 +99,7 @@ t.test('a publish appends the line and rewrites only its own section', async (t)
   const target = publishTargetIn(root);
   const docBefore = readFileSync(target.doc, 'utf8');
   const historyBefore = readFileSync(target.history, 'utf8');
-  const record = loadRunRecord(loadReport(), [], clean);
+  const record = loadRecord();
   const written = publishRun(record, target);
   t.same(written, [target.history, target.doc]);
   const history = readFileSync(target.history, 'utf8');
@@ -117,7 +115,7 @@ t.test('a publish appends the line and rewrites only its own section', async (t)
   const outside = (text: string) => text.replace(/<!-- bench:latest-figures:start -->[\s\S]*<!-- bench:latest-figures:end -->/, '');
   t.equal(outside(doc), outside(docBefore), 'the prose around the markers is untouched');
 
-  const scale = scaleRunRecord(scaleReport(), [], clean);
+  const scale = scaleRecord();
   publishRun(scale, target);
   const after = readFileSync(target.doc, 'utf8');
   t.equal(betweenMarkers(after, 'scale-figures'), scaleFiguresMarkdown(scale));
@@ -131,7 +129,7 @@ t.test('a doc without its markers: nothing is written', async (t) => {
   writeFileSync(target.doc, readFileSync(target.doc, 'utf8').replace('<!-- bench:latest-figures:end -->', ''));
   const historyBefore = readFileSync(target.history, 'utf8');
   t.throws(
-    () => publishRun(loadRunRecord(loadReport(), [], clean), target),
+    () => publishRun(loadRecord(), target),
     /needs exactly one <!-- bench:latest-figures:start --> followed by one <!-- bench:latest-figures:end -->/,
   );
   t.equal(readFileSync(target.history, 'utf8'), historyBefore, 'the history is unchanged');

@@ -1,15 +1,15 @@
-// Reports as the bench kit assembles them, small and made up, for the record and renderer tests:
-// scenarios summarized and targets judged by the kit's own code (results.ts, targets.ts), so a
-// record is built from what a run really hands over.
+// Run records as the bench kit assembles them, small and made up, for the record and renderer
+// tests: scenarios summarized and targets judged by the kit's own code (results.ts, targets.ts,
+// scale-report.ts), so a record is built from what a run really hands over.
 import * as hdr from 'hdr-histogram-js';
 import { LATENCY_US } from '../../bench/kit/histograms.js';
-import type { Report } from '../../bench/kit/report.js';
+import type { CommitFacts } from '../../bench/kit/checkout.js';
 import { type ScenarioResult, type ServerRun, summarize } from '../../bench/kit/results.js';
-import type { ScaleReport } from '../../bench/kit/scale-report.js';
-import { judgeTargets, type ProfileOutcome } from '../../bench/kit/scale-report.js';
+import type { LoadRecord, ScaleRecord } from '../../bench/kit/run-record.js';
+import { loadRecordOf, type RunOutcome } from '../../bench/kit/run-report.js';
+import { type ProfileOutcome, scaleRecordOf } from '../../bench/kit/scale-report.js';
 import type { LatencyKey, StepFigures, StepLabel } from '../../bench/kit/scale-plan.js';
 import type { ScriptOutcome, SensorScriptResults } from '../../bench/kit/sensor-targets.js';
-import { evaluateTargets } from '../../bench/kit/targets.js';
 
 /**
  * A run's latency histogram as the generator hands it over (microseconds, compressed base64): `count` answers, 98 %
@@ -125,8 +125,11 @@ export const sensorScripts: SensorScriptResults = {
   },
 };
 
-/** A release run's report: small-page misses P1 on p99, sensor-raw passes P2, management measured, sensor-hourly not. */
-export function loadReport(): Report {
+export const clean: CommitFacts = { hash: 'abc1234def5678abc1234def5678abc1234def56', dirty: false, movedTo: null };
+const machine = { cpuModel: 'AMD EPYC', cores: 2, memoryGb: 23.5, node: 'v20.20.2', loadAverage: { start: 0.4, end: 1.2 } };
+
+/** A release run's record: small-page misses P1 on p99, sensor-raw passes P2, management measured, sensor-hourly not. */
+export function loadRecord(partial: string[] = [], commit = clean): LoadRecord {
   const scenarios: ScenarioResult[] = [
     scenario('small-page', [['revenue page_size 10', 2300, 8, 30]], [['revenue page_size 10', 2400, 7, 20]]),
     scenario('sensor-raw', [['raw page_size 1000', 610, 10, 40]], [['raw page_size 1000', 250, 25, 90]]),
@@ -140,42 +143,21 @@ export function loadReport(): Report {
     scenario('management', [['list + create', 1134.4, 10, 50]], [['list + create', 1500, 8, 30]]),
     scenario('large-pages', [['page_size 1000', 7.46, 900, 2400]], [['page_size 1000', 9, 800, 2000]], 243),
   ];
-  return {
-    kit: 'coldtrack-api bench',
-    version: 1,
-    mode: 'full',
-    startedAt: '2026-12-01T09:05:42.123Z',
-    finishedAt: '2026-12-01T09:20:46.123Z',
-    durationS: 904,
-    seconds: 15,
-    runsPerServer: 2,
-    machine: {
-      cpus: 2,
-      cpuModel: 'AMD EPYC',
-      memoryGb: 23.47,
-      node: 'v20.20.2',
-      postgres: 'PostgreSQL 15.20',
-      redis: '7.0.15',
-      commit: 'abc1234',
-      loadAverage: { start: 0.4, end: 1.2 },
-      note: '',
-    },
-    services: { project: { command: '', workers: 2 }, reference: { command: '', workers: 2 } },
-    dataset: {
-      database: 'x',
-      window: '',
-      size: { heavyUnits: 100, otherUnits: 20, checkInsPerDay: 6, farmersPerCompany: 4000, sensorUnits: 15 },
-      counts: {},
-      buildSeconds: 1,
-      sensorReadings: null,
-    },
-    sensor: { available: true, reason: '' },
+  const outcome: RunOutcome = {
+    config: { mode: 'full', seconds: 15, order: ['project', 'reference', 'reference', 'project'] },
+    startedAt: new Date('2026-12-01T09:05:42.123Z'),
+    loadAtStart: 0.4,
     scenarios,
     revocation: null,
+    variants: null,
     sensorScripts,
-    targets: evaluateTargets({ scenarios, revocation: null, sensorScripts }),
-    notes: [],
   };
+  return loadRecordOf(outcome, {
+    machine: { ...machine, postgres: 'PostgreSQL 15.20', redis: '7.0.15' },
+    partial,
+    commit,
+    finishedAt: new Date('2026-12-01T09:20:46.123Z'),
+  });
 }
 
 const latency = (hourlyYear: number, dailyYear: number, page500: number, newestDay: number): Record<LatencyKey, number> => ({
@@ -215,7 +197,7 @@ function step(
 }
 
 /** A scale curve to 100M: postgres's hourly year misses P9 (1.6x the 1M store beside it); timescale had no server. */
-export function scaleReport(): ScaleReport {
+export function scaleRecord(partial: string[] = [], commit = clean): ScaleRecord {
   const besideOf = (l: Record<LatencyKey, number>, rate: number) => ({ readings: 982_464, latencyMs: l, rounds, ingest: ingest(rate) });
   const profiles: ProfileOutcome[] = [
     {
@@ -236,17 +218,12 @@ export function scaleReport(): ScaleReport {
     },
     { profile: 'timescale', status: 'not measured', reason: 'no TimescaleDB found', curve: null },
   ];
-  return {
-    kit: 'coldtrack-api bench --scale',
-    version: 1,
-    startedAt: '2026-12-02T07:00:00.000Z',
-    finishedAt: '2026-12-02T07:30:00.000Z',
-    durationS: 1800,
+  return scaleRecordOf(profiles, {
     max: '100M',
-    machine: { cpus: 2, cpuModel: 'AMD EPYC', memoryGb: 23.5, node: 'v20.20.2', commit: 'abc1234', loadAverage: { start: 0.5, end: 0.9 } },
-    profiles,
-    targets: judgeTargets(profiles, '100M'),
-    peakDatabaseBytes: 14 * 2 ** 30,
-    peakFileSystemGrowthBytes: null,
-  };
+    startedAt: new Date('2026-12-02T07:00:00.000Z'),
+    finishedAt: new Date('2026-12-02T07:30:00.000Z'),
+    machine: { ...machine, postgres: null, redis: null, loadAverage: { start: 0.5, end: 0.9 } },
+    partial,
+    commit,
+  });
 }

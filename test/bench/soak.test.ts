@@ -96,7 +96,7 @@ t.test('half a minute of soak: samples, a verdict, its record; nothing left afte
   t.match(text, /warm-up: 10 s at 10\/s/);
 
   const record = soakRunRecord(report, ['--soak 0.5'], { hash: 'b'.repeat(40), dirty: false, movedTo: null });
-  t.match(soakText(report, record), /# P14 soak: 0.5 min/);
+  t.match(soakText(record), /# P14 soak: 0.5 min/);
   t.equal(record.series.length, report.intervals.length, 'the record keeps every sample');
   appendRecord(join(scratch, 'runs.jsonl'), record);
   t.same(
