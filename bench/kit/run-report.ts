@@ -120,13 +120,7 @@ export function loadRecordOf(
     mode: config.mode,
     seconds: config.seconds,
     runsPerServer: config.order.length / 2,
-    targets: evaluateTargets(outcome).map((target) => ({
-      id: target.key,
-      verdict: target.status,
-      figure: target.status === 'not measured' ? target.detail.replace(/^not measured: /, '') : target.measured,
-      value: target.value,
-      detail: target.detail,
-    })),
+    targets: evaluateTargets(outcome),
     scenarios: outcome.scenarios.map(scenarioRow),
     notes: notesOf(outcome),
     sensorScripts: scripts && {

@@ -9,21 +9,12 @@ import { BESIDE_LOADS, CONDITIONAL_LOADS } from './scenarios.js';
 import { combinedOutcome, type SensorScriptResults } from './sensor-targets.js';
 import { sinkWords, TRACING_SAMPLE_RATIO, VARIANT_COST_LIMIT, type VariantResult } from './variants.js';
 import { judgeWebhooks, P17_P99_MS, WEBHOOK_SCENARIO } from './webhook-target.js';
+import type { TargetFigures, Verdict } from './run-record.js';
 
 export type TargetKey = 'P1' | 'P2' | 'P3' | 'P4' | 'P5' | 'P6' | 'P7' | 'P8' | 'P16' | 'P17' | 'P19';
 
-export interface TargetResult {
-  key: TargetKey;
-  title: string;
-  goal: string;
-  status: 'pass' | 'miss' | 'not measured';
-  /** the figure, in words */
-  measured: string;
-  /** the figure compared with the goal (a ratio, or ms / MB / count for absolute goals) */
-  value: number | null;
-  limit: number;
-  detail: string;
-}
+/** A target as the run's record keeps it; its title and goal are TARGET_GOALS'. */
+export type TargetResult = TargetFigures & { id: TargetKey };
 
 // issue 15's raised targets (P1 was 0.8x / 1.3x, P2 1.5x, P3 1.5x); issue 29 raised P1's req/s from 0.9x
 const P1_RPS = 1.0;
@@ -90,13 +81,14 @@ export const TARGET_GOALS: Record<TargetKey, { title: string; goal: string; limi
 
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : String(value));
 
-function result(key: TargetKey, status: TargetResult['status'], measured: string, value: number | null, detail = ''): TargetResult {
-  const { title, goal, limit } = TARGET_GOALS[key];
-  return { key, title, goal, status, measured, value, limit, detail };
+function result(id: TargetKey, verdict: Verdict, figure: string, value: number | null, detail = ''): TargetResult {
+  return { id, verdict, figure, value, detail };
 }
 
-function notMeasured(key: TargetKey, reason: string): TargetResult {
-  return result(key, 'not measured', '', null, reason.startsWith('not measured') ? reason : `not measured: ${reason}`);
+/** Not measured: the reason is its figure. */
+function notMeasured(id: TargetKey, reason: string): TargetResult {
+  const detail = reason.startsWith('not measured') ? reason : `not measured: ${reason}`;
+  return result(id, 'not measured', detail.replace(/^not measured: /, ''), null, detail);
 }
 
 /**
@@ -145,7 +137,7 @@ export function evaluateTargets(input: {
   const targets: TargetResult[] = [];
 
   const p1 = pair(scenarios, 'small-page', 'P1');
-  if ('key' in p1) targets.push(p1);
+  if ('id' in p1) targets.push(p1);
   else {
     const rps = p1.project.okPerS / p1.reference.okPerS;
     const p99 = p1.project.latencyMs.p99 / p1.reference.latencyMs.p99;
@@ -292,7 +284,7 @@ export function evaluateTargets(input: {
 
   // pushed in the order they are judged (P4 with P6); reported by key
   const order: TargetKey[] = ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'P7', 'P8', 'P16', 'P17', 'P19'];
-  return order.map((key) => targets.find((t) => t.key === key)!);
+  return order.map((key) => targets.find((t) => t.id === key)!);
 }
 
 /** P17, when the mixed traffic beside the revokes was answered (kit/webhook-target.ts has the figures). */

@@ -62,29 +62,29 @@ function scenario(plain: [number, number], revalidated: [number, number], status
 }
 
 const p16 = (result: ScenarioResult) =>
-  evaluateTargets({ scenarios: [result], revocation: null, sensorScripts: null }).find((target) => target.key === 'P16')!;
+  evaluateTargets({ scenarios: [result], revocation: null, sensorScripts: null }).find((target) => target.id === 'P16')!;
 
 t.test('the 200 over the 304: a pass at 0.5x or less, with the pairs and the CPU per answer', async (t) => {
   const passed = p16(scenario([400, 440], [1000, 1000]));
-  t.equal(passed.status, 'pass');
+  t.equal(passed.verdict, 'pass');
   t.equal(passed.value, 0.42, "the 200's mean req/s over the 304's");
-  t.match(passed.measured, /^0\.42x \(304 1000 req\/s vs 200 420 req\/s; 2 alternating pairs, mean 0\.42x, 95 % CI/);
+  t.match(passed.figure, /^0\.42x \(304 1000 req\/s vs 200 420 req\/s; 2 alternating pairs, mean 0\.42x, 95 % CI/);
   // 4,000 ms of CPU in each 4 s phase: 1 ms an answer at 1,000 req/s, 2.38 ms at the 200s' 420
   t.match(passed.detail, /workers' CPU per answer: 304 1\.000 ms, 200 2\.381 ms \(0\.42x\)/);
 
   const missed = p16(scenario([600, 600], [1000, 1000]));
-  t.equal(missed.status, 'miss');
+  t.equal(missed.verdict, 'miss');
   t.equal(missed.value, 0.6);
 });
 
 t.test('no figure: conditional requests that were not 304, or 429, or a scenario not run', async (t) => {
   const not304 = p16(scenario([400, 400], [1000, 1000], '200'));
-  t.equal(not304.status, 'miss');
-  t.match(not304.measured, /^0 of 8000 conditional requests were 304/);
+  t.equal(not304.verdict, 'miss');
+  t.match(not304.figure, /^0 of 8000 conditional requests were 304/);
   const limited = p16(scenario([400, 400], [1000, 1000], '429'));
-  t.equal(limited.status, 'not measured');
+  t.equal(limited.verdict, 'not measured');
   t.match(limited.detail, /8000 of 8000 conditional requests were 429/);
-  const absent = evaluateTargets({ scenarios: [], revocation: null, sensorScripts: null }).find((target) => target.key === 'P16')!;
-  t.equal(absent.status, 'not measured');
+  const absent = evaluateTargets({ scenarios: [], revocation: null, sensorScripts: null }).find((target) => target.id === 'P16')!;
+  t.equal(absent.verdict, 'not measured');
   t.match(absent.detail, /conditional-page was not run/);
 });

@@ -124,33 +124,33 @@ t.test("CPU time an answer: each cluster's own runs, null when a run has no CPU 
 });
 
 const p19 = (variants: VariantResult[] | null) =>
-  evaluateTargets({ scenarios: [], revocation: null, sensorScripts: null, variants }).find((target) => target.key === 'P19')!;
+  evaluateTargets({ scenarios: [], revocation: null, sensorScripts: null, variants }).find((target) => target.id === 'P19')!;
 
 t.test('P19: CPU time an answer off / on at 0.97 or above passes, below misses, with req/s, both p99s and the spans', async (t) => {
   // the req/s of the runs are noise around the CPU's verdict: they are shown, not judged
   const passed = p19([tracingCase(1000, 930, 120, undefined, { off: 0.975, on: 1 })]);
-  t.equal(passed.status, 'pass');
+  t.equal(passed.verdict, 'pass');
   t.equal(passed.value, 0.975);
   t.match(
-    passed.measured,
+    passed.figure,
     /^0\.975x by CPU time an answer \(on 1\.000 vs off 0\.975 ms\); req\/s 0\.930x \(on 930 vs off 1000\), p99 30\.\d vs 20\.\d ms$/,
   );
   t.match(passed.detail, /the sink received 120 spans in 4 exports/);
   t.match(passed.detail, /tracing off loads no OpenTelemetry module/);
 
   const missed = p19([tracingCase(1000, 1000, 120, undefined, { off: 0.96, on: 1 })]);
-  t.equal(missed.status, 'miss', 'whatever the req/s');
+  t.equal(missed.verdict, 'miss', 'whatever the req/s');
   t.equal(missed.value, 0.96);
 });
 
 t.test('P19 is not measured without spans at the sink, without the case, or with 429s', async (t) => {
-  t.match(p19([tracingCase(1000, 1000, 0)]), { status: 'not measured', detail: /received no span: tracing was not on/ });
-  t.match(p19(null), { status: 'not measured', detail: /tracing variant was not run/ });
+  t.match(p19([tracingCase(1000, 1000, 0)]), { verdict: 'not measured', detail: /received no span: tracing was not on/ });
+  t.match(p19(null), { verdict: 'not measured', detail: /tracing variant was not run/ });
   t.match(p19([{ ...tracingCase(1000, 1000, 5), notMeasured: 'variant tracing failed: boom', clusters: null, ratio: null }]), {
-    status: 'not measured',
+    verdict: 'not measured',
     detail: /variant tracing failed: boom/,
   });
-  t.match(p19([tracingCase(1000, 1000, 5, { '200': 9000, '429': 10 })]), { status: 'not measured', detail: /tracing on: 10 of/ });
+  t.match(p19([tracingCase(1000, 1000, 5, { '200': 9000, '429': 10 })]), { verdict: 'not measured', detail: /tracing on: 10 of/ });
 });
 
 t.test('the command line: tracing in every run --only leaves whole, the others on request', async (t) => {

@@ -61,51 +61,51 @@ function scenario(webhooks: ServerRun['webhook'][], load = mixed()): ScenarioRes
 }
 
 const p17 = (...scenarios: ScenarioResult[]) =>
-  evaluateTargets({ scenarios, revocation: null, sensorScripts: null }).find((target) => target.key === 'P17')!;
+  evaluateTargets({ scenarios, revocation: null, sensorScripts: null }).find((target) => target.id === 'P17')!;
 
 t.test("the runs' histograms merged: a pass at 1 s or less, a miss above", async (t) => {
   // one run's slowest 2 % at 1.5 s: merged with a quiet run, 1 % of all deliveries, so p99 is the quiet 300 ms
   const passed = p17(scenario([webhook(200, 300), webhook(200, 1500)]));
-  t.equal(passed.status, 'pass');
+  t.equal(passed.verdict, 'pass');
   t.ok(Math.abs(passed.value! - 300) < 1, `p99 ${passed.value} ms`);
   t.match(
-    passed.measured,
+    passed.figure,
     /^p99 300\.\d ms from the revoke sent to the first byte \(p50 200\.\d, max 1500\.\d ms\), 200 of 200 revokes delivered/,
   );
   t.match(passed.detail, /from the revoke's answer \(a lower bound: the commit comes before it\): p99 280\.\d ms/);
   t.match(passed.detail, /2 runs merged; 200 deliveries, missing 0, duplicates 0, badly signed 0, unexpected 0; revoke failures none/);
 
   const missed = p17(scenario([webhook(200, 1500), webhook(200, 1500)]));
-  t.equal(missed.status, 'miss');
+  t.equal(missed.verdict, 'miss');
   t.ok(Math.abs(missed.value! - 1500) < 2, `p99 ${missed.value} ms`);
 });
 
 t.test('a missing or badly signed delivery, or a failed revoke, is a miss at any p99', async (t) => {
   const missing = p17(scenario([webhook(200, 300, { deliveries: 99, missing: 1 })]));
-  t.equal(missing.status, 'miss');
-  t.match(missing.measured, /99 of 100 revokes delivered/);
+  t.equal(missing.verdict, 'miss');
+  t.match(missing.figure, /99 of 100 revokes delivered/);
   const forged = p17(scenario([webhook(200, 300, { badlySigned: 1 })]));
-  t.equal(forged.status, 'miss');
+  t.equal(forged.verdict, 'miss');
   t.match(forged.detail, /badly signed 1/);
   const refused = p17(scenario([webhook(200, 300, { revokeFailures: ['503'] })]));
-  t.equal(refused.status, 'miss');
+  t.equal(refused.verdict, 'miss');
   t.match(refused.detail, /revoke failures 503/);
   const duplicated = p17(scenario([webhook(200, 300, { deliveries: 101, duplicates: 1 })]));
-  t.equal(duplicated.status, 'pass', 'delivery is at least once: a duplicate is counted, not failed');
+  t.equal(duplicated.verdict, 'pass', 'delivery is at least once: a duplicate is counted, not failed');
   t.match(duplicated.detail, /duplicates 1/);
 });
 
 t.test('no figure: the scenario not run, the endpoint refused, no revoke, or the mixed traffic limited', async (t) => {
   const absent = p17();
-  t.equal(absent.status, 'not measured');
+  t.equal(absent.verdict, 'not measured');
   t.match(absent.detail, /webhook-revoke-beside-mixed was not run/);
   const refused = p17(scenario([{ error: 'registering the webhook endpoint answered 400' }]));
-  t.equal(refused.status, 'not measured');
+  t.equal(refused.verdict, 'not measured');
   t.match(refused.detail, /answered 400/);
   const none = p17(scenario([webhook(200, 300, { revokes: 0, revokeFailures: ['429'] })]));
-  t.equal(none.status, 'not measured');
+  t.equal(none.verdict, 'not measured');
   t.match(none.detail, /no revoke succeeded \(429\)/);
   const limited = p17(scenario([webhook(200, 300)], mixed({ '200': 900, '429': 100 })));
-  t.equal(limited.status, 'not measured');
+  t.equal(limited.verdict, 'not measured');
   t.match(limited.detail, /the mixed traffic beside the revokes: 100 of 1000 answers were 429/);
 });
