@@ -96,16 +96,6 @@ function scriptCell(outcome: ScriptOutcome | undefined): string {
   return `${VERDICT[outcome.status]}: ${outcome.measured}`;
 }
 
-/**
- * The goal a published line was judged against: P4 was "aggregates >= 10x raw bucketing" until
- * issue 29 restated it against the floor; an older line's figures (no floor ratio) keep their goal.
- */
-function goalOfRun(key: ScriptTarget, goal: string, outcomes: Partial<Record<string, ScriptOutcome>> | undefined): string {
-  const measured = Object.values(outcomes ?? {}).filter((outcome) => outcome && outcome.status !== 'not measured');
-  if (key === 'P4' && measured.length > 0 && !measured.some((outcome) => /floor/.test(outcome!.measured))) return '>= 10x';
-  return goal;
-}
-
 /** `npm run bench`: the caption, the targets, the sensor scripts per profile, throughput per scenario. */
 export function loadFiguresMarkdown(record: LoadRecord): string {
   const caption = paragraph([
@@ -129,7 +119,7 @@ export function loadFiguresMarkdown(record: LoadRecord): string {
           const script = SENSOR_SCRIPTS.find((candidate) => candidate.key === key)!;
           return [
             `${letter} \`${script.file.replace(/\.ts$/, '')}\``,
-            `${key} ${goalOfRun(key, script.goal, scripts.outcomes[key])}`,
+            `${key} ${scripts.goals[key]}`,
             ...SENSOR_PROFILES.map((profile) => scriptCell(scripts.outcomes[key]?.[profile])),
           ];
         }),

@@ -80,6 +80,8 @@ export interface ScenarioRow {
 export interface SensorScriptRows {
   profiles: Record<SensorProfile, { host: string | null; reason: string | null }>;
   outcomes: Record<ScriptTarget, Record<SensorProfile, ScriptOutcome>>;
+  /** the goal each script was judged against (P4's was ">= 10x" raw bucketing before issue 29) */
+  goals: Record<ScriptTarget, string>;
 }
 
 /** `npm run bench`: P1-P8, P16, P17, P19. */

@@ -7,7 +7,7 @@ import { type CommitFacts, commitOfRun, machineOfRun } from './checkout.js';
 import type { LoadSummary, ScenarioResult } from './results.js';
 import type { RevocationFigures } from './revocation.js';
 import { type LoadRecord, type LoadRow, machineOf, RECORD_SHAPE, type ScenarioRow } from './run-record.js';
-import type { SensorScriptResults } from './sensor-targets.js';
+import { SENSOR_SCRIPTS, type ScriptTarget, type SensorScriptResults } from './sensor-targets.js';
 import { n, pad } from './report.js';
 import { pairedP50Ratio } from './statistics.js';
 import { evaluateTargets } from './targets.js';
@@ -131,6 +131,7 @@ export function loadRecordOf(
         ]),
       ) as NonNullable<LoadRecord['sensorScripts']>['profiles'],
       outcomes: scripts.outcomes,
+      goals: Object.fromEntries(SENSOR_SCRIPTS.map(({ key, goal }) => [key, goal])) as Record<ScriptTarget, string>,
     },
   };
 }
