@@ -10,7 +10,7 @@ import { threadId } from 'node:worker_threads';
 import type pg from 'pg';
 import { Piscina } from 'piscina';
 import { createPool, type PoolSettings } from '../src/db/pool.js';
-import { rollUpFrom, type RollupRequest, type RowsQuery } from './rollups/index.js';
+import { compileSerializers, rollUpFrom, type RollupRequest, type RowsQuery } from './rollups/index.js';
 
 /** workerData of the pool: the connection settings of the primary and the read replica, as plain data. */
 export interface ThreadData {
@@ -59,6 +59,9 @@ try {
 } catch {
   // not Linux, or not allowed: the threads keep the default priority
 }
+
+// a thread exists to roll up pages: its serialisers are ready before its first one
+compileSerializers();
 
 const pools = new Map<'primary' | 'replica', pg.Pool>();
 

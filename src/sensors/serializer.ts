@@ -3,7 +3,11 @@
 // response. The zod schema stays on the route for validation of the contract in tests and for
 // the OpenAPI document; this schema mirrors it property for property, in the same order, so the
 // bytes are the same (test/sensors/serializer.test.ts holds the two side by side).
-import fastJson, { type Schema } from 'fast-json-stringify';
+// The serialisers are compiled by their first use, and fast-json-stringify (with the Ajv it loads)
+// loaded then: a process that serves no sensor page neither loads nor compiles them.
+import { createRequire } from 'node:module';
+import type fastJsonStringify from 'fast-json-stringify';
+import type { Schema } from 'fast-json-stringify';
 import type { FastifySerializerCompiler } from 'fastify';
 import { serializerCompiler as zodSerializerCompiler } from 'fastify-type-provider-zod';
 
@@ -66,10 +70,21 @@ export const sensorPageJsonSchema: Schema = {
   },
 };
 
-export const serializeSensorPage = fastJson(sensorPageJsonSchema);
+const require = createRequire(import.meta.url);
+let compiled: { page: (page: unknown) => string; records: (records: unknown[]) => string } | null = null;
+
+function serializers() {
+  if (compiled) return compiled;
+  const fastJson = require('fast-json-stringify') as typeof fastJsonStringify;
+  const made = { page: fastJson(sensorPageJsonSchema), records: fastJson({ type: 'array', items: sensorRecordJsonSchema }) };
+  compiled = made;
+  return made;
+}
+
+export const serializeSensorPage = (page: unknown): string => serializers().page(page);
 
 /** Records as a JSON array, written exactly as inside a whole page. */
-export const serializeSensorRecords = fastJson({ type: 'array', items: sensorRecordJsonSchema });
+export const serializeSensorRecords = (records: unknown[]): string => serializers().records(records);
 
 // A page whose records are already JSON (src/sensors/history.ts: raw pages are written by
 // PostgreSQL) carries them under this key beside an empty `data`; the serializer splices them in.

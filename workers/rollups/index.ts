@@ -19,6 +19,7 @@ export { centsOf, centsToNumber, decimal, gcd, scaled } from './decimal.js';
 export { HOUSEHOLD_TENTHS, type ImpactRecord, rollupImpact } from './impact.js';
 export { type CurrencyTotal, type PaymentMethodTotal, type RevenueRecord, rollupRevenue } from './revenue.js';
 export { rollupUsers } from './users.js';
+export { compileSerializers } from './serialize.js';
 export {
   type Cell,
   type CheckOutRow,

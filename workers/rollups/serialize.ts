@@ -5,7 +5,12 @@
 // the largest cost of a small page after the query. Every property is listed, in the order the
 // rollups build the records (the routes' zod schemas document the same fields), and required, so
 // the output is JSON.stringify's byte for byte (test/analytics/rollups.test.ts compares them).
-import fastJson, { type Schema } from 'fast-json-stringify';
+// Compiled on first use, fast-json-stringify (and the Ajv it loads) with them: a process that
+// rolls nothing up inline (an API worker until its first small page, a test of other routes)
+// neither loads nor compiles them. A rollup thread compiles them as it starts (compileSerializers).
+import { createRequire } from 'node:module';
+import type fastJsonStringify from 'fast-json-stringify';
+import type { Schema } from 'fast-json-stringify';
 import type { ImpactRecord } from './impact.js';
 import type { RevenueRecord } from './revenue.js';
 
@@ -17,7 +22,7 @@ const objectOf = (properties: Record<string, unknown>) => ({ type: 'object', pro
 
 const cellProperties = { cooling_unit_id: integer, period_start: string, period_end: string };
 
-export const serializeRevenue = fastJson({
+const revenueSchema = {
   type: 'array',
   items: objectOf({
     ...cellProperties,
@@ -41,9 +46,9 @@ export const serializeRevenue = fastJson({
       items: objectOf({ payment_method: nullable(string), currency: string, total_revenue: number, check_outs: integer }),
     },
   }),
-} as Schema) as (records: RevenueRecord[]) => string;
+} as Schema;
 
-export const serializeImpact = fastJson({
+const impactSchema = {
   type: 'array',
   items: objectOf({
     ...cellProperties,
@@ -57,4 +62,18 @@ export const serializeImpact = fastJson({
     community_served: integer,
     market_surveys: integer,
   }),
-} as Schema) as (records: ImpactRecord[]) => string;
+} as Schema;
+
+const require = createRequire(import.meta.url);
+let compiled: { revenue: (records: RevenueRecord[]) => string; impact: (records: ImpactRecord[]) => string } | null = null;
+
+/** Both serialisers, compiled by the first call. */
+export function compileSerializers() {
+  if (compiled) return compiled;
+  const fastJson = require('fast-json-stringify') as typeof fastJsonStringify;
+  compiled = { revenue: fastJson(revenueSchema), impact: fastJson(impactSchema) };
+  return compiled;
+}
+
+export const serializeRevenue = (records: RevenueRecord[]): string => compileSerializers().revenue(records);
+export const serializeImpact = (records: ImpactRecord[]): string => compileSerializers().impact(records);
