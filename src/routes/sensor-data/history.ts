@@ -34,6 +34,9 @@ export const specificationTypes = z
   .pipe(z.array(z.enum(SPECIFICATION_TYPES, { error: 'must be TEMPERATURE, HUMIDITY or both, comma-separated' })))
   .meta({ pattern: '^ *(TEMPERATURE|HUMIDITY) *(, *(TEMPERATURE|HUMIDITY) *)*$' });
 
+/** 3660 as "3,660": toLocaleString would load ICU's locale data as the app loads, for one comma. */
+const thousands = (value: number) => String(value).replace(/\B(?=(\d{3})+$)/g, ',');
+
 const sensorQuery = {
   start_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC), from 0001-01-01; default end_date - 29 days'),
   end_date: dateParam.optional().describe('YYYY-MM-DD, inclusive (UTC), up to 9999-12-31; default today; must not be before start_date'),
@@ -56,7 +59,7 @@ const sensorQuery = {
     .default('raw')
     .describe(
       'hourly or daily means with min, max and sample_count; raw (default) for the readings themselves. ' +
-        `Longest window: ${MAX_SENSOR_WINDOW_DAYS.raw} days, ${MAX_SENSOR_WINDOW_DAYS.daily.toLocaleString('en')} with daily`,
+        `Longest window: ${MAX_SENSOR_WINDOW_DAYS.raw} days, ${thousands(MAX_SENSOR_WINDOW_DAYS.daily)} with daily`,
     )
     .meta({ 'x-max-window-days': MAX_SENSOR_WINDOW_DAYS }),
 };
