@@ -12,8 +12,6 @@
 import { type Attributes, context, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
@@ -28,6 +26,7 @@ import { headSampling } from './head-sampling.js';
 import { type RequestTracing, requestTracing, traceFieldsOfCurrentSpan } from './requests.js';
 import { installSpanTools, type SpanAttributes, type SpanTools } from './spans.js';
 import { recordThreadSpans, traceparentOf } from './thread-spans.js';
+import { ThreadSpanExporter } from './export-thread.js';
 
 export interface Tracing extends RequestTracing {
   /** Exports what is still batched (tests; a stop calls shutdown, which flushes too). */
@@ -39,13 +38,8 @@ export interface Tracing extends RequestTracing {
 export interface TracingOptions {
   /** TRUST_PROXY: the only peers whose traceparent is honoured */
   trustProxy: readonly string[];
-  /** Tests: an exporter of their own instead of OTLP. */
+  /** Tests: an exporter of their own, in this thread, instead of OTLP from the export thread. */
   exporter?: SpanExporter;
-}
-
-function exporterOf(settings: TracingSettings): SpanExporter {
-  const options = { url: settings.url, headers: settings.headers };
-  return settings.protocol === 'http/json' ? new OtlpJsonExporter(options) : new OtlpProtobufExporter(options);
 }
 
 const DB_SYSTEM = 'db.system.name';
@@ -68,15 +62,13 @@ const errorType = (error: unknown) => String((error as { code?: unknown })?.code
 
 export async function startTracing(settings: TracingSettings, options: TracingOptions): Promise<Tracing> {
   const sampling = headSampling(settings);
+  const resourceAttributes = { ...settings.resourceAttributes, [ATTR_SERVICE_NAME]: settings.serviceName, [ATTR_PROCESS_PID]: process.pid };
+  const exporter = options.exporter ?? new ThreadSpanExporter(settings, resourceAttributes);
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({
-      ...settings.resourceAttributes,
-      [ATTR_SERVICE_NAME]: settings.serviceName,
-      [ATTR_PROCESS_PID]: process.pid,
-    }),
+    resource: resourceFromAttributes(resourceAttributes),
     sampler: sampling.sampler,
     // the scrubber first: it runs on every span before the batch takes it
-    spanProcessors: [new SecretScrubber(), new BatchSpanProcessor({ exporter: options.exporter ?? exporterOf(settings) })],
+    spanProcessors: [new SecretScrubber(), new BatchSpanProcessor({ exporter })],
   });
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
