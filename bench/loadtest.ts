@@ -2,24 +2,36 @@
 // (what it creates and revokes, the output, the exit codes: docs/operations.md). Progress on stderr,
 // the table on stdout. The npm script execs this file, so a signal npm passes on reaches it.
 import { loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
-import { cleanUp, handleInterrupts, onCleanUp, stopAll, wasInterrupted } from './kit/processes.js';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { closeLoadGenerators, runDealtLoad } from './kit/load.js';
 import {
   type Deployment,
-  type DeploymentScenario,
   discoverUnits,
-  type LoadtestContext,
-  MANAGEMENT_READS_PER_SECOND,
+  LoadtestTokens,
   NO_SENSOR_HISTORY,
   probeSensorHistory,
-  scenarioById,
+  type RevocationOutcome,
+} from './kit/loadtest-deployment.js';
+import {
+  DEPLOYMENT_SCENARIOS,
+  JWT_VARIABLE,
+  type LoadtestContext,
+  type LoadtestLoad,
+  type LoadtestOptions,
+  MANAGEMENT_READS_PER_SECOND,
+  rateOfTokens,
+  readLoadtestOptions,
   scopesFor,
-} from './kit/loadtest-scenarios.js';
-import { closeLoadGenerators } from './kit/load.js';
-import { JWT_VARIABLE, type LoadtestOptions, readLoadtestOptions, USAGE, UsageError } from './kit/loadtest-options.js';
-import { assembleLoadtestReport, formatLoadtestTable, writeLoadtestRecord } from './kit/loadtest-report.js';
-import { runDeploymentScenarios, WARMUP_SECONDS } from './kit/loadtest-run.js';
-import { LoadtestTokens, rateOfTokens, type RevocationOutcome, tokensForRate } from './kit/loadtest-tokens.js';
+  tokensForRate,
+  USAGE,
+  UsageError,
+  WARMUP_SECONDS,
+} from './kit/loadtest-plan.js';
+import { assembleLoadtestReport, formatLoadtestTable, type LoadtestScenarioResult, loadResult } from './kit/loadtest-report.js';
+import { cleanUp, handleInterrupts, onCleanUp, stopAll, wasInterrupted } from './kit/processes.js';
+import { appendRecord } from './kit/run-record.js';
+import { ms } from './kit/statistics.js';
 
 const refuse = (message: string): never => {
   console.error(`npm run loadtest: ${message}`);
@@ -47,11 +59,12 @@ const startedAt = new Date();
 const loadAtStart = loadavg()[0]!;
 const today = startedAt.toISOString().slice(0, 10);
 const log = (line: string) => console.error(`[loadtest ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(4)} s] ${line}`);
-const selected: DeploymentScenario[] = options.scenarioIds.map(scenarioById);
+const selected = DEPLOYMENT_SCENARIOS.filter((scenario) => options.scenarioIds.includes(scenario.id));
 const scopes = scopesFor(selected);
 const createsTokens = options.givenTokens === null && scopes.length > 0;
 const tokenCount = scopes.length === 0 ? 0 : (options.givenTokens?.length ?? tokensForRate(options.rate));
 const namePrefix = `loadtest ${startedAt.toISOString().slice(0, 19)}Z #`;
+const pathPrefix = options.baseUrl.pathname.replace(/\/$/, '');
 
 let tokens: LoadtestTokens | null = null;
 let revocation: RevocationOutcome | null = null;
@@ -59,11 +72,10 @@ let revocation: RevocationOutcome | null = null;
 handleInterrupts(log, 'stopping the load and revoking the tokens created');
 // last word, whatever ended the run: the tokens a revocation did not reach, and how to find them
 process.on('exit', () => {
-  const left = tokens && tokens.count > 0 && (!revocation || revocation.failed.length > 0);
-  if (left) {
+  if (tokens && tokens.count > 0 && (!revocation || revocation.failed.length > 0)) {
     console.error(
       `npm run loadtest: tokens named "${namePrefix}..." may still be active: revoke them in the console or with ` +
-        `POST /api/v1/api-tokens/{id}/revoke; they expire at ${tokens!.expiresAt.toISOString()}`,
+        `POST /api/v1/api-tokens/{id}/revoke; they expire at ${tokens.expiresAt.toISOString()}`,
     );
   }
 });
@@ -74,67 +86,55 @@ async function revokeCreated(): Promise<void> {
 
 /** The deployment answers at all (/readyz is outside the rate limits); a 503 is only reported. */
 async function checkReachable(): Promise<void> {
-  const url = new URL(`${options.baseUrl.pathname.replace(/\/$/, '')}/readyz`, options.baseUrl);
+  const url = new URL(`${pathPrefix}/readyz`, options.baseUrl);
   const answer = await fetch(url, { signal: AbortSignal.timeout(10_000) }).catch((error: Error) => {
-    throw new Error(
-      `the deployment at ${options.baseUrl.href} did not answer ${url.pathname}: ${error.cause instanceof Error ? error.cause.message : error.message}`,
-    );
+    const why = error.cause instanceof Error ? error.cause.message : error.message;
+    throw new Error(`the deployment at ${options.baseUrl.href} did not answer ${url.pathname}: ${why}`);
   });
   await answer.body?.cancel();
-  log(
-    `${options.baseUrl.href}: ${url.pathname} answered ${answer.status}${answer.ok ? '' : ' (not ready: the run goes on, its figures will say what failed)'}`,
-  );
+  const notReady = answer.ok ? '' : ' (not ready: the run goes on, its figures will say what failed)';
+  log(`${options.baseUrl.href}: ${url.pathname} answered ${answer.status}${notReady}`);
 }
 
 /**
  * A yes/no question on the terminal before the run creates tokens: anything but y or yes is no,
  * and so is Ctrl-C at the prompt. The question goes to stderr, so stdout keeps only the report.
  */
-function confirm(question: string): Promise<boolean> {
+async function confirm(question: string): Promise<boolean> {
   const prompt = createInterface({ input: process.stdin, output: process.stderr });
-  return new Promise((resolve) => {
-    const answer = (yes: boolean) => {
-      prompt.close();
-      resolve(yes);
-    };
-    prompt.on('SIGINT', () => {
-      process.stderr.write('\n');
-      answer(false);
-    });
-    prompt.question(`${question} [y/N] `, (text) => answer(/^y(es)?$/i.test(text.trim())));
+  const cancel = new AbortController();
+  prompt.on('SIGINT', () => {
+    process.stderr.write('\n');
+    cancel.abort();
   });
+  const answer = await prompt.question(`${question} [y/N] `, { signal: cancel.signal }).catch(() => '');
+  prompt.close();
+  return /^y(es)?$/i.test(answer.trim());
 }
 
 /** What will happen, said before it does; the y/N question on a terminal. */
 async function announceAndConfirm(companyId: number | null): Promise<boolean> {
   const company = companyId === null ? "the JWT's company" : `company ${companyId}`;
-  const management = options.jwt !== null && selected.some((scenario) => scenario.id === 'management');
-  const lines = [
-    `plan: ${selected.map((scenario) => scenario.id).join(', ')} against ${options.baseUrl.href}`,
-    `  each at ${options.rate} requests/s for ${options.seconds} s after a ${WARMUP_SECONDS} s warm-up, over ${options.connections} connections`,
-  ];
+  const { rate, seconds, connections, givenTokens } = options;
+  log(`plan: ${options.scenarioIds.join(', ')} against ${options.baseUrl.href}`);
+  log(`  each at ${rate} requests/s for ${seconds} s after a ${WARMUP_SECONDS} s warm-up, over ${connections} connections`);
   if (createsTokens) {
-    lines.push(
+    log(
       `  creates ${tokenCount} API tokens in ${company} (scopes ${scopes.join(', ')}), named "${namePrefix}1..${tokenCount}", ` +
-        `expiring in a day; ${((options.rate * 60) / tokenCount).toFixed(0)} requests a minute each; all revoked at the end`,
+        `expiring in a day; ${((rate * 60) / tokenCount).toFixed(0)} requests a minute each; all revoked at the end`,
     );
-    if (tokenCount > 100)
-      lines.push(
-        `  creating and revoking them takes about ${Math.ceil((2 * tokenCount) / 120)} minutes (an employee may write 120 times a minute)`,
-      );
-  } else if (options.givenTokens) {
-    lines.push(`  uses the ${tokenCount} tokens of --tokens-file as given (none created or revoked)`);
-    if (rateOfTokens(tokenCount) < options.rate) {
-      lines.push(
-        `  WARNING: ${tokenCount} tokens may send ${rateOfTokens(tokenCount).toFixed(1)} requests/s between them: --rate ${options.rate} will draw 429s`,
-      );
-    }
+    const minutes = Math.ceil((2 * tokenCount) / 120);
+    if (tokenCount > 100) log(`  creating and revoking them takes about ${minutes} minutes (an employee may write 120 times a minute)`);
+  } else if (givenTokens) {
+    log(`  uses the ${tokenCount} tokens of --tokens-file as given (none created or revoked)`);
+    const carried = rateOfTokens(tokenCount);
+    if (carried < rate)
+      log(`  WARNING: ${tokenCount} tokens may send ${carried.toFixed(1)} requests/s between them: --rate ${rate} will draw 429s`);
   }
-  if (management)
-    lines.push(
-      `  management reads with the employee's JWT at ${Math.min(options.rate, MANAGEMENT_READS_PER_SECOND)} requests/s (its 600 reads a minute)`,
-    );
-  for (const line of lines) log(line);
+  if (options.jwt !== null && options.scenarioIds.includes('management')) {
+    const reads = Math.min(rate, MANAGEMENT_READS_PER_SECOND);
+    log(`  management reads with the employee's JWT at ${reads} requests/s (its 600 reads a minute)`);
+  }
   if (options.yes) return true;
   return confirm(createsTokens ? `Create ${tokenCount} tokens in ${company} and run?` : 'Run?');
 }
@@ -144,12 +144,58 @@ function checkJwtLifetime() {
   if (!options.jwtExpiresAt || !createsTokens) return;
   const writesMs = Math.ceil((2 * tokenCount) / 120) * 60_000;
   const runMs = selected.length * (options.seconds + WARMUP_SECONDS + 5) * 1000;
-  const endsBy = Date.now() + writesMs + runMs + 60_000;
-  if (options.jwtExpiresAt.getTime() < endsBy) {
+  const endsBy = new Date(Date.now() + writesMs + runMs + 60_000);
+  if (options.jwtExpiresAt < endsBy) {
     refuse(
-      `the JWT expires at ${options.jwtExpiresAt.toISOString()}, before the run would end and revoke its tokens (about ${new Date(endsBy).toISOString()}): sign in again`,
+      `the JWT expires at ${options.jwtExpiresAt.toISOString()}, before the run would end and revoke its tokens (about ${endsBy.toISOString()}): sign in again`,
     );
   }
+}
+
+/**
+ * The scenarios one after another, each load a warm-up then its measured run at its steady rate.
+ * The tokens are dealt in one rotation across every load, each run starting after the last token
+ * the previous one dealt, so no token gets more than its share.
+ */
+async function runScenarios(context: LoadtestContext): Promise<LoadtestScenarioResult[]> {
+  let nextToken = 0;
+  const run = async (load: LoadtestLoad, seconds: number) => {
+    const rotating = load.credentials === 'tokens';
+    const { connections, rate: overallRate, requests } = load;
+    const firstEntry = rotating ? nextToken : 0;
+    const { figures, dealt } = await runDealtLoad({
+      url: options.baseUrl.origin,
+      connections,
+      duration: seconds,
+      overallRate,
+      requests,
+      firstEntry,
+    });
+    if (rotating) nextToken = (nextToken + dealt) % context.tokens.length;
+    return figures;
+  };
+  const results: LoadtestScenarioResult[] = [];
+  for (const scenario of selected) {
+    if (wasInterrupted()) throw new Error('interrupted');
+    const { id, title, what } = scenario;
+    const reason = scenario.unavailable(context);
+    if (reason) log(`${id}: ${reason}`);
+    const result: LoadtestScenarioResult = { id, title, what, status: reason ? 'not measured' : 'measured', reason, loads: [] };
+    results.push(result);
+    for (const load of reason ? [] : scenario.build(context)) {
+      if (wasInterrupted()) throw new Error('interrupted');
+      log(`${id}: ${load.label}, ${load.rate}/s over ${load.connections} connections, ${WARMUP_SECONDS} s warm-up then ${load.seconds} s`);
+      await run(load, WARMUP_SECONDS);
+      const measured = loadResult(load, await run(load, load.seconds));
+      result.loads.push(measured);
+      const { figures, rateLimited, otherNon2xx } = measured;
+      log(
+        `  ${figures.okPerS.toFixed(1)} 2xx/s, p50 ${ms(figures.latencyMs.p50)} ms, p97.5 ${ms(figures.latencyMs.p97_5)} ms, p99 ${ms(figures.latencyMs.p99)} ms; ` +
+          `429: ${rateLimited}, other non-2xx: ${JSON.stringify(otherNon2xx)}, errors: ${figures.errors}`,
+      );
+    }
+  }
+  return results;
 }
 
 async function main(): Promise<number> {
@@ -172,7 +218,7 @@ async function main(): Promise<number> {
     raw = await tokens.create(tokenCount, scopes);
   }
   const deployment: Deployment = { today, companyId: units?.companyId ?? null, unitIds: units?.unitIds ?? [], sensor: NO_SENSOR_HISTORY };
-  if (selected.some((scenario) => scenario.readsSensor !== 'never') && raw.length > 0) {
+  if (scopes.includes('sensor_data') && raw.length > 0) {
     deployment.sensor = await probeSensorHistory(options.baseUrl, raw[0]!, today);
     const { sensor } = deployment;
     log(
@@ -182,35 +228,16 @@ async function main(): Promise<number> {
     );
   }
 
-  const context: LoadtestContext = {
-    deployment,
-    tokens: raw,
-    jwt: options.jwt,
-    rate: options.rate,
-    seconds: options.seconds,
-    connections: options.connections,
-    pathPrefix: options.baseUrl.pathname.replace(/\/$/, ''),
-  };
-  const scenarios = await runDeploymentScenarios(selected, context, { origin: options.baseUrl.origin, interrupted: wasInterrupted, log });
+  const { jwt, rate, seconds, connections } = options;
+  const scenarios = await runScenarios({ deployment, tokens: raw, jwt, rate, seconds, connections, pathPrefix });
   await revokeCreated();
 
-  const report = assembleLoadtestReport({
-    startedAt,
-    loadAtStart,
-    baseUrl: options.baseUrl,
-    plan: { rate: options.rate, seconds: options.seconds, connections: options.connections, scenarios: options.scenarioIds },
-    deployment,
-    tokens: {
-      source: createsTokens ? 'created' : options.givenTokens ? 'file' : 'none',
-      count: tokenCount,
-      scopes,
-      created: tokens,
-      revocation,
-    },
-    scenarios,
-  });
+  const created = { count: tokenCount, scopes, created: tokens, revocation };
+  const report = assembleLoadtestReport({ startedAt, loadAtStart, options, deployment, scenarios, tokens: created });
   console.log(formatLoadtestTable(report));
-  console.log(`\nrecord: ${writeLoadtestRecord(report, options.outDir)} (this run's line appended)`);
+  const runs = join(options.outDir, 'runs.jsonl');
+  appendRecord(runs, report);
+  console.log(`\nrecord: ${runs} (this run's line appended)`);
   return report.tokens.leftActive.length > 0 ? 1 : 0;
 }
 

@@ -1,5 +1,5 @@
 // The requests the scenarios send, as paths on any data: the bench's fixed data set
-// (scenarios.ts) and a deployment's own units and dates (loadtest-scenarios.ts) fill in the same
+// (scenarios.ts) and a deployment's own units and dates (loadtest-plan.ts) fill in the same
 // shapes, so the loadtest sends what the bench measures.
 
 /** Both kinds of reading, as every sensor-data request of the scenarios asks. */

@@ -8,15 +8,17 @@ import { join } from 'node:path';
 import t from 'tap';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
 import { generateToken } from '../../src/tokens/format.js';
+import type { Deployment } from '../../bench/kit/loadtest-deployment.js';
 import {
-  type Deployment,
   DEPLOYMENT_SCENARIOS,
   type LoadtestContext,
   MANAGEMENT_READS_PER_SECOND,
+  PLANNED_PER_TOKEN_PER_MINUTE,
+  readLoadtestOptions,
   scopesFor,
-} from '../../bench/kit/loadtest-scenarios.js';
-import { readLoadtestOptions, UsageError } from '../../bench/kit/loadtest-options.js';
-import { PLANNED_PER_TOKEN_PER_MINUTE, tokensForRate } from '../../bench/kit/loadtest-tokens.js';
+  tokensForRate,
+  UsageError,
+} from '../../bench/kit/loadtest-plan.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'coldtrack-loadtest-plan-'));
 t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
