@@ -327,15 +327,12 @@ export function readLoadtestOptions(argv: string[], env: NodeJS.ProcessEnv, now 
     scenarios: text,
     connections: text,
     out: text,
-  };
+    yes: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h' },
+  } as const;
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: { ...options, yes: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
-    });
+    parsed = parseArgs({ args: argv, strict: true, allowPositionals: true, options });
   } catch (error) {
     throw new UsageError((error as Error).message.split('\n')[0]!);
   }
