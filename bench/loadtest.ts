@@ -5,14 +5,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { closeLoadGenerators, runDealtLoad } from './kit/load.js';
-import {
-  type Deployment,
-  discoverUnits,
-  LoadtestTokens,
-  NO_SENSOR_HISTORY,
-  probeSensorHistory,
-  type RevocationOutcome,
-} from './kit/loadtest-deployment.js';
+import { type Deployment, discoverUnits, LoadtestTokens, NO_SENSOR_HISTORY, probeSensorHistory } from './kit/loadtest-deployment.js';
 import {
   DEPLOYMENT_SCENARIOS,
   JWT_VARIABLE,
@@ -67,12 +60,11 @@ const namePrefix = `loadtest ${startedAt.toISOString().slice(0, 19)}Z #`;
 const pathPrefix = options.baseUrl.pathname.replace(/\/$/, '');
 
 let tokens: LoadtestTokens | null = null;
-let revocation: RevocationOutcome | null = null;
 
 handleInterrupts(log, 'stopping the load and revoking the tokens created');
 // last word, whatever ended the run: the tokens a revocation did not reach, and how to find them
 process.on('exit', () => {
-  if (tokens && tokens.count > 0 && (!revocation || revocation.failed.length > 0)) {
+  if (tokens && tokens.count > 0 && (!tokens.outcome || tokens.outcome.failed.length > 0)) {
     console.error(
       `npm run loadtest: tokens named "${namePrefix}..." may still be active: revoke them in the console or with ` +
         `POST /api/v1/api-tokens/{id}/revoke; they expire at ${tokens.expiresAt.toISOString()}`,
@@ -81,7 +73,7 @@ process.on('exit', () => {
 });
 
 async function revokeCreated(): Promise<void> {
-  if (tokens) revocation = await tokens.revokeAll();
+  await tokens?.revokeAll();
 }
 
 /** The deployment answers at all (/readyz is outside the rate limits); a 503 is only reported. */
@@ -232,8 +224,8 @@ async function main(): Promise<number> {
   const scenarios = await runScenarios({ deployment, tokens: raw, jwt, rate, seconds, connections, pathPrefix });
   await revokeCreated();
 
-  const created = { count: tokenCount, scopes, created: tokens, revocation };
-  const report = assembleLoadtestReport({ startedAt, loadAtStart, options, deployment, scenarios, tokens: created });
+  const used = { count: tokenCount, scopes, created: tokens };
+  const report = assembleLoadtestReport({ startedAt, loadAtStart, options, deployment, scenarios, tokens: used });
   console.log(formatLoadtestTable(report));
   const runs = join(options.outDir, 'runs.jsonl');
   appendRecord(runs, report);

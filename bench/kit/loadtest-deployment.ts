@@ -120,6 +120,8 @@ export class LoadtestTokens {
   private uncertain = false;
   private inFlight: Promise<unknown> = Promise.resolve();
   private revocation: Promise<RevocationOutcome> | null = null;
+  /** what the revocation did, once it has finished */
+  outcome: RevocationOutcome | null = null;
   readonly expiresAt: Date;
 
   constructor(
@@ -178,7 +180,7 @@ export class LoadtestTokens {
 
   /** Revokes every token of the run, once however often it is called (the run's end, Ctrl-C, an error). */
   revokeAll(): Promise<RevocationOutcome> {
-    this.revocation ??= this.revokeEverything();
+    this.revocation ??= this.revokeEverything().then((outcome) => (this.outcome = outcome));
     return this.revocation;
   }
 

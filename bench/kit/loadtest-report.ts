@@ -4,7 +4,7 @@
 // bench's runs but of its own kind ('loadtest'): never published (its figures are the deployment's
 // and the network's, not the commit's), and no line holds a token or the JWT.
 import { commitMeasured, machineOfRun } from './checkout.js';
-import type { Deployment, LoadtestTokens, RevocationOutcome } from './loadtest-deployment.js';
+import type { Deployment, LoadtestTokens } from './loadtest-deployment.js';
 import { type LoadtestLoad, type LoadtestOptions, WARMUP_SECONDS } from './loadtest-plan.js';
 import type { LoadFigures } from './load.js';
 import { n, pad, textTable } from './report.js';
@@ -39,8 +39,8 @@ export interface LoadtestOutcome {
   options: LoadtestOptions;
   deployment: Deployment;
   scenarios: LoadtestScenarioResult[];
-  /** the tokens used (created, or given in --tokens-file) with their scopes; those created and revoked, with what the revocation did */
-  tokens: { count: number; scopes: string[]; created: LoadtestTokens | null; revocation: RevocationOutcome | null };
+  /** the tokens used (created, or given in --tokens-file) with their scopes; those created, and revoked */
+  tokens: { count: number; scopes: string[]; created: LoadtestTokens | null };
 }
 
 export type LoadtestReport = ReturnType<typeof assembleLoadtestReport>;
@@ -74,9 +74,9 @@ export function assembleLoadtestReport({ startedAt, loadAtStart, options, deploy
       perTokenPerMinute: tokens.count > 0 ? (rate * 60) / tokens.count : null,
       namePrefix: tokens.created?.namePrefix ?? null,
       expiresAt: tokens.created?.expiresAt.toISOString() ?? null,
-      revoked: tokens.revocation?.revoked ?? null,
+      revoked: tokens.created?.outcome?.revoked ?? null,
       /** what the revocation could not revoke: tokens by id, or a creation that went unanswered (they expire at expiresAt) */
-      leftActive: tokens.revocation?.failed ?? [],
+      leftActive: tokens.created?.outcome?.failed ?? [],
     },
     loadGenerator: { ...machineOfRun(loadAtStart), commit: commitMeasured() },
     scenarios,
