@@ -89,7 +89,7 @@ const pagesOf = (records: number, perPage: number, cap: number) => Math.min(cap,
 /** The window of the sensor history's last `days` days (fewer when it is shorter). */
 const lastDays = ({ firstDay, lastDay }: SensorHistory, days: number) => {
   const first = [firstDay, shiftDay(lastDay, -(days - 1))].sort().at(-1)!;
-  return { first, days: daysBetween(first, lastDay), window: window(first, lastDay) };
+  return { days: daysBetween(first, lastDay), window: window(first, lastDay) };
 };
 /** The analytics window of the last `days` days to `today`. */
 const daysTo = (today: string, days: number) => window(shiftDay(today, -(days - 1)), today);
