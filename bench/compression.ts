@@ -7,21 +7,17 @@
 //   node --import tsx bench/compression.ts [--quick]
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import zlib from 'node:zlib';
 import { type ClientEvent, ColdtrackClient } from '@coldtrack/client';
 import { exportSensorHistory } from '@coldtrack/client/export';
-import { buildApp } from '../src/app.js';
 import { BROTLI_QUALITY, GZIP_LEVEL } from '../src/plugins/compression.js';
-import { loadConfig } from '../src/config.js';
 import { createPool } from '../src/db/pool.js';
-import type { App } from '../src/types.js';
 import { buildDataset } from './kit/dataset.js';
 import { closeLoadGenerators, runLoad } from './kit/load.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
-import { BENCH_JWT_SECRET, loadReadings, quick, report, type TargetLine } from './kit/sensor-script.js';
+import { alternate, buildBenchApp, loadReadings, medians, quick, report } from './kit/sensor-script.js';
 import { fixed, median } from './kit/statistics.js';
 
 const SECONDS = quick ? 3 : 5;
@@ -43,12 +39,17 @@ const PAGES = {
   revenue: '/api/v1/analytics/revenue?start_date=2025-10-03&end_date=2025-11-21&page_size=1000',
 } as const;
 type PageName = keyof typeof PAGES;
+const PAGE_NAMES = Object.keys(PAGES) as PageName[];
+const loadAverage = () =>
+  loadavg()
+    .map((n) => fixed(n, 2))
+    .join(' ');
 
 console.log(`P11: compressed responses and export throughput${quick ? ' (quick)' : ''}`);
 const database = await createThrowawayDatabase({ label: 'compression' });
-const apps: App[] = [];
-const pools: { end(): Promise<void> }[] = [];
 const scratch = await mkdtemp(join(tmpdir(), 'coldtrack-p11-'));
+// on the way out, last first: the apps before their pools, then the generators and the scratch directory
+const closing: (() => unknown)[] = [() => rm(scratch, { recursive: true, force: true }), closeLoadGenerators];
 try {
   const dataset = await buildDataset(
     database,
@@ -57,24 +58,18 @@ try {
     (line) => console.log(line),
     { sensorStorage: 'postgres', sensorRetentionDays: null },
   );
+  closing.push(() => dataset.pool.end());
   const readings = await loadReadings(dataset.pool, EXPORT_UNITS.length, 125, new Date('2026-01-01T00:00:00Z'));
   console.log(`${readings.rows} readings (${EXPORT_UNITS.length} units x 125 days) in ${fixed(readings.seconds)} s`);
   const [pageToken, exportToken, liftedToken] = dataset.credentials.alpha.take(3).map((token) => token.raw) as [string, string, string];
-
-  pools.push(dataset.pool);
   const pool = createPool(dataset.url, 10);
-  pools.push(pool);
-  const start = async (limits: 'real' | 'lifted') => {
-    const app = await buildApp({
-      config: loadConfig({ DATABASE_URL: dataset.url, JWT_SECRET: BENCH_JWT_SECRET, LOG_LEVEL: 'warn' }),
-      pool,
-      rateLimitOverrides: limits === 'lifted' ? { analytics_api_token: 1e9, public_read: 1e9 } : undefined,
-    });
-    apps.push(app);
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  closing.push(() => pool.end());
+  const start = async (realLimits: boolean) => {
+    const app = await buildBenchApp({ url: dataset.url, pool }, undefined, realLimits);
+    closing.push(() => app.close());
+    return app.listen({ port: 0, host: '127.0.0.1' });
   };
-  const lifted = await start('lifted');
+  const lifted = await start(false);
 
   // 1. bytes on the wire --------------------------------------------------------------------------
   const fetchRaw = (path: string, encoding: Encoding) =>
@@ -89,13 +84,11 @@ try {
         })
         .on('error', reject);
     });
-  const wire: Record<PageName, Record<Encoding, number>> = {
-    sensor: { identity: 0, gzip: 0, br: 0 },
-    revenue: { identity: 0, gzip: 0, br: 0 },
-  };
+  const wire = {} as Record<PageName, Record<Encoding, number>>;
   const bodies = {} as Record<PageName, Buffer>;
   console.log('\nbytes on the wire (one page each)');
-  for (const name of Object.keys(PAGES) as PageName[]) {
+  for (const name of PAGE_NAMES) {
+    wire[name] = { identity: 0, gzip: 0, br: 0 };
     for (const encoding of ENCODINGS) {
       const answer = await fetchRaw(PAGES[name], encoding);
       if (answer.status !== 200) throw new Error(`${name} ${encoding}: ${answer.status} ${answer.body.toString().slice(0, 200)}`);
@@ -118,7 +111,7 @@ try {
     ...[1, 3, 6, 9].map((level): [string, (body: Buffer) => Buffer] => [`gzip ${level}`, (body) => zlib.gzipSync(body, { level })]),
     ...[1, 3, 4, 6, 11].map((quality): [string, (body: Buffer) => Buffer] => [`br ${quality}`, brotli(quality)]),
   ];
-  for (const name of Object.keys(PAGES) as PageName[]) {
+  for (const name of PAGE_NAMES) {
     const cells = levels.map(([label, compress]) => {
       const times: number[] = [];
       let size = 0;
@@ -138,55 +131,47 @@ try {
     const requests = [{ method: 'GET' as const, path, headers }];
     return runLoad({ url: lifted, connections: CONNECTIONS, duration: SECONDS, requests }, { nice: true });
   };
-  const rates: Record<PageName, Record<Encoding, number[]>> = {
-    sensor: { identity: [], gzip: [], br: [] },
-    revenue: { identity: [], gzip: [], br: [] },
-  };
-  // the server's CPU per request (this process: event loop, zlib's thread pool, rollup threads):
-  // unlike req/s, it does not move with what else the machine is doing
-  const cpu: Record<PageName, Record<Encoding, number[]>> = {
-    sensor: { identity: [], gzip: [], br: [] },
-    revenue: { identity: [], gzip: [], br: [] },
-  };
+  // medians of req/s, and of the server's CPU per request (this process: event loop, zlib's thread
+  // pool, rollup threads), which unlike req/s does not move with what else the machine is doing
+  const rate = {} as Record<PageName, Record<Encoding, number>>;
+  const cpu = {} as Record<PageName, Record<Encoding, number>>;
   console.log(
-    `\nrequests a second (${CONNECTIONS} connections, ${SECONDS} s a run, ${ROUNDS} rounds, encodings alternated; load average ${loadavg()
-      .map((n) => fixed(n, 2))
-      .join(' ')})`,
+    `\nrequests a second (${CONNECTIONS} connections, ${SECONDS} s a run, ${ROUNDS} rounds, encodings alternated; load average ${loadAverage()})`,
   );
-  for (const name of Object.keys(PAGES) as PageName[]) {
+  for (const name of PAGE_NAMES) {
     await load(PAGES[name], 'identity'); // warm-up: caches, JIT, rollup threads
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const encoding of round % 2 === 0 ? ENCODINGS : [...ENCODINGS].reverse()) {
+    const cpuRuns = { identity: [] as number[], gzip: [] as number[], br: [] as number[] };
+    const rates = await alternate(
+      ROUNDS,
+      ENCODINGS,
+      async (encoding) => {
         const before = process.cpuUsage();
         const result = await load(PAGES[name], encoding);
         const used = process.cpuUsage(before);
         if (result.non2xx || result.errors) throw new Error(`${name} ${encoding}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-        rates[name][encoding].push(result.reqPerS);
         const cpuMs = (used.user + used.system) / 1000 / result.responses;
-        cpu[name][encoding].push(cpuMs);
+        cpuRuns[encoding].push(cpuMs);
         console.log(
           `  ${name.padEnd(8)} ${encoding.padEnd(8)} ${fixed(result.reqPerS)} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ` +
             `${fixed((result.mbPerS * 1e6) / 2 ** 20, 2)} MiB/s, server CPU ${fixed(cpuMs, 2)} ms a request`,
         );
-      }
-    }
+        return result.reqPerS;
+      },
+      true,
+    );
+    [rate[name], cpu[name]] = [medians(rates), medians(cpuRuns)];
   }
-  for (const name of Object.keys(PAGES) as PageName[]) {
+  for (const name of PAGE_NAMES) {
     console.log(
-      `  ${name.padEnd(8)} medians: ${ENCODINGS.map((encoding) => `${encoding} ${fixed(median(rates[name][encoding]))}`).join(', ')} req/s; ` +
-        `server CPU ${ENCODINGS.map((encoding) => `${encoding} ${fixed(median(cpu[name][encoding]), 2)}`).join(', ')} ms a request`,
+      `  ${name.padEnd(8)} medians: ${ENCODINGS.map((encoding) => `${encoding} ${fixed(rate[name][encoding])}`).join(', ')} req/s; ` +
+        `server CPU ${ENCODINGS.map((encoding) => `${encoding} ${fixed(cpu[name][encoding], 2)}`).join(', ')} ms a request`,
     );
   }
 
   // 3. export throughput against the bound --------------------------------------------------------
-  const limited = await start('real');
-  interface Sent {
-    at: number;
-    status: number;
-    records: number;
-  }
+  const limited = await start(true);
   const exportRun = async (baseUrl: string, token: string, label: string) => {
-    const sent: Sent[] = [];
+    const sent: { at: number; status: number; records: number }[] = [];
     const events: ClientEvent[] = [];
     const recording = (async (input: URL | string, init?: RequestInit) => {
       const at = performance.now();
@@ -245,25 +230,21 @@ try {
       `${waits.length} rate-limit wait(s), ${refused} answers 429`,
   );
 
-  const minBytes = Math.min(
-    ...(Object.keys(PAGES) as PageName[]).flatMap((name) => [wire[name].identity / wire[name].gzip, wire[name].identity / wire[name].br]),
-  );
-  const rateRatios = (Object.keys(PAGES) as PageName[]).flatMap((name) =>
-    (['gzip', 'br'] as const).map(
-      (encoding) => [`${name} ${encoding}`, median(rates[name][encoding]) / median(rates[name].identity)] as const,
-    ),
+  const minBytes = Math.min(...PAGE_NAMES.flatMap((name) => [wire[name].identity / wire[name].gzip, wire[name].identity / wire[name].br]));
+  const rateRatios = PAGE_NAMES.flatMap((name) =>
+    (['gzip', 'br'] as const).map((encoding) => [`${name} ${encoding}`, rate[name][encoding] / rate[name].identity] as const),
   );
   const minRate = Math.min(...rateRatios.map(([, ratio]) => ratio));
   console.log('');
-  const targets: TargetLine[] = [
+  report([
     {
       key: 'P11-bytes',
       name: `1,000-record pages at least ${BYTES_TARGET}x fewer bytes with gzip and brotli`,
       pass: minBytes >= BYTES_TARGET,
       ratio: minBytes,
-      measured: (Object.keys(PAGES) as PageName[])
-        .map((name) => `${name} gzip ${fixed(wire[name].identity / wire[name].gzip)}x, br ${fixed(wire[name].identity / wire[name].br)}x`)
-        .join('; '),
+      measured: PAGE_NAMES.map(
+        (name) => `${name} gzip ${fixed(wire[name].identity / wire[name].gzip)}x, br ${fixed(wire[name].identity / wire[name].br)}x`,
+      ).join('; '),
       detail: `identity/compressed bytes; sensor ${wire.sensor.identity} B, revenue ${wire.revenue.identity} B uncompressed`,
     },
     {
@@ -273,10 +254,8 @@ try {
       ratio: minRate,
       measured:
         rateRatios.map(([label, ratio]) => `${label} ${fixed(ratio, 2)}x`).join(', ') +
-        ` (server CPU a request: ${(Object.keys(PAGES) as PageName[]).map((name) => `${name} ${ENCODINGS.map((encoding) => fixed(median(cpu[name][encoding]), 2)).join('/')} ms`).join(', ')} identity/gzip/br)`,
-      detail: `${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} runs per variant, medians; identity sensor ${fixed(median(rates.sensor.identity))} req/s, revenue ${fixed(median(rates.revenue.identity))} req/s; load average ${loadavg()
-        .map((n) => fixed(n, 2))
-        .join(' ')}`,
+        ` (server CPU a request: ${PAGE_NAMES.map((name) => `${name} ${ENCODINGS.map((encoding) => fixed(cpu[name][encoding], 2)).join('/')} ms`).join(', ')} identity/gzip/br)`,
+      detail: `${CONNECTIONS} connections, ${SECONDS} s x ${ROUNDS} runs per variant, medians; identity sensor ${fixed(rate.sensor.identity)} req/s, revenue ${fixed(rate.revenue.identity)} req/s; load average ${loadAverage()}`,
     },
     {
       key: 'P11-export',
@@ -286,13 +265,9 @@ try {
       measured: `${fixed(fraction, 3)} of ${LIMIT_PER_MINUTE * PAGE_SIZE} records/min over a full window cycle (${fixed(cycleSeconds, 2)} s), ${refused} 429s`,
       detail: `lifted-limit capacity ${Math.round(capacityPerMinute)} records/min`,
     },
-  ];
-  report(targets);
+  ]);
 } finally {
-  closeLoadGenerators();
-  for (const app of apps) await app.close().catch(() => {});
-  for (const pool of pools) await pool.end().catch(() => {});
-  await rm(scratch, { recursive: true, force: true });
+  for (const step of closing.reverse()) await Promise.resolve(step()).catch(() => {});
   await database.drop();
 }
 process.exit(0);

@@ -12,8 +12,6 @@
 // days of part 2. Long (the P9 load: about 5 minutes on timescale, 15-20 on postgres, plus upkeep)
 // and ~15 GB of disk on postgres; not part of `npm run bench`.
 //   node --import tsx bench/sensor-changes.ts [--quick] [--profile postgres|timescale] [--readings 1M|10M|100M]
-import { readingChunks } from '../src/sensors/generate.js';
-import { ingestReadings } from '../src/sensors/ingest.js';
 import { createChangeFeed } from '../src/sensors/changes.js';
 import * as script from './kit/sensor-script.js';
 import { fixed, gigabytes, median, timed } from './kit/statistics.js';
@@ -27,24 +25,17 @@ const FEED_UNITS = script.quick ? 200 : 2000;
 const DAYS_KEPT = script.quick ? 3 : 30;
 const WALKS = script.quick ? 3 : 10;
 const RATIO_TARGET = 0.95;
-const fleet = ((): (typeof SCALE_STEPS)[number] | null => {
-  const at = process.argv.indexOf('--readings');
-  if (at < 0) return null;
-  const label = process.argv[at + 1];
-  if (!isStepLabel(label)) {
-    console.error(`--readings takes ${SCALE_STEPS.map((step) => step.label).join(', ')}, not ${label ?? 'nothing'}`);
-    process.exit(2);
-  }
-  return SCALE_STEPS.find((step) => step.label === label)!;
-})();
 const P50_TARGET_MS = 50;
-
-console.log(`P12: the change feed${script.quick ? ' (quick)' : ''}`);
+const fleet = SCALE_STEPS.find((step) => step.label === script.args.readings) ?? null;
+if (script.args.readings !== undefined && !isStepLabel(script.args.readings)) {
+  console.error(`--readings takes ${SCALE_STEPS.map((step) => step.label).join(', ')}, not ${script.args.readings || 'nothing'}`);
+  process.exit(2);
+}
+const P12 = { key: 'P12', name: 'the change feed' };
 const P12_INGEST = { key: 'P12-ingest', name: `ingest with change tracking vs without (target >= ${RATIO_TARGET}x)` };
 const P12_ANSWER = { key: 'P12-answer', name: `changes for a day, p50 per page (target <= ${P50_TARGET_MS} ms)` };
-const db = await script.createBenchDatabase('changes', 4, [{ key: 'P12', name: 'the change feed' }, P12_INGEST, P12_ANSWER]);
-console.log(db.note);
-try {
+
+await script.run({ title: 'P12: the change feed', label: 'changes', poolSize: 4, targets: [P12, P12_INGEST, P12_ANSWER] }, async (db) => {
   const company = await script.createUnits(db.pool, Math.max(INGEST_UNITS, FEED_UNITS));
   const { rows } = await db.pool.query<{ body: string }>(
     `SELECT pg_get_functiondef('sensor_changes_record(integer[], specification_type[], timestamptz[], timestamptz[], integer[])'::regprocedure) AS body`,
@@ -53,21 +44,14 @@ try {
   const noTracking = tracking.replace(/BEGIN[\s\S]*END/, 'BEGIN\nEND');
 
   // 1. the ingest, with and without recording the changes
-  const csv = [...readingChunks({ units: INGEST_UNITS, days: INGEST_DAYS, end: script.END, seed: 5 })];
-  const readings = INGEST_UNITS * INGEST_DAYS * 192;
-  const times: Record<'with' | 'without', number[]> = { with: [], without: [] };
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const variant of round % 2 === 0 ? (['with', 'without'] as const) : (['without', 'with'] as const)) {
-      await db.pool.query('TRUNCATE sensor_readings, sensor_changes');
-      await db.pool.query(variant === 'with' ? tracking : noTracking);
-      const { ms, result } = await timed(() => ingestReadings(db.pool, script.csvReadingRuns(csv, script.END), { batchSize: 50_000 }));
-      if (result.inserted !== readings) throw new Error(`ingest loaded ${result.inserted} of ${readings}`);
-      times[variant].push(ms);
-    }
-  }
+  const { csv, readings } = script.generatedCsv(INGEST_UNITS, INGEST_DAYS, 5);
+  const times = await script.alternate(ROUNDS, ['with', 'without'] as const, async (variant) => {
+    await db.pool.query('TRUNCATE sensor_readings, sensor_changes');
+    await db.pool.query(variant === 'with' ? tracking : noTracking);
+    return script.msOf(() => script.ingestCsv(db.pool, csv, readings));
+  });
   await db.pool.query(tracking);
-  const withRate = readings / (median(times.with) / 1000);
-  const withoutRate = readings / (median(times.without) / 1000);
+  const [withRate, withoutRate] = [times.with, times.without].map((ms) => readings / (median(ms) / 1000)) as [number, number];
   const ratio = withRate / withoutRate;
   console.log(
     `  ingest: ${Math.round(withRate)} readings/s with change tracking, ${Math.round(withoutRate)} without (${fixed(ratio, 3)}x)`,
@@ -141,9 +125,9 @@ try {
   );
   const ingestPass = ratio >= RATIO_TARGET;
   const answerPass = Math.max(p50, narrowP50) <= P50_TARGET_MS;
-  script.report([
+  return [
     {
-      key: 'P12',
+      ...P12,
       name: 'the change feed (both parts below)',
       pass: ingestPass && answerPass,
       measured: `ingest ${fixed(ratio, 3)}x, a day's page p50 ${fixed(p50, 1)} ms (ten units ${fixed(narrowP50, 1)} ms)`,
@@ -163,7 +147,5 @@ try {
       measured: `${fixed(p50, 1)} ms (ten units: ${fixed(narrowP50, 1)} ms)`,
       detail: `${WALKS} walks of a day of ${perDay} changes among ${DAYS_KEPT * perDay}; ${store}; query and cursor, no HTTP; ${script.profile} profile`,
     },
-  ]);
-} finally {
-  await db.drop();
-}
+  ];
+});

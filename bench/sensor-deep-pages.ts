@@ -3,7 +3,7 @@
 // request, so no cached count helps. Page 500 by number, and by OFFSET in SQL, for contrast.
 //   node --import tsx bench/sensor-deep-pages.ts [--quick] [--profile postgres|timescale]
 import * as script from './kit/sensor-script.js';
-import { fixed, median, timed } from './kit/statistics.js';
+import { fixed } from './kit/statistics.js';
 
 const UNITS = 15;
 const DAYS = 365;
@@ -14,70 +14,52 @@ const ROUNDS = script.quick ? 7 : 41;
 const TARGET = 1.1;
 const HOUR = 3_600_000;
 const WINDOW = 'start_date=2025-01-01&end_date=2025-12-31';
-
-console.log(`sensor benchmark (b): page 500 vs page 1, page_size 1000, ~1 M raw readings${script.quick ? ' (quick)' : ''}`);
 const P3 = { key: 'P3', name: `page 500 by cursor vs page 1 at page_size 1000 (target <= ${TARGET}x)` };
-const db = await script.createBenchDatabase('pages', 4, [P3]);
-console.log(db.note);
-try {
-  const { company, app, clock, headers } = await script.storeWithApp(db, UNITS, DAYS);
-  try {
-    type Page = { data: { timestamp: string }[]; meta: { pagination: { total_count: number; next_cursor: string | null } } };
-    const get = async (query: string) => {
-      const response = await app.inject({ method: 'GET', url: `/api/v1/sensor-data?${WINDOW}&page_size=1000&${query}`, headers });
-      if (response.statusCode !== 200) throw new Error(`${query}: ${response.statusCode} ${response.body}`);
-      return response.json() as Page;
-    };
-    const page = (n: number) => get(`page=${n}`);
-    const first = await page(1);
-    const deep = await page(500);
-    // page 500 of a walk by cursor: the cursor page 499 gave (a walk's position is the same by either way while nothing lands)
-    const cursor = (await page(499)).meta.pagination.next_cursor!;
-    const byCursor = await get(`cursor=${cursor}`);
-    if (byCursor.data[0]?.timestamp !== deep.data[0]?.timestamp) throw new Error('page 500 by cursor is not page 500');
-    console.log(
-      `total_count ${first.meta.pagination.total_count}; page 500 starts at ${deep.data[0]?.timestamp} (${deep.data.length} records)`,
-    );
+const title = 'sensor benchmark (b): page 500 vs page 1, page_size 1000, ~1 M raw readings';
 
-    const cold = { first: [] as number[], deep: [] as number[], cursor: [] as number[] };
-    const requests = { first: () => page(1), deep: () => page(500), cursor: () => get(`cursor=${cursor}`) };
-    for (let round = 0; round < ROUNDS; round++) {
-      // each round in another order, so a drift of the machine over the run hits all three
-      const order = (['first', 'deep', 'cursor'] as const).map((_, i, all) => all[(i + round) % 3]!);
-      for (const kind of order) {
-        clock.jump(HOUR);
-        cold[kind].push((await timed(requests[kind])).ms);
-      }
-    }
-    const offsetSql = `SELECT recorded_at, cooling_unit_id, specification_type, value FROM sensor_readings
-      WHERE cooling_unit_id = ANY($1) AND recorded_at >= '2025-01-01' AND recorded_at < '2026-01-01'
-      ORDER BY recorded_at, cooling_unit_id, specification_type LIMIT 1000 OFFSET $2`;
-    const offset = { first: [] as number[], deep: [] as number[] };
-    for (let round = 0; round < 3; round++) {
-      offset.first.push((await timed(() => db.pool.query(offsetSql, [company.unitIds, 0]))).ms);
-      offset.deep.push((await timed(() => db.pool.query(offsetSql, [company.unitIds, 499_000]))).ms);
-    }
-    const [firstMs, deepMs, cursorMs] = [median(cold.first), median(cold.deep), median(cold.cursor)];
-    const ratio = cursorMs / firstMs;
-    console.log(`median of ${ROUNDS} rounds, cold (no cached counts):`);
-    console.log(`  page 1:   ${fixed(firstMs, 2)} ms`);
-    console.log(`  page 500 by cursor: ${fixed(cursorMs, 2)} ms`);
-    console.log(`  page 500 by number: ${fixed(deepMs, 2)} ms (${fixed(deepMs / firstMs, 2)}x)`);
-    console.log(
-      `  for contrast, LIMIT/OFFSET in SQL alone: page 1 ${fixed(median(offset.first), 1)} ms, page 500 ${fixed(median(offset.deep), 1)} ms`,
-    );
-    script.report([
-      {
-        ...P3,
-        pass: ratio <= TARGET,
-        measured: `${fixed(ratio, 2)}x (${fixed(cursorMs, 2)} ms by cursor vs ${fixed(firstMs, 2)} ms)`,
-        ratio,
-        detail: `median of ${ROUNDS}, cold; ${first.meta.pagination.total_count} readings; by number ${fixed(deepMs / firstMs, 2)}x; ${script.profile} profile`,
-      },
-    ]);
-  } finally {
-    await app.close();
-  }
-} finally {
-  await db.drop();
-}
+await script.run({ title, label: 'pages', poolSize: 4, targets: [P3] }, async (db) => {
+  const { company, app, clock, headers } = await script.storeWithApp(db, UNITS, DAYS);
+  type Page = { data: { timestamp: string }[]; meta: { pagination: { total_count: number; next_cursor: string | null } } };
+  const get = async (query: string) => {
+    const response = await app.inject({ method: 'GET', url: `/api/v1/sensor-data?${WINDOW}&page_size=1000&${query}`, headers });
+    if (response.statusCode !== 200) throw new Error(`${query}: ${response.statusCode} ${response.body}`);
+    return response.json() as Page;
+  };
+  const [first, deep] = [await get('page=1'), await get('page=500')];
+  // page 500 of a walk by cursor: the cursor page 499 gave (a walk's position is the same by either way while nothing lands)
+  const cursor = (await get('page=499')).meta.pagination.next_cursor!;
+  if ((await get(`cursor=${cursor}`)).data[0]?.timestamp !== deep.data[0]?.timestamp) throw new Error('page 500 by cursor is not page 500');
+  console.log(
+    `total_count ${first.meta.pagination.total_count}; page 500 starts at ${deep.data[0]?.timestamp} (${deep.data.length} records)`,
+  );
+
+  // each round in another order, so a drift of the machine over the run hits all three
+  const queries = { first: 'page=1', deep: 'page=500', cursor: `cursor=${cursor}` };
+  const cold = await script.alternate(ROUNDS, ['first', 'deep', 'cursor'] as const, (kind) => {
+    clock.jump(HOUR);
+    return script.msOf(() => get(queries[kind]));
+  });
+  const offsetSql = `SELECT recorded_at, cooling_unit_id, specification_type, value FROM sensor_readings
+    WHERE cooling_unit_id = ANY($1) AND recorded_at >= '2025-01-01' AND recorded_at < '2026-01-01'
+    ORDER BY recorded_at, cooling_unit_id, specification_type LIMIT 1000 OFFSET $2`;
+  const offset = await script.alternate(3, ['first', 'deep'] as const, (kind) =>
+    script.msOf(() => db.pool.query(offsetSql, [company.unitIds, kind === 'first' ? 0 : 499_000])),
+  );
+  const { first: firstMs, deep: deepMs, cursor: cursorMs } = script.medians(cold);
+  const ratio = cursorMs / firstMs;
+  console.log(`median of ${ROUNDS} rounds, cold (no cached counts):`);
+  console.log(`  page 1:   ${fixed(firstMs, 2)} ms`);
+  console.log(`  page 500 by cursor: ${fixed(cursorMs, 2)} ms`);
+  console.log(`  page 500 by number: ${fixed(deepMs, 2)} ms (${fixed(deepMs / firstMs, 2)}x)`);
+  const sql = script.medians(offset);
+  console.log(`  for contrast, LIMIT/OFFSET in SQL alone: page 1 ${fixed(sql.first, 1)} ms, page 500 ${fixed(sql.deep, 1)} ms`);
+  return [
+    {
+      ...P3,
+      pass: ratio <= TARGET,
+      measured: `${fixed(ratio, 2)}x (${fixed(cursorMs, 2)} ms by cursor vs ${fixed(firstMs, 2)} ms)`,
+      ratio,
+      detail: `median of ${ROUNDS}, cold; ${first.meta.pagination.total_count} readings; by number ${fixed(deepMs / firstMs, 2)}x; ${script.profile} profile`,
+    },
+  ];
+});

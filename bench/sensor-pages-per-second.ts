@@ -3,7 +3,7 @@
 // JSON.stringify, no authentication): same requests, pool size and generator, measured in turn.
 //   node --import tsx bench/sensor-pages-per-second.ts [--quick] [--profile postgres|timescale]
 import Fastify from 'fastify';
-import { closeLoadGenerators, type LoadFigures, runLoad } from './kit/load.js';
+import { closeLoadGenerators, runLoad } from './kit/load.js';
 import * as script from './kit/sensor-script.js';
 import { fixed } from './kit/statistics.js';
 
@@ -14,28 +14,17 @@ const CONNECTIONS = 4;
 const TARGET = 2;
 const QUERY = 'cooling_unit_id=7&start_date=2025-12-02&end_date=2025-12-31&page_size=1000';
 const PAGES = [1, 2, 3, 4, 5];
-
-function load(url: string, paths: string[], headers: Record<string, string>): Promise<LoadFigures> {
-  const requests = paths.map((path) => ({ method: 'GET' as const, path, headers }));
-  return runLoad({ url, connections: CONNECTIONS, duration: SECONDS, requests }, { nice: true });
-}
-
-console.log(`sensor benchmark (d): 1,000-record pages per second vs a naive pg + JSON.stringify handler${script.quick ? ' (quick)' : ''}`);
 const P2 = { key: 'P2', name: `1,000-record pages/s vs naive pg + JSON.stringify (target >= ${TARGET}x)` };
-const db = await script.createBenchDatabase('serialize', 8, [P2]);
-console.log(db.note);
-try {
+const title = 'sensor benchmark (d): 1,000-record pages per second vs a naive pg + JSON.stringify handler';
+
+await script.run({ title, label: 'serialize', poolSize: 8, targets: [P2] }, async (db) => {
   const { company, app, headers } = await script.storeWithApp(db, UNITS, DAYS);
   const naive = Fastify({ logger: false });
   naive.get('/naive', async (request) => {
     const query = request.query as Record<string, string>;
-    const page = Number(query.page ?? 1);
-    const size = Number(query.page_size ?? 100);
-    const params = [
-      Number(query.cooling_unit_id),
-      `${query.start_date}T00:00:00Z`,
-      new Date(Date.parse(`${query.end_date}T00:00:00Z`) + 86_400_000),
-    ];
+    const [page, size] = [Number(query.page ?? 1), Number(query.page_size ?? 100)];
+    const end = new Date(Date.parse(`${query.end_date}T00:00:00Z`) + 86_400_000);
+    const params = [Number(query.cooling_unit_id), `${query.start_date}T00:00:00Z`, end];
     const filter = 'cooling_unit_id = $1 AND recorded_at >= $2 AND recorded_at < $3';
     const [rows, count] = await Promise.all([
       db.pool.query<{ recorded_at: Date; cooling_unit_id: number; specification_type: string; value: number }>(
@@ -46,66 +35,58 @@ try {
       db.pool.query<{ total: number }>(`SELECT count(*)::int AS total FROM sensor_readings WHERE ${filter}`, params),
     ]);
     const total = count.rows[0]!.total;
+    const data = rows.rows.map((row) => ({
+      timestamp: row.recorded_at.toISOString(),
+      cooling_unit_id: row.cooling_unit_id,
+      specification_type: row.specification_type,
+      value: row.value,
+      sample_count: 1,
+    }));
+    const pagination = { page, page_size: size, total_count: total, total_pages: Math.ceil(total / size) };
     return {
-      data: rows.rows.map((row) => ({
-        timestamp: row.recorded_at.toISOString(),
-        cooling_unit_id: row.cooling_unit_id,
-        specification_type: row.specification_type,
-        value: row.value,
-        sample_count: 1,
-      })),
+      data,
       meta: {
         company_id: company.companyId,
         filters: query,
-        pagination: {
-          page,
-          page_size: size,
-          total_count: total,
-          total_pages: Math.ceil(total / size),
-          has_next: page * size < total,
-          has_previous: page > 1,
-        },
+        pagination: { ...pagination, has_next: page * size < total, has_previous: page > 1 },
       },
     };
   });
-  const ours = await app.listen({ port: 0, host: '127.0.0.1' });
-  const reference = await naive.listen({ port: 0, host: '127.0.0.1' });
-  try {
-    const oursPaths = PAGES.map((page) => `/api/v1/sensor-data?${QUERY}&page=${page}`);
-    const naivePaths = PAGES.map((page) => `/naive?${QUERY}&page=${page}`);
-    // the same records either way
-    const [a, b] = await Promise.all([fetch(`${ours}${oursPaths[1]}`, { headers }), fetch(`${reference}${naivePaths[1]}`)]);
-    const [mine, theirs] = [(await a.json()) as { data: unknown[] }, (await b.json()) as { data: { timestamp: string }[] }];
-    if (mine.data.length !== 1000 || theirs.data.length !== 1000) throw new Error('expected full pages');
-
-    const runs = { ours: [] as LoadFigures[], naive: [] as LoadFigures[] };
-    for (let round = 0; round < 2; round++) {
-      for (const which of round === 0 ? (['naive', 'ours'] as const) : (['ours', 'naive'] as const)) {
-        runs[which].push(which === 'ours' ? await load(ours, oursPaths, headers) : await load(reference, naivePaths, {}));
-      }
-    }
-    const rate = (results: LoadFigures[]) => results.reduce((sum, r) => sum + r.okPerS, 0) / results.length;
-    const failures = [...runs.ours, ...runs.naive].reduce((sum, r) => sum + r.non2xx + r.errors, 0);
-    if (failures > 0) throw new Error(`${failures} failed requests`);
-    const [oursRate, naiveRate] = [rate(runs.ours), rate(runs.naive)];
-    const ratio = oursRate / naiveRate;
-    console.log(`${CONNECTIONS} connections, ${SECONDS} s per run, 2 runs each, pages 1..5 of 1,000 in turn:`);
-    console.log(`  GET /api/v1/sensor-data: ${fixed(oursRate)} pages/s (p50 ${runs.ours[0]!.latencyMs.p50} ms)`);
-    console.log(`  naive pg + JSON.stringify: ${fixed(naiveRate)} pages/s (p50 ${runs.naive[0]!.latencyMs.p50} ms)`);
-    script.report([
-      {
-        ...P2,
-        pass: ratio >= TARGET,
-        measured: `${fixed(ratio, 2)}x (${fixed(oursRate)} vs ${fixed(naiveRate)} pages/s)`,
-        ratio,
-        detail: `${CONNECTIONS} connections x ${SECONDS} s x 2 runs each; p50 ${runs.ours[0]!.latencyMs.p50} vs ${runs.naive[0]!.latencyMs.p50} ms; ${script.profile} profile`,
-      },
-    ]);
-  } finally {
-    closeLoadGenerators();
-    await app.close();
-    await naive.close();
+  db.atDrop(() => naive.close());
+  db.atDrop(closeLoadGenerators);
+  const sides = {
+    ours: { url: await app.listen({ port: 0, host: '127.0.0.1' }), path: '/api/v1/sensor-data', headers },
+    naive: { url: await naive.listen({ port: 0, host: '127.0.0.1' }), path: '/naive', headers: {} },
+  };
+  const paths = (side: keyof typeof sides) => PAGES.map((page) => `${sides[side].path}?${QUERY}&page=${page}`);
+  // the same records either way
+  for (const side of ['ours', 'naive'] as const) {
+    const body = (await (await fetch(`${sides[side].url}${paths(side)[1]}`, { headers: sides[side].headers })).json()) as {
+      data: unknown[];
+    };
+    if (body.data.length !== 1000) throw new Error('expected full pages');
   }
-} finally {
-  await db.drop();
-}
+  const runs = await script.alternate(2, ['naive', 'ours'] as const, (side) => {
+    const requests = paths(side).map((path) => ({ method: 'GET' as const, path, headers: sides[side].headers }));
+    return runLoad({ url: sides[side].url, connections: CONNECTIONS, duration: SECONDS, requests }, { nice: true });
+  });
+  const failures = [...runs.ours, ...runs.naive].reduce((sum, r) => sum + r.non2xx + r.errors, 0);
+  if (failures > 0) throw new Error(`${failures} failed requests`);
+  const [oursRate, naiveRate] = [runs.ours, runs.naive].map(
+    (results) => results.reduce((sum, r) => sum + r.okPerS, 0) / results.length,
+  ) as [number, number];
+  const [oursP50, naiveP50] = [runs.ours[0]!.latencyMs.p50, runs.naive[0]!.latencyMs.p50];
+  const ratio = oursRate / naiveRate;
+  console.log(`${CONNECTIONS} connections, ${SECONDS} s per run, 2 runs each, pages 1..5 of 1,000 in turn:`);
+  console.log(`  GET /api/v1/sensor-data: ${fixed(oursRate)} pages/s (p50 ${oursP50} ms)`);
+  console.log(`  naive pg + JSON.stringify: ${fixed(naiveRate)} pages/s (p50 ${naiveP50} ms)`);
+  return [
+    {
+      ...P2,
+      pass: ratio >= TARGET,
+      measured: `${fixed(ratio, 2)}x (${fixed(oursRate)} vs ${fixed(naiveRate)} pages/s)`,
+      ratio,
+      detail: `${CONNECTIONS} connections x ${SECONDS} s x 2 runs each; p50 ${oursP50} vs ${naiveP50} ms; ${script.profile} profile`,
+    },
+  ];
+});

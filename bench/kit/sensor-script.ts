@@ -1,11 +1,14 @@
-// What the bench/sensor-*.ts scripts share: a throwaway database of one storage profile
-// (`--profile postgres|timescale` or BENCH_SENSOR_PROFILE; without a server for it every target is
-// NOT MEASURED and the script exits 0), a company whose readings go through the real ingest, the
-// store's upkeep as a year in service leaves it, the app on it, and the PASS/MISS report whose
-// final JSON line kit/sensor-targets.ts reads.
-import { Readable } from 'node:stream';
+// What the bench/sensor-*.ts scripts share: the command line (`--quick`, `--profile
+// postgres|timescale` or BENCH_SENSOR_PROFILE, `--readings`), a throwaway database of one storage
+// profile (without a server for it every target is NOT MEASURED and the script exits 0), a
+// company whose readings go through the real ingest, the store's upkeep as a year in service
+// leaves it, the app on it, alternating rounds, and the PASS/MISS report whose final JSON line
+// kit/sensor-targets.ts reads. run() holds a script's whole life.
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import { createPool } from '../../src/db/pool.js';
 import { lineRuns, parseReadings, ReadingValidator } from '../../src/sensors/formats.js';
 import { readingChunks } from '../../src/sensors/generate.js';
@@ -14,14 +17,19 @@ import { pauseSensorPolicies } from '../../src/sensors/policy-health.js';
 import { compactAggregates, maintainStore } from '../../src/sensors/store.js';
 import { saveScriptResult } from './checkout.js';
 import { isSensorProfile, profileServer, type SensorProfile, shownUrl } from './sensor-profiles.js';
-import { fixed } from './statistics.js';
+import { fixed, median, timed } from './statistics.js';
 import { createThrowawayDatabase } from './throwaway-db.js';
 
-export const quick = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
+/** The command line every sensor script reads (others' options are let through). */
+export const args = parseArgs({
+  options: { profile: { type: 'string' }, quick: { type: 'boolean' }, readings: { type: 'string' } },
+  strict: false,
+}).values as { profile?: string; quick?: boolean; readings?: string };
+
+export const quick = args.quick === true || process.env.BENCH_QUICK === '1';
 
 function chosenProfile(): SensorProfile {
-  const { values } = parseArgs({ options: { profile: { type: 'string' }, quick: { type: 'boolean' } }, strict: false });
-  const requested = (values.profile as string | undefined) ?? process.env.BENCH_SENSOR_PROFILE ?? 'postgres';
+  const requested = args.profile ?? process.env.BENCH_SENSOR_PROFILE ?? 'postgres';
   if (!isSensorProfile(requested)) {
     console.error(`--profile (or BENCH_SENSOR_PROFILE) must be postgres or timescale, not "${requested}"`);
     process.exit(2);
@@ -41,6 +49,8 @@ export interface BenchDatabase {
   profile: SensorProfile;
   /** one line for the report: profile, server and versions */
   note: string;
+  /** `step` runs on drop(), before the pool ends (last added first): an app's close, a generator's */
+  atDrop(step: () => unknown): void;
   drop(): Promise<void>;
 }
 
@@ -48,6 +58,32 @@ export interface BenchDatabase {
 export interface TargetName {
   key?: string;
   name: string;
+}
+
+export interface TargetLine extends TargetName {
+  pass: boolean;
+  measured: string;
+  ratio?: number;
+  detail: string;
+}
+
+/**
+ * A sensor script: its title said (with " (quick)"), a bench database of the run's profile (every
+ * target NOT MEASURED without a server), `body`'s verdicts reported, the database dropped (and what
+ * was registered with atDrop closed) whichever way `body` ends.
+ */
+export async function run(
+  script: { title: string; label: string; poolSize: number; targets: TargetName[] },
+  body: (db: BenchDatabase) => Promise<TargetLine[]>,
+): Promise<void> {
+  console.log(`${script.title}${quick ? ' (quick)' : ''}`);
+  const db = await createBenchDatabase(script.label, script.poolSize, script.targets);
+  console.log(db.note);
+  try {
+    report(await body(db));
+  } finally {
+    await db.drop();
+  }
 }
 
 /**
@@ -66,13 +102,16 @@ export async function createBenchDatabase(label: string, poolSize: number, targe
     adminUrl: server.adminUrl,
   });
   const pool = createPool(database.url, poolSize);
+  const steps: (() => unknown)[] = [];
   const bench: BenchDatabase = {
     url: database.url,
     pool,
     profile,
     note: '',
-    // the pool first, so its clients end cleanly rather than being cut by the forced drop
+    atDrop: (step) => steps.push(step),
+    // the pool after the steps, so its clients end cleanly rather than being cut by the forced drop
     drop: async () => {
+      for (const step of steps.splice(0).reverse()) await Promise.resolve(step()).catch((error: unknown) => console.error(error));
       await pool.end().catch(() => {});
       await database.drop();
     },
@@ -94,18 +133,68 @@ export async function createBenchDatabase(label: string, poolSize: number, targe
   return bench;
 }
 
+const lineName = (target: TargetName) => `${target.key ? `${target.key} ` : ''}${target.name}`;
+const byKey = <T extends TargetName>(targets: T[], entry: (target: T) => object) =>
+  Object.fromEntries(targets.map((target) => [target.key ?? target.name, entry(target)]));
+
 /** Every target NOT MEASURED with the reason (and the JSON line the kit reads); exits 0. */
 export function notMeasured(targets: TargetName[], reason: string): never {
-  for (const target of targets)
-    console.log(`NOT MEASURED ${target.key ? `${target.key} ` : ''}${target.name}: ${reason} (storage profile ${profile})`);
-  const json = Object.fromEntries(
-    targets.map((target) => [
-      target.key ?? target.name,
-      { status: 'not measured', measured: '', detail: `${reason} (storage profile ${profile})` },
-    ]),
-  );
-  console.log(JSON.stringify({ profile, targets: json }));
+  const detail = `${reason} (storage profile ${profile})`;
+  for (const target of targets) console.log(`NOT MEASURED ${lineName(target)}: ${detail}`);
+  console.log(JSON.stringify({ profile, targets: byKey(targets, () => ({ status: 'not measured', measured: '', detail })) }));
   process.exit(0);
+}
+
+/**
+ * One line per target (PASS/MISS), the file the figures are kept in (kit/checkout.ts saveScriptResult), then
+ * the JSON line the bench kit parses (with the run's storage profile), last.
+ */
+export function report(targets: TargetLine[]) {
+  for (const target of targets) console.log(`${target.pass ? 'PASS' : 'MISS'} ${lineName(target)}: ${target.measured}`);
+  const json = byKey(targets, ({ pass, measured, ratio, detail }) => ({ pass, measured, ratio, detail }));
+  console.log(`figures: ${saveScriptResult({ profile, targets: json })}`);
+  console.log(JSON.stringify({ profile, targets: json }));
+}
+
+/**
+ * `rounds` rounds of `measure` for every kind, the order turned each round (rotated by one; with
+ * `mirror`, reversed every other round), so a drift of the machine over the run hits every kind
+ * alike. Each kind's results, in the order they ran.
+ */
+export async function alternate<K extends string, R>(
+  rounds: number,
+  kinds: readonly K[],
+  measure: (kind: K, round: number) => Promise<R>,
+  mirror = false,
+): Promise<Record<K, R[]>> {
+  const results = Object.fromEntries(kinds.map((kind) => [kind, [] as R[]])) as Record<K, R[]>;
+  for (let round = 0; round < rounds; round++) {
+    const order = mirror ? (round % 2 ? [...kinds].reverse() : kinds) : kinds.map((_, i) => kinds[(i + round) % kinds.length]!);
+    for (const kind of order) results[kind].push(await measure(kind, round));
+  }
+  return results;
+}
+
+/** Milliseconds `fn` took. */
+export const msOf = async (fn: () => Promise<unknown>) => (await timed(fn)).ms;
+
+/** The median of each list. */
+export const medians = <K extends string>(lists: Record<K, number[]>) =>
+  Object.fromEntries(Object.entries<number[]>(lists).map(([key, values]) => [key, median(values)])) as Record<K, number>;
+
+/** A COPY ... TO STDOUT statement's output through `stages` (a compressor) into nowhere: bytes COPY sent, bytes out of the last stage. */
+export async function copyOut(client: pg.ClientBase, statement: string, ...stages: NodeJS.ReadWriteStream[]) {
+  const counted = { sent: 0, out: 0 };
+  const source = client.query(copyTo(statement));
+  source.on('data', (chunk: Buffer) => (counted.sent += chunk.length));
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      counted.out += chunk.length;
+      done();
+    },
+  });
+  await pipeline([source, ...stages, sink]);
+  return counted;
 }
 
 export interface BenchCompany {
@@ -130,6 +219,17 @@ export async function createUnits(pool: pg.Pool, units: number): Promise<BenchCo
  */
 export function csvReadingRuns(csv: Iterable<string>, end: Date) {
   return parseReadings(lineRuns(Readable.from(csv)), 'csv', new ReadingValidator(() => end));
+}
+
+/** units x days of generated 15-minute readings ending at END as CSV text in memory, and how many readings. */
+export function generatedCsv(units: number, days: number, seed: number) {
+  return { csv: [...readingChunks({ units, days, end: END, seed })], readings: units * days * 192 };
+}
+
+/** The CSV through the real ingest in batches of 50,000 (`loadsInFlight` at once), checked to have loaded `expected` readings. */
+export async function ingestCsv(pool: pg.Pool, csv: string[], expected: number, loadsInFlight?: number) {
+  const { inserted } = await ingestReadings(pool, csvReadingRuns(csv, END), { batchSize: 50_000, loadsInFlight });
+  if (inserted !== expected) throw new Error(`ingest loaded ${inserted} of ${expected}`);
 }
 
 /** units x days of 15-minute readings ending at `end`, through the real ingest (COPY). */
@@ -167,20 +267,21 @@ export async function companyWithReadings(db: BenchDatabase, units: number, days
   return { company, readings: loaded.rows };
 }
 
-/** The store most scripts measure: a company's year of readings to END, its upkeep after it, and the app on it. */
+/**
+ * The store most scripts measure: a company's year of readings to END, the whole upkeep as it
+ * stands a few days after (every policy's offset passed, said on stdout), and the app on it
+ * (closed on the database's drop).
+ */
 export async function storeWithApp(db: BenchDatabase, units: number, days: number) {
   const { company } = await companyWithReadings(db, units, days, END);
-  await upkeepAfterYear(db, END);
-  return { company, ...(await startBenchApp(db, company)) };
-}
-
-/** The whole upkeep as it stands a few days after `end` (every policy's offset passed), said on stdout. */
-async function upkeepAfterYear(db: BenchDatabase, end: Date): Promise<void> {
-  const upkeep = await upkeepAfter(db, new Date(end.getTime() + 4 * 86_400_000));
+  const upkeep = await upkeepAfter(db, new Date(END.getTime() + 4 * 86_400_000));
   console.log(
     `upkeep over the loaded year (${upkeep.steps.join(', ')}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s` +
       (db.profile === 'timescale' ? `; ${await aggregateLayout(db.pool)}` : ''),
   );
+  const bench = await startBenchApp(db, company);
+  db.atDrop(() => bench.app.close());
+  return { company, ...bench };
 }
 
 /**
@@ -242,39 +343,6 @@ export async function aggregateLayout(pool: pg.Pool): Promise<string> {
   return rows.map((row) => `${row.view_name}: ${row.chunks} chunks (${row.compressed} compressed), new chunks ${row.interval}`).join('; ');
 }
 
-export interface TargetLine {
-  /** the kit's name for it, when it has one (P4, P6) */
-  key?: string;
-  name: string;
-  pass: boolean;
-  measured: string;
-  ratio?: number;
-  detail: string;
-}
-
-/**
- * One line per target (PASS/MISS), the file the figures are kept in (kit/checkout.ts saveScriptResult), then
- * the JSON line the bench kit parses (with the run's storage profile), last.
- */
-export function report(targets: TargetLine[]) {
-  for (const target of targets) {
-    console.log(`${target.pass ? 'PASS' : 'MISS'} ${target.key ? `${target.key} ` : ''}${target.name}: ${target.measured}`);
-  }
-  const json = Object.fromEntries(
-    targets.map((target) => [
-      target.key ?? target.name,
-      {
-        pass: target.pass,
-        measured: target.measured,
-        ratio: target.ratio,
-        detail: target.detail,
-      },
-    ]),
-  );
-  console.log(`figures: ${saveScriptResult({ profile, targets: json })}`);
-  console.log(JSON.stringify({ profile, targets: json }));
-}
-
 export const BENCH_JWT_SECRET = 'bench-secret-bench-secret-bench-secret-000';
 
 /** A clock the benchmark moves by hand: jumping it expires the history's caches between rounds. */
@@ -288,19 +356,25 @@ export class BenchClock {
   }
 }
 
-/** The real app on the bench database (rate limits lifted), and a sensor_data token's headers. */
-export async function startBenchApp(db: BenchDatabase, company: BenchCompany) {
+/** The real app on a bench database, ready, on `clock`; its rate limits lifted unless `realLimits`. */
+export async function buildBenchApp(db: Pick<BenchDatabase, 'url' | 'pool'>, clock = new BenchClock(), realLimits = false) {
   const { buildApp } = await import('../../src/app.js');
   const { loadConfig } = await import('../../src/config.js');
-  const { mintEmployeeJwt } = await import('../../src/auth/jwt.js');
-  const clock = new BenchClock();
   const app = await buildApp({
     config: loadConfig({ DATABASE_URL: db.url, JWT_SECRET: BENCH_JWT_SECRET, LOG_LEVEL: 'warn' }),
     pool: db.pool,
     clock,
-    rateLimitOverrides: { analytics_api_token: 1e9, authenticated_write: 1e9, public_read: 1e9 },
+    rateLimitOverrides: realLimits ? undefined : { analytics_api_token: 1e9, authenticated_write: 1e9, public_read: 1e9 },
   });
   await app.ready();
+  return app;
+}
+
+/** The real app on the bench database (rate limits lifted), and a sensor_data token's headers. */
+export async function startBenchApp(db: BenchDatabase, company: BenchCompany) {
+  const { mintEmployeeJwt } = await import('../../src/auth/jwt.js');
+  const clock = new BenchClock();
+  const app = await buildBenchApp(db, clock);
   const jwt = await mintEmployeeJwt({ secret: BENCH_JWT_SECRET, userId: company.employeeId, now: clock.now() });
   const created = await app.inject({
     method: 'POST',
