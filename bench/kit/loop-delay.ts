@@ -28,7 +28,7 @@ export interface LoopDelay {
   source: string;
 }
 
-function metric(text: string, name: string): number | null {
+export function metric(text: string, name: string): number | null {
   const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)`, 'm').exec(text);
   return match ? Number(match[1]) : null;
 }

@@ -11,7 +11,7 @@ import { type KitConfig, kitConfig } from './config.js';
 import { readScaleOptions, SCALE_STEPS, type ScaleOptions } from './scale-plan.js';
 import { SENSOR_PROFILES } from './sensor-profiles.js';
 import { type Scenario, scenarios } from './scenarios.js';
-import { SOAK_DEFAULTS, type SoakOptions } from './soak-traffic.js';
+import { SOAK_DEFAULTS, type SoakOptions } from './soak-verdict.js';
 import { DEFAULT_VARIANTS, VARIANT_IDS, type VariantId } from './variants.js';
 
 export interface RunOptions {

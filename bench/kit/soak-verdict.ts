@@ -1,10 +1,34 @@
-// The P14 verdict from a soak's samples (pure: the tests feed it made-up series), the soak's
-// record (its line of runs.jsonl, every sample in it) and the text on stdout rendered from it
+// The P14 soak's plan and verdict, pure (the tests feed it made-up series): its options and the
+// sample each interval ends with (bench/soak.ts takes them), the verdict, the soak's record (its
+// line of runs.jsonl, every sample in it) and the text on stdout rendered from that record
 // (--publish renders the docs' soak section from the same record).
 import { type CommitFacts, commitMeasured, type MachineOfRun } from './checkout.js';
 import { machineOf, RECORD_SHAPE, type SoakRecord } from './run-record.js';
-import type { ResourceSample } from './soak-probes.js';
-import { type SoakOptions, verdictWindowMinutes } from './soak-traffic.js';
+import { median } from './statistics.js';
+
+export interface SoakOptions {
+  /** minutes of load after the warm-up; fractions allowed (the tests run a fraction of one) */
+  minutes: number;
+  /** requests a second of the mixed scenario, over all its connections */
+  rate: number;
+  profile: 'postgres' | 'timescale';
+}
+
+export const SOAK_DEFAULTS = { minutes: 30, rate: 20 } as const;
+/** seconds between samples: every sample closes one interval of load */
+export const SAMPLE_SECONDS = 10;
+/** The window the verdict compares (the first and the last), scaled to the soak: 5 minutes of 30, at least one interval. */
+export const verdictWindowMinutes = (minutes: number) => Math.max((minutes * 5) / 30, SAMPLE_SECONDS / 60);
+
+/** What ends each interval (bench/soak.ts reads it as an SRE would, from outside the service). */
+export interface ResourceSample {
+  workers: { pid: number; rssMb: number | null; fds: number | null }[];
+  /** the cluster's event-loop delay over the interval: p99 averaged over the workers, max of any */
+  lagP99Ms: number | null;
+  lagMaxMs: number | null;
+  postgresConnections: number | null;
+  redisConnections: number | null;
+}
 
 // Windows scale with the soak (5 minutes of 30); memory is judged after the first (start-up, JIT,
 // caches filling), latency and connections compare the first window with the last.
@@ -68,15 +92,9 @@ export function slope(points: [number, number][]): number | null {
   return den === 0 ? null : num / den;
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length === 0 ? null : sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-const max = (values: (number | null)[]) => {
-  const known = values.filter((value): value is number => value !== null);
-  return known.length === 0 ? null : Math.max(...known);
-};
+const known = (values: (number | null)[]) => values.filter((value): value is number => value !== null);
+const medianOf = (values: (number | null)[]) => (known(values).length === 0 ? null : median(known(values)));
+const max = (values: (number | null)[]) => (known(values).length === 0 ? null : Math.max(...known(values)));
 
 export function judgeSoak(intervals: SoakInterval[], minutes: number): SoakVerdict {
   const windowS = verdictWindowMinutes(minutes) * 60;
@@ -109,8 +127,8 @@ export function judgeSoak(intervals: SoakInterval[], minutes: number): SoakVerdi
     value: steepest,
   });
 
-  const firstP99 = median(first.flatMap((interval) => (interval.p99Ms === null ? [] : [interval.p99Ms])));
-  const lastP99 = median(last.flatMap((interval) => (interval.p99Ms === null ? [] : [interval.p99Ms])));
+  const firstP99 = medianOf(first.map((interval) => interval.p99Ms));
+  const lastP99 = medianOf(last.map((interval) => interval.p99Ms));
   const ratio = firstP99 && lastP99 !== null ? lastP99 / firstP99 : null;
   checks.push({
     id: 'latency',
@@ -119,7 +137,7 @@ export function judgeSoak(intervals: SoakInterval[], minutes: number): SoakVerdi
     value: ratio,
   });
 
-  const flat = (id: Check['id'], what: string, of: (sample: ResourceSample) => number[], tolerance: number) => {
+  const flat = (id: Check['id'], what: string, of: (sample: ResourceSample) => (number | null)[], tolerance: number) => {
     const before = max(first.flatMap((interval) => of(interval.sample)));
     const after = max(last.flatMap((interval) => of(interval.sample)));
     const growth = before === null || after === null ? null : after - before;
@@ -132,15 +150,9 @@ export function judgeSoak(intervals: SoakInterval[], minutes: number): SoakVerdi
     });
   };
   // per worker: the sum would hide one worker's leak behind the other's drop
-  const perWorker = (sample: ResourceSample) => sample.workers.map((worker) => worker.fds).filter((fds): fds is number => fds !== null);
-  flat('fds', 'open fds per worker', perWorker, P14.tolerance.fds);
-  flat(
-    'postgres',
-    'PostgreSQL connections',
-    (s) => (s.postgresConnections === null ? [] : [s.postgresConnections]),
-    P14.tolerance.postgresConnections,
-  );
-  flat('redis', 'Redis connections', (s) => (s.redisConnections === null ? [] : [s.redisConnections]), P14.tolerance.redisConnections);
+  flat('fds', 'open fds per worker', (s) => s.workers.map((worker) => worker.fds), P14.tolerance.fds);
+  flat('postgres', 'PostgreSQL connections', (s) => [s.postgresConnections], P14.tolerance.postgresConnections);
+  flat('redis', 'Redis connections', (s) => [s.redisConnections], P14.tolerance.redisConnections);
 
   const errors = intervals.reduce((sum, interval) => sum + interval.status5xx, 0);
   const failures = intervals.reduce((sum, interval) => sum + interval.failures, 0);

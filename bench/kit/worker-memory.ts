@@ -28,7 +28,7 @@ export function childPids(parent: number): number[] {
 }
 
 /** VmRSS, its file-backed part (RssFile) and VmHWM (peak) of a process, in MB; null once it has exited. */
-function memoryOf(pid: number): { rssMb: number; fileMb: number; peakMb: number } | null {
+export function memoryOf(pid: number): { rssMb: number; fileMb: number; peakMb: number } | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
