@@ -1,17 +1,46 @@
 // `npm run bench -- --scale`: the P9 scale curve, a mode of its own (bench/run.ts starts it; how
 // it is built and measured: docs/benchmarks.md). Each storage profile's curve runs in a child
 // process (bench/scale-profile.ts), one after the other, so one database exists at a time and the
-// two never measure each other. Its line goes to runs.jsonl, and with --publish to the history.
+// two never measure each other. From their curves: the run's record (kit/run-record.ts), its
+// targets judged (the largest size against 1M), and the table on stdout rendered from that record.
+// Its line goes to runs.jsonl, and with --publish to the history.
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
+import { type CommitFacts, commitMeasured, commitOfRun, machineOfRun, repoRoot, treeState } from './kit/checkout.js';
 import { onCleanUp, stopAll, track, wasInterrupted } from './kit/processes.js';
-import { machineOfRun, repoRoot, treeState } from './kit/checkout.js';
 import { recordRun } from './kit/publish.js';
-import { machineOf } from './kit/run-record.js';
-import { type ProfileCurve, type ScaleOptions, stepsUpTo } from './kit/scale-plan.js';
-import { formatScaleTable, type ProfileOutcome, scaleRecordOf } from './kit/scale-report.js';
+import {
+  busyWarning,
+  type MachineFacts,
+  machineOf,
+  RECORD_SHAPE,
+  type ScaleProfileRow,
+  type ScaleRecord,
+  type ScaleStepRow,
+} from './kit/run-record.js';
+import {
+  LATENCIES,
+  type LatencyKey,
+  P9_INGEST_FLOOR,
+  P9_LATENCY_LIMIT,
+  type ProfileCurve,
+  SCALE_STEPS,
+  type ScaleOptions,
+  type StepFigures,
+  type StepLabel,
+  stepsUpTo,
+} from './kit/scale-plan.js';
 import { profileServer, type SensorProfile, shownUrl } from './kit/sensor-profiles.js';
+import { gigabytes, ms } from './kit/statistics.js';
 import { adminUrl } from './kit/throwaway-db.js';
+
+export interface ProfileOutcome {
+  profile: SensorProfile;
+  status: 'measured' | 'not measured' | 'failed';
+  /** why not measured, or what failed (the steps before it are kept) */
+  reason: string | null;
+  curve: ProfileCurve | null;
+}
 
 /** One profile's curve from its child process: its stderr passed through, its last stdout line parsed. */
 function runProfile(profile: SensorProfile, options: ScaleOptions): Promise<ProfileOutcome> {
@@ -31,21 +60,20 @@ function runProfile(profile: SensorProfile, options: ScaleOptions): Promise<Prof
       const line = output
         .trim()
         .split('\n')
-        .reverse()
-        .find((text) => text.startsWith('{"profile"'));
-      let curve: ProfileCurve | null = null;
-      try {
-        const parsed = line ? (JSON.parse(line) as Partial<ProfileCurve> & { targets?: Record<string, { detail?: string }> }) : null;
-        if (parsed?.steps) curve = parsed as ProfileCurve;
-        else if (parsed?.targets) {
-          resolve({ profile, status: 'not measured', reason: Object.values(parsed.targets)[0]?.detail ?? 'not measured', curve: null });
-          return;
+        .findLast((text) => text.startsWith('{"profile"'));
+      const parsed = ((): (Partial<ProfileCurve> & { targets?: Record<string, { detail?: string }> }) | null => {
+        try {
+          return line ? (JSON.parse(line) as Partial<ProfileCurve>) : null;
+        } catch {
+          return null; // not the curve after all
         }
-      } catch {
-        // not the curve after all
-      }
+      })();
+      // no server after all: sensor-script.ts's NOT MEASURED line, with the reason
+      const reason = parsed?.targets ? (Object.values(parsed.targets)[0]?.detail ?? 'not measured') : null;
+      const curve = parsed?.steps ? (parsed as ProfileCurve) : null;
       const ended = signal ? `stopped by ${signal}` : code === 0 ? null : `exited with ${code}`;
-      if (curve && !curve.error && !ended) resolve({ profile, status: 'measured', reason: null, curve });
+      if (reason !== null) resolve({ profile, status: 'not measured', reason, curve: null });
+      else if (curve && !curve.error && !ended) resolve({ profile, status: 'measured', reason: null, curve });
       else resolve({ profile, status: 'failed', reason: curve?.error?.split('\n')[0] ?? ended ?? 'printed no curve', curve });
     });
   });
@@ -83,4 +111,158 @@ export async function runScaleCurve(
   console.log(formatScaleTable(record));
   recordRun(record, { publish: run.publish, now: () => treeState() });
   if (failed.length > 0) process.exitCode = 1;
+}
+
+type Measure = LatencyKey | 'ingest';
+const TOP = SCALE_STEPS.at(-1)!.label;
+const MEASURES: { key: Measure; title: string; goal: string; unit: string }[] = [
+  ...LATENCIES.map(({ key, title }) => ({ key, title: `${title} latency`, goal: `${TOP} <= ${P9_LATENCY_LIMIT}x 1M`, unit: 'ms' })),
+  { key: 'ingest', title: 'ingest rate', goal: `${TOP} >= ${P9_INGEST_FLOOR}x 1M`, unit: 'readings/s' },
+];
+const valueOf = (step: Pick<ScaleStepRow, 'latencyMs' | 'ingestPerS'>, key: Measure) =>
+  key === 'ingest' ? step.ingestPerS : step.latencyMs[key];
+const thousands = (value: number) => Math.round(value).toLocaleString('en-US');
+
+const stepRow = (step: StepFigures): ScaleStepRow => ({
+  label: step.label,
+  readings: step.readings,
+  latencyMs: step.latencyMs,
+  ingestPerS: step.ingest.median,
+  bytesPerReading: (step.bytes.readings + step.bytes.aggregates) / step.readings,
+  databaseBytesPerReading: step.bytes.database / step.readings,
+  loadPerS: step.load.perSecond,
+  upkeepS: step.upkeep.seconds,
+  peakDatabaseBytes: step.peakDatabaseBytes,
+  wallS: step.wallSeconds,
+  loadAverage: step.loadAverage,
+  beside: step.beside && { readings: step.beside.readings, latencyMs: step.beside.latencyMs, ingestPerS: step.beside.ingest.median },
+});
+
+/** A profile's row: its steps, and the largest size against the 1M store measured beside it (else the 1M step alone). */
+function profileRow({ profile, status, reason, curve }: ProfileOutcome): ScaleProfileRow {
+  const steps = (curve?.steps ?? []).map(stepRow);
+  const first = steps.find((step) => step.label === '1M');
+  const last = steps.at(-1);
+  const base = last?.beside ?? first;
+  const ratioOf = (key: Measure) => valueOf(last!, key) / valueOf(base!, key);
+  const ratios =
+    first && last && base && last !== first
+      ? {
+          of: last.label,
+          against: last.beside ? ('beside' as const) : ('step' as const),
+          latency: Object.fromEntries(LATENCIES.map(({ key }) => [key, ratioOf(key)])) as Record<LatencyKey, number>,
+          ingest: ratioOf('ingest'),
+        }
+      : null;
+  return { profile, status, reason, note: curve?.note || null, wallS: curve?.wallSeconds ?? null, steps, ratios };
+}
+
+/** Every P9 target of each profile, judged at 100M from the profile's ratios; the 1M step's own figure is shown too. */
+function judgeTargets(profiles: ScaleProfileRow[], max: StepLabel): ScaleRecord['targets'] {
+  return profiles.flatMap((row) =>
+    MEASURES.map(({ key, goal, unit }) => {
+      const base = { id: 'P9', profile: row.profile, measure: key, detail: goal };
+      const first = row.steps.find((step) => step.label === '1M');
+      const last = row.steps.at(-1);
+      if (!row.ratios || !first || !last) {
+        const why = row.reason ?? (first ? `only 1M was measured (--scale-max ${max})` : 'no size was measured');
+        return { ...base, verdict: 'not measured' as const, figure: why, value: null };
+      }
+      const shown = (figure: number) => (unit === 'ms' ? ms(figure) : thousands(figure));
+      const ratio = key === 'ingest' ? row.ratios.ingest : row.ratios.latency[key];
+      const figure =
+        `${last.label}/1M ${ratio.toFixed(2)}x (${shown(valueOf(last, key))} vs ${shown(valueOf(last.beside ?? first, key))} ${unit}, ` +
+        `${last.beside ? 'the 1M store measured beside it' : 'the 1M step'}; the 1M step alone: ${shown(valueOf(first, key))})`;
+      if (last.label !== TOP) {
+        const stop = `; judged at ${TOP}, the curve stops at ${last.label}${row.reason ? ` (${row.reason})` : ''}`;
+        return { ...base, verdict: 'not measured' as const, figure: figure + stop, value: ratio };
+      }
+      const pass = key === 'ingest' ? ratio >= P9_INGEST_FLOOR : ratio <= P9_LATENCY_LIMIT;
+      return { ...base, verdict: pass ? ('pass' as const) : ('miss' as const), figure, value: ratio };
+    }),
+  );
+}
+
+export function scaleRecordOf(
+  outcomes: ProfileOutcome[],
+  run: { max: StepLabel; startedAt: Date; machine: MachineFacts; partial: string[]; commit?: CommitFacts; finishedAt?: Date },
+): ScaleRecord {
+  const profiles = outcomes.map(profileRow);
+  const stepsDone = outcomes.flatMap((outcome) => outcome.curve?.steps ?? []);
+  const growths = stepsDone.flatMap((step) => (step.peakFileSystemGrowthBytes === null ? [] : [step.peakFileSystemGrowthBytes]));
+  const finishedAt = run.finishedAt ?? new Date();
+  return {
+    record: RECORD_SHAPE,
+    kind: 'scale',
+    date: run.startedAt.toISOString(),
+    durationS: (finishedAt.getTime() - run.startedAt.getTime()) / 1000,
+    commit: run.commit ?? commitOfRun(),
+    machine: run.machine,
+    partial: run.partial,
+    max: run.max,
+    profiles,
+    targets: judgeTargets(profiles, run.max),
+    peakDatabaseBytes: Math.max(0, ...stepsDone.map((step) => step.peakDatabaseBytes)),
+    peakFileSystemGrowthBytes: growths.length ? Math.max(...growths) : null,
+  };
+}
+
+const pad = (cells: string[], widths: number[]) =>
+  cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+const or = <T>(value: T | null, shown: (value: T) => string) => (value === null ? '-' : shown(value));
+const load = (average: { start: number; end: number } | null, joint = '-') =>
+  or(average, ({ start, end }) => `${start.toFixed(1)}${joint}${end.toFixed(1)}`);
+
+/** The curve of each profile as a table, the targets, and disk and time. */
+export function formatScaleTable(record: ScaleRecord): string {
+  const lines = [
+    `P9 scale curve (--scale-max ${record.max}), ${record.date.slice(0, 16).replace('T', ' ')} UTC, commit ${commitMeasured(record.commit)}, ` +
+      `${record.machine.cores} cores, load average ${load(record.machine.loadAverage, ' at the start and ')} at the end`,
+  ];
+  const head = ['size', 'readings', 'load/s', 'upkeep s', ...LATENCIES.map(({ title }) => `${title} ms`), 'ingest/s', 'B/reading'];
+  head.push('B/reading db', 'peak db', 'wall s', 'load avg');
+  const widths = head.map((cell, i) => Math.max(cell.length, i === 0 ? 11 : 9));
+  for (const row of record.profiles) {
+    lines.push('', `${row.profile} profile: ${row.note || row.reason || ''}`);
+    if (row.steps.length === 0) {
+      lines.push(`  NOT MEASURED: ${row.reason ?? 'no size was measured'}`);
+      continue;
+    }
+    lines.push(`  ${pad(head, widths)}`);
+    for (const step of row.steps) {
+      const cells = [step.label, or(step.readings, thousands), or(step.loadPerS, thousands), or(step.upkeepS, (s) => s.toFixed(0))];
+      cells.push(...LATENCIES.map(({ key }) => ms(step.latencyMs[key])), thousands(step.ingestPerS), step.bytesPerReading.toFixed(1));
+      cells.push(
+        or(step.databaseBytesPerReading, (b) => b.toFixed(1)),
+        or(step.peakDatabaseBytes, gigabytes),
+      );
+      lines.push(`  ${pad([...cells, or(step.wallS, (s) => s.toFixed(0)), load(step.loadAverage)], widths)}`);
+      const beside = step.beside;
+      if (beside) {
+        const figures = LATENCIES.map(({ key }) => ms(beside.latencyMs[key]));
+        lines.push(`  ${pad(['  1M beside', thousands(beside.readings), '', '', ...figures, thousands(beside.ingestPerS)], widths)}`);
+      }
+    }
+    if (row.status === 'failed') lines.push(`  FAILED: ${row.reason}`);
+    lines.push(
+      '  (B/reading: readings and both aggregates with their indexes, after the upkeep; "db": the whole database. "1M beside": the 1M store,',
+      `  kept with the live batches it took so far, measured alternating with the size above it: the ratios below come from that pair. Wall: ${or(row.wallS, (s) => s.toFixed(0))} s)`,
+    );
+  }
+  lines.push('');
+  for (const target of record.targets) {
+    const title = MEASURES.find((measure) => measure.key === target.measure)!.title;
+    const verdict = target.verdict === 'not measured' ? 'NOT MEASURED' : target.verdict.toUpperCase();
+    lines.push(`${verdict} P9 ${target.profile} ${title} (${target.detail}): ${target.figure}`);
+  }
+  const growth = record.peakFileSystemGrowthBytes;
+  lines.push(
+    '',
+    `peak disk: ${or(record.peakDatabaseBytes, gigabytes)} of databases (the largest size, and the 1M store kept beside it)` +
+      (growth === null ? '' : `; the data directory's file system grew by at most ${gigabytes(growth)} (WAL and other writers included)`),
+    `wall time: ${or(record.durationS, (s) => `${s.toFixed(0)} s (${(s / 60).toFixed(1)} min)`)}`,
+  );
+  const busy = busyWarning(record.machine);
+  if (busy) lines.push(busy);
+  return lines.join('\n');
 }

@@ -1,5 +1,5 @@
 // A run's record: the one JSON line a run appends to bench/results/runs.jsonl (and, published, to
-// bench/history.jsonl). It is the run's report: the table on stdout (report.ts, scale-report.ts,
+// bench/history.jsonl). It is the run's report: the table on stdout (report.ts, bench/scale.ts,
 // soak-verdict.ts) and docs/benchmarks.md's tables (figures-markdown.ts) are rendered from it.
 // `record` names the shape; a figure a line does not know (the imported lines) is null.
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';

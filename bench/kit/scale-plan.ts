@@ -1,9 +1,8 @@
 // The P9 scale curve's plan and the shape of its figures, shared by the run (bench/scale.ts) and
-// each profile's child process (bench/scale-profile.ts): the sizes, the reproducible fleet behind
-// each, the probe requests and the live ingest batch, and the command line of `--scale`.
+// each profile's child process (bench/scale-profile.ts, where the four latencies and the live ingest
+// batch are measured): the sizes, the reproducible fleet behind each, and the command line of `--scale`.
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both]
 import { parseArgs } from 'node:util';
-import { DAY_MS } from '../../src/time.js';
 import { SENSOR_PROFILES, type SensorProfile } from './sensor-profiles.js';
 
 /**
@@ -23,42 +22,16 @@ export const SCALE_STEPS = [
 export type StepLabel = (typeof SCALE_STEPS)[number]['label'];
 export const isStepLabel = (value: unknown): value is StepLabel => SCALE_STEPS.some((step) => step.label === value);
 
-/** The unit every latency is measured on: present at every size, its history the same length. */
-export const PROBE_UNIT = 1;
-/** The probe year: 2025, the last 365 days before END. */
-export const YEAR = { start: '2025-01-01', end: '2025-12-31' };
-export const NEWEST_DAY = '2025-12-31';
-export const RAW_PAGE_SIZE = 100;
-export const DEEP_PAGE = 500;
-/** Warm-up rounds (not counted), then measured rounds, each request in a rotating order. */
-export const WARM_ROUNDS = 2;
-export const ROUNDS = 21;
-
-/**
- * The live ingest batch, the same readings at every size: the next days of a 713-unit fleet
- * (273,792 readings a round, ~0.27 M), after END, where a store in service takes its new
- * readings. Rounds follow each other in time; the rate is their median.
- */
-export const INGEST = { units: 713, days: 2, rounds: 5 };
-export const ingestReadingsPerRound = INGEST.units * INGEST.days * 192;
-export const ingestEnd = (round: number) => new Date(END.getTime() + (round + 1) * INGEST.days * DAY_MS);
-
+/** P9, the largest size against 1M: each latency at most 1.5x, the live ingest rate at least 0.8x. */
 export const P9_LATENCY_LIMIT = 1.5;
 export const P9_INGEST_FLOOR = 0.8;
 
+/** What is timed on the probe unit at every size (the requests: scale-profile.ts). */
 export const LATENCIES = [
-  {
-    key: 'hourlyYear',
-    title: 'hourly year',
-    what: `one unit, ${YEAR.start}..${YEAR.end}, aggregation=hourly: the 18 pages of 1,000 a partner walks (17,520 records)`,
-  },
-  { key: 'dailyYear', title: 'daily year', what: `one unit, the same year, aggregation=daily: one page of 730 records` },
-  {
-    key: 'page500',
-    title: 'raw page 500',
-    what: `one unit, the same year, raw, page_size ${RAW_PAGE_SIZE}: page ${DEEP_PAGE}, cold (no cached counts or page boundary)`,
-  },
-  { key: 'newestDay', title: 'newest-day raw page', what: `one unit, ${NEWEST_DAY} raw, page_size ${RAW_PAGE_SIZE}: page 1, cold` },
+  { key: 'hourlyYear', title: 'hourly year' },
+  { key: 'dailyYear', title: 'daily year' },
+  { key: 'page500', title: 'raw page 500' },
+  { key: 'newestDay', title: 'newest-day raw page' },
 ] as const;
 export type LatencyKey = (typeof LATENCIES)[number]['key'];
 
@@ -89,7 +62,7 @@ export interface StepFigures {
   /** as loaded, and after the upkeep (timescale: compressed) */
   bytesLoaded: Bytes;
   bytes: Bytes;
-  /** medians over ROUNDS, ms; rounds keeps every measured figure */
+  /** medians over the measured rounds, ms; rounds keeps every figure */
   latencyMs: Record<LatencyKey, number>;
   rounds: Record<LatencyKey, number[]>;
   /** readings/s of each live batch round, and their median */

@@ -1,13 +1,13 @@
 // Run records as the bench kit assembles them, small and made up, for the record and renderer
 // tests: scenarios summarized and targets judged by the kit's own code (results.ts, targets.ts,
-// scale-report.ts), so a record is built from what a run really hands over.
+// bench/scale.ts), so a record is built from what a run really hands over.
 import * as hdr from 'hdr-histogram-js';
 import { LATENCY_US } from '../../bench/kit/histograms.js';
 import type { CommitFacts } from '../../bench/kit/checkout.js';
 import { type ScenarioResult, type ServerRun, summarize } from '../../bench/kit/results.js';
 import type { LoadRecord, ScaleRecord } from '../../bench/kit/run-record.js';
 import { loadRecordOf, type RunOutcome } from '../../bench/kit/run-report.js';
-import { type ProfileOutcome, scaleRecordOf } from '../../bench/kit/scale-report.js';
+import { type ProfileOutcome, scaleRecordOf } from '../../bench/scale.js';
 import type { LatencyKey, StepFigures, StepLabel } from '../../bench/kit/scale-plan.js';
 import type { ScriptOutcome, SensorScriptResults } from '../../bench/kit/sensor-targets.js';
 
