@@ -7,14 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
-import { freePort } from '../../src/free-port.js';
 import { generateToken, hashToken } from '../../src/tokens/format.js';
 import { type PrivateRedis, startPrivateRedis } from './private-redis.js';
 import { sleep } from './processes.js';
-import { BENCH_JWT_SECRET, WORKERS } from './config.js';
+import { WORKERS } from './config.js';
 import { ALL_SCOPES, type BenchToken, type Employee } from './credentials.js';
 import { request } from './load.js';
-import { type Service, startService } from './services.js';
+import { type Service, startProjectVariant } from './services.js';
 
 export interface RevocationFigures {
   rounds: number;
@@ -36,7 +35,8 @@ export interface RevocationFigures {
   variants?: RevocationVariant[];
 }
 
-export type VariantId = 'two-instances' | 'redis-restart';
+const VARIANT_IDS = ['two-instances', 'redis-restart'] as const;
+export type VariantId = (typeof VARIANT_IDS)[number];
 
 export interface RevocationVariant {
   id: VariantId;
@@ -46,7 +46,7 @@ export interface RevocationVariant {
   error: string | null;
 }
 
-export const VARIANT_TITLES: Record<VariantId, string> = {
+const VARIANT_TITLES: Record<VariantId, string> = {
   'two-instances': 'two instances on one Redis and one database, revoking through each in turn',
   'redis-restart': 'Redis killed and restarted empty mid-round (after the revoke, and before it)',
 };
@@ -72,8 +72,8 @@ const GAP_MS = 4;
 /** requests per round: the token's budget of 100 a minute, less a margin */
 const CAP = 94;
 const REVOKE_AFTER_ACCEPTED = 30;
-/** how long the lanes go on after the revoke returned (base rounds) */
-const TAIL_MS = 300;
+/** a base round's tail: the lanes go on 300 ms after the revoke returned, at their pace; no retry */
+const STEADY = { tailMs: 300, tailGapMs: GAP_MS, retryUnavailableMs: 0 };
 
 interface RoundPlan {
   /** lane i sends to dataUrls[i % length] */
@@ -205,10 +205,6 @@ function tally(results: RoundResult[]): Omit<RevocationFigures, 'variants'> {
 export interface VariantSetting {
   databaseUrl: string;
   log: (line: string) => void;
-  /** rounds of each variant (default: a third of the main rounds, at least 3) */
-  rounds?: number;
-  /** only these variants (default: both) */
-  only?: VariantId[];
 }
 
 export async function measureRevocation(
@@ -220,21 +216,15 @@ export async function measureRevocation(
 ): Promise<RevocationFigures> {
   const results: RoundResult[] = [];
   for (const token of tokens) {
-    results.push(
-      await round({ dataUrls: [url], revokeUrl: url, token, unitId, revoker, tailMs: TAIL_MS, tailGapMs: GAP_MS, retryUnavailableMs: 0 }),
-    );
+    results.push(await round({ dataUrls: [url], revokeUrl: url, token, unitId, revoker, ...STEADY }));
   }
   const figures: RevocationFigures = tally(results);
-  if (variants)
-    figures.variants = await measureVariants(variants, unitId, revoker, variants.rounds ?? Math.max(3, Math.ceil(tokens.length / 3)));
+  // each variant: a third of the main rounds, at least 3
+  if (variants) figures.variants = await measureVariants(variants, unitId, revoker, Math.max(3, Math.ceil(tokens.length / 3)));
   return figures;
 }
 
-// ---------------------------------------------------------------------------------------------
-// The variants' own processes
-
-/** The project's server as `npm run build` compiles it (the kit builds it before the clusters start). */
-const PROJECT_ENTRY = 'dist/src/main.js';
+// The variants, on clusters of their own.
 
 /** Fresh Bench Alpha tokens (the revoker's company, every scope), inserted as the kit's others are. */
 async function insertTokens(databaseUrl: string, revoker: Employee, count: number): Promise<BenchToken[]> {
@@ -269,54 +259,27 @@ async function ready(url: string, timeoutMs: number) {
 }
 
 async function measureVariants(setting: VariantSetting, unitId: number, revoker: Employee, rounds: number): Promise<RevocationVariant[]> {
-  const selected = setting.only ?? (['two-instances', 'redis-restart'] as VariantId[]);
-  const failed = (error: unknown): RevocationVariant[] =>
-    selected.map((id) => ({ id, title: VARIANT_TITLES[id], figures: null, error: error instanceof Error ? error.message : String(error) }));
   let redis: PrivateRedis | null = null;
   const services: Service[] = [];
   try {
     redis = await startPrivateRedis();
-    const env = { DATABASE_URL: setting.databaseUrl, REDIS_URL: redis.url, JWT_SECRET: BENCH_JWT_SECRET, LOG_LEVEL: 'warn' };
-    const count = selected.includes('two-instances') ? 2 : 1;
     setting.log(
-      `revocation variants: ${count} project cluster(s) of ${WORKERS} workers on a private redis-server (${redis.url}), ${rounds} rounds each`,
+      `revocation variants: 2 project clusters of ${WORKERS} workers on a private redis-server (${redis.url}), ${rounds} rounds each`,
     );
-    const ports = [await freePort(), await freePort()];
-    const started = await Promise.allSettled(
-      Array.from({ length: count }, (_, i) =>
-        startService({
-          name: `revocation ${'AB'[i]}`,
-          entry: PROJECT_ENTRY,
-          port: ports[i]!,
-          workers: WORKERS,
-          env,
-          readyPath: '/readyz',
-        }).then((service) => (services.push(service), service)),
-      ),
-    );
-    for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
-    const [a, b] = [services[0]!, services[1]];
+    for (const name of ['revocation A', 'revocation B'])
+      services.push(await startProjectVariant({ name, databaseUrl: setting.databaseUrl, redisUrl: redis.url, env: {} }, setting.log));
+    const [a, b] = [services[0]!, services[1]!];
     const privateRedis = redis;
 
     const variants: RevocationVariant[] = [];
-    for (const id of selected) {
+    for (const id of VARIANT_IDS) {
       const tokens = await insertTokens(setting.databaseUrl, revoker, rounds);
       const results: RoundResult[] = [];
       try {
         for (const [i, token] of tokens.entries()) {
           const base = { token, unitId, revoker };
           if (id === 'two-instances') {
-            const through = i % 2 === 0 ? a : b!;
-            results.push(
-              await round({
-                ...base,
-                dataUrls: [a.url, b!.url],
-                revokeUrl: through.url,
-                tailMs: TAIL_MS,
-                tailGapMs: GAP_MS,
-                retryUnavailableMs: 0,
-              }),
-            );
+            results.push(await round({ ...base, ...STEADY, dataUrls: [a.url, b.url], revokeUrl: (i % 2 === 0 ? a : b).url }));
           } else {
             // even rounds: the markers are lost right after the revoke; odd rounds: Redis comes
             // back empty right before it. The lanes slow down after the revoke, so the rest of the
@@ -354,7 +317,12 @@ async function measureVariants(setting: VariantSetting, unitId: number, revoker:
     }
     return variants;
   } catch (error) {
-    return failed(error);
+    return VARIANT_IDS.map((id) => ({
+      id,
+      title: VARIANT_TITLES[id],
+      figures: null,
+      error: error instanceof Error ? error.message : String(error),
+    }));
   } finally {
     await Promise.all(services.map((service) => service.stop()));
     await redis?.stop();
