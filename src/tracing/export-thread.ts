@@ -5,9 +5,9 @@
 // client share their code (OutgoingMessage, the parser's callbacks, the socket streams). A process
 // that serves requests and also exports from the same V8 isolate gives that code a second kind of
 // object to handle: V8 deoptimizes the server's optimized functions and compiles them again for
-// both, and every request pays for it afterwards, not only the 1 % that are traced (the bench's
-// P19 measures the cost; docs/tracing.md, "Tracing's cost"). On a thread of its own the exporter
-// has its own isolate and its own compiled code. The batching, its limits and the span processors
+// both, and every request served afterwards runs the slower code, not only the 1 % that are
+// traced (node --trace-deopt names the functions: docs/tracing.md, "How it is built"). On a thread
+// of its own the exporter has its own isolate and its own compiled code. The batching, its limits and the span processors
 // stay here; only plain data crosses (a batch of up to 512 spans every 5 s by default).
 import { Worker } from 'node:worker_threads';
 import type { SpanContext } from '@opentelemetry/api';
