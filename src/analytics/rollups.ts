@@ -26,6 +26,7 @@ import { createReadRouting, type ReadRouting } from '../db/read-routing.js';
 import { threadHop } from '../tracing/spans.js';
 import { formatDay } from '../data-surface/window.js';
 import { DAY_MS } from '../time.js';
+import { threadFileFor } from '../thread-file.js';
 
 export type { Cell, ImpactRecord, Json, RevenueRecord, RollupRequest, RowsQuery, UsersInput };
 
@@ -79,10 +80,7 @@ export interface RollupOptions {
  * under tsx (worker threads inherit `--import tsx` through execArgv, and its hooks load TypeScript
  * there too), workers/rollup-thread.js from dist/ (plain ESM, imported natively).
  */
-export function rollupWorkerFile(moduleUrl: string = import.meta.url): URL {
-  const extension = new URL(moduleUrl).pathname.endsWith('.ts') ? 'ts' : 'js';
-  return new URL(`../../workers/rollup-thread.${extension}`, moduleUrl);
-}
+export const rollupWorkerFile = (moduleUrl: string = import.meta.url): URL => threadFileFor(moduleUrl, 'rollup-thread');
 
 /** The main pool's settings a thread can receive, as plain data: its threads' pools connect alike. */
 export const threadDatabaseSettings = (db: pg.Pool): PoolSettings => poolSettings(db);

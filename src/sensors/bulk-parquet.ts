@@ -11,6 +11,7 @@ import { Readable } from 'node:stream';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { FromThread, ParquetSummary, ParquetTask, ToThread } from '../../workers/parquet-thread.js';
+import { threadFileFor } from '../thread-file.js';
 
 /**
  * COPY bytes sent to the thread and not yet decoded. The thread keeps what it decoded as the
@@ -49,10 +50,7 @@ export interface ParquetEncoder {
  * The task file next to this module's build: workers/parquet-thread.ts under tsx (threads inherit
  * `--import tsx`), workers/parquet-thread.js from dist/ (as src/analytics/rollups.ts finds its own).
  */
-export function parquetWorkerFile(moduleUrl: string = import.meta.url): URL {
-  const extension = new URL(moduleUrl).pathname.endsWith('.ts') ? 'ts' : 'js';
-  return new URL(`../../workers/parquet-thread.${extension}`, moduleUrl);
-}
+export const parquetWorkerFile = (moduleUrl: string = import.meta.url): URL => threadFileFor(moduleUrl, 'parquet-thread');
 
 // the tasks and pools of every encoder of the process, for the tests' leak checks
 const allTasks = new Set<Promise<unknown>>();

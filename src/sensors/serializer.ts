@@ -5,11 +5,10 @@
 // bytes are the same (test/sensors/serializer.test.ts holds the two side by side).
 // The serialisers are compiled by their first use, and fast-json-stringify (with the Ajv it loads)
 // loaded then: a process that serves no sensor page neither loads nor compiles them.
-import { createRequire } from 'node:module';
-import type fastJsonStringify from 'fast-json-stringify';
 import type { Schema } from 'fast-json-stringify';
 import type { FastifySerializerCompiler } from 'fastify';
 import { serializerCompiler as zodSerializerCompiler } from 'fastify-type-provider-zod';
+import { compiledOnFirstUse } from '../../workers/fast-json.js';
 
 const integer: Schema = { type: 'integer' };
 const number: Schema = { type: 'number' };
@@ -70,16 +69,7 @@ export const sensorPageJsonSchema: Schema = {
   },
 };
 
-const require = createRequire(import.meta.url);
-let compiled: { page: (page: unknown) => string; records: (records: unknown[]) => string } | null = null;
-
-function serializers() {
-  if (compiled) return compiled;
-  const fastJson = require('fast-json-stringify') as typeof fastJsonStringify;
-  const made = { page: fastJson(sensorPageJsonSchema), records: fastJson({ type: 'array', items: sensorRecordJsonSchema }) };
-  compiled = made;
-  return made;
-}
+const serializers = compiledOnFirstUse({ page: sensorPageJsonSchema, records: { type: 'array', items: sensorRecordJsonSchema } });
 
 export const serializeSensorPage = (page: unknown): string => serializers().page(page);
 

@@ -15,12 +15,10 @@ import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import type { TracingSettings } from '../config.js';
 import type { ExportReply, ExportRequest, ExportThreadData, PlainSpan, PlainSpanContext } from '../../workers/trace-export-thread.js';
+import { threadFileFor } from '../thread-file.js';
 
 /** The thread's module beside this one's: .ts under the test hooks, .js in the build. */
-export function exportThreadFile(moduleUrl: string = import.meta.url): URL {
-  const extension = new URL(moduleUrl).pathname.endsWith('.ts') ? 'ts' : 'js';
-  return new URL(`../../workers/trace-export-thread.${extension}`, moduleUrl);
-}
+export const exportThreadFile = (moduleUrl: string = import.meta.url): URL => threadFileFor(moduleUrl, 'trace-export-thread');
 
 const plainContext = ({ traceState, ...context }: SpanContext): PlainSpanContext =>
   traceState === undefined ? context : { ...context, traceState: traceState.serialize() };

@@ -8,9 +8,8 @@
 // Compiled on first use, fast-json-stringify (and the Ajv it loads) with them: a process that
 // rolls nothing up inline (an API worker until its first small page, a test of other routes)
 // neither loads nor compiles them. A rollup thread compiles them as it starts (compileSerializers).
-import { createRequire } from 'node:module';
-import type fastJsonStringify from 'fast-json-stringify';
 import type { Schema } from 'fast-json-stringify';
+import { compiledOnFirstUse } from '../fast-json.js';
 import type { ImpactRecord } from './impact.js';
 import type { RevenueRecord } from './revenue.js';
 
@@ -64,16 +63,8 @@ const impactSchema = {
   }),
 } as Schema;
 
-const require = createRequire(import.meta.url);
-let compiled: { revenue: (records: RevenueRecord[]) => string; impact: (records: ImpactRecord[]) => string } | null = null;
-
 /** Both serialisers, compiled by the first call. */
-export function compileSerializers() {
-  if (compiled) return compiled;
-  const fastJson = require('fast-json-stringify') as typeof fastJsonStringify;
-  compiled = { revenue: fastJson(revenueSchema), impact: fastJson(impactSchema) };
-  return compiled;
-}
+export const compileSerializers = compiledOnFirstUse({ revenue: revenueSchema, impact: impactSchema });
 
 export const serializeRevenue = (records: RevenueRecord[]): string => compileSerializers().revenue(records);
 export const serializeImpact = (records: ImpactRecord[]): string => compileSerializers().impact(records);
