@@ -20,16 +20,16 @@ cell AS (
   CROSS JOIN unnest($1::int[], $5::timestamptz[]) AS r (id, deleted_at)
   JOIN cooling_units u ON u.id = r.id
 ),
--- crates in the unit at some instant of the page: arrived before its end, left after its start
--- (the bounds are constants, so the planner sizes the page, not the table)
+-- crates in the unit at some instant of the page: their stays overlap the page's days (a GiST
+-- index answers it, sql/migrations/020_crate-stays.sql; the bounds are constants, so the planner
+-- sizes the page, not the table)
 crate_stay AS MATERIALIZED (
-  SELECT c.id, c.cooling_unit_id, c.initial_weight_kg, ci.checked_in_at AS arrived,
+  SELECT c.id, c.cooling_unit_id, c.initial_weight_kg, c.checked_in_at AS arrived,
          coalesce(c.fully_checked_out_at, 'infinity') AS departed
   FROM crates c
-  JOIN check_ins ci ON ci.id = c.check_in_id
   WHERE c.cooling_unit_id = ANY($1::int[])
-    AND ci.checked_in_at < (($3::date[])[cardinality($3::date[])] + 1)::timestamp AT TIME ZONE 'UTC'
-    AND (c.fully_checked_out_at IS NULL OR c.fully_checked_out_at > ($2::date[])[1]::timestamp AT TIME ZONE 'UTC')
+    AND crate_stay_range(c.checked_in_at, c.fully_checked_out_at)
+        && tstzrange(($2::date[])[1]::timestamp AT TIME ZONE 'UTC', (($3::date[])[cardinality($3::date[])] + 1)::timestamp AT TIME ZONE 'UTC')
 ),
 occupancy AS (
   SELECT c.period_start, c.cooling_unit_id,

@@ -46,6 +46,15 @@ CREATE FUNCTION public.api_token_state(revoked boolean, expires_at timestamp wit
   SELECT CASE WHEN revoked THEN 'revoked' WHEN expires_at <= at THEN 'expired' ELSE 'active' END
 $$;
 
+CREATE FUNCTION public.check_ins_move_crates() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  UPDATE crates SET checked_in_at = NEW.checked_in_at WHERE check_in_id = NEW.id;
+  RETURN NULL;
+END
+$$;
+
 CREATE FUNCTION public.cooling_units_announce() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -57,6 +66,19 @@ BEGIN
     PERFORM pg_notify('coldtrack_unit_directory', NEW.company_id::text);
   END IF;
   RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION public.crate_stay_range(arrived timestamp with time zone, departed timestamp with time zone) RETURNS tstzrange
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT tstzrange(arrived, CASE WHEN departed IS NULL THEN NULL ELSE greatest(arrived, departed) END) $$;
+
+CREATE FUNCTION public.crates_take_check_in_time() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  SELECT ci.checked_in_at INTO NEW.checked_in_at FROM check_ins ci WHERE ci.id = NEW.check_in_id;
+  RETURN NEW;
 END
 $$;
 
@@ -595,6 +617,7 @@ CREATE TABLE public.crates (
     crop_id integer NOT NULL,
     initial_weight_kg numeric(10,2) NOT NULL,
     fully_checked_out_at timestamp with time zone,
+    checked_in_at timestamp with time zone NOT NULL,
     CONSTRAINT crates_initial_weight_kg_check CHECK ((initial_weight_kg > (0)::numeric))
 );
 
@@ -1031,6 +1054,8 @@ CREATE INDEX crates_check_in_idx ON public.crates USING btree (check_in_id);
 
 CREATE INDEX crates_unit_idx ON public.crates USING btree (cooling_unit_id, fully_checked_out_at);
 
+CREATE INDEX crates_unit_stay_idx ON public.crates USING gist (cooling_unit_id, public.crate_stay_range(checked_in_at, fully_checked_out_at));
+
 CREATE INDEX locations_company_idx ON public.locations USING btree (company_id);
 
 CREATE INDEX market_surveys_surveyed_at_idx ON public.market_surveys USING btree (surveyed_at);
@@ -1065,7 +1090,11 @@ CREATE INDEX webhook_events_company_idx ON public.webhook_events USING btree (co
 
 CREATE INDEX webhook_events_occurred_idx ON public.webhook_events USING btree (occurred_at);
 
+CREATE TRIGGER check_ins_move_crates AFTER UPDATE OF checked_in_at ON public.check_ins FOR EACH ROW WHEN ((old.checked_in_at IS DISTINCT FROM new.checked_in_at)) EXECUTE FUNCTION public.check_ins_move_crates();
+
 CREATE TRIGGER cooling_units_announce AFTER INSERT OR DELETE OR UPDATE OF company_id, location_id, deleted ON public.cooling_units FOR EACH ROW EXECUTE FUNCTION public.cooling_units_announce();
+
+CREATE TRIGGER crates_check_in_time BEFORE INSERT OR UPDATE OF check_in_id, checked_in_at ON public.crates FOR EACH ROW EXECUTE FUNCTION public.crates_take_check_in_time();
 
 CREATE TRIGGER token_audit_events_append_only BEFORE DELETE OR UPDATE OR TRUNCATE ON public.token_audit_events FOR EACH STATEMENT EXECUTE FUNCTION public.token_audit_events_refuse_change();
 
@@ -1212,6 +1241,7 @@ ALTER TABLE ONLY public.webhook_token_reminders
 {"name":"017_webhook-sensor-notices"}
 {"name":"018_webhook-attempt-outcome"}
 {"name":"019_timescale-hourly-in-bucket-order"}
+{"name":"020_crate-stays"}
 
 -- weekly partitions
 {"partitions":0}

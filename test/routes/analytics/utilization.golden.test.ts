@@ -175,3 +175,51 @@ t.test('overfilled units report a rate above 1', async (t) => {
   const body = await fetchRecords(`start_date=2026-03-11&end_date=2026-03-11&cooling_unit_id=${unitB}`);
   t.equal(body.data[0]!.utilization_rate, 1.5);
 });
+
+// Each crate carries its check-in's time for the index that finds the stays overlapping a page
+// (sql/migrations/020_crate-stays.sql): it must never disagree with the check-in, whoever writes.
+const unitC = acme.unitIds[2]!;
+const storedArrivals = async (checkInId: string) =>
+  (await q('SELECT DISTINCT checked_in_at FROM crates WHERE check_in_id = $1', [checkInId])).rows.map((row) =>
+    (row.checked_in_at as Date).toISOString(),
+  );
+const checkInOf = async (crateId: string) =>
+  (await q('SELECT check_in_id FROM crates WHERE id = $1', [crateId])).rows[0].check_in_id as string;
+
+t.test("a check-in's time corrected afterwards moves its crates' occupancy with it", async (t) => {
+  const [crate] = await checkIn(unitC, farmer1, '2026-03-05T00:00:00Z', [10, 10, 10, 10]);
+  const checkInId = await checkInOf(crate!);
+  const averages = async () =>
+    (await fetchRecords(`start_date=2026-03-04&end_date=2026-03-05&cooling_unit_id=${unitC}`)).data.map(
+      (record) => record.average_crates_in_storage,
+    );
+  t.same(await averages(), [0, 4]);
+  await q("UPDATE check_ins SET checked_in_at = '2026-03-05T12:00:00Z' WHERE id = $1", [checkInId]);
+  t.same(await storedArrivals(checkInId), ['2026-03-05T12:00:00.000Z'], 'every crate of the check-in follows it');
+  t.same(await averages(), [0, 2], 'half a day in storage');
+  await q("UPDATE check_ins SET checked_in_at = '2026-03-04T00:00:00Z' WHERE id = $1", [checkInId]);
+  t.same(await averages(), [4, 4], 'moved earlier: in storage the day before too');
+});
+
+t.test("a crate written with another time, or moved to another check-in, takes its check-in's", async (t) => {
+  const [crate] = await checkIn(unitC, farmer2, '2026-03-08T00:00:00Z', [10]);
+  const first = await checkInOf(crate!);
+  await q("UPDATE crates SET checked_in_at = '2020-01-01T00:00:00Z' WHERE id = $1", [crate]);
+  t.same(await storedArrivals(first), ['2026-03-08T00:00:00.000Z'], 'a direct write is overruled');
+  const [other] = await checkIn(unitC, farmer2, '2026-03-09T00:00:00Z', [10]);
+  const second = await checkInOf(other!);
+  await q('UPDATE crates SET check_in_id = $1 WHERE id = $2', [second, crate]);
+  t.same(await storedArrivals(second), ['2026-03-09T00:00:00.000Z'], 'moved: the new check-in time');
+  const inserted = await q(
+    "INSERT INTO crates (check_in_id, cooling_unit_id, crop_id, initial_weight_kg, checked_in_at) VALUES ($1, $2, $3, 5, '2020-01-01') RETURNING checked_in_at",
+    [first, unitC, crop],
+  );
+  t.equal((inserted.rows[0].checked_in_at as Date).toISOString(), '2026-03-08T00:00:00.000Z', 'an insert is overruled too');
+});
+
+t.test('a full check-out recorded before its check-in (bad data) is accepted and counts no time in storage', async (t) => {
+  const [crate] = await checkIn(unitB, farmer1, '2026-03-07T12:00:00Z', [20]);
+  await q("UPDATE crates SET fully_checked_out_at = '2026-03-07T06:00:00Z' WHERE id = $1", [crate]);
+  const body = await fetchRecords(`start_date=2026-03-07&end_date=2026-03-07&cooling_unit_id=${unitB}`);
+  t.match(body.data, [{ check_ins: 1, crates_checked_in: 1, average_crates_in_storage: 0, crates_in_storage: 0, kg_in_storage: 0 }]);
+});
