@@ -31,7 +31,8 @@ GROUP BY ci.cooling_unit_id;
 
 -- name: impactSurveys
 -- Market surveys taken in the bucket (UTC day of surveyed_at), at the unit and for the farmer of
--- the check-out each one follows (docs/figures.md, "Market surveys are dated when taken").
+-- the check-out each one follows (docs/figures.md, "Market surveys are dated when taken"); found
+-- by the survey's copy of its check-out's unit (migration 021), which an index orders by time.
 WITH day AS (
   SELECT * FROM unnest($2::date[], $3::date[]) AS d (day, period_start)
 )
@@ -42,7 +43,7 @@ SELECT json_agg(json_build_array(
 FROM market_surveys ms
 JOIN day ON day.day = (ms.surveyed_at AT TIME ZONE 'UTC')::date
 JOIN check_outs co ON co.id = ms.check_out_id
-WHERE co.cooling_unit_id = ANY($1::int[])
+WHERE ms.cooling_unit_id = ANY($1::int[])
   AND ms.surveyed_at >= ($2::date[])[1]::timestamp AT TIME ZONE 'UTC'
   AND ms.surveyed_at < (($2::date[])[cardinality($2::date[])] + 1)::timestamp AT TIME ZONE 'UTC'
 GROUP BY co.cooling_unit_id;
@@ -81,7 +82,7 @@ farmer AS (
   FROM market_surveys ms
   JOIN day ON day.day = (ms.surveyed_at AT TIME ZONE 'UTC')::date
   JOIN check_outs co ON co.id = ms.check_out_id
-  WHERE co.cooling_unit_id = ANY($1::int[])
+  WHERE ms.cooling_unit_id = ANY($1::int[])
     AND ms.surveyed_at >= ($2::date[])[1]::timestamp AT TIME ZONE 'UTC'
     AND ms.surveyed_at < (($2::date[])[cardinality($2::date[])] + 1)::timestamp AT TIME ZONE 'UTC'
 )

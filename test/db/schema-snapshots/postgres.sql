@@ -55,6 +55,15 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.check_outs_move_surveys() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  UPDATE market_surveys SET cooling_unit_id = NEW.cooling_unit_id WHERE check_out_id = NEW.id;
+  RETURN NULL;
+END
+$$;
+
 CREATE FUNCTION public.cooling_units_announce() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -78,6 +87,15 @@ CREATE FUNCTION public.crates_take_check_in_time() RETURNS trigger
     AS $$
 BEGIN
   SELECT ci.checked_in_at INTO NEW.checked_in_at FROM check_ins ci WHERE ci.id = NEW.check_in_id;
+  RETURN NEW;
+END
+$$;
+
+CREATE FUNCTION public.market_surveys_take_check_out_unit() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  SELECT co.cooling_unit_id INTO NEW.cooling_unit_id FROM check_outs co WHERE co.id = NEW.check_out_id;
   RETURN NEW;
 END
 $$;
@@ -771,6 +789,7 @@ CREATE TABLE public.market_surveys (
     kg_lost numeric(12,2) DEFAULT 0 NOT NULL,
     loss_reason text,
     surveyed_at timestamp with time zone NOT NULL,
+    cooling_unit_id integer NOT NULL,
     CONSTRAINT market_surveys_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
     CONSTRAINT market_surveys_kg_lost_check CHECK ((kg_lost >= (0)::numeric)),
     CONSTRAINT market_surveys_kg_per_unit_check CHECK ((kg_per_unit > (0)::numeric)),
@@ -1237,7 +1256,7 @@ CREATE INDEX crates_unit_stay_idx ON public.crates USING gist (cooling_unit_id, 
 
 CREATE INDEX locations_company_idx ON public.locations USING btree (company_id);
 
-CREATE INDEX market_surveys_surveyed_at_idx ON public.market_surveys USING btree (surveyed_at);
+CREATE INDEX market_surveys_unit_time_idx ON public.market_surveys USING btree (cooling_unit_id, surveyed_at);
 
 CREATE INDEX operator_assignments_unit_idx ON public.operator_assignments USING btree (cooling_unit_id);
 
@@ -1279,9 +1298,13 @@ ALTER INDEX public.sensor_readings_pkey ATTACH PARTITION public.sensor_readings_
 
 CREATE TRIGGER check_ins_move_crates AFTER UPDATE OF checked_in_at ON public.check_ins FOR EACH ROW WHEN ((old.checked_in_at IS DISTINCT FROM new.checked_in_at)) EXECUTE FUNCTION public.check_ins_move_crates();
 
+CREATE TRIGGER check_outs_move_surveys AFTER UPDATE OF cooling_unit_id ON public.check_outs FOR EACH ROW WHEN ((old.cooling_unit_id IS DISTINCT FROM new.cooling_unit_id)) EXECUTE FUNCTION public.check_outs_move_surveys();
+
 CREATE TRIGGER cooling_units_announce AFTER INSERT OR DELETE OR UPDATE OF company_id, location_id, deleted ON public.cooling_units FOR EACH ROW EXECUTE FUNCTION public.cooling_units_announce();
 
 CREATE TRIGGER crates_check_in_time BEFORE INSERT OR UPDATE OF check_in_id, checked_in_at ON public.crates FOR EACH ROW EXECUTE FUNCTION public.crates_take_check_in_time();
+
+CREATE TRIGGER market_surveys_check_out_unit BEFORE INSERT OR UPDATE OF check_out_id, cooling_unit_id ON public.market_surveys FOR EACH ROW EXECUTE FUNCTION public.market_surveys_take_check_out_unit();
 
 CREATE TRIGGER sensor_rollups_delete AFTER DELETE ON public.sensor_readings REFERENCING OLD TABLE AS old_readings FOR EACH STATEMENT EXECUTE FUNCTION public.sensor_rollups_after_delete();
 
@@ -1439,6 +1462,7 @@ ALTER TABLE ONLY public.webhook_token_reminders
 {"name":"018_webhook-attempt-outcome"}
 {"name":"019_timescale-hourly-in-bucket-order"}
 {"name":"020_crate-stays"}
+{"name":"021_market-survey-units"}
 
 -- weekly partitions
 {"partitions":14}

@@ -314,3 +314,26 @@ t.test('location_id selects the same units; another company sees only its own, i
     market_surveys: 2,
   });
 });
+
+// A survey carries its check-out's unit for the index that finds a page's surveys
+// (sql/migrations/021_market-survey-units.sql): it must never disagree with the check-out's.
+t.test('a check-out corrected to another unit takes its survey along; a survey cannot be given another unit', async (t) => {
+  const survey = { currency: 'NGN', price: '1000', kgPerUnit: '10', sold: '50', lost: '5' };
+  await checkOut(u2, f3, '2025-03-09T10:00:00Z', survey);
+  const surveysOn = async (token: typeof tokenA, units: number[]) =>
+    (await impact(token, 'start_date=2025-03-09&end_date=2025-03-09'))
+      .filter((r) => units.includes(r.cooling_unit_id as number))
+      .map((r) => r.market_surveys);
+  t.strictSame(await surveysOn(tokenA, [u2, u3]), [1, 0]);
+  const checkOutId = await one("SELECT id FROM check_outs WHERE farmer_id = $1 AND checked_out_at = '2025-03-09T10:00:00Z'", [f3]);
+  await pool.query('UPDATE check_outs SET cooling_unit_id = $1 WHERE id = $2', [u3, checkOutId]);
+  t.strictSame(await surveysOn(tokenA, [u2, u3]), [0, 1], 'the survey moved with its check-out');
+  await pool.query('UPDATE market_surveys SET cooling_unit_id = $1 WHERE check_out_id = $2', [b.unitIds[0], checkOutId]);
+  const stored = await pool.query('SELECT cooling_unit_id FROM market_surveys WHERE check_out_id = $1', [checkOutId]);
+  t.equal(stored.rows[0].cooling_unit_id, u3, "a direct write is overruled by the check-out's unit");
+  t.strictSame(
+    await surveysOn(tokenB, b.unitIds),
+    b.unitIds.map(() => 0),
+    'never at another company',
+  );
+});
