@@ -23,6 +23,10 @@ ALTER TABLE crates ALTER COLUMN checked_in_at SET NOT NULL;
 CREATE FUNCTION crates_take_check_in_time() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   SELECT ci.checked_in_at INTO NEW.checked_in_at FROM check_ins ci WHERE ci.id = NEW.check_in_id;
+  -- said here, as the foreign key would say it: otherwise the empty time's NOT NULL would
+  IF NOT FOUND THEN
+    RAISE foreign_key_violation USING MESSAGE = format('check-in %s does not exist (crates.check_in_id)', NEW.check_in_id);
+  END IF;
   RETURN NEW;
 END
 $$;

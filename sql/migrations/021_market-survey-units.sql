@@ -15,6 +15,10 @@ ALTER TABLE market_surveys ALTER COLUMN cooling_unit_id SET NOT NULL;
 CREATE FUNCTION market_surveys_take_check_out_unit() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   SELECT co.cooling_unit_id INTO NEW.cooling_unit_id FROM check_outs co WHERE co.id = NEW.check_out_id;
+  -- said here, as the foreign key would say it: otherwise the empty unit's NOT NULL would
+  IF NOT FOUND THEN
+    RAISE foreign_key_violation USING MESSAGE = format('check-out %s does not exist (market_surveys.check_out_id)', NEW.check_out_id);
+  END IF;
   RETURN NEW;
 END
 $$;

@@ -336,4 +336,13 @@ t.test('a check-out corrected to another unit takes its survey along; a survey c
     b.unitIds.map(() => 0),
     'never at another company',
   );
+  await t.rejects(
+    pool.query(
+      `INSERT INTO market_surveys (check_out_id, crop_id, currency, selling_price_per_unit, kg_per_unit, kg_sold, surveyed_at)
+       VALUES (-1, $1, 'NGN', 1, 1, 1, now())`,
+      [tomato],
+    ),
+    { code: '23503', message: 'check-out -1 does not exist (market_surveys.check_out_id)' },
+    'a check-out that does not exist is refused as the foreign key would',
+  );
 });

@@ -215,6 +215,11 @@ t.test("a crate written with another time, or moved to another check-in, takes i
     [first, unitC, crop],
   );
   t.equal((inserted.rows[0].checked_in_at as Date).toISOString(), '2026-03-08T00:00:00.000Z', 'an insert is overruled too');
+  await t.rejects(
+    q('INSERT INTO crates (check_in_id, cooling_unit_id, crop_id, initial_weight_kg) VALUES (-1, $1, $2, 5)', [unitC, crop]),
+    { code: '23503', message: 'check-in -1 does not exist (crates.check_in_id)' },
+    'a check-in that does not exist is refused as the foreign key would',
+  );
 });
 
 t.test('a full check-out recorded before its check-in (bad data) is accepted and counts no time in storage', async (t) => {
