@@ -19,10 +19,13 @@ ALTER TABLE crates ADD COLUMN checked_in_at timestamptz;
 UPDATE crates c SET checked_in_at = ci.checked_in_at FROM check_ins ci WHERE ci.id = c.check_in_id;
 ALTER TABLE crates ALTER COLUMN checked_in_at SET NOT NULL;
 
--- a crate written (or moved to another check-in) takes its check-in's time, whatever it was given
+-- a crate written (or moved to another check-in) takes its check-in's time, whatever it was given.
+-- FOR SHARE orders it with a correction of that check-in in another transaction (the foreign key's
+-- own lock does not conflict with one): a correction under way is waited for and its time taken,
+-- and a later correction waits for this crate, then moves it (test/db/copied-parent-keys.test.ts)
 CREATE FUNCTION crates_take_check_in_time() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  SELECT ci.checked_in_at INTO NEW.checked_in_at FROM check_ins ci WHERE ci.id = NEW.check_in_id;
+  SELECT ci.checked_in_at INTO NEW.checked_in_at FROM check_ins ci WHERE ci.id = NEW.check_in_id FOR SHARE;
   -- said here, as the foreign key would say it: otherwise the empty time's NOT NULL would
   IF NOT FOUND THEN
     RAISE foreign_key_violation USING MESSAGE = format('check-in %s does not exist (crates.check_in_id)', NEW.check_in_id);

@@ -1,8 +1,8 @@
 -- Up Migration
 -- An impact page reads the market surveys taken during its days at its units. A survey knew its
 -- unit only through its check-out, so the page found every survey the platform took in those days,
--- all companies' alike, and looked each one's check-out up to keep its own (a month of the bench's
--- data: 26,240 lookups for 3,280 surveys), a cost that grew with the platform instead of the page.
+-- all companies' alike, and looked each one's check-out up to keep its own: a cost that grew with
+-- the platform instead of the page.
 -- Each survey now carries its check-out's unit, kept equal to it by the triggers below whoever
 -- writes the rows, and the index on (unit, surveyed_at) finds the page's surveys directly
 -- (sql/queries/analytics-impact.sql). It replaces the index on surveyed_at alone, which nothing
@@ -11,10 +11,12 @@ ALTER TABLE market_surveys ADD COLUMN cooling_unit_id integer;
 UPDATE market_surveys ms SET cooling_unit_id = co.cooling_unit_id FROM check_outs co WHERE co.id = ms.check_out_id;
 ALTER TABLE market_surveys ALTER COLUMN cooling_unit_id SET NOT NULL;
 
--- a survey written (or moved to another check-out) takes its check-out's unit, whatever it was given
+-- a survey written (or moved to another check-out) takes its check-out's unit, whatever it was
+-- given; FOR SHARE orders it with a move of that check-out in another transaction, as for crates
+-- (migration 020)
 CREATE FUNCTION market_surveys_take_check_out_unit() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  SELECT co.cooling_unit_id INTO NEW.cooling_unit_id FROM check_outs co WHERE co.id = NEW.check_out_id;
+  SELECT co.cooling_unit_id INTO NEW.cooling_unit_id FROM check_outs co WHERE co.id = NEW.check_out_id FOR SHARE;
   -- said here, as the foreign key would say it: otherwise the empty unit's NOT NULL would
   IF NOT FOUND THEN
     RAISE foreign_key_violation USING MESSAGE = format('check-out %s does not exist (market_surveys.check_out_id)', NEW.check_out_id);

@@ -86,7 +86,7 @@ CREATE FUNCTION public.crates_take_check_in_time() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-  SELECT ci.checked_in_at INTO NEW.checked_in_at FROM check_ins ci WHERE ci.id = NEW.check_in_id;
+  SELECT ci.checked_in_at INTO NEW.checked_in_at FROM check_ins ci WHERE ci.id = NEW.check_in_id FOR SHARE;
   -- said here, as the foreign key would say it: otherwise the empty time's NOT NULL would
   IF NOT FOUND THEN
     RAISE foreign_key_violation USING MESSAGE = format('check-in %s does not exist (crates.check_in_id)', NEW.check_in_id);
@@ -99,7 +99,7 @@ CREATE FUNCTION public.market_surveys_take_check_out_unit() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-  SELECT co.cooling_unit_id INTO NEW.cooling_unit_id FROM check_outs co WHERE co.id = NEW.check_out_id;
+  SELECT co.cooling_unit_id INTO NEW.cooling_unit_id FROM check_outs co WHERE co.id = NEW.check_out_id FOR SHARE;
   -- said here, as the foreign key would say it: otherwise the empty unit's NOT NULL would
   IF NOT FOUND THEN
     RAISE foreign_key_violation USING MESSAGE = format('check-out %s does not exist (market_surveys.check_out_id)', NEW.check_out_id);
