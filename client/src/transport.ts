@@ -305,8 +305,11 @@ export class Transport {
     attempt: number,
   ) {
     if (++waits.refusals > (this.options.rateLimitRetries ?? 5)) throw error;
-    const resetAtMs = rateLimit?.resetAtMs ?? this.now() + (error.retryAfterSeconds ?? 1) * 1000;
-    const ms = rateLimit ? this.budget.msUntil(resetAtMs) : Math.max(0, resetAtMs - this.now());
+    // without the rate-limit headers the wait is Retry-After itself, read against one clock reading
+    // (two readings a millisecond apart would report a wait the service never asked for)
+    const retryAfterMs = (error.retryAfterSeconds ?? 1) * 1000;
+    const resetAtMs = rateLimit?.resetAtMs ?? this.now() + retryAfterMs;
+    const ms = rateLimit ? this.budget.msUntil(resetAtMs) : retryAfterMs;
     waits.allow(ms, ms, error);
     this.budget.exhaust(resetAtMs, rateLimit?.limit);
     this.emit({ type: 'retry', method: call.method, path: call.path, reason: 'rate_limited', status: 429, attempt, ms });

@@ -54,6 +54,11 @@ t.test('Retry-After: 4294967296 (past any timer): thrown at once, one request, n
     t.ok(run.ms < 1000, `${status}: at once (${run.ms} ms)`);
     t.type((run.error as Error).cause, ColdtrackApiError, `${status}: the refusal is its cause`);
   }
+  // a clock that moves between two readings (one millisecond per reading, as a busy machine's does)
+  // changes nothing: the wait reported is the one the service asked for
+  let clock = Date.now();
+  const ticking = await callAgainst(t, () => ({ status: 429, headers: { 'retry-after': '4294967296' } }), { now: () => clock++ });
+  t.match(ticking.error, { code: 'retry_later', retryAfterSeconds: 4294967296, limit: 'maxWaitMs' }, 'a ticking clock');
   const digits = await callAgainst(t, () => ({ status: 503, headers: { 'retry-after': '9'.repeat(400) } }));
   t.match(digits.error, { code: 'retry_later', retryAfterSeconds: Infinity, retryAt: null }, 'a number no clock reaches');
   t.equal(digits.requests, 1);
