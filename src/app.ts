@@ -24,7 +24,6 @@ import metrics from './plugins/metrics.js';
 import openApi from './plugins/openapi.js';
 import rateLimits from './plugins/rate-limits.js';
 import rollups from './plugins/rollups.js';
-import bulkYield from './plugins/bulk-yield.js';
 import sensorStore from './plugins/sensor-store.js';
 import tokens from './plugins/tokens.js';
 import webhooks from './plugins/webhooks.js';
@@ -139,7 +138,6 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(accessControl);
   await app.register(rollups, { mode: deps.rollupMode });
   await app.register(sensorStore);
-  await app.register(bulkYield);
   await app.register(webhooks);
   await app.register(openApi);
 

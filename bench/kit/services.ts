@@ -34,7 +34,6 @@ const SCRUBBED = [
   'DATA_DIR',
   'NODE_OPTIONS',
   // what the variants (kit/variants.ts) set on their cluster alone
-  'BULK_YIELD_LAG_MS',
   'COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE',
 ];
 /** OTEL_EXPORTER_OTLP_ENDPOINT and the like would turn tracing on in the cluster as shipped */

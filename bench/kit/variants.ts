@@ -4,7 +4,7 @@
 // Both fresh: the run's own project cluster has served every scenario, and a first smoke run put a
 // fresh cluster's pilot at a tenth of the old one's. Cases: tracing (P19) and usage (issue 27),
 // judged on five fresh pairs at one fixed rate (runVariant says why); noise, the same judgement
-// with nothing changed (what the judged ratios are read against); and bulk-yield and pool-nice (informative, one pair each).
+// with nothing changed (what the judged ratios are read against); and pool-nice (informative, one pair).
 import type { Server } from './config.js';
 import { cpuMsPerAnswer as cpuMsPerAnswerOf, type LoadSummary, type ServerRun, summarize, worstPhaseLoop } from './results.js';
 import { pilotOf, runBothServers, type ScenarioSetting } from './scenario-runs.js';
@@ -12,10 +12,10 @@ import { BESIDE_LOADS, type Scenario, scenarios } from './scenarios.js';
 import { type Service, startProjectVariant } from './services.js';
 import { startTraceSink, type TraceSink } from './trace-sink.js';
 
-export const VARIANT_IDS = ['tracing', 'usage', 'bulk-yield', 'pool-nice', 'noise'] as const;
+export const VARIANT_IDS = ['tracing', 'usage', 'pool-nice', 'noise'] as const;
 export type VariantId = (typeof VARIANT_IDS)[number];
 /** What a bare `--variants` runs: noise only when named (it measures the measurement). */
-export const DEFAULT_VARIANTS: VariantId[] = ['tracing', 'usage', 'bulk-yield', 'pool-nice'];
+export const DEFAULT_VARIANTS: VariantId[] = ['tracing', 'usage', 'pool-nice'];
 
 /** The least on / off (P19) and with / without (issue 27) may be: each costs at most 3 %. */
 export const VARIANT_COST_LIMIT = 0.97;
@@ -71,15 +71,6 @@ const CASES: Record<VariantId, VariantCase> = {
     variant: 'shipped again',
     env: () => ({}),
     costly: 'variant',
-  },
-  'bulk-yield': {
-    id: 'bulk-yield',
-    scenario: 'bulk-csv-beside-mixed',
-    load: BESIDE_LOADS.beside,
-    shipped: 'BULK_YIELD_LAG_MS 0',
-    variant: 'BULK_YIELD_LAG_MS 10',
-    env: () => ({ BULK_YIELD_LAG_MS: '10' }),
-    besideBulk: true,
   },
   'pool-nice': {
     id: 'pool-nice',

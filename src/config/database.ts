@@ -39,7 +39,6 @@ export const sensorStorageVariables = {
       .optional(),
   ),
   SENSOR_CHANGES_RETENTION_DAYS: optionalText.pipe(integerText(1, 3660).optional()),
-  BULK_YIELD_LAG_MS: optionalText.pipe(integerText(0, 1000).optional()),
 };
 
 type DatabaseEnvironment = z.infer<z.ZodObject<typeof databaseVariables>>;
@@ -77,11 +76,6 @@ export interface SensorStoreConfig {
   sensorRetentionDays: number | null;
   /** the change feed keeps changes this many days; a cursor from before is 410 cursor_expired */
   sensorChangesRetentionDays: number;
-  /**
-   * event-loop lateness (ms) at which a process answering other requests holds its bulk streams;
-   * 0 (the default): never (src/sensors/bulk-yield.ts)
-   */
-  bulkYieldLagMs: number;
 }
 
 /** What the migrations read besides the database (sql/migrations/003_sensor-store.js). */
@@ -144,7 +138,6 @@ const sensorStorageOf = (e: Pick<SensorStorageEnvironment, 'SENSOR_STORAGE' | 'S
 export const sensorStoreConfigOf = (e: SensorStorageEnvironment): SensorStoreConfig => ({
   ...sensorStorageOf(e),
   sensorChangesRetentionDays: e.SENSOR_CHANGES_RETENTION_DAYS ?? 30,
-  bulkYieldLagMs: e.BULK_YIELD_LAG_MS ?? 0,
 });
 
 const { SENSOR_STORAGE, SENSOR_RETENTION_DAYS } = sensorStorageVariables;

@@ -13,16 +13,12 @@ export interface MetricSources {
   rollupQueueSize: () => number;
   /** 'lost': the data endpoints read the primary for want of the read replica */
   replicaState: () => ReplicaState;
-  /** milliseconds the bulk streams were held for the other requests (src/sensors/bulk-yield.ts) */
-  bulkHeldMs: () => number;
 }
 
 export function createMetrics(sources: MetricSources) {
   const registry = new Registry();
   /** per sensor policy: seconds since its last success when last checked, and when that was */
   const policyAges = new Map<string, { seconds: number; at: number }>();
-  /** bulk_streams_held_seconds_total as last counted */
-  let bulkHeldCounted = 0;
   // includes event-loop lag and its percentiles (nodejs_eventloop_lag_p99_seconds)
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
 
@@ -212,17 +208,6 @@ export function createMetrics(sources: MetricSources) {
       help: 'How long the oldest delivery a process could send now has waited (0: none waits); not those waiting on their endpoint (disabled, at its in-flight limit, or an earlier delivery of the token still pending)',
       aggregator: 'max',
       registers: [registry],
-    }),
-    bulkHeld: new Counter({
-      name: 'bulk_streams_held_seconds_total',
-      help: 'Seconds the bulk streams (GET /api/v1/sensor-data/bulk) were held because the event loop ran late while other requests were answered (BULK_YIELD_LAG_MS)',
-      registers: [registry],
-      collect() {
-        // a counter read from its source: what accrued since the last scrape
-        const total = sources.bulkHeldMs() / 1000;
-        if (total > bulkHeldCounted) this.inc(total - bulkHeldCounted);
-        bulkHeldCounted = Math.max(total, bulkHeldCounted);
-      },
     }),
     rollupQueue: new Gauge({
       name: 'rollup_queue_depth',

@@ -18,8 +18,6 @@ async function metrics(app: App) {
       pool: app.db,
       rollupQueueSize: () => app.rollups.queueSize(),
       replicaState: () => app.readRouting.state(),
-      // registered after this plugin, as the rollup pool
-      bulkHeldMs: () => app.bulkYield.heldMs(),
     }),
   );
   // callback style: synchronous work needs no promise per request (src/plugins/http.ts)

@@ -158,20 +158,13 @@ t.test('the command line: tracing in every run --only leaves whole, the others o
   t.same(readRunOptions(['--quick']).variants, ['tracing']);
   t.same(readRunOptions(['--only', 'small-page']).variants, []);
   t.same(readRunOptions(['--only', 'small-page', '--variants', 'tracing']).variants, ['tracing']);
-  t.same(readRunOptions(['--variants']).variants, ['tracing', 'usage', 'bulk-yield', 'pool-nice']);
-  t.same(
-    readRunOptions(['--variants', '--quick']).variants,
-    ['tracing', 'usage', 'bulk-yield', 'pool-nice'],
-    '--variants before another option',
-  );
+  t.same(readRunOptions(['--variants']).variants, ['tracing', 'usage', 'pool-nice']);
+  t.same(readRunOptions(['--variants', '--quick']).variants, ['tracing', 'usage', 'pool-nice'], '--variants before another option');
   t.same(readRunOptions(['--only', 'small-page', '--usage-overhead']).variants, ['usage']);
-  t.same(readRunOptions(['--variants', 'bulk-yield']).variants, ['tracing', 'bulk-yield']);
+  t.same(readRunOptions(['--variants', 'pool-nice']).variants, ['tracing', 'pool-nice']);
   t.same(readRunOptions(['--scale']).variants, []);
   t.same(readRunOptions(['--only', 'small-page', '--variants', 'noise']).variants, ['noise'], 'noise only when named');
-  t.throws(
-    () => readRunOptions(['--variants', 'tracing,colour']),
-    /--variants names tracing, usage, bulk-yield, pool-nice, noise, not colour/,
-  );
+  t.throws(() => readRunOptions(['--variants', 'tracing,colour']), /--variants names tracing, usage, pool-nice, noise, not colour/);
   t.throws(() => readRunOptions(['--soak', '--variants']), /--soak is a run of its own/);
 });
 
@@ -184,7 +177,7 @@ t.test('a judged case offers both clusters one steady rate from the lower pilot 
     rate: (_label, ceiling) => ceiling,
     ...(pilotPeak ? { pilotPeak } : {}),
   });
-  const loads = (id: 'tracing' | 'noise' | 'bulk-yield', pilotPeak?: BuildContext['pilotPeak']) =>
+  const loads = (id: 'tracing' | 'noise' | 'pool-nice', pilotPeak?: BuildContext['pilotPeak']) =>
     variantScenario(id).build(context(pilotPeak)).flat();
   for (const id of ['tracing', 'noise'] as const) {
     const measured = loads(id, () => 1000);
@@ -202,10 +195,10 @@ t.test('a judged case offers both clusters one steady rate from the lower pilot 
       `${id}: no peak for a load, no rate`,
     );
   }
-  const yieldLoads = loads('bulk-yield', () => 1000);
+  const niceLoads = loads('pool-nice', () => 1000);
   t.ok(
-    yieldLoads.some((load) => load.overallRate !== 600),
-    'bulk-yield (not judged) keeps its scenario as it is',
+    niceLoads.some((load) => load.overallRate !== 600),
+    'pool-nice (not judged) keeps its scenario as it is',
   );
 
   const estimates = new Map([

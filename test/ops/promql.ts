@@ -69,7 +69,7 @@ export function metricNames(expr: string): string[] {
 export function exportedNames(): Set<string> {
   const pool = new pg.Pool({ max: 1 }); // never connects: nothing is collected here
   const metrics = [
-    ...createMetrics({ pool, rollupQueueSize: () => 0, replicaState: () => 'none', bulkHeldMs: () => 0 }).registry.getMetricsAsArray(),
+    ...createMetrics({ pool, rollupQueueSize: () => 0, replicaState: () => 'none' }).registry.getMetricsAsArray(),
     ...createPrimaryMetrics().registry.getMetricsAsArray(),
   ];
   const names = new Set<string>();

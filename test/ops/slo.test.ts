@@ -42,7 +42,7 @@ t.test('every SLO has its alerts in the rules, and nothing else is named like on
 t.test("a latency SLI's threshold is a bucket of http_request_duration_seconds", async (t) => {
   const pool = new pg.Pool({ max: 1 }); // never connects
   t.teardown(() => pool.end());
-  const { requestDuration } = createMetrics({ pool, rollupQueueSize: () => 0, replicaState: () => 'none', bulkHeldMs: () => 0 });
+  const { requestDuration } = createMetrics({ pool, rollupQueueSize: () => 0, replicaState: () => 'none' });
   requestDuration.observe({ method: 'GET', route: '/', status: '200' }, 0);
   // a histogram's values carry `le` beside the labels it was declared with
   const buckets = (await requestDuration.get()).values

@@ -178,8 +178,7 @@ export default async function sensorBulkRoute(app: App) {
       // the slot is free once the slice is sent (its commit may still be under way): a client that
       // asks for the next slice at once is not refused for the one it just read. A Parquet file is
       // sent once its thread has encoded the last row group, after its COPY ended
-      // background work: its bytes wait while this process's other requests need the cores
-      const bytes = app.bulkYield.gated(stream.body);
+      const bytes = stream.body;
       const file = query.format === 'parquet' ? parquet.encode(bytes) : null;
       (file ?? bytes).once('close', release);
       void stream.done.finally(() => {
