@@ -29,16 +29,14 @@ export function createRedis(target: RedisTarget, name: string): RedisClient {
   };
   const redis =
     typeof target === 'string'
-      ? // no auto-pipelining on one server: a data request's two commands (the revocation check
-        // and the rate-limit script) are sent concurrently anyway, so they share a round trip
-        // without it; it only deferred them to the next loop turn and built a pipeline per batch
-        // (bench P1 small-page measured the cheapest page faster without it)
+      ? // no auto-pipelining on one server: its Pipeline per batch cost the cheapest page more
+        // than it saved (bench P1 small-page); writesBatchedPerTurn shares the system call without it.
         // No autoResubscribe: the revocation subscriber subscribes again itself on every 'ready',
         // its failure handled (src/tokens/revocation.ts), while ioredis's own resubscribe on
         // reconnect is fire and forget: a connection that drops again before SUBSCRIBE's reply
         // rejects it unhandled ("Connection is closed."), which ends the worker on a flapping
         // Redis (redis/ioredis#2187, after 5.11). A cluster's subscriber keeps ioredis's own.
-        new Redis(target, { ...options, autoResubscribe: false })
+        writesBatchedPerTurn(new Redis(target, { ...options, autoResubscribe: false }))
       : new Cluster(target, {
           redisOptions: options,
           enableOfflineQueue: false,
@@ -53,6 +51,31 @@ export function createRedis(target: RedisTarget, name: string): RedisClient {
         });
   // errors surface on the commands that fail; the client keeps reconnecting on its own
   redis.on('error', () => {});
+  return redis;
+}
+
+/**
+ * One server: the commands of a turn of the event loop leave in one write. The socket is corked at
+ * the turn's first command and uncorked once its callbacks have run (setImmediate), so a data
+ * request's revocation check and rate-limit script, sent from different promise continuations, and
+ * the other requests of the same turn, share a system call instead of one each. Not ioredis's
+ * auto-pipelining, which defers the same way but builds a Pipeline per batch.
+ */
+function writesBatchedPerTurn(redis: Redis): Redis {
+  let corked: Redis['stream'] | null = null;
+  const uncork = () => {
+    corked?.uncork();
+    corked = null;
+  };
+  const sendCommand = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command, stream) => {
+    if (corked === null && stream === undefined && redis.status === 'ready') {
+      corked = redis.stream;
+      corked.cork();
+      setImmediate(uncork);
+    }
+    return sendCommand(command, stream);
+  };
   return redis;
 }
 
