@@ -1,7 +1,6 @@
-// What `npm run loadtest` asks of the deployment itself, through its API and the partner client
-// (never a database): the employee's company and live units, where its sensor history lies, and
-// the API tokens the run creates with the employee's JWT and revokes at the end. Raw token values
-// stay in memory: nothing here prints or writes them.
+// What `npm run loadtest` asks of the deployment, through its API and the partner client (never a
+// database): the employee's company and units, where the sensor history lies, and the run's API
+// tokens, created with the employee's JWT and revoked at the end. Raw tokens stay in memory.
 import { type ApiToken, ColdtrackApiError, ColdtrackClient, RateBudget } from '@coldtrack/client';
 import { formatDay, MAX_SENSOR_WINDOW_DAYS, parseDay } from '../../src/data-surface/window.js';
 import { DAY_MS } from '../../src/time.js';
@@ -15,7 +14,7 @@ export interface SensorHistory {
   available: boolean;
   /** why not, when not available */
   reason: string;
-  /** first and last day with readings in the last ten years (daily aggregates' longest window) */
+  /** first and last day with readings in the last ten years (the daily aggregates' longest window) */
   firstDay: string;
   lastDay: string;
   /** units with readings on the last full day: their readings that day, and of how many kinds (1 or 2) */
@@ -27,9 +26,8 @@ export interface SensorHistory {
 export interface Deployment {
   /** the UTC day the run started: analytics windows end on it */
   today: string;
-  /** the JWT's company; null with API tokens only */
+  /** the JWT's company and its live units; null and empty with API tokens only */
   companyId: number | null;
-  /** the company's live units; empty when no JWT was given */
   unitIds: number[];
   sensor: SensorHistory;
 }
@@ -43,11 +41,11 @@ export const NO_SENSOR_HISTORY: SensorHistory = {
   deepPages: 0,
 };
 
-/** Fresh budgets: the loadtest's own calls never wait for a budget another client in the process spent. */
+/** A fresh budget: the loadtest's own calls never wait for one another client in the process spent. */
 const clientFor = (baseUrl: URL, token: string) =>
   new ColdtrackClient({ baseUrl: baseUrl.href, token, budget: new RateBudget(), retries: 2 });
 
-/** The employee's company and every live unit of it (pages of 1,000). */
+/** The employee's company and every live unit of it. */
 export async function discoverUnits(baseUrl: URL, jwt: string): Promise<{ companyId: number; unitIds: number[] }> {
   const client = clientFor(baseUrl, jwt);
   const unitIds: number[] = [];
@@ -59,20 +57,19 @@ export async function discoverUnits(baseUrl: URL, jwt: string): Promise<{ compan
 }
 
 /**
- * Where the sensor history lies, in four or five requests with one token that may read
- * sensor-data: the oldest and newest daily record of the last ten years, the daily records of the
- * last full day (which units, how many readings; the last day itself when the one before has
- * none), and the raw page count of the last year.
+ * Where the sensor history lies, in four or five requests with a token that may read sensor-data:
+ * the oldest and newest daily record of the last ten years, the daily records of the last full
+ * day (which units, how many readings), and the raw page count of the last year.
  */
 export async function probeSensorHistory(baseUrl: URL, token: string, today: string): Promise<SensorHistory> {
   const client = clientFor(baseUrl, token);
-  const notAvailable = (reason: string): SensorHistory => ({ ...NO_SENSOR_HISTORY, reason });
   const daily = { aggregation: 'daily', start_date: shiftDay(today, -(MAX_SENSOR_WINDOW_DAYS.daily - 1)), end_date: today } as const;
   const dailyOf = (day: string) => client.sensorData({ aggregation: 'daily', start_date: day, end_date: day, page_size: 1000 });
   try {
     const oldest = await client.sensorData({ ...daily, page_size: 1, page: 1 });
     const total = oldest.meta.pagination.total_count;
-    if (total === 0 || !oldest.data[0]) return notAvailable(`no sensor readings between ${daily.start_date} and ${today}`);
+    if (total === 0 || !oldest.data[0])
+      return { ...NO_SENSOR_HISTORY, reason: `no sensor readings between ${daily.start_date} and ${today}` };
     const newest = await client.sensorData({ ...daily, page_size: 1, page: total });
     const firstDay = oldest.data[0].timestamp.slice(0, 10);
     const lastDay = newest.data[0]?.timestamp.slice(0, 10) ?? firstDay;
@@ -89,18 +86,10 @@ export async function probeSensorHistory(baseUrl: URL, token: string, today: str
     const units = [...perUnit.values()].sort((a, b) => a.id - b.id);
     return { available: true, reason: '', firstDay, lastDay, units, deepPages: Math.max(1, deep.meta.pagination.total_pages) };
   } catch (error) {
-    if (error instanceof ColdtrackApiError) return notAvailable(`GET /api/v1/sensor-data answered ${error.status} (${error.code})`);
-    throw error;
+    if (!(error instanceof ColdtrackApiError)) throw error;
+    return { ...NO_SENSOR_HISTORY, reason: `GET /api/v1/sensor-data answered ${error.status} (${error.code})` };
   }
 }
-
-// The run's API tokens: each named `loadtest <start> #i`, expiring a day later (a safety net should
-// the revocation never run), and revoked at the end whatever happens: after the run, on an error
-// and on Ctrl-C. The revocation waits for a creation in flight and revokes every token it knows;
-// when a creation failed without a clear refusal (a timeout, a lost answer, a 5xx), it also
-// revokes any active token of the run's name it did not know.
-
-const EXPIRY_MS = 24 * 3600 * 1000;
 
 export interface RevocationOutcome {
   revoked: number;
@@ -111,13 +100,16 @@ export interface RevocationOutcome {
 const describe = (error: unknown) =>
   error instanceof ColdtrackApiError ? `${error.status} ${error.code}` : error instanceof Error ? error.message : String(error);
 
+/**
+ * The run's tokens, `<namePrefix>i`, expiring a day later should the revocation never run.
+ * revokeAll() revokes them once, whoever asks first (the run's end, an error, Ctrl-C), after the
+ * creation in flight has answered.
+ */
 export class LoadtestTokens {
   private readonly client: ColdtrackClient;
   private readonly created: ApiToken[] = [];
-  private closed = false;
-  private attempted = false;
-  /** a creation failed without saying no token was made */
-  private uncertain = false;
+  /** the name of a token whose creation failed without saying that none was made (a timeout, a 5xx) */
+  private unanswered: string | null = null;
   private inFlight: Promise<unknown> = Promise.resolve();
   private revocation: Promise<RevocationOutcome> | null = null;
   /** what the revocation did, once it has finished */
@@ -127,7 +119,6 @@ export class LoadtestTokens {
   constructor(
     baseUrl: URL,
     jwt: string,
-    /** `loadtest <start> #`: the run's tokens are this and a number */
     readonly namePrefix: string,
     private readonly log: (line: string) => void,
     now = new Date(),
@@ -142,7 +133,7 @@ export class LoadtestTokens {
           log(`  waiting ${(event.ms / 1000).toFixed(0)} s for the employee's write budget (120 a minute)`);
       },
     });
-    this.expiresAt = new Date(now.getTime() + EXPIRY_MS);
+    this.expiresAt = new Date(now.getTime() + DAY_MS);
   }
 
   /** How many were created (and are to be revoked). */
@@ -150,45 +141,39 @@ export class LoadtestTokens {
     return this.created.length;
   }
 
-  /** Creates `count` tokens with these scopes, one after another; their raw values, in memory only. */
+  /** Creates `count` tokens with these scopes, one after another; their raw values. */
   async create(count: number, scopes: Scope[]): Promise<string[]> {
     const raw: string[] = [];
     for (let i = 1; i <= count; i++) {
-      if (this.closed) throw new Error('interrupted while creating tokens');
-      this.attempted = true;
-      const creation = (async () => {
-        const { token, ...record } = await this.client.tokens.create({
-          name: `${this.namePrefix}${i}`,
-          scopes,
-          expires_at: this.expiresAt.toISOString(),
-        });
-        this.created.push(record); // before the revocation, waiting for this creation, reads the list
-        return token;
-      })();
+      if (this.revocation) throw new Error('interrupted while creating tokens');
+      const name = `${this.namePrefix}${i}`;
+      const creation = this.client.tokens.create({ name, scopes, expires_at: this.expiresAt.toISOString() }).then(
+        ({ token, ...record }) => {
+          this.created.push(record); // before a revocation waiting for this creation reads the list
+          return token;
+        },
+        (error: unknown) => {
+          // only a refusal (400, 401, 403...) says that no token was made
+          if (!(error instanceof ColdtrackApiError && error.permanent)) this.unanswered = name;
+          throw error;
+        },
+      );
       this.inFlight = creation.catch(() => undefined);
-      try {
-        raw.push(await creation);
-      } catch (error) {
-        // only a refusal (400, 401, 403...) says no token was made; a 5xx, a timeout or a lost answer may hide one
-        if (!(error instanceof ColdtrackApiError && error.permanent)) this.uncertain = true;
-        throw error;
-      }
+      raw.push(await creation);
       if (i === count || i % 25 === 0) this.log(`  created ${i} of ${count} tokens`);
     }
     return raw;
   }
 
-  /** Revokes every token of the run, once however often it is called (the run's end, Ctrl-C, an error). */
   revokeAll(): Promise<RevocationOutcome> {
     this.revocation ??= this.revokeEverything().then((outcome) => (this.outcome = outcome));
     return this.revocation;
   }
 
   private async revokeEverything(): Promise<RevocationOutcome> {
-    this.closed = true;
-    await this.inFlight; // a creation under way: its token is known once it answers
+    await this.inFlight;
     const outcome: RevocationOutcome = { revoked: 0, failed: [] };
-    if (!this.attempted) return outcome;
+    if (this.created.length === 0 && !this.unanswered) return outcome;
     this.log(`revoking the ${this.created.length} tokens created`);
     let unreachable: string | null = null;
     const revoke = async (id: string) => {
@@ -203,20 +188,21 @@ export class LoadtestTokens {
       }
     };
     for (const token of this.created) await revoke(token.id);
-    // a creation without a clear answer may have made a token all the same: found by its name
-    if (this.uncertain) {
+    // a creation without a clear answer may have made its token all the same: found by its name
+    if (this.unanswered) {
       try {
         if (unreachable) throw new Error(unreachable);
-        const known = new Set(this.created.map((token) => token.id));
-        const creator = this.created[0]?.created_by;
         for await (const token of this.client.paginate('tokens', { state: 'active' })) {
-          if (!token.name.startsWith(this.namePrefix) || known.has(token.id)) continue;
-          if (creator !== undefined && token.created_by !== creator) continue;
+          if (token.name !== this.unanswered) continue;
           this.log(`  revoking ${token.name}, created without its answer reaching the loadtest`);
           await revoke(token.id);
+          break;
         }
       } catch (error) {
-        outcome.failed.push({ id: '(a token whose creation went unanswered)', reason: `the search for it failed: ${describe(error)}` });
+        outcome.failed.push({
+          id: `(${this.unanswered}, whose creation went unanswered)`,
+          reason: `the search for it failed: ${describe(error)}`,
+        });
       }
     }
     const failures = outcome.failed.length ? `; ${outcome.failed.length} failed (${outcome.failed[0]!.reason})` : '';
