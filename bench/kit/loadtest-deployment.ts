@@ -1,7 +1,7 @@
 // What `npm run loadtest` asks of the deployment, through its API and the partner client (never a
 // database): the employee's company and units, where the sensor history lies, and the run's API
 // tokens, created with the employee's JWT and revoked at the end. Raw tokens stay in memory.
-import { type ApiToken, ColdtrackApiError, ColdtrackClient, RateBudget } from '@coldtrack/client';
+import { ColdtrackApiError, ColdtrackClient, RateBudget } from '@coldtrack/client';
 import { formatDay, MAX_SENSOR_WINDOW_DAYS, parseDay } from '../../src/data-surface/window.js';
 import { DAY_MS } from '../../src/time.js';
 import type { Scope } from '../../src/tokens/scopes.js';
@@ -107,7 +107,8 @@ const describe = (error: unknown) =>
  */
 export class LoadtestTokens {
   private readonly client: ColdtrackClient;
-  private readonly created: ApiToken[] = [];
+  /** the ids of the tokens created */
+  private readonly created: string[] = [];
   /** the name of a token whose creation failed without saying that none was made (a timeout, a 5xx) */
   private unanswered: string | null = null;
   private inFlight: Promise<unknown> = Promise.resolve();
@@ -148,8 +149,8 @@ export class LoadtestTokens {
       if (this.revocation) throw new Error('interrupted while creating tokens');
       const name = `${this.namePrefix}${i}`;
       const creation = this.client.tokens.create({ name, scopes, expires_at: this.expiresAt.toISOString() }).then(
-        ({ token, ...record }) => {
-          this.created.push(record); // before a revocation waiting for this creation reads the list
+        ({ token, id }) => {
+          this.created.push(id); // before a revocation waiting for this creation reads the list
           return token;
         },
         (error: unknown) => {
@@ -187,7 +188,7 @@ export class LoadtestTokens {
         if (!(error instanceof ColdtrackApiError)) unreachable = `not tried: the deployment did not answer (${describe(error)})`;
       }
     };
-    for (const token of this.created) await revoke(token.id);
+    for (const id of this.created) await revoke(id);
     // a creation without a clear answer may have made its token all the same: found by its name
     if (this.unanswered) {
       try {

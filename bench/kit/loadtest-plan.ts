@@ -248,9 +248,16 @@ export function readLoadtestOptions(argv: string[], env: NodeJS.ProcessEnv, now 
       `an argument looks like a JWT or an API token: pass it in a file (--jwt-file, --tokens-file) or ${JWT_VARIABLE}, never on the command line`,
     );
   }
-  const names = ['base-url', 'jwt-file', 'tokens-file', 'rate', 'duration', 'scenarios', 'connections', 'out'] as const;
+  const text = { type: 'string' } as const;
   const options = {
-    ...(Object.fromEntries(names.map((name) => [name, { type: 'string' }])) as Record<(typeof names)[number], { type: 'string' }>),
+    'base-url': text,
+    'jwt-file': text,
+    'tokens-file': text,
+    rate: text,
+    duration: text,
+    scenarios: text,
+    connections: text,
+    out: text,
     yes: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   } as const;
