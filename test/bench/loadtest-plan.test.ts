@@ -1,7 +1,7 @@
 // The loadtest's plan without a deployment: how many tokens a rate needs, how each scenario deals
 // its requests over them (every token the same share, whatever the list), and what its command
 // line refuses (a JWT or token in an argument, an expired JWT, a bad tokens file, a scenario
-// that needs the bench's own clusters) without repeating a secret.
+// only the bench's own clusters can run) without repeating a secret.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,6 +152,12 @@ t.test('the command line refuses secrets as arguments and says why in one line, 
       [...base, '--scenarios', 'heavy-rollups'],
       { COLDTRACK_EMPLOYEE_JWT: jwt },
       /heavy-rollups is not run against a deployment/,
+    ],
+    [
+      'another bench-only scenario',
+      [...base, '--scenarios', 'small-page,conditional-page'],
+      { COLDTRACK_EMPLOYEE_JWT: jwt },
+      /conditional-page is not run against a deployment/,
     ],
     ['an unknown scenario', [...base, '--scenarios', 'small-page,nope'], { COLDTRACK_EMPLOYEE_JWT: jwt }, /unknown scenario "nope"/],
     [
