@@ -151,7 +151,10 @@ async function runScenarios(context: LoadtestContext): Promise<LoadtestScenarioR
 }
 
 async function main(): Promise<number> {
-  onCleanUp(async () => void (await tokens?.revokeAll())); // the clean-up runs its steps in reverse: the load stops first
+  // the clean-up runs its steps in reverse: the load stops first, then the tokens are revoked
+  onCleanUp(async () => {
+    await tokens?.revokeAll();
+  });
   onCleanUp(() => stopAll());
   onCleanUp(async () => closeLoadGenerators());
   const units = options.jwt ? await discoverUnits(options.baseUrl, options.jwt) : null;
