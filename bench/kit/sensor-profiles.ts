@@ -1,8 +1,6 @@
-// The two storage profiles the sensor benchmarks (bench/sensor-*.ts) measure, and the server each
-// runs on: postgres on the local PostgreSQL (BENCH_ADMIN_URL), timescale on a real TimescaleDB:
-// BENCH_TIMESCALE_URL, or else, when this machine has it, ../shared/timescaledb/start.sh (it is
-// idempotent: starts the private cluster if needed and prints its URL). Nothing reachable: the
-// timescale profile is NOT MEASURED, with the reason.
+// The two storage profiles the sensor benchmarks measure and the server of each: postgres on the
+// local PostgreSQL (BENCH_ADMIN_URL), timescale on BENCH_TIMESCALE_URL or else the URL
+// ../shared/timescaledb/start.sh prints (idempotent); nothing usable: NOT MEASURED, with the reason.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -15,18 +13,10 @@ export type SensorProfile = (typeof SENSOR_PROFILES)[number];
 
 export const isSensorProfile = (value: unknown): value is SensorProfile => SENSOR_PROFILES.includes(value as SensorProfile);
 
-/** The machine's TimescaleDB script (../shared/timescaledb/README.md), beside the checkout. */
-export const timescaleStartScript = fileURLToPath(new URL('../../../shared/timescaledb/start.sh', import.meta.url));
+const startScript = fileURLToPath(new URL('../../../shared/timescaledb/start.sh', import.meta.url));
 
 export type ProfileServer =
   { profile: SensorProfile; adminUrl: string; reason: null } | { profile: SensorProfile; adminUrl: null; reason: string };
-
-/** A server URL with the maintenance database (postgres) as its path when it names none. */
-function maintenanceUrl(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.pathname === '' || parsed.pathname === '/') parsed.pathname = '/postgres';
-  return parsed.toString();
-}
 
 /** The URL without a password, for reports. */
 export function shownUrl(url: string): string {
@@ -37,14 +27,11 @@ export function shownUrl(url: string): string {
 
 function runStartScript(): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('bash', [timescaleStartScript], { timeout: 170_000 }, (error, stdout, stderr) => {
-      if (error) {
-        const said = `${stdout}${stderr}`.trim().split('\n').slice(-2).join(' / ');
-        reject(new Error(`${timescaleStartScript} failed: ${said || error.message}`));
-        return;
-      }
+    execFile('bash', [startScript], { timeout: 170_000 }, (error, stdout, stderr) => {
       const url = stdout.trim().split('\n').at(-1)?.trim() ?? '';
-      if (!/^postgres(ql)?:\/\//.test(url)) reject(new Error(`${timescaleStartScript} printed no URL (last line: "${url}")`));
+      if (error)
+        reject(new Error(`${startScript} failed: ${`${stdout}${stderr}`.trim().split('\n').slice(-2).join(' / ') || error.message}`));
+      else if (!/^postgres(ql)?:\/\//.test(url)) reject(new Error(`${startScript} printed no URL (last line: "${url}")`));
       else resolve(url);
     });
   });
@@ -55,12 +42,10 @@ async function timescaleProblem(url: string): Promise<string | null> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
   try {
     await client.connect();
-  } catch (error) {
-    return `${shownUrl(url)} does not answer (${(error as Error).message})`;
-  }
-  try {
     const problem = await timescaleUnsupported(client);
     return problem && `${shownUrl(url)} ${problem}`;
+  } catch (error) {
+    return `${shownUrl(url)} does not answer (${(error as Error).message})`;
   } finally {
     await client.end().catch(() => {});
   }
@@ -68,34 +53,26 @@ async function timescaleProblem(url: string): Promise<string | null> {
 
 let timescale: Promise<ProfileServer> | null = null;
 
-/**
- * The TimescaleDB server (maintenance database URL) or why there is none. Sets BENCH_TIMESCALE_URL
- * once found, so child processes (bench/sensor-*.ts) reuse it without running the script again.
- */
-export function timescaleServer(): Promise<ProfileServer> {
-  timescale ??= (async (): Promise<ProfileServer> => {
+/** The TimescaleDB server's maintenance database, or why there is none; found once, then in BENCH_TIMESCALE_URL for child processes. */
+function timescaleServer(): Promise<ProfileServer> {
+  const none = (reason: string): ProfileServer => ({ profile: 'timescale', adminUrl: null, reason });
+  timescale ??= (async () => {
     let url = process.env.BENCH_TIMESCALE_URL?.trim();
-    let how = 'BENCH_TIMESCALE_URL';
+    const how = url ? 'BENCH_TIMESCALE_URL' : startScript;
     if (!url) {
-      if (!existsSync(timescaleStartScript)) {
-        return {
-          profile: 'timescale',
-          adminUrl: null,
-          reason: `no TimescaleDB server: BENCH_TIMESCALE_URL is unset and there is no ${timescaleStartScript}`,
-        };
-      }
+      if (!existsSync(startScript)) return none(`no TimescaleDB server: BENCH_TIMESCALE_URL is unset and there is no ${startScript}`);
       try {
         url = await runStartScript();
       } catch (error) {
-        return { profile: 'timescale', adminUrl: null, reason: `no TimescaleDB server: ${(error as Error).message}` };
+        return none(`no TimescaleDB server: ${(error as Error).message}`);
       }
-      how = timescaleStartScript;
     }
-    const admin = maintenanceUrl(url);
-    const problem = await timescaleProblem(admin);
-    if (problem) return { profile: 'timescale', adminUrl: null, reason: `no usable TimescaleDB server (from ${how}): ${problem}` };
-    process.env.BENCH_TIMESCALE_URL = admin;
-    return { profile: 'timescale', adminUrl: admin, reason: null };
+    const admin = new URL(url);
+    if (admin.pathname === '' || admin.pathname === '/') admin.pathname = '/postgres';
+    const problem = await timescaleProblem(admin.toString());
+    if (problem) return none(`no usable TimescaleDB server (from ${how}): ${problem}`);
+    process.env.BENCH_TIMESCALE_URL = admin.toString();
+    return { profile: 'timescale', adminUrl: admin.toString(), reason: null };
   })();
   return timescale;
 }

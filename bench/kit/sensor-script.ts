@@ -1,9 +1,6 @@
-// What the bench/sensor-*.ts scripts share: the command line (`--quick`, `--profile
-// postgres|timescale` or BENCH_SENSOR_PROFILE, `--readings`), a throwaway database of one storage
-// profile (without a server for it every target is NOT MEASURED and the script exits 0), a
-// company whose readings go through the real ingest, the store's upkeep as a year in service
-// leaves it, the app on it, alternating rounds, and the PASS/MISS report whose final JSON line
-// kit/sensor-targets.ts reads. run() holds a script's whole life.
+// What the bench/sensor-*.ts scripts share: the command line, a throwaway database of one storage
+// profile, a company's readings through the real ingest, the store's upkeep, the app on it,
+// alternating rounds, and the PASS/MISS lines whose final JSON line kit/sensor-targets.ts reads.
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
@@ -16,6 +13,7 @@ import { ingestReadings } from '../../src/sensors/ingest.js';
 import { pauseSensorPolicies } from '../../src/sensors/policy-health.js';
 import { compactAggregates, maintainStore } from '../../src/sensors/store.js';
 import { saveScriptResult } from './checkout.js';
+import { BENCH_JWT_SECRET } from './config.js';
 import { isSensorProfile, profileServer, type SensorProfile, shownUrl } from './sensor-profiles.js';
 import { fixed, median, timed } from './statistics.js';
 import { createThrowawayDatabase } from './throwaway-db.js';
@@ -28,20 +26,17 @@ export const args = parseArgs({
 
 export const quick = args.quick === true || process.env.BENCH_QUICK === '1';
 
-function chosenProfile(): SensorProfile {
-  const requested = args.profile ?? process.env.BENCH_SENSOR_PROFILE ?? 'postgres';
-  if (!isSensorProfile(requested)) {
-    console.error(`--profile (or BENCH_SENSOR_PROFILE) must be postgres or timescale, not "${requested}"`);
-    process.exit(2);
-  }
-  return requested;
+/** The storage profile this run measures: --profile, else BENCH_SENSOR_PROFILE, else postgres. */
+export const profile = (args.profile ?? process.env.BENCH_SENSOR_PROFILE ?? 'postgres') as SensorProfile;
+if (!isSensorProfile(profile)) {
+  console.error(`--profile (or BENCH_SENSOR_PROFILE) must be postgres or timescale, not "${profile as string}"`);
+  process.exit(2);
 }
-
-/** The storage profile this run measures. */
-export const profile: SensorProfile = chosenProfile();
 
 /** Where every sensor script's readings end: the bench's year, 2025, whole. */
 export const END = new Date('2026-01-01T00:00:00Z');
+/** a few days after END: every upkeep policy's offset has passed */
+const UPKEEP_AT = new Date(END.getTime() + 4 * 86_400_000);
 
 export interface BenchDatabase {
   url: string;
@@ -49,12 +44,11 @@ export interface BenchDatabase {
   profile: SensorProfile;
   /** one line for the report: profile, server and versions */
   note: string;
-  /** `step` runs on drop(), before the pool ends (last added first): an app's close, a generator's */
+  /** `step` runs on drop(), before the pool ends, last added first (an app's close) */
   atDrop(step: () => unknown): void;
   drop(): Promise<void>;
 }
 
-/** The kit's keys and names of a script's targets, for the NOT MEASURED lines. */
 export interface TargetName {
   key?: string;
   name: string;
@@ -67,11 +61,7 @@ export interface TargetLine extends TargetName {
   detail: string;
 }
 
-/**
- * A sensor script: its title said (with " (quick)"), a bench database of the run's profile (every
- * target NOT MEASURED without a server), `body`'s verdicts reported, the database dropped (and what
- * was registered with atDrop closed) whichever way `body` ends.
- */
+/** A sensor script's whole life: title, bench database, `body`'s verdicts reported, the database dropped however `body` ends. */
 export async function run(
   script: { title: string; label: string; poolSize: number; targets: TargetName[] },
   body: (db: BenchDatabase) => Promise<TargetLine[]>,
@@ -87,11 +77,9 @@ export async function run(
 }
 
 /**
- * A migrated database of the run's profile, dropped on every way out (kit/throwaway-db.ts). The
- * profile is asked for by name (SENSOR_STORAGE): the benchmarks measure it, whatever the server
- * could offer. timescale: the sensor policies are paused at once (the scheduler would run them at
- * moments no benchmark chose); upkeepAfter() runs them. No server for the profile: every target
- * NOT MEASURED, exit 0.
+ * A migrated database of the run's profile (the profile asked for by name: the benchmarks measure
+ * it, whatever the server could offer); no server for it: every target NOT MEASURED, exit 0.
+ * timescale: the policies are paused, so they run only where upkeepAfter() runs them.
  */
 export async function createBenchDatabase(label: string, poolSize: number, targets: TargetName[]): Promise<BenchDatabase> {
   const server = await profileServer(profile);
@@ -120,8 +108,7 @@ export async function createBenchDatabase(label: string, poolSize: number, targe
     const { rows } = await pool.query<{ postgres: string; timescaledb: string | null }>(`
       SELECT split_part(version(), ' on ', 1) AS postgres, (SELECT extversion FROM pg_extension WHERE extname = 'timescaledb') AS timescaledb`);
     const versions = rows[0]!.timescaledb ? `TimescaleDB ${rows[0]!.timescaledb} on ${rows[0]!.postgres}` : rows[0]!.postgres;
-    const host = new URL(server.adminUrl);
-    bench.note = `storage profile: ${profile} (${versions} at ${shownUrl(`postgres://${host.host}`)})`;
+    bench.note = `storage profile: ${profile} (${versions} at ${shownUrl(`postgres://${new URL(server.adminUrl).host}`)})`;
     if (profile === 'timescale') {
       await pauseSensorPolicies(pool);
       bench.note += '; sensor policies paused, run by the benchmark where a year in service would have run them';
@@ -145,10 +132,7 @@ export function notMeasured(targets: TargetName[], reason: string): never {
   process.exit(0);
 }
 
-/**
- * One line per target (PASS/MISS), the file the figures are kept in (kit/checkout.ts saveScriptResult), then
- * the JSON line the bench kit parses (with the run's storage profile), last.
- */
+/** One PASS/MISS line per target, the figures kept (kit/checkout.ts), then the JSON line the kit parses, last. */
 export function report(targets: TargetLine[]) {
   for (const target of targets) console.log(`${target.pass ? 'PASS' : 'MISS'} ${lineName(target)}: ${target.measured}`);
   const json = byKey(targets, ({ pass, measured, ratio, detail }) => ({ pass, measured, ratio, detail }));
@@ -157,9 +141,8 @@ export function report(targets: TargetLine[]) {
 }
 
 /**
- * `rounds` rounds of `measure` for every kind, the order turned each round (rotated by one; with
- * `mirror`, reversed every other round), so a drift of the machine over the run hits every kind
- * alike. Each kind's results, in the order they ran.
+ * `rounds` rounds of `measure` for every kind, the order rotated each round (with `mirror`,
+ * reversed every other round), so a drift of the machine hits every kind alike.
  */
 export async function alternate<K extends string, R>(
   rounds: number,
@@ -175,14 +158,12 @@ export async function alternate<K extends string, R>(
   return results;
 }
 
-/** Milliseconds `fn` took. */
 export const msOf = async (fn: () => Promise<unknown>) => (await timed(fn)).ms;
 
-/** The median of each list. */
 export const medians = <K extends string>(lists: Record<K, number[]>) =>
   Object.fromEntries(Object.entries<number[]>(lists).map(([key, values]) => [key, median(values)])) as Record<K, number>;
 
-/** A COPY ... TO STDOUT statement's output through `stages` (a compressor) into nowhere: bytes COPY sent, bytes out of the last stage. */
+/** A COPY ... TO STDOUT's output through `stages` (a compressor) into nowhere: bytes COPY sent, bytes out of the last stage. */
 export async function copyOut(client: pg.ClientBase, statement: string, ...stages: NodeJS.ReadWriteStream[]) {
   const counted = { sent: 0, out: 0 };
   const source = client.query(copyTo(statement));
@@ -213,10 +194,7 @@ export async function createUnits(pool: pg.Pool, units: number): Promise<BenchCo
   return { companyId: 1, employeeId: 1, unitIds: Array.from({ length: units }, (_, i) => i + 1) };
 }
 
-/**
- * Generated CSV text as the ingest reads a file: split into lines, parsed and validated (readings
- * up to `end` accepted), in runs. What `npm run ingest` does with its input, minus the file.
- */
+/** CSV text parsed and validated (readings up to `end`) in runs, as `npm run ingest` reads a file. */
 export function csvReadingRuns(csv: Iterable<string>, end: Date) {
   return parseReadings(lineRuns(Readable.from(csv)), 'csv', new ReadingValidator(() => end));
 }
@@ -226,13 +204,13 @@ export function generatedCsv(units: number, days: number, seed: number) {
   return { csv: [...readingChunks({ units, days, end: END, seed })], readings: units * days * 192 };
 }
 
-/** The CSV through the real ingest in batches of 50,000 (`loadsInFlight` at once), checked to have loaded `expected` readings. */
+/** The CSV through the real ingest in batches of 50,000, checked to have loaded `expected` readings. */
 export async function ingestCsv(pool: pg.Pool, csv: string[], expected: number, loadsInFlight?: number) {
   const { inserted } = await ingestReadings(pool, csvReadingRuns(csv, END), { batchSize: 50_000, loadsInFlight });
   if (inserted !== expected) throw new Error(`ingest loaded ${inserted} of ${expected}`);
 }
 
-/** units x days of 15-minute readings ending at `end`, through the real ingest (COPY). */
+/** units x days of 15-minute readings ending at `end`, through the real ingest (COPY), then VACUUM ANALYZE. */
 export async function loadReadings(pool: pg.Pool, units: number, days: number, end: Date, seed = 1) {
   const started = performance.now();
   const stats = await ingestReadings(pool, csvReadingRuns(readingChunks({ units, days, end, seed }), end), { batchSize: 100_000 });
@@ -248,51 +226,45 @@ export async function loadReadings(pool: pg.Pool, units: number, days: number, e
   return { rows: stats.inserted, seconds: (performance.now() - started) / 1000 };
 }
 
-/** The timescale profile's sensor policies in the order a year in service would have run them. */
-const TIMESCALE_UPKEEP = [
-  { what: 'refresh hourly', proc: 'policy_refresh_continuous_aggregate', table: 'sensor_readings_hourly' },
-  { what: 'refresh daily', proc: 'policy_refresh_continuous_aggregate', table: 'sensor_readings_daily' },
-  { what: 'columnstore hourly', proc: 'policy_compression', table: 'sensor_readings_hourly' },
-  { what: 'columnstore daily', proc: 'policy_compression', table: 'sensor_readings_daily' },
-  { what: 'compress readings', proc: 'policy_compression', table: 'sensor_readings' },
-] as const;
-
-export type UpkeepStep = (typeof TIMESCALE_UPKEEP)[number]['what'];
-
-/** A company of `units` units with `days` of readings up to `end` through the real ingest, said on stdout. */
-export async function companyWithReadings(db: BenchDatabase, units: number, days: number, end: Date) {
+/** A company of `units` units with `days` of readings up to END through the real ingest. */
+export async function companyWithReadings(db: BenchDatabase, units: number, days: number) {
   const company = await createUnits(db.pool, units);
-  const loaded = await loadReadings(db.pool, units, days, end);
+  const loaded = await loadReadings(db.pool, units, days, END);
   console.log(`loaded ${loaded.rows} readings (${units} units x ${days} days) through the ingest in ${fixed(loaded.seconds)} s`);
   return { company, readings: loaded.rows };
 }
 
-/**
- * The store most scripts measure: a company's year of readings to END, the whole upkeep as it
- * stands a few days after (every policy's offset passed, said on stdout), and the app on it
- * (closed on the database's drop).
- */
+/** A company's readings, the upkeep as a year in service leaves them, and the app on them (closed on drop). */
 export async function storeWithApp(db: BenchDatabase, units: number, days: number) {
-  const { company } = await companyWithReadings(db, units, days, END);
-  const upkeep = await upkeepAfter(db, new Date(END.getTime() + 4 * 86_400_000));
-  console.log(
-    `upkeep over the loaded year (${upkeep.steps.join(', ')}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s` +
-      (db.profile === 'timescale' ? `; ${await aggregateLayout(db.pool)}` : ''),
-  );
+  const { company } = await companyWithReadings(db, units, days);
+  await upkeep(db);
   const bench = await startBenchApp(db, company);
   db.atDrop(() => bench.app.close());
   return { company, ...bench };
 }
 
+/** upkeepAfter() a few days past END, said on stdout (with the aggregates' layout on timescale). */
+export async function upkeep(db: BenchDatabase) {
+  const done = await upkeepAfter(db, UPKEEP_AT);
+  const layout = db.profile === 'timescale' ? `; ${await aggregateLayout(db.pool)}` : '';
+  console.log(`upkeep over the loaded year (${done.steps.join(', ')}; VACUUM ANALYZE): ${fixed(done.seconds)} s${layout}`);
+}
+
+/** The timescale profile's sensor policies in the order a year in service would have run them. */
+const TIMESCALE_UPKEEP = [
+  ['refresh hourly', 'policy_refresh_continuous_aggregate', 'sensor_readings_hourly'],
+  ['refresh daily', 'policy_refresh_continuous_aggregate', 'sensor_readings_daily'],
+  ['columnstore hourly', 'policy_compression', 'sensor_readings_hourly'],
+  ['columnstore daily', 'policy_compression', 'sensor_readings_daily'],
+  ['compress readings', 'policy_compression', 'sensor_readings'],
+] as const;
+
 /**
- * The store's periodic upkeep as it would have run over the loaded period, then VACUUM ANALYZE.
- * postgres: partitions, and closed months of the aggregate tables compacted. timescale: the sensor
- * policies, each run once with CALL run_job (both aggregates materialized, then compressed where
- * the layout says so, then the readings' chunks compressed: the server's clock is past every
- * loaded chunk), or only the steps named in `only` (each step runs once per database).
- * Returns the seconds it took and the steps that ran (a policy the database lacks is skipped).
+ * The store's periodic upkeep as it would have run up to `at`, then VACUUM ANALYZE. postgres:
+ * partitions, and closed months of the aggregate tables compacted; timescale: each policy the
+ * database has run once (CALL run_job; the server's clock is past every loaded chunk).
  */
-export async function upkeepAfter(db: BenchDatabase, at: Date, only?: UpkeepStep[]): Promise<{ seconds: number; steps: string[] }> {
+export async function upkeepAfter(db: BenchDatabase, at: Date): Promise<{ seconds: number; steps: string[] }> {
   const started = performance.now();
   const steps: string[] = [];
   // a connection of its own: the pool's statement deadline is the API's, not a year of upkeep's
@@ -302,12 +274,11 @@ export async function upkeepAfter(db: BenchDatabase, at: Date, only?: UpkeepStep
       const { rows: jobs } = await client.query<{ job_id: number; proc_name: string; hypertable_name: string }>(
         `SELECT job_id, proc_name, hypertable_name FROM timescaledb_information.jobs ORDER BY job_id`,
       );
-      for (const step of TIMESCALE_UPKEEP) {
-        if (only && !only.includes(step.what)) continue;
-        const job = jobs.find((candidate) => candidate.proc_name === step.proc && candidate.hypertable_name === step.table);
+      for (const [what, proc, table] of TIMESCALE_UPKEEP) {
+        const job = jobs.find((candidate) => candidate.proc_name === proc && candidate.hypertable_name === table);
         if (!job) continue;
         await client.query('CALL run_job($1)', [job.job_id]);
-        steps.push(step.what);
+        steps.push(what);
       }
     } else {
       await maintainStore(client, at);
@@ -342,8 +313,6 @@ export async function aggregateLayout(pool: pg.Pool): Promise<string> {
     GROUP BY 1, 2 ORDER BY 1 DESC`);
   return rows.map((row) => `${row.view_name}: ${row.chunks} chunks (${row.compressed} compressed), new chunks ${row.interval}`).join('; ');
 }
-
-export const BENCH_JWT_SECRET = 'bench-secret-bench-secret-bench-secret-000';
 
 /** A clock the benchmark moves by hand: jumping it expires the history's caches between rounds. */
 export class BenchClock {

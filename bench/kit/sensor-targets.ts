@@ -1,7 +1,6 @@
 // The sensor-data work in `npm run bench`: the probe that decides whether the HTTP sensor scenarios
-// run, the ~1 M readings they read, and the bench/sensor-*.ts scripts run as child processes on each
-// storage profile (P2, P3, P4, P6, P12, P15; docs/benchmarks.md, "The scripts"), judged from the
-// final JSON line each prints (kit/sensor-script.ts, report).
+// run and the readings they read, and the bench/sensor-*.ts scripts run as child processes on each
+// storage profile, judged from the final JSON line each prints (kit/sensor-script.ts, report).
 import { spawn } from 'node:child_process';
 import type pg from 'pg';
 import { isStopping, track } from './processes.js';
@@ -12,36 +11,27 @@ import { repoRoot } from './checkout.js';
 import { profileServer, SENSOR_PROFILES, type SensorProfile, shownUrl } from './sensor-profiles.js';
 import { adminUrl } from './throwaway-db.js';
 
-/**
- * The line of a child's stderr that says what went wrong: an uncaught error ends with Node's
- * version line, which says nothing, so the last line naming an error is taken (else the last).
- */
-export function failureLine(stderr: string): string {
+/** The line of a child's stderr that says what went wrong (an uncaught error ends with Node's version line). */
+function failureLine(stderr: string): string {
   const lines = stderr
-    .trim()
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean);
   return lines.findLast((line) => /error|exception|refused|terminat|ECONN|timeout/i.test(line) && !/^at /.test(line)) ?? lines.at(-1) ?? '';
 }
 
-export const NOT_AVAILABLE = 'not measured: sensor-data not available';
+const NOT_AVAILABLE = 'not measured: sensor-data not available';
 
-export function sensorDataAvailable(answer: HttpAnswer | Error): { available: boolean; reason: string } {
+function sensorDataAvailable(answer: HttpAnswer | Error): { available: boolean; reason: string } {
   if (answer instanceof Error) return { available: false, reason: `${NOT_AVAILABLE} (${answer.message})` };
-  if (answer.status === 200) {
-    try {
-      if (Array.isArray((JSON.parse(answer.body) as { data?: unknown }).data)) return { available: true, reason: '' };
-    } catch {
-      // not the envelope: a stub
-    }
-    return { available: false, reason: `${NOT_AVAILABLE} (GET /api/v1/sensor-data answered 200 without the envelope: a stub)` };
+  if (answer.status !== 200) return { available: false, reason: `${NOT_AVAILABLE} (GET /api/v1/sensor-data answered ${answer.status})` };
+  try {
+    if (Array.isArray((JSON.parse(answer.body) as { data?: unknown }).data)) return { available: true, reason: '' };
+  } catch {
+    // not the envelope: a stub
   }
-  return { available: false, reason: `${NOT_AVAILABLE} (GET /api/v1/sensor-data answered ${answer.status})` };
+  return { available: false, reason: `${NOT_AVAILABLE} (GET /api/v1/sensor-data answered 200 without the envelope: a stub)` };
 }
-
-/** The probe's request: a small page that any implementation of the endpoint answers with 200. */
-export const SENSOR_PROBE_PATH = `/api/v1/sensor-data?start_date=${WINDOW.first}&end_date=${WINDOW.first}&page_size=1`;
 
 export interface SensorData {
   sensor: { available: boolean; reason: string };
@@ -49,12 +39,11 @@ export interface SensorData {
   sensorReadings: { rows: number; seconds: number } | null;
 }
 
-/** Probes the project's sensor-data endpoint (one fresh token) and, when it answers, loads the readings. */
+/** Probes the project's sensor-data endpoint with a small page and, when it answers, loads the readings. */
 export async function probeSensorData(projectUrl: string, dataset: Dataset, log: (line: string) => void): Promise<SensorData> {
-  const probeToken = dataset.credentials.alpha.take(1)[0]!;
-  const probe = await request(projectUrl + SENSOR_PROBE_PATH, { headers: { authorization: `Bearer ${probeToken.raw}` } }).catch(
-    (error: Error) => error,
-  );
+  const token = dataset.credentials.alpha.take(1)[0]!.raw;
+  const path = `/api/v1/sensor-data?start_date=${WINDOW.first}&end_date=${WINDOW.first}&page_size=1`;
+  const probe = await request(projectUrl + path, { headers: { authorization: `Bearer ${token}` } }).catch((error: Error) => error);
   const sensor = sensorDataAvailable(probe);
   if (!sensor.available) {
     log(sensor.reason);
@@ -66,11 +55,7 @@ export async function probeSensorData(projectUrl: string, dataset: Dataset, log:
   return { sensor, sensorReadings };
 }
 
-/**
- * One TEMPERATURE and one HUMIDITY reading every 15 minutes over the window for each unit:
- * 366 x 96 x 2 = 70,272 rows a unit (15 units: ~1.05 M). Deterministic values (a daily cycle plus
- * hash noise), like the demo seed's.
- */
+/** Both types every 15 minutes over the window for each unit (~70 k rows a unit), deterministic values as the demo seed's. */
 export async function loadSensorReadings(pool: pg.Pool, unitIds: number[]): Promise<{ rows: number; seconds: number }> {
   const started = performance.now();
   const from = `${WINDOW.first}T00:00:00Z`;
@@ -106,9 +91,6 @@ export async function loadSensorReadings(pool: pg.Pool, unitIds: number[]): Prom
   return { rows: result.rowCount ?? 0, seconds: (performance.now() - started) / 1000 };
 }
 
-// ---------------------------------------------------------------------------------------------
-// P2, P3, P4 and P6 from bench/sensor-*.ts, on each storage profile
-
 export type ScriptTarget = 'P2' | 'P3' | 'P4' | 'P6' | 'P12' | 'P15';
 
 export interface ScriptOutcome {
@@ -136,33 +118,24 @@ export interface SensorScriptResults {
   outcomes: Record<ScriptTarget, Record<SensorProfile, ScriptOutcome>>;
 }
 
-/** A target of the scripts' final JSON line (kit/sensor-script.ts, report() and notMeasured()): no `pass` when not measured. */
-type ScriptLineTarget = { pass?: boolean; measured: string; ratio?: number; detail: string };
+const notRun = (detail: string, source = ''): ScriptOutcome => ({ status: 'not measured', measured: '', ratio: null, detail, source });
 
-/** The target `key` of a script's final JSON line, {"profile": ..., "targets": {"P4": {...}}}. */
-export function parseScriptOutput(output: string, key: ScriptTarget, source: string): ScriptOutcome | null {
+/** Target `key` of the script's final JSON line, {"profile": ..., "targets": {"P4": {...}}} (no `pass` when not measured). */
+function outcomeOf(output: string, key: ScriptTarget, source: string): ScriptOutcome | null {
   try {
-    const json = JSON.parse(output.trim().split('\n').at(-1) ?? '') as { targets?: Record<string, ScriptLineTarget | undefined> };
-    const entry = json.targets?.[key];
+    type Line = { targets?: Record<string, { pass?: boolean; measured: string; ratio?: number; detail: string } | undefined> };
+    const entry = (JSON.parse(output.trim().split('\n').at(-1) ?? '') as Line).targets?.[key];
     if (!entry) return null;
-    return {
-      status: entry.pass === undefined ? 'not measured' : entry.pass ? 'pass' : 'miss',
-      measured: entry.measured,
-      ratio: entry.ratio ?? null,
-      detail: entry.detail,
-      source,
-    };
+    const status = entry.pass === undefined ? 'not measured' : entry.pass ? 'pass' : 'miss';
+    return { status, measured: entry.measured, ratio: entry.ratio ?? null, detail: entry.detail, source };
   } catch {
     return null; // no JSON line: the script failed before its report
   }
 }
 
-function runScript(
-  file: string,
-  profile: SensorProfile,
-  quick: boolean,
-  timeoutMs: number,
-): Promise<{ output: string; error: string | null }> {
+/** A script's outcome for `key`; over `timeoutMs`, SIGINT (the scripts drop their databases on it), then SIGKILL. */
+function runScript(file: string, key: ScriptTarget, profile: SensorProfile, quick: boolean, timeoutMs: number): Promise<ScriptOutcome> {
+  const source = `bench/${file} --profile ${profile}`;
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', `bench/${file}`, '--profile', profile], {
       cwd: repoRoot,
@@ -176,7 +149,6 @@ function runScript(
     let errors = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (errors = (errors + chunk.toString('utf8')).slice(-2000)));
-    // over time: SIGINT first (the scripts drop their databases on it), SIGKILL if that hangs
     let timedOut = false;
     const signal = (name: NodeJS.Signals) => {
       try {
@@ -194,14 +166,15 @@ function runScript(
     child.on('exit', (code, exitSignal) => {
       clearTimeout(timer);
       clearTimeout(killer);
-      if (timedOut) resolve({ output, error: `timed out after ${Math.round(timeoutMs / 1000)} s` });
-      else if (code !== 0) resolve({ output, error: `exited with ${exitSignal ?? code}: ${failureLine(errors)}` });
-      else resolve({ output, error: null });
+      const error = timedOut
+        ? `timed out after ${Math.round(timeoutMs / 1000)} s`
+        : code !== 0
+          ? `exited with ${exitSignal ?? code}: ${failureLine(errors)}`
+          : `printed no ${key} line`;
+      resolve(outcomeOf(output, key, source) ?? notRun(`not measured: ${source} ${error}`, source));
     });
   });
 }
-
-const notRun = (detail: string, source = ''): ScriptOutcome => ({ status: 'not measured', measured: '', ratio: null, detail, source });
 
 /** Every script on both profiles, one at a time (two benchmarks at once on 2 cores would measure each other). */
 export async function sensorScriptTargets(options: {
@@ -221,21 +194,18 @@ export async function sensorScriptTargets(options: {
   const outcomes = {} as SensorScriptResults['outcomes'];
   for (const script of SENSOR_SCRIPTS) {
     outcomes[script.key] = {} as Record<SensorProfile, ScriptOutcome>;
-    const source = `bench/${script.file} --profile `;
     for (const profile of SENSOR_PROFILES) {
+      const source = `bench/${script.file} --profile ${profile}`;
       const reason = profiles[profile].reason;
       const timeoutMs = Math.min(options.timeoutMs, options.deadline - Date.now());
       let outcome: ScriptOutcome;
-      if (reason) outcome = notRun(`not measured: ${reason}`, source + profile);
-      else if (isStopping()) outcome = notRun('not measured: the run was interrupted', source + profile);
+      if (reason) outcome = notRun(`not measured: ${reason}`, source);
+      else if (isStopping()) outcome = notRun('not measured: the run was interrupted', source);
       else if (timeoutMs < 10_000)
-        outcome = notRun(`not measured: the quick run's time budget is spent (run \`npm run bench\` for ${script.key})`, source + profile);
+        outcome = notRun(`not measured: the quick run's time budget is spent (run \`npm run bench\` for ${script.key})`, source);
       else {
-        options.log(`running bench/${script.file} --profile ${profile} for ${script.key} (limit ${Math.round(timeoutMs / 1000)} s)`);
-        const { output, error } = await runScript(script.file, profile, options.quick, timeoutMs);
-        outcome =
-          parseScriptOutput(output, script.key, source + profile) ??
-          notRun(`not measured: bench/${script.file} --profile ${profile} ${error ?? `printed no ${script.key} line`}`, source + profile);
+        options.log(`running ${source} for ${script.key} (limit ${Math.round(timeoutMs / 1000)} s)`);
+        outcome = await runScript(script.file, script.key, profile, options.quick, timeoutMs);
         options.log(`  ${script.key} ${profile}: ${outcome.status}${outcome.measured ? ` ${outcome.measured}` : ` (${outcome.detail})`}`);
       }
       outcomes[script.key][profile] = outcome;
