@@ -1,17 +1,11 @@
-// Benchmark P12: the change feed (GET /api/v1/sensor-data/changes, src/sensors/changes.ts).
-// 1. Ingest with change tracking vs the same ingest with the recording switched off (the
-//    sensor_changes_record function replaced by an empty one for those rounds, so the call's round
-//    trip stays in both and only the lock and the insert are compared): same data, empty store each
-//    round, rounds alternating. Target: within 5 % (>= 0.95x).
-// 2. Answering: a day of changes (one load an hour per unit and type) on top of the days the feed
-//    keeps, walked by a company-wide reader from the day's start, page_size 1,000, and one page for
-//    a token of ten units; p50 of the feed's query with its cursor work (no HTTP). Target <= 50 ms.
-// With --readings 100M the feed is measured on the P9 data: before part 2 the fleet's two years
-// (bench/kit/scale-plan.ts, 713 units, ~100 M readings) go through the real ingest, change tracking
-// on, and the store's upkeep runs as at END; the load's own changes stay in the feed, under the
-// days of part 2. Long (the P9 load: about 5 minutes on timescale, 15-20 on postgres, plus upkeep)
-// and ~15 GB of disk on postgres; not part of `npm run bench`.
+// Benchmark P12: the change feed (GET /api/v1/sensor-data/changes). 1. The ingest with change
+// tracking >= 0.95x the same ingest with sensor_changes_record emptied (its call's round trip stays
+// in both), rounds alternating. 2. A day of changes on top of the days the feed keeps, walked from
+// the day's start by a company-wide reader (and one page for ten units): p50 a page of 1,000 <= 50 ms,
+// the feed's query and cursor work without HTTP. --readings 100M puts the P9 fleet's readings and
+// their changes under part 2 (long: see docs/benchmarks.md; not part of `npm run bench`).
 //   node --import tsx bench/sensor-changes.ts [--quick] [--profile postgres|timescale] [--readings 1M|10M|100M]
+import { encodeCursor } from '../src/sensors/change-cursor.js';
 import { createChangeFeed } from '../src/sensors/changes.js';
 import * as script from './kit/sensor-script.js';
 import { fixed, gigabytes, median, timed } from './kit/statistics.js';
@@ -31,7 +25,7 @@ if (script.args.readings !== undefined && !isStepLabel(script.args.readings)) {
   console.error(`--readings takes ${SCALE_STEPS.map((step) => step.label).join(', ')}, not ${script.args.readings || 'nothing'}`);
   process.exit(2);
 }
-const P12 = { key: 'P12', name: 'the change feed' };
+const P12 = { key: 'P12', name: 'the change feed (both parts below)' };
 const P12_INGEST = { key: 'P12-ingest', name: `ingest with change tracking vs without (target >= ${RATIO_TARGET}x)` };
 const P12_ANSWER = { key: 'P12-answer', name: `changes for a day, p50 per page (target <= ${P50_TARGET_MS} ms)` };
 
@@ -53,12 +47,8 @@ await script.run({ title: 'P12: the change feed', label: 'changes', poolSize: 4,
   await db.pool.query(tracking);
   const [withRate, withoutRate] = [times.with, times.without].map((ms) => readings / (median(ms) / 1000)) as [number, number];
   const ratio = withRate / withoutRate;
-  console.log(
-    `  ingest: ${Math.round(withRate)} readings/s with change tracking, ${Math.round(withoutRate)} without (${fixed(ratio, 3)}x)`,
-  );
 
-  // 2. the feed: DAYS_KEPT days of hourly loads, the last one the day a partner asks for, on top
-  //    of the P9 fleet's history (and the changes its load recorded) when --readings asks for it
+  // 2. the feed: DAYS_KEPT days of hourly loads, the last one the day a partner asks for
   let store = 'no readings kept';
   await db.pool.query('TRUNCATE sensor_changes');
   if (fleet) {
@@ -99,7 +89,6 @@ await script.run({ title: 'P12: the change feed', label: 'changes', poolSize: 4,
     dayStart.toISOString(),
   ]);
   const { rows: keyRows } = await db.pool.query<{ cursor_key: Buffer }>('SELECT cursor_key FROM sensor_changes_state');
-  const { encodeCursor } = await import('../src/sensors/change-cursor.js');
   const start = encodeCursor(keyRows[0]!.cursor_key, company.companyId, BigInt(before[0]!.id));
   const pageTimes: number[] = [];
   const narrowTimes: number[] = [];
@@ -128,7 +117,6 @@ await script.run({ title: 'P12: the change feed', label: 'changes', poolSize: 4,
   return [
     {
       ...P12,
-      name: 'the change feed (both parts below)',
       pass: ingestPass && answerPass,
       measured: `ingest ${fixed(ratio, 3)}x, a day's page p50 ${fixed(p50, 1)} ms (ten units ${fixed(narrowP50, 1)} ms)`,
       ratio,

@@ -7,9 +7,7 @@ import { fixed } from './kit/statistics.js';
 
 const UNITS = 15;
 const DAYS = 365;
-// 41 alternating cold pairs: a cold page takes milliseconds, so with 15 pairs the ratio's median
-// moved from run to run on unchanged code by more than the target's margin; with 41 it holds
-// within it (each run's figures: its line in bench/results/scripts.jsonl)
+// a cold page takes milliseconds: the median of 15 rounds moved between runs by more than the margin, of 41 not
 const ROUNDS = script.quick ? 7 : 41;
 const TARGET = 1.1;
 const HOUR = 3_600_000;
@@ -29,11 +27,6 @@ await script.run({ title, label: 'pages', poolSize: 4, targets: [P3] }, async (d
   // page 500 of a walk by cursor: the cursor page 499 gave (a walk's position is the same by either way while nothing lands)
   const cursor = (await get('page=499')).meta.pagination.next_cursor!;
   if ((await get(`cursor=${cursor}`)).data[0]?.timestamp !== deep.data[0]?.timestamp) throw new Error('page 500 by cursor is not page 500');
-  console.log(
-    `total_count ${first.meta.pagination.total_count}; page 500 starts at ${deep.data[0]?.timestamp} (${deep.data.length} records)`,
-  );
-
-  // each round in another order, so a drift of the machine over the run hits all three
   const queries = { first: 'page=1', deep: 'page=500', cursor: `cursor=${cursor}` };
   const cold = await script.alternate(ROUNDS, ['first', 'deep', 'cursor'] as const, (kind) => {
     clock.jump(HOUR);
@@ -47,12 +40,11 @@ await script.run({ title, label: 'pages', poolSize: 4, targets: [P3] }, async (d
   );
   const { first: firstMs, deep: deepMs, cursor: cursorMs } = script.medians(cold);
   const ratio = cursorMs / firstMs;
-  console.log(`median of ${ROUNDS} rounds, cold (no cached counts):`);
-  console.log(`  page 1:   ${fixed(firstMs, 2)} ms`);
-  console.log(`  page 500 by cursor: ${fixed(cursorMs, 2)} ms`);
-  console.log(`  page 500 by number: ${fixed(deepMs, 2)} ms (${fixed(deepMs / firstMs, 2)}x)`);
   const sql = script.medians(offset);
-  console.log(`  for contrast, LIMIT/OFFSET in SQL alone: page 1 ${fixed(sql.first, 1)} ms, page 500 ${fixed(sql.deep, 1)} ms`);
+  console.log(
+    `median of ${ROUNDS} cold rounds: page 1 ${fixed(firstMs, 2)} ms, page 500 by cursor ${fixed(cursorMs, 2)} ms, by number ${fixed(deepMs, 2)} ms; ` +
+      `LIMIT/OFFSET in SQL alone: page 1 ${fixed(sql.first, 1)} ms, page 500 ${fixed(sql.deep, 1)} ms`,
+  );
   return [
     {
       ...P3,
