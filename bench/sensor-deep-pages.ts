@@ -1,6 +1,6 @@
 // Benchmark (b), P3: page 500 by cursor (the walk the docs recommend) costs <= 1.1x page 1, raw,
 // page_size 1000, ~1 M readings, through the real app. Cold: the clock jumps an hour before every
-// request, so no cached count helps. Page 500 by number, and by OFFSET in SQL, for contrast.
+// request, so no cached count helps. Page 500 by number for contrast.
 //   node --import tsx bench/sensor-deep-pages.ts [--quick] [--profile postgres|timescale]
 import * as script from './kit/sensor-script.js';
 import { fixed } from './kit/statistics.js';
@@ -16,7 +16,7 @@ const P3 = { key: 'P3', name: `page 500 by cursor vs page 1 at page_size 1000 (t
 const title = 'sensor benchmark (b): page 500 vs page 1, page_size 1000, ~1 M raw readings';
 
 await script.run({ title, label: 'pages', poolSize: 4, targets: [P3] }, async (db) => {
-  const { company, app, clock, headers } = await script.storeWithApp(db, UNITS, DAYS);
+  const { app, clock, headers } = await script.storeWithApp(db, UNITS, DAYS);
   type Page = { data: { timestamp: string }[]; meta: { pagination: { total_count: number; next_cursor: string | null } } };
   const get = async (query: string) => {
     const response = await app.inject({ method: 'GET', url: `/api/v1/sensor-data?${WINDOW}&page_size=1000&${query}`, headers });
@@ -32,18 +32,10 @@ await script.run({ title, label: 'pages', poolSize: 4, targets: [P3] }, async (d
     clock.jump(HOUR);
     return script.msOf(() => get(queries[kind]));
   });
-  const offsetSql = `SELECT recorded_at, cooling_unit_id, specification_type, value FROM sensor_readings
-    WHERE cooling_unit_id = ANY($1) AND recorded_at >= '2025-01-01' AND recorded_at < '2026-01-01'
-    ORDER BY recorded_at, cooling_unit_id, specification_type LIMIT 1000 OFFSET $2`;
-  const offset = await script.alternate(3, ['first', 'deep'] as const, (kind) =>
-    script.msOf(() => db.pool.query(offsetSql, [company.unitIds, kind === 'first' ? 0 : 499_000])),
-  );
   const { first: firstMs, deep: deepMs, cursor: cursorMs } = script.medians(cold);
   const ratio = cursorMs / firstMs;
-  const sql = script.medians(offset);
   console.log(
-    `median of ${ROUNDS} cold rounds: page 1 ${fixed(firstMs, 2)} ms, page 500 by cursor ${fixed(cursorMs, 2)} ms, by number ${fixed(deepMs, 2)} ms; ` +
-      `LIMIT/OFFSET in SQL alone: page 1 ${fixed(sql.first, 1)} ms, page 500 ${fixed(sql.deep, 1)} ms`,
+    `median of ${ROUNDS} cold rounds: page 1 ${fixed(firstMs, 2)} ms, page 500 by cursor ${fixed(cursorMs, 2)} ms, by number ${fixed(deepMs, 2)} ms`,
   );
   return [
     {

@@ -136,9 +136,7 @@ async function measureRoute(db: script.BenchDatabase, company: script.BenchCompa
 
 const title = `sensor benchmark (a): hourly history of one unit over ${DAYS} days, aggregates vs floor and raw`;
 await script.run({ title, label: 'hourly', poolSize: 4, targets: [P4] }, async (db) => {
-  const { company, readings } = await script.companyWithReadings(db, UNITS, DAYS);
-  // as a year in service leaves the store (timescale: the readings' chunks compressed too)
-  await script.upkeep(db);
+  const { company, readings } = await script.companyStore(db, UNITS, DAYS);
   const unit = Math.ceil(UNITS / 2);
   const { rows, ms } = await measureCopy(db, unit);
   const route = await measureRoute(db, company, unit);

@@ -35,8 +35,6 @@ if (!isSensorProfile(profile)) {
 
 /** Where every sensor script's readings end: the bench's year, 2025, whole. */
 export const END = new Date('2026-01-01T00:00:00Z');
-/** a few days after END: every upkeep policy's offset has passed */
-const UPKEEP_AT = new Date(END.getTime() + 4 * 86_400_000);
 
 export interface BenchDatabase {
   url: string;
@@ -226,28 +224,26 @@ export async function loadReadings(pool: pg.Pool, units: number, days: number, e
   return { rows: stats.inserted, seconds: (performance.now() - started) / 1000 };
 }
 
-/** A company of `units` units with `days` of readings up to END through the real ingest. */
-export async function companyWithReadings(db: BenchDatabase, units: number, days: number) {
+/**
+ * A company of `units` units with `days` of readings to END through the real ingest, and the
+ * upkeep as a year in service leaves them (every policy's offset passed), said on stdout.
+ */
+export async function companyStore(db: BenchDatabase, units: number, days: number) {
   const company = await createUnits(db.pool, units);
   const loaded = await loadReadings(db.pool, units, days, END);
   console.log(`loaded ${loaded.rows} readings (${units} units x ${days} days) through the ingest in ${fixed(loaded.seconds)} s`);
+  const upkeep = await upkeepAfter(db, new Date(END.getTime() + 4 * 86_400_000));
+  const layout = db.profile === 'timescale' ? `; ${await aggregateLayout(db.pool)}` : '';
+  console.log(`upkeep over the loaded year (${upkeep.steps.join(', ')}; VACUUM ANALYZE): ${fixed(upkeep.seconds)} s${layout}`);
   return { company, readings: loaded.rows };
 }
 
-/** A company's readings, the upkeep as a year in service leaves them, and the app on them (closed on drop). */
+/** companyStore() and the app on it (closed on the database's drop). */
 export async function storeWithApp(db: BenchDatabase, units: number, days: number) {
-  const { company } = await companyWithReadings(db, units, days);
-  await upkeep(db);
+  const { company } = await companyStore(db, units, days);
   const bench = await startBenchApp(db, company);
   db.atDrop(() => bench.app.close());
   return { company, ...bench };
-}
-
-/** upkeepAfter() a few days past END, said on stdout (with the aggregates' layout on timescale). */
-export async function upkeep(db: BenchDatabase) {
-  const done = await upkeepAfter(db, UPKEEP_AT);
-  const layout = db.profile === 'timescale' ? `; ${await aggregateLayout(db.pool)}` : '';
-  console.log(`upkeep over the loaded year (${done.steps.join(', ')}; VACUUM ANALYZE): ${fixed(done.seconds)} s${layout}`);
 }
 
 /** The timescale profile's sensor policies in the order a year in service would have run them. */

@@ -60,11 +60,8 @@ export async function loadSensorReadings(pool: pg.Pool, unitIds: number[]): Prom
   const started = performance.now();
   const from = `${WINDOW.first}T00:00:00Z`;
   const to = new Date(Date.parse(`${WINDOW.last}T00:00:00Z`) + 86_400_000).toISOString();
-  // the sensor store (migration 003): weekly partitions (postgres profile) must exist first
-  const { rows: functions } = await pool.query<{ prepare: string | null; storage: string | null }>(
-    "SELECT to_regproc('sensor_prepare_range')::text AS prepare, to_regclass('sensor_storage')::text AS storage",
-  );
-  if (functions[0]?.prepare) await pool.query('SELECT * FROM sensor_prepare_range($1, $2)', [from, to]);
+  // postgres profile: the weekly partitions first
+  await pool.query('SELECT * FROM sensor_prepare_range($1, $2)', [from, to]);
   const result = await pool.query(
     `INSERT INTO sensor_readings (cooling_unit_id, specification_type, recorded_at, value)
      SELECT u, kind, ts,
@@ -77,14 +74,11 @@ export async function loadSensorReadings(pool: pg.Pool, unitIds: number[]): Prom
           unnest(ARRAY['TEMPERATURE', 'HUMIDITY']::specification_type[]) kind`,
     [unitIds, from, to],
   );
-  // postgres profile: triggers folded the rows into the aggregate tables; timescale: materialize the
-  // continuous aggregates now, so hourly pages read aggregates, not the real-time union
-  if (functions[0]?.storage) {
-    const { rows } = await pool.query<{ profile: string }>('SELECT profile FROM sensor_storage');
-    if (rows[0]?.profile === 'timescale') {
-      for (const view of ['sensor_readings_hourly', 'sensor_readings_daily']) {
-        await pool.query(`CALL refresh_continuous_aggregate('${view}', $1::timestamptz, $2::timestamptz)`, [from, to]);
-      }
+  // timescale: the aggregates materialized now, so hourly pages read them, not the real-time union
+  const { rows } = await pool.query<{ profile: string }>('SELECT profile FROM sensor_storage');
+  if (rows[0]?.profile === 'timescale') {
+    for (const view of ['sensor_readings_hourly', 'sensor_readings_daily']) {
+      await pool.query(`CALL refresh_continuous_aggregate('${view}', $1::timestamptz, $2::timestamptz)`, [from, to]);
     }
   }
   await pool.query('ANALYZE sensor_readings');
