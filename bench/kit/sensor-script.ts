@@ -203,8 +203,8 @@ export function generatedCsv(units: number, days: number, seed: number) {
 }
 
 /** The CSV through the real ingest in batches of 50,000, checked to have loaded `expected` readings. */
-export async function ingestCsv(pool: pg.Pool, csv: string[], expected: number, loadsInFlight?: number) {
-  const { inserted } = await ingestReadings(pool, csvReadingRuns(csv, END), { batchSize: 50_000, loadsInFlight });
+export async function ingestCsv(pool: pg.Pool, csv: string[], expected: number) {
+  const { inserted } = await ingestReadings(pool, csvReadingRuns(csv, END), { batchSize: 50_000 });
   if (inserted !== expected) throw new Error(`ingest loaded ${inserted} of ${expected}`);
 }
 

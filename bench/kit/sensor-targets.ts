@@ -33,14 +33,8 @@ function sensorDataAvailable(answer: HttpAnswer | Error): { available: boolean; 
   return { available: false, reason: `${NOT_AVAILABLE} (GET /api/v1/sensor-data answered 200 without the envelope: a stub)` };
 }
 
-export interface SensorData {
-  sensor: { available: boolean; reason: string };
-  /** the readings loaded for the HTTP sensor scenarios; null when the endpoint is not there */
-  sensorReadings: { rows: number; seconds: number } | null;
-}
-
-/** Probes the project's sensor-data endpoint with a small page and, when it answers, loads the readings. */
-export async function probeSensorData(projectUrl: string, dataset: Dataset, log: (line: string) => void): Promise<SensorData> {
+/** Probes the project's sensor-data endpoint with a small page and, when it answers, loads the readings (else null). */
+export async function probeSensorData(projectUrl: string, dataset: Dataset, log: (line: string) => void) {
   const token = dataset.credentials.alpha.take(1)[0]!.raw;
   const path = `/api/v1/sensor-data?start_date=${WINDOW.first}&end_date=${WINDOW.first}&page_size=1`;
   const probe = await request(projectUrl + path, { headers: { authorization: `Bearer ${token}` } }).catch((error: Error) => error);
