@@ -130,6 +130,7 @@ try {
     );
   const rate = {} as Record<PageName, Record<Encoding, number>>;
   const cpu = {} as Record<PageName, Record<Encoding, number>>;
+  console.log(`\nrequests a second (${CONNECTIONS} connections, ${SECONDS} s a run, ${ROUNDS} rounds, encodings alternated):`);
   for (const name of PAGE_NAMES) {
     await load(PAGES[name], 'identity'); // warm-up: caches, JIT, rollup threads
     const runs = await alternate(
