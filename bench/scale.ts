@@ -1,9 +1,5 @@
-// `npm run bench -- --scale`: the P9 scale curve, a mode of its own (bench/run.ts starts it; how
-// it is built and measured: docs/benchmarks.md). Each storage profile's curve runs in a child
-// process (bench/scale-profile.ts), one after the other, so one database exists at a time and the
-// two never measure each other. From their curves: the run's record (kit/run-record.ts), its
-// targets judged (the largest size against 1M), and the table on stdout rendered from that record.
-// Its line goes to runs.jsonl, and with --publish to the history.
+// `npm run bench -- --scale`: the P9 scale curve. Each profile's curve runs in a child process
+// (bench/scale-profile.ts), one after the other, so one database exists at a time and neither measures the other.
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { type CommitFacts, commitMeasured, commitOfRun, machineOfRun, repoRoot, treeState } from './kit/checkout.js';
@@ -26,7 +22,6 @@ import {
   type ProfileCurve,
   SCALE_STEPS,
   type ScaleOptions,
-  type StepFigures,
   type StepLabel,
   stepsUpTo,
 } from './kit/scale-plan.js';
@@ -42,12 +37,11 @@ export interface ProfileOutcome {
   curve: ProfileCurve | null;
 }
 
-/** One profile's curve from its child process: its stderr passed through, its last stdout line parsed. */
+/** One profile's curve from its child process: its stderr passed through, its last curve line on stdout parsed. */
 function runProfile(profile: SensorProfile, options: ScaleOptions): Promise<ProfileOutcome> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'bench/scale-profile.ts', '--profile', profile, '--scale-max', options.max], {
       cwd: repoRoot,
-      // BENCH_TIMESCALE_URL: set by sensor-profiles.ts once the server was found
       env: { ...process.env, BENCH_ADMIN_URL: adminUrl(), BENCH_SENSOR_PROFILE: profile },
       stdio: ['ignore', 'pipe', 'inherit'],
       detached: true,
@@ -56,23 +50,18 @@ function runProfile(profile: SensorProfile, options: ScaleOptions): Promise<Prof
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.on('exit', (code, signal) => {
-      // the app's own log lines may share stdout: the curve is the last line that is one
-      const line = output
-        .trim()
-        .split('\n')
-        .findLast((text) => text.startsWith('{"profile"'));
-      const parsed = ((): (Partial<ProfileCurve> & { targets?: Record<string, { detail?: string }> }) | null => {
-        try {
-          return line ? (JSON.parse(line) as Partial<ProfileCurve>) : null;
-        } catch {
-          return null; // not the curve after all
-        }
-      })();
-      // no server after all: sensor-script.ts's NOT MEASURED line, with the reason
-      const reason = parsed?.targets ? (Object.values(parsed.targets)[0]?.detail ?? 'not measured') : null;
-      const curve = parsed?.steps ? (parsed as ProfileCurve) : null;
+      // the app's log lines may share stdout; without a server, kit/sensor-script.ts prints its NOT MEASURED line instead
+      const line = output.split('\n').findLast((text) => text.startsWith('{"profile"'));
+      let parsed: Partial<ProfileCurve> & { targets?: Record<string, { detail?: string }> } = {};
+      try {
+        parsed = JSON.parse(line ?? '{}') as typeof parsed;
+      } catch {
+        // not a curve after all
+      }
+      const curve = parsed.steps ? (parsed as ProfileCurve) : null;
       const ended = signal ? `stopped by ${signal}` : code === 0 ? null : `exited with ${code}`;
-      if (reason !== null) resolve({ profile, status: 'not measured', reason, curve: null });
+      if (parsed.targets)
+        resolve({ profile, status: 'not measured', reason: Object.values(parsed.targets)[0]?.detail ?? 'not measured', curve });
       else if (curve && !curve.error && !ended) resolve({ profile, status: 'measured', reason: null, curve });
       else resolve({ profile, status: 'failed', reason: curve?.error?.split('\n')[0] ?? ended ?? 'printed no curve', curve });
     });
@@ -87,10 +76,8 @@ export async function runScaleCurve(
   const startedAt = new Date();
   const loadAtStart = loadavg()[0]!;
   onCleanUp(() => stopAll());
-  const steps = stepsUpTo(options.max);
-  log(
-    `P9 scale curve: ${steps.map((step) => `${step.label} (${step.units} units)`).join(', ')} on ${options.profiles.join(' and ')}; progress below, the curve at the end`,
-  );
+  const steps = stepsUpTo(options.max).map((step) => `${step.label} (${step.units} units)`);
+  log(`P9 scale curve: ${steps.join(', ')} on ${options.profiles.join(' and ')}; progress below, the curve at the end`);
   const profiles: ProfileOutcome[] = [];
   for (const profile of options.profiles) {
     const server = await profileServer(profile);
@@ -106,8 +93,12 @@ export async function runScaleCurve(
   if (wasInterrupted()) throw new Error('interrupted');
   const failed = profiles.filter((outcome) => outcome.status === 'failed');
   const partial = [...run.partial, ...failed.map((outcome) => `the ${outcome.profile} profile failed`)];
-  const machine = machineOf(machineOfRun(loadAtStart), null, null);
-  const record = scaleRecordOf(profiles, { max: options.max, startedAt, machine, partial });
+  const record = scaleRecordOf(profiles, {
+    max: options.max,
+    startedAt,
+    machine: machineOf(machineOfRun(loadAtStart), null, null),
+    partial,
+  });
   console.log(formatScaleTable(record));
   recordRun(record, { publish: run.publish, now: () => treeState() });
   if (failed.length > 0) process.exitCode = 1;
@@ -123,24 +114,22 @@ const valueOf = (step: Pick<ScaleStepRow, 'latencyMs' | 'ingestPerS'>, key: Meas
   key === 'ingest' ? step.ingestPerS : step.latencyMs[key];
 const thousands = (value: number) => Math.round(value).toLocaleString('en-US');
 
-const stepRow = (step: StepFigures): ScaleStepRow => ({
-  label: step.label,
-  readings: step.readings,
-  latencyMs: step.latencyMs,
-  ingestPerS: step.ingest.median,
-  bytesPerReading: (step.bytes.readings + step.bytes.aggregates) / step.readings,
-  databaseBytesPerReading: step.bytes.database / step.readings,
-  loadPerS: step.load.perSecond,
-  upkeepS: step.upkeep.seconds,
-  peakDatabaseBytes: step.peakDatabaseBytes,
-  wallS: step.wallSeconds,
-  loadAverage: step.loadAverage,
-  beside: step.beside && { readings: step.beside.readings, latencyMs: step.beside.latencyMs, ingestPerS: step.beside.ingest.median },
-});
-
-/** A profile's row: its steps, and the largest size against the 1M store measured beside it (else the 1M step alone). */
+/** A profile's row: its steps, and the largest size against the 1M store measured beside it (else the 1M step). */
 function profileRow({ profile, status, reason, curve }: ProfileOutcome): ScaleProfileRow {
-  const steps = (curve?.steps ?? []).map(stepRow);
+  const steps = (curve?.steps ?? []).map((step): ScaleStepRow => ({
+    label: step.label,
+    readings: step.readings,
+    latencyMs: step.latencyMs,
+    ingestPerS: step.ingest.median,
+    bytesPerReading: (step.bytes.readings + step.bytes.aggregates) / step.readings,
+    databaseBytesPerReading: step.bytes.database / step.readings,
+    loadPerS: step.load.perSecond,
+    upkeepS: step.upkeep.seconds,
+    peakDatabaseBytes: step.peakDatabaseBytes,
+    wallS: step.wallSeconds,
+    loadAverage: step.loadAverage,
+    beside: step.beside && { readings: step.beside.readings, latencyMs: step.beside.latencyMs, ingestPerS: step.beside.ingest.median },
+  }));
   const first = steps.find((step) => step.label === '1M');
   const last = steps.at(-1);
   const base = last?.beside ?? first;
@@ -157,7 +146,7 @@ function profileRow({ profile, status, reason, curve }: ProfileOutcome): ScalePr
   return { profile, status, reason, note: curve?.note || null, wallS: curve?.wallSeconds ?? null, steps, ratios };
 }
 
-/** Every P9 target of each profile, judged at 100M from the profile's ratios; the 1M step's own figure is shown too. */
+/** Every P9 target of each profile, judged at the top size from the profile's ratios. */
 function judgeTargets(profiles: ScaleProfileRow[], max: StepLabel): ScaleRecord['targets'] {
   return profiles.flatMap((row) =>
     MEASURES.map(({ key, goal, unit }) => {
@@ -189,13 +178,12 @@ export function scaleRecordOf(
 ): ScaleRecord {
   const profiles = outcomes.map(profileRow);
   const stepsDone = outcomes.flatMap((outcome) => outcome.curve?.steps ?? []);
-  const growths = stepsDone.flatMap((step) => (step.peakFileSystemGrowthBytes === null ? [] : [step.peakFileSystemGrowthBytes]));
-  const finishedAt = run.finishedAt ?? new Date();
+  const growths = stepsDone.flatMap((step) => step.peakFileSystemGrowthBytes ?? []);
   return {
     record: RECORD_SHAPE,
     kind: 'scale',
     date: run.startedAt.toISOString(),
-    durationS: (finishedAt.getTime() - run.startedAt.getTime()) / 1000,
+    durationS: ((run.finishedAt ?? new Date()).getTime() - run.startedAt.getTime()) / 1000,
     commit: run.commit ?? commitOfRun(),
     machine: run.machine,
     partial: run.partial,
@@ -212,8 +200,9 @@ const pad = (cells: string[], widths: number[]) =>
 const or = <T>(value: T | null, shown: (value: T) => string) => (value === null ? '-' : shown(value));
 const load = (average: { start: number; end: number } | null, joint = '-') =>
   or(average, ({ start, end }) => `${start.toFixed(1)}${joint}${end.toFixed(1)}`);
+const wholeSeconds = (s: number) => s.toFixed(0);
 
-/** The curve of each profile as a table, the targets, and disk and time. */
+/** The curve of each profile as a table, the verdict lines, and disk and time. */
 export function formatScaleTable(record: ScaleRecord): string {
   const lines = [
     `P9 scale curve (--scale-max ${record.max}), ${record.date.slice(0, 16).replace('T', ' ')} UTC, commit ${commitMeasured(record.commit)}, ` +
@@ -230,23 +219,25 @@ export function formatScaleTable(record: ScaleRecord): string {
     }
     lines.push(`  ${pad(head, widths)}`);
     for (const step of row.steps) {
-      const cells = [step.label, or(step.readings, thousands), or(step.loadPerS, thousands), or(step.upkeepS, (s) => s.toFixed(0))];
+      const cells = [step.label, or(step.readings, thousands), or(step.loadPerS, thousands), or(step.upkeepS, wholeSeconds)];
       cells.push(...LATENCIES.map(({ key }) => ms(step.latencyMs[key])), thousands(step.ingestPerS), step.bytesPerReading.toFixed(1));
       cells.push(
         or(step.databaseBytesPerReading, (b) => b.toFixed(1)),
         or(step.peakDatabaseBytes, gigabytes),
+        or(step.wallS, wholeSeconds),
       );
-      lines.push(`  ${pad([...cells, or(step.wallS, (s) => s.toFixed(0)), load(step.loadAverage)], widths)}`);
-      const beside = step.beside;
-      if (beside) {
-        const figures = LATENCIES.map(({ key }) => ms(beside.latencyMs[key]));
-        lines.push(`  ${pad(['  1M beside', thousands(beside.readings), '', '', ...figures, thousands(beside.ingestPerS)], widths)}`);
+      lines.push(`  ${pad([...cells, load(step.loadAverage)], widths)}`);
+      if (step.beside) {
+        const figures = LATENCIES.map(({ key }) => ms(step.beside!.latencyMs[key]));
+        lines.push(
+          `  ${pad(['  1M beside', thousands(step.beside.readings), '', '', ...figures, thousands(step.beside.ingestPerS)], widths)}`,
+        );
       }
     }
     if (row.status === 'failed') lines.push(`  FAILED: ${row.reason}`);
     lines.push(
-      '  (B/reading: readings and both aggregates with their indexes, after the upkeep; "db": the whole database. "1M beside": the 1M store,',
-      `  kept with the live batches it took so far, measured alternating with the size above it: the ratios below come from that pair. Wall: ${or(row.wallS, (s) => s.toFixed(0))} s)`,
+      '  (B/reading: readings and both aggregates with their indexes, after the upkeep; "db": the whole database. "1M beside": the 1M store',
+      `  measured alternating with the size above it, where the ratios come from. Wall: ${or(row.wallS, wholeSeconds)} s)`,
     );
   }
   lines.push('');

@@ -1,6 +1,5 @@
 // One size of the P9 scale curve in its database (bench/scale-profile.ts; bench/sensor-changes.ts
-// builds its fleet the same way): the fleet loaded through the real ingest, the timescale policies
-// acting as they would have at END, its layout and its bytes on disk, sampled while it exists.
+// builds its fleet the same way): the fleet loaded, the timescale policies as at END, its layout and bytes.
 import { existsSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import type pg from 'pg';
@@ -9,40 +8,33 @@ import { ingestReadings } from '../../src/sensors/ingest.js';
 import { type Bytes, DAYS, END, READINGS_PER_UNIT } from './scale-plan.js';
 import { aggregateLayout, type BenchDatabase, csvReadingRuns, untimedClient } from './sensor-script.js';
 
-const PROGRESS_EVERY_MS = 15_000;
-
 /**
- * The fleet's two years (every unit at one instant, then the next) through the ingest: CSV text
- * parsed and validated, binary COPY in batches of 100,000, two batches loading at once (the
- * ingest's most on two cores), the store keeping its aggregates. Returns the whole load's rate
- * and the rate of its last tenth (the store nearly full).
+ * The fleet's two years through the ingest as `npm run ingest` runs it, in time order: the whole
+ * load's rate, and its last tenth's (the store nearly full).
  */
 export async function loadFleet(pool: pg.Pool, units: number, progress: (line: string) => void) {
   const total = units * READINGS_PER_UNIT;
   const started = performance.now();
   let lastProgress = started;
-  // the last tenth starts where the batch that crossed 90 % began
   let before = { ms: started, inserted: 0 };
-  let lastTenth: { ms: number; inserted: number } | null = null;
-  const runs = csvReadingRuns(readingChunks({ units, days: DAYS, end: END, seed: 1 }), END);
-  const stats = await ingestReadings(pool, runs, {
+  let lastTenth: typeof before | null = null;
+  const stats = await ingestReadings(pool, csvReadingRuns(readingChunks({ units, days: DAYS, end: END, seed: 1 }), END), {
     batchSize: 100_000,
     onBatch: ({ inserted }) => {
       const now = performance.now();
+      // the last tenth starts where the batch that crossed 90 % began
       if (!lastTenth && inserted >= 0.9 * total) lastTenth = before;
       before = { ms: now, inserted };
-      if (now - lastProgress < PROGRESS_EVERY_MS) return;
+      if (now - lastProgress < 15_000) return;
       lastProgress = now;
-      const rate = inserted / ((now - started) / 1000);
       progress(
-        `loading: ${(inserted / 1e6).toFixed(1)} M of ${(total / 1e6).toFixed(1)} M readings, ${Math.round(rate / 1000)}k/s, ` +
-          `about ${Math.round((total - inserted) / rate)} s left`,
+        `loading: ${(inserted / 1e6).toFixed(1)} M of ${(total / 1e6).toFixed(1)} M readings, ${Math.round(inserted / (now - started))}k/s`,
       );
     },
   });
   if (stats.inserted !== total) throw new Error(`the ingest loaded ${stats.inserted} of ${total} readings`);
   const ended = performance.now();
-  const tenth: { ms: number; inserted: number } = lastTenth ?? { ms: started, inserted: 0 };
+  const tenth = lastTenth ?? { ms: started, inserted: 0 };
   return {
     seconds: (ended - started) / 1000,
     perSecond: total / ((ended - started) / 1000),
@@ -51,10 +43,8 @@ export async function loadFleet(pool: pg.Pool, units: number, progress: (line: s
 }
 
 /**
- * timescale: moves the sensor policies' offsets (refresh end_offset, compression and columnstore
- * compress_after) back by now() - `at`, so CALL run_job does what the policy would have done at
- * `at`: the newest week's chunks stay row store, as in service, and the reproducible data can end
- * on a fixed date. The refresh's start_offset is NULL (every invalidated range) either way.
+ * timescale: moves the policies' offsets (refresh end_offset, compress_after) back by now() - `at`,
+ * so CALL run_job does what the policy would have done at `at` (the newest week stays row store).
  */
 export async function policiesAsOf(db: BenchDatabase, at: Date): Promise<string[]> {
   const { rows } = await db.pool.query<{ job: string }>(
@@ -73,7 +63,6 @@ export async function policiesAsOf(db: BenchDatabase, at: Date): Promise<string[
   return rows.map((row) => row.job);
 }
 
-/** The store's bytes on disk: readings, both aggregates, the whole database. */
 export async function bytesOnDisk(db: BenchDatabase): Promise<Bytes> {
   const sql =
     db.profile === 'timescale'
@@ -106,28 +95,26 @@ export async function storeLayout(db: BenchDatabase): Promise<string> {
 }
 
 /**
- * Samples the size of `db` and of the databases `besides` it (pg_database_size) every few seconds
- * on a connection of its own, and the used space of the file system under the server's data
- * directory when it is on this machine (that figure includes WAL, and anything else writing to
- * the same disk meanwhile). latest(): the last size sampled, the databases together; stop() (once,
- * later calls share it): the highest, and how much that file system grew at most (null: not here).
+ * Every 5 s, on a connection of its own: the size of `db` and the databases beside it together, and
+ * the used space of the file system under the server's data directory when it is on this machine.
+ * stop() gives the highest size and the file system's largest growth.
  */
-export async function sampleDisk(db: BenchDatabase, besides: BenchDatabase[] = [], everyMs = 5_000) {
+export async function sampleDisk(db: BenchDatabase, besides: BenchDatabase[]) {
   const client = await untimedClient(db);
   const names = [db, ...besides].map((database) => decodeURIComponent(new URL(database.url).pathname.slice(1)));
   const directory = await client.query<{ data_directory: string }>('SHOW data_directory').then(
-    ({ rows }) => (rows[0] && existsSync(rows[0].data_directory) ? rows[0].data_directory : null),
-    () => null,
+    ({ rows }) => rows[0]?.data_directory,
+    () => undefined,
   );
   const used = async () => {
-    if (!directory) return null;
+    if (!directory || !existsSync(directory)) return null;
     const fs = await statfs(directory);
     return (fs.blocks - fs.bfree) * fs.bsize;
   };
   const usedAtStart = await used();
   let latest = 0;
   let peakDatabase = 0;
-  let peakUsed = usedAtStart;
+  let peakUsed = usedAtStart ?? 0;
   // one sample at a time: a slow one (the server busy compressing) is not queued behind
   let current: Promise<void> | null = null;
   const sample = () =>
@@ -138,28 +125,19 @@ export async function sampleDisk(db: BenchDatabase, besides: BenchDatabase[] = [
       );
       latest = rows[0]!.size;
       peakDatabase = Math.max(peakDatabase, latest);
-      const now = await used();
-      if (now !== null && peakUsed !== null) peakUsed = Math.max(peakUsed, now);
+      peakUsed = Math.max(peakUsed, (await used()) ?? 0);
     })()
       .catch(() => {})
-      .finally(() => {
-        current = null;
-      }));
+      .finally(() => (current = null)));
   await sample();
-  const timer = setInterval(() => void sample(), everyMs);
-  let stopped: Promise<{ peakDatabaseBytes: number; peakFileSystemGrowthBytes: number | null }> | null = null;
-  return {
-    latest: () => latest,
-    stop: () =>
-      (stopped ??= (async () => {
-        clearInterval(timer);
-        await current;
-        await sample();
-        await client.end().catch(() => {});
-        return {
-          peakDatabaseBytes: peakDatabase,
-          peakFileSystemGrowthBytes: usedAtStart === null || peakUsed === null ? null : peakUsed - usedAtStart,
-        };
-      })()),
+  const timer = setInterval(() => void sample(), 5_000);
+  const finish = async () => {
+    clearInterval(timer);
+    await current;
+    await sample();
+    await client.end().catch(() => {});
+    return { peakDatabaseBytes: peakDatabase, peakFileSystemGrowthBytes: usedAtStart === null ? null : peakUsed - usedAtStart };
   };
+  let stopped: ReturnType<typeof finish> | undefined;
+  return { latest: () => latest, stop: () => (stopped ??= finish()) };
 }
