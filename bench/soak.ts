@@ -1,9 +1,6 @@
-// `npm run bench -- --soak [MINUTES]` (default 30): P14, a mode of its own (bench/run.ts starts it;
-// what it sends and samples, and why: docs/benchmarks.md). A small data set, a Redis of its own, the
-// project's compiled cluster; then MINUTES of the mixed stream in back-to-back 10-second intervals,
+// `npm run bench -- --soak [MINUTES]` (default 30): P14 (docs/benchmarks.md). The project's cluster
+// on a small data set with a Redis of its own; the mixed stream in back-to-back 10-second intervals,
 // each ended by a sample, with a token life cycle every 5 s and an ingest every minute beside it.
-// The verdict, the record and the text: kit/soak-verdict.ts. Every process and the database go on
-// every way out, Ctrl-C included.
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -18,18 +15,18 @@ import { metric } from './kit/loop-delay.js';
 import { startPrivateRedis } from './kit/private-redis.js';
 import { onCleanUp, sleep, stopAll, track, wasInterrupted } from './kit/processes.js';
 import { recordRun } from './kit/publish.js';
+import { machineOf } from './kit/run-record.js';
 import { mixedPath } from './kit/scenarios.js';
 import { profileServer } from './kit/sensor-profiles.js';
 import { loadSensorReadings } from './kit/sensor-targets.js';
 import { buildServers, startProjectVariant } from './kit/services.js';
 import {
-  judgeSoak,
   type ResourceSample,
   SAMPLE_SECONDS,
   type SoakInterval,
   type SoakOptions,
-  type SoakReport,
-  soakRunRecord,
+  type SoakRun,
+  soakRecordOf,
   soakText,
 } from './kit/soak-verdict.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
@@ -38,22 +35,19 @@ import { memoryOf } from './kit/worker-memory.js';
 /** A small data set: the soak measures what time does to the service, not the size of its answers. */
 const SOAK_DATASET = { heavyUnits: 20, otherUnits: 5, checkInsPerDay: 2, farmersPerCompany: 1000, sensorUnits: 4 };
 const CONNECTIONS = 8;
-const LIFE_CYCLE_EVERY_MS = 5000;
-const INGEST_EVERY_MS = 60_000;
-
-// The dealt stream: nine mixed-scenario requests (kit/scenarios.ts) with API tokens of every
-// company, then one employee read with an employee JWT, repeated over 400 entries; entry i's token
-// is tokens[i mod T]. Sized so no token or employee comes near its per-minute limit (a token's share
-// is half its limit, so a slow interval's catch-up never draws a 429; an employee's 150 of 600):
-// the soak measures the service, not the limiter.
 const EMPLOYEE_PATHS = ['/api/v1/me', '/api/v1/cooling-units?page_size=50', '/api/v1/api-tokens?page_size=20'];
 
-/** tokens, and employees: readers for the list, plus one manager for the life cycle */
+/**
+ * Tokens and employees (readers, plus one manager for the life cycle), so many that none comes
+ * near its per-minute limit: a token draws half its limit (a slow interval's catch-up never draws a
+ * 429), an employee 150 of 600. The soak measures the service, not the limiter.
+ */
 const credentialNeeds = (rate: number) => ({
   tokens: Math.max(8, Math.ceil((rate * 60 * 0.9) / (TOKEN_LIMIT_PER_MINUTE / 2))),
   employees: Math.max(2, Math.ceil((rate * 60 * 0.1) / 150)) + 1,
 });
 
+/** The dealt stream: nine mixed-scenario requests with the tokens in turn, then one employee read. */
 function soakRequests(tokens: BenchToken[], readers: Employee[], layout: Layout): RequestSpec[] {
   let dataEntry = 0;
   let employeeEntry = 0;
@@ -68,8 +62,6 @@ function soakRequests(tokens: BenchToken[], readers: Employee[], layout: Layout)
   });
 }
 
-// The stateful traffic beside it.
-
 interface TrafficTally {
   status5xx: number;
   failures: string[];
@@ -77,32 +69,23 @@ interface TrafficTally {
 
 const USE_PATH = '/api/v1/analytics/utilization?start_date=2025-06-01&end_date=2025-06-07&page_size=10';
 
-/**
- * One life cycle of `manager`'s token: create, list, retrieve, use, rotate with no grace, the old
- * one refused, the new one used, revoke, the new one refused (the revocation fan-out through Redis
- * on every cycle); every answer checked against what it must be.
- */
+/** A token's life cycle, every answer checked: the revocation fan-out through Redis on every cycle. */
 async function tokenLifeCycle(serviceUrl: string, manager: Employee, cycle: number, tally: TrafficTally): Promise<void> {
   const call = async (what: string, expected: number, path: string, options: { method?: string; body?: unknown; token?: string } = {}) => {
-    const headers: Record<string, string> = { authorization: `Bearer ${options.token ?? manager.jwt}` };
-    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const { method = 'GET', body, token = manager.jwt } = options;
     const answer = await request(serviceUrl + path, {
-      method: options.method ?? 'GET',
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
       timeoutMs: 15_000,
     }).catch((error: Error) => ({ status: 0, body: error.message }));
     if (answer.status >= 500) tally.status5xx++;
-    if (answer.status !== expected) {
-      tally.failures.push(`${what}: ${answer.status} instead of ${expected} (${answer.body.slice(0, 120)})`);
-      return null;
-    }
-    return answer.body === '' ? {} : (JSON.parse(answer.body) as { id?: string; token?: string });
+    if (answer.status === expected) return answer.body === '' ? {} : (JSON.parse(answer.body) as { id?: string; token?: string });
+    tally.failures.push(`${what}: ${answer.status} instead of ${expected} (${answer.body.slice(0, 120)})`);
+    return null;
   };
-  const created = await call('create', 201, '/api/v1/api-tokens', {
-    method: 'POST',
-    body: { name: `soak ${cycle}`, scopes: ['utilization'] },
-  });
+  const body = { name: `soak ${cycle}`, scopes: ['utilization'] };
+  const created = await call('create', 201, '/api/v1/api-tokens', { method: 'POST', body });
   if (!created?.id || !created.token) return;
   await call('list', 200, '/api/v1/api-tokens?page_size=5');
   await call('retrieve', 200, `/api/v1/api-tokens/${created.id}`);
@@ -118,16 +101,13 @@ async function tokenLifeCycle(serviceUrl: string, manager: Employee, cycle: numb
   await call('revoked token', 401, USE_PATH, { token: rotated.token });
 }
 
-/**
- * The minute's readings (one of each kind per sensor unit, stamped now) through the project's CLI,
- * `node dist/src/cli/ingest.js -`: a process that connects, loads and leaves, as a site's uploader.
- */
+/** The minute's readings through the project's CLI: a process that connects, loads and leaves, as a site's uploader. */
 function ingestMinute(databaseUrl: string, unitIds: number[], tally: TrafficTally): Promise<void> {
   const stamp = new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
-  const csv = [
-    'cooling_unit_id,specification_type,recorded_at,value',
-    ...unitIds.flatMap((unit) => [`${unit},TEMPERATURE,${stamp},${(4 + (unit % 3) / 2).toFixed(1)}`, `${unit},HUMIDITY,${stamp},88.5`]),
-  ].join('\n');
+  const rows = unitIds.flatMap((unit) => [
+    `${unit},TEMPERATURE,${stamp},${(4 + (unit % 3) / 2).toFixed(1)}`,
+    `${unit},HUMIDITY,${stamp},88.5`,
+  ]);
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['dist/src/cli/ingest.js', '-', '--format', 'csv'], {
       env: { ...process.env, DATABASE_URL: databaseUrl },
@@ -146,7 +126,7 @@ function ingestMinute(databaseUrl: string, unitIds: number[], tally: TrafficTall
       if (code !== 0) tally.failures.push(`ingest exited ${signal ?? code}: ${stderr.trim().split('\n').at(-1) ?? ''}`);
       resolve();
     });
-    child.stdin.end(`${csv}\n`);
+    child.stdin.end(['cooling_unit_id,specification_type,recorded_at,value', ...rows, ''].join('\n'));
   });
 }
 
@@ -154,17 +134,16 @@ function ingestMinute(databaseUrl: string, unitIds: number[], tally: TrafficTall
 function startSideTraffic(serviceUrl: string, dataset: Dataset, manager: Employee) {
   let tally: TrafficTally = { status5xx: 0, failures: [] };
   let running = true;
-  const every = (ms: number, step: (round: number) => Promise<void>) =>
-    (async () => {
-      for (let round = 1; running; round++) {
-        const started = Date.now();
-        await step(round);
-        while (running && Date.now() - started < ms) await sleep(Math.min(250, ms - (Date.now() - started)));
-      }
-    })();
+  const every = async (ms: number, step: (round: number) => Promise<void>) => {
+    for (let round = 1; running; round++) {
+      const started = Date.now();
+      await step(round);
+      while (running && Date.now() - started < ms) await sleep(Math.min(250, ms - (Date.now() - started)));
+    }
+  };
   const loops = [
-    every(LIFE_CYCLE_EVERY_MS, (cycle) => tokenLifeCycle(serviceUrl, manager, cycle, tally)),
-    every(INGEST_EVERY_MS, () => ingestMinute(dataset.url, dataset.layout.sensorUnitIds, tally)),
+    every(5_000, (cycle) => tokenLifeCycle(serviceUrl, manager, cycle, tally)),
+    every(60_000, () => ingestMinute(dataset.url, dataset.layout.sensorUnitIds, tally)),
   ];
   return {
     take: () => {
@@ -179,20 +158,19 @@ function startSideTraffic(serviceUrl: string, dataset: Dataset, manager: Employe
   };
 }
 
-// The sample, from outside the service as an SRE would: each worker's RSS and open file descriptors
-// (/proc/<pid>), the cluster's event-loop lag (its /metrics: prom-client resets its lag histogram on
-// every scrape, so each sample covers the interval since the last), the service's PostgreSQL
-// connections (pg_stat_activity by application name, the bench database only) and its Redis
-// connections (CLIENT LIST by connection name, on the soak's own Redis: kit/private-redis.ts).
-
-function fdsOf(pid: number): number | null {
+const fdsOf = (pid: number) => {
   try {
     return readdirSync(`/proc/${pid}/fd`).length;
   } catch {
     return null; // exited (a respawn is seen as a new pid)
   }
-}
+};
 
+/**
+ * The sample, from outside the service as an SRE would take it. The lag: prom-client resets its
+ * histogram on every scrape, so each sample covers the interval since the last. The connections:
+ * the service's own, by application name on the bench database and by name on the soak's Redis.
+ */
 async function openProbes(serviceUrl: string, workerPids: () => number[], databaseUrl: string, redisUrl: string) {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'coldtrack-bench-soak' });
   client.on('error', () => {}); // cut by the forced drop at the end
@@ -204,7 +182,7 @@ async function openProbes(serviceUrl: string, workerPids: () => number[], databa
   return {
     async sample(): Promise<ResourceSample> {
       const [metrics, postgres, clients] = await Promise.all([
-        orNull(request(`${serviceUrl}/metrics`, { timeoutMs: 5000 }).then((answer) => (answer.status === 200 ? answer.body : null))),
+        orNull(request(`${serviceUrl}/metrics`, { timeoutMs: 5000 })),
         orNull(
           client.query<{ n: number }>(
             `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'coldtrack-api%'`,
@@ -213,21 +191,12 @@ async function openProbes(serviceUrl: string, workerPids: () => number[], databa
         ),
         orNull(redis.client('LIST')),
       ]);
-      const ms = (name: string) => {
-        const seconds = metrics === null ? null : metric(metrics, name);
-        return seconds === null ? null : seconds * 1000;
-      };
+      const lag = metrics?.status === 200 ? metric(metrics.body, 'nodejs_eventloop_lag_p99_seconds') : null;
       return {
         workers: workerPids().map((pid) => ({ pid, rssMb: memoryOf(pid)?.rssMb ?? null, fds: fdsOf(pid) })),
-        lagP99Ms: ms('nodejs_eventloop_lag_p99_seconds'),
-        lagMaxMs: ms('nodejs_eventloop_lag_max_seconds'),
+        lagP99Ms: lag === null ? null : lag * 1000,
         postgresConnections: postgres?.rows[0]!.n ?? null,
-        redisConnections:
-          clients === null
-            ? null
-            : String(clients)
-                .split('\n')
-                .filter((line) => / name=coldtrack-/.test(line)).length,
+        redisConnections: clients === null ? null : (String(clients).match(/ name=coldtrack-/g)?.length ?? 0),
       };
     },
     async close() {
@@ -257,8 +226,8 @@ async function prepare(options: SoakOptions, log: (line: string) => void): Promi
   return dataset;
 }
 
-/** The soak itself, its report in memory (the tests call it); the run's clean-up stops what it started. */
-export async function measureSoak(options: SoakOptions, log: (line: string) => void): Promise<SoakReport> {
+/** The soak itself (the tests call it); the run's clean-up stops what it started. */
+export async function measureSoak(options: SoakOptions, log: (line: string) => void): Promise<SoakRun> {
   onCleanUp(() => stopAll());
   onCleanUp(async () => closeLoadGenerators());
   const startedAt = new Date();
@@ -290,7 +259,7 @@ export async function measureSoak(options: SoakOptions, log: (line: string) => v
   try {
     while (!wasInterrupted() && secondsOfLoad() < totalS - 0.5) {
       const startS = secondsOfLoad();
-      const duration = Math.max(1, Math.min(SAMPLE_SECONDS, Math.round(totalS - (performance.now() - loadStarted) / 1000)));
+      const duration = Math.max(1, Math.min(SAMPLE_SECONDS, Math.round(totalS - startS)));
       const { figures, dealt } = await runDealtLoad({ ...load, duration, firstEntry: entry });
       entry += dealt;
       const sample = await probes.sample();
@@ -310,12 +279,12 @@ export async function measureSoak(options: SoakOptions, log: (line: string) => v
         sample,
       };
       intervals.push(interval);
-      const perWorker = (value: (worker: ResourceSample['workers'][number]) => string) => sample.workers.map(value).join('/');
+      const perWorker = (shown: (worker: ResourceSample['workers'][number]) => unknown) =>
+        sample.workers.map((w) => shown(w) ?? '-').join('/');
       log(
         `${(interval.atS / 60).toFixed(1)} min: ${(figures.responses / figures.durationS).toFixed(1)}/s p50 ${interval.p50Ms} p99 ${interval.p99Ms} ms; ` +
-          `RSS ${perWorker((w) => w.rssMb?.toFixed(0) ?? '-')} MB; fds ${perWorker((w) => String(w.fds ?? '-'))}; ` +
-          `lag p99 ${sample.lagP99Ms?.toFixed(1) ?? '-'} ms; pg ${sample.postgresConnections ?? '-'} redis ${sample.redisConnections ?? '-'}; ` +
-          `5xx ${interval.status5xx}${interval.failures > 0 ? `; ${interval.failures} failed` : ''}`,
+          `RSS ${perWorker((w) => w.rssMb?.toFixed(0))} MB; fds ${perWorker((w) => w.fds)}; lag p99 ${sample.lagP99Ms?.toFixed(1) ?? '-'} ms; ` +
+          `pg ${sample.postgresConnections ?? '-'} redis ${sample.redisConnections ?? '-'}; 5xx ${interval.status5xx}; ${interval.failures} failed`,
       );
     }
   } finally {
@@ -324,26 +293,22 @@ export async function measureSoak(options: SoakOptions, log: (line: string) => v
   if (wasInterrupted()) throw new Error('interrupted');
   failures.push(...side.take().failures);
   return {
-    kind: 'soak',
-    startedAt: startedAt.toISOString(),
-    durationS: (Date.now() - startedAt.getTime()) / 1000,
     options,
-    machine: { ...machineOfRun(loadAtStart), redis: redis.version },
-    service: { command: `node ${entries.project} (WORKERS=${WORKERS})`, workers: WORKERS, connections: CONNECTIONS },
-    dataset: { counts: dataset.counts, sensorUnits: dataset.layout.sensorUnitIds.length },
+    startedAt,
+    durationS: (Date.now() - startedAt.getTime()) / 1000,
+    machine: machineOf(machineOfRun(loadAtStart), null, redis.version),
+    service: `node ${entries.project} (WORKERS=${WORKERS}), ${CONNECTIONS} connections`,
     intervals,
-    failures: failures.slice(0, 50),
-    verdict: judgeSoak(intervals, options.minutes),
+    failures,
   };
 }
 
-/** The soak, its report and its line; the caller's clean-up stops everything it started. */
 export async function runSoak(
   options: SoakOptions,
   run: { publish: boolean; partial: string[] },
   log: (line: string) => void,
 ): Promise<void> {
-  const record = soakRunRecord(await measureSoak(options, log), run.partial, commitOfRun());
+  const record = soakRecordOf(await measureSoak(options, log), run.partial, commitOfRun());
   console.log(soakText(record));
   recordRun(record, { publish: run.publish, now: () => treeState() });
 }

@@ -5,7 +5,7 @@
 // published), bad values are refused.
 import t from 'tap';
 import { readRunOptions } from '../../bench/kit/run-options.js';
-import { judgeSoak, P14, slope, type SoakInterval, type SoakReport, soakRunRecord } from '../../bench/kit/soak-verdict.js';
+import { judgeSoak, P14, slope, type SoakInterval, soakRecordOf } from '../../bench/kit/soak-verdict.js';
 import { soakFiguresMarkdown } from '../../bench/kit/figures-markdown.js';
 
 /** `minutes` of 10-second intervals, each figure a function of the interval's end in seconds. */
@@ -27,7 +27,6 @@ function series(minutes: number, shape: Partial<Record<'rss' | 'p99' | 'fds' | '
           { pid: 102, rssMb: 149 + (i % 3), fds: 37 },
         ],
         lagP99Ms: 12,
-        lagMaxMs: 30,
         postgresConnections: shape.pg?.(atS) ?? 20 + (i % 3),
         redisConnections: shape.redis?.(atS) ?? 4,
       },
@@ -105,19 +104,24 @@ t.test('a short soak scales its windows down, never below one interval', async (
 
 t.test('the record and the doc section of a soak', async (t) => {
   const intervals = series(2);
-  const report: SoakReport = {
-    kind: 'soak',
-    startedAt: '2026-11-27T15:00:00.000Z',
+  const run = {
+    options: { minutes: 2, rate: 20, profile: 'postgres' as const },
+    startedAt: new Date('2026-11-27T15:00:00.000Z'),
     durationS: 200,
-    options: { minutes: 2, rate: 20, profile: 'postgres' },
-    machine: { cpus: 2, cpuModel: 'test cpu', memoryGb: 8, node: 'v24.0.0', loadAverage: { start: 1, end: 1 }, redis: '7.0.15' },
-    service: { command: 'node dist/src/main.js (WORKERS=2)', workers: 2, connections: 8 },
-    dataset: { counts: {}, sensorUnits: 4 },
+    machine: {
+      cpuModel: 'test cpu',
+      cores: 2,
+      memoryGb: 8,
+      node: 'v24.0.0',
+      postgres: null,
+      redis: '7.0.15',
+      loadAverage: { start: 1, end: 1 },
+    },
+    service: 'node dist/src/main.js (WORKERS=2), 8 connections',
     intervals,
     failures: [],
-    verdict: judgeSoak(intervals, 2),
   };
-  const record = soakRunRecord(report, ['--soak 2'], { hash: 'a'.repeat(40), dirty: false, movedTo: null });
+  const record = soakRecordOf(run, ['--soak 2'], { hash: 'a'.repeat(40), dirty: false, movedTo: null });
   t.equal(record.kind, 'soak');
   t.equal(record.series.length, 12);
   t.same(record.series[0]!.rssMb.length, 2);
