@@ -1,7 +1,5 @@
-// The analytics data set at scale, built with set-based SQL: one company, `units` units over 20
-// sites, 5,000 farmers, and `days` days of movements (a check-in every other day per unit, 3
-// crates each, checked out 4 days later, each check-out surveyed). Used by bench/analytics-scale.ts
-// (P10) and bench/generic-plans.ts.
+// The analytics data set of bench/analytics-scale.ts (P10) and bench/generic-plans.ts, in set-based SQL: one
+// company, `units` units over 20 sites, 5,000 farmers, `days` days of movements.
 import pg from 'pg';
 
 /** Builds the data set into the (migrated) database at `url`, or leaves the one already there. */
@@ -42,8 +40,7 @@ export async function buildAnalyticsDataset(url: string, units: number, days: nu
       SELECT co.id, 1, 'NGN', 9000, 25, 70, 5, co.checked_out_at FROM check_outs co;
     INSERT INTO baseline_surveys (farmer_id, crop_id, loss_share, currency, average_price_per_kg, surveyed_at)
       SELECT id, 1, 0.3, 'NGN', 250, now() - interval '400 days' FROM users WHERE role = 'FARMER';`);
-  // as autovacuum leaves tables that are written and read for a while: statistics, and the visibility
-  // map set (index-only scans skip the heap)
+  // as autovacuum leaves tables written and read for a while: statistics, and the visibility map set
   await pool.query('VACUUM ANALYZE');
   const counts = await pool.query(
     'SELECT (SELECT count(*) FROM check_ins) AS check_ins, (SELECT count(*) FROM crates) AS crates, (SELECT count(*) FROM check_outs) AS check_outs',
