@@ -70,7 +70,7 @@ interface TrafficTally {
 const USE_PATH = '/api/v1/analytics/utilization?start_date=2025-06-01&end_date=2025-06-07&page_size=10';
 
 /** A token's life cycle, every answer checked: the revocation fan-out through Redis on every cycle. */
-async function tokenLifeCycle(serviceUrl: string, manager: Employee, cycle: number, tally: TrafficTally): Promise<void> {
+async function tokenLifeCycle(serviceUrl: string, manager: Employee, cycle: string, tally: TrafficTally): Promise<void> {
   const call = async (what: string, expected: number, path: string, options: { method?: string; body?: unknown; token?: string } = {}) => {
     const { method = 'GET', body, token = manager.jwt } = options;
     const answer = await request(serviceUrl + path, {
@@ -130,32 +130,19 @@ function ingestMinute(databaseUrl: string, unitIds: number[], tally: TrafficTall
   });
 }
 
-/** The side traffic until stop(); take() hands over what happened since the last call. */
-function startSideTraffic(serviceUrl: string, dataset: Dataset, manager: Employee) {
-  let tally: TrafficTally = { status5xx: 0, failures: [] };
-  let running = true;
-  const every = async (ms: number, step: (round: number) => Promise<void>) => {
-    for (let round = 1; running; round++) {
-      const started = Date.now();
-      await step(round);
-      while (running && Date.now() - started < ms) await sleep(Math.min(250, ms - (Date.now() - started)));
+/** Beside one interval's load: a token life cycle every 5 s of it, and at each minute's start an ingest. */
+async function sideTraffic(url: string, dataset: Dataset, manager: Employee, index: number, durationS: number): Promise<TrafficTally> {
+  const tally: TrafficTally = { status5xx: 0, failures: [] };
+  const started = Date.now();
+  const cycles = async () => {
+    for (let atMs = 0; atMs < durationS * 1000; atMs += 5_000) {
+      await sleep(atMs - (Date.now() - started));
+      await tokenLifeCycle(url, manager, `${index}.${atMs / 5_000}`, tally);
     }
   };
-  const loops = [
-    every(5_000, (cycle) => tokenLifeCycle(serviceUrl, manager, cycle, tally)),
-    every(60_000, () => ingestMinute(dataset.url, dataset.layout.sensorUnitIds, tally)),
-  ];
-  return {
-    take: () => {
-      const taken = tally;
-      tally = { status5xx: 0, failures: [] };
-      return taken;
-    },
-    stop: async () => {
-      running = false;
-      await Promise.all(loops);
-    },
-  };
+  const minute = (index * SAMPLE_SECONDS) % 60 === 0;
+  await Promise.all([cycles(), minute && ingestMinute(dataset.url, dataset.layout.sensorUnitIds, tally)]);
+  return tally;
 }
 
 const fdsOf = (pid: number) => {
@@ -177,37 +164,39 @@ async function openProbes(serviceUrl: string, workerPids: () => number[], databa
   await client.connect();
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, connectionName: 'bench-soak' });
   await redis.connect();
+  onCleanUp(async () => {
+    await client.end().catch(() => {});
+    redis.disconnect();
+  });
   const database = new URL(databaseUrl).pathname.slice(1);
   const orNull = <T>(promise: Promise<T>) => promise.catch(() => null);
-  return {
-    async sample(): Promise<ResourceSample> {
-      const [metrics, postgres, clients] = await Promise.all([
-        orNull(request(`${serviceUrl}/metrics`, { timeoutMs: 5000 })),
-        orNull(
-          client.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'coldtrack-api%'`,
-            [database],
-          ),
+  return async (): Promise<ResourceSample> => {
+    const [metrics, postgres, clients] = await Promise.all([
+      orNull(request(`${serviceUrl}/metrics`, { timeoutMs: 5000 })),
+      orNull(
+        client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'coldtrack-api%'`,
+          [database],
         ),
-        orNull(redis.client('LIST')),
-      ]);
-      const lag = metrics?.status === 200 ? metric(metrics.body, 'nodejs_eventloop_lag_p99_seconds') : null;
-      return {
-        workers: workerPids().map((pid) => ({ pid, rssMb: memoryOf(pid)?.rssMb ?? null, fds: fdsOf(pid) })),
-        lagP99Ms: lag === null ? null : lag * 1000,
-        postgresConnections: postgres?.rows[0]!.n ?? null,
-        redisConnections: clients === null ? null : (String(clients).match(/ name=coldtrack-/g)?.length ?? 0),
-      };
-    },
-    async close() {
-      await client.end().catch(() => {});
-      redis.disconnect();
-    },
+      ),
+      orNull(redis.client('LIST')),
+    ]);
+    const lag = metrics?.status === 200 ? metric(metrics.body, 'nodejs_eventloop_lag_p99_seconds') : null;
+    return {
+      workers: workerPids().map((pid) => ({ pid, rssMb: memoryOf(pid)?.rssMb ?? null, fds: fdsOf(pid) })),
+      lagP99Ms: lag === null ? null : lag * 1000,
+      postgresConnections: postgres?.rows[0]!.n ?? null,
+      redisConnections: clients === null ? null : (String(clients).match(/ name=coldtrack-/g)?.length ?? 0),
+    };
   };
 }
 
-/** The data set with its sensor readings; its pool ends here, so pg_stat_activity counts the service's connections alone. */
-async function prepare(options: SoakOptions, log: (line: string) => void): Promise<Dataset> {
+/** The soak itself (the tests call it); the run's clean-up stops what it started. */
+export async function measureSoak(options: SoakOptions, log: (line: string) => void): Promise<SoakRun> {
+  onCleanUp(() => stopAll());
+  onCleanUp(async () => closeLoadGenerators());
+  const startedAt = new Date();
+  const loadAtStart = loadavg()[0]!;
   const server = await profileServer(options.profile);
   if (server.adminUrl === null) throw new Error(`the ${options.profile} profile has no server: ${server.reason}`);
   const needs = credentialNeeds(options.rate);
@@ -217,22 +206,9 @@ async function prepare(options: SoakOptions, log: (line: string) => void): Promi
     sensorStorage: options.profile,
     sensorRetentionDays: null,
   });
-  try {
-    const readings = await loadSensorReadings(dataset.pool, dataset.layout.sensorUnitIds);
-    log(`${readings.rows} sensor readings for ${dataset.layout.sensorUnitIds.length} units in ${readings.seconds.toFixed(1)} s`);
-  } finally {
-    await dataset.pool.end();
-  }
-  return dataset;
-}
-
-/** The soak itself (the tests call it); the run's clean-up stops what it started. */
-export async function measureSoak(options: SoakOptions, log: (line: string) => void): Promise<SoakRun> {
-  onCleanUp(() => stopAll());
-  onCleanUp(async () => closeLoadGenerators());
-  const startedAt = new Date();
-  const loadAtStart = loadavg()[0]!;
-  const dataset = await prepare(options, log);
+  const readings = await loadSensorReadings(dataset.pool, dataset.layout.sensorUnitIds).finally(() => dataset.pool.end());
+  log(`${readings.rows} sensor readings for ${dataset.layout.sensorUnitIds.length} units in ${readings.seconds.toFixed(1)} s`);
+  // the data set's pool has ended: pg_stat_activity counts the service's connections alone
   const redis = await startPrivateRedis();
   onCleanUp(() => redis.stop());
   const entries = await buildServers(log, { reference: false });
@@ -240,58 +216,50 @@ export async function measureSoak(options: SoakOptions, log: (line: string) => v
   onCleanUp(() => service.stop());
   log(`cluster up at ${service.url}: workers ${service.workerPids().join(', ')}; Redis ${redis.version} at ${redis.url}`);
 
-  const needs = credentialNeeds(options.rate);
   const [manager, ...readers] = dataset.credentials.managers.take(needs.employees);
   const requests = soakRequests(dataset.credentials.mixed.take(needs.tokens), readers, dataset.layout);
-  const probes = await openProbes(service.url, () => service.workerPids(), dataset.url, redis.url);
-  onCleanUp(() => probes.close());
-
+  const sample = await openProbes(service.url, () => service.workerPids(), dataset.url, redis.url);
   const load = { url: service.url, connections: CONNECTIONS, overallRate: options.rate, requests };
   let entry = (await runDealtLoad({ ...load, duration: SAMPLE_SECONDS, firstEntry: 0 })).dealt;
   log(`warm-up: ${SAMPLE_SECONDS} s at ${options.rate}/s; then ${options.minutes} min of load, a sample every ${SAMPLE_SECONDS} s`);
-  const side = startSideTraffic(service.url, dataset, manager!);
-  await probes.sample(); // the lag histogram restarts here
+  await sample(); // the lag histogram restarts here
   const intervals: SoakInterval[] = [];
   const failures: string[] = [];
   const loadStarted = performance.now();
   const secondsOfLoad = () => Math.round((performance.now() - loadStarted) / 100) / 10;
   const totalS = options.minutes * 60;
-  try {
-    while (!wasInterrupted() && secondsOfLoad() < totalS - 0.5) {
-      const startS = secondsOfLoad();
-      const duration = Math.max(1, Math.min(SAMPLE_SECONDS, Math.round(totalS - startS)));
-      const { figures, dealt } = await runDealtLoad({ ...load, duration, firstEntry: entry });
-      entry += dealt;
-      const sample = await probes.sample();
-      const beside = side.take();
-      failures.push(...beside.failures);
-      const count5xx = Object.entries(figures.statusCodes).reduce((sum, [code, n]) => sum + (Number(code) >= 500 ? n : 0), 0);
-      const answered = figures.responses > 0;
-      const interval: SoakInterval = {
-        startS,
-        atS: secondsOfLoad(),
-        requests: figures.responses,
-        p50Ms: answered ? figures.latencyMs.p50 : null,
-        p99Ms: answered ? figures.latencyMs.p99 : null,
-        status5xx: count5xx + beside.status5xx,
-        failures: beside.failures.length + figures.errors + figures.timeouts,
-        otherNon2xx: figures.non2xx - count5xx,
-        sample,
-      };
-      intervals.push(interval);
-      const perWorker = (shown: (worker: ResourceSample['workers'][number]) => unknown) =>
-        sample.workers.map((w) => shown(w) ?? '-').join('/');
-      log(
-        `${(interval.atS / 60).toFixed(1)} min: ${(figures.responses / figures.durationS).toFixed(1)}/s p50 ${interval.p50Ms} p99 ${interval.p99Ms} ms; ` +
-          `RSS ${perWorker((w) => w.rssMb?.toFixed(0))} MB; fds ${perWorker((w) => w.fds)}; lag p99 ${sample.lagP99Ms?.toFixed(1) ?? '-'} ms; ` +
-          `pg ${sample.postgresConnections ?? '-'} redis ${sample.redisConnections ?? '-'}; 5xx ${interval.status5xx}; ${interval.failures} failed`,
-      );
-    }
-  } finally {
-    await side.stop();
+  while (!wasInterrupted() && secondsOfLoad() < totalS - 0.5) {
+    const startS = secondsOfLoad();
+    const duration = Math.max(1, Math.min(SAMPLE_SECONDS, Math.round(totalS - startS)));
+    const [{ figures, dealt }, beside] = await Promise.all([
+      runDealtLoad({ ...load, duration, firstEntry: entry }),
+      sideTraffic(service.url, dataset, manager!, intervals.length, duration),
+    ]);
+    entry += dealt;
+    failures.push(...beside.failures);
+    const count5xx = Object.entries(figures.statusCodes).reduce((sum, [code, n]) => sum + (Number(code) >= 500 ? n : 0), 0);
+    const answered = figures.responses > 0;
+    const interval: SoakInterval = {
+      startS,
+      atS: secondsOfLoad(),
+      requests: figures.responses,
+      p50Ms: answered ? figures.latencyMs.p50 : null,
+      p99Ms: answered ? figures.latencyMs.p99 : null,
+      status5xx: count5xx + beside.status5xx,
+      failures: beside.failures.length + figures.errors + figures.timeouts,
+      otherNon2xx: figures.non2xx - count5xx,
+      sample: await sample(),
+    };
+    intervals.push(interval);
+    const { workers, lagP99Ms, postgresConnections, redisConnections } = interval.sample;
+    log(
+      `${(interval.atS / 60).toFixed(1)} min: ${(figures.responses / figures.durationS).toFixed(1)}/s p50 ${interval.p50Ms} p99 ${interval.p99Ms} ms; ` +
+        `RSS ${workers.map((w) => w.rssMb?.toFixed(0) ?? '-').join('/')} MB; fds ${workers.map((w) => w.fds ?? '-').join('/')}; ` +
+        `lag p99 ${lagP99Ms?.toFixed(1) ?? '-'} ms; pg ${postgresConnections ?? '-'} redis ${redisConnections ?? '-'}; ` +
+        `5xx ${interval.status5xx}; ${interval.failures} failed`,
+    );
   }
   if (wasInterrupted()) throw new Error('interrupted');
-  failures.push(...side.take().failures);
   return {
     options,
     startedAt,
