@@ -29,7 +29,7 @@ import {
   startBenchApp,
   upkeepAfter,
 } from './kit/sensor-script.js';
-import { gigabytes, median, timed } from './kit/statistics.js';
+import { gigabytes, median, ms, timed } from './kit/statistics.js';
 
 // The probes: unit 1 (present at every size, its history as long) in 2025, the year before END.
 const YEAR = `cooling_unit_id=1&start_date=2025-01-01&end_date=2025-12-31`;
@@ -120,13 +120,7 @@ const started = performance.now();
 const seconds = (since: number) => (performance.now() - since) / 1000;
 const log = (line: string) => console.error(`[scale ${profile} ${seconds(started).toFixed(0).padStart(5)} s] ${line}`);
 
-let steps: ReturnType<typeof stepsUpTo>;
-try {
-  steps = stepsUpTo(readScaleOptions(process.argv.slice(2)).max);
-} catch (error) {
-  console.error((error as Error).message);
-  process.exit(2);
-}
+const steps = stepsUpTo(readScaleOptions(process.argv.slice(2)).max);
 const curve: ProfileCurve = { profile, note: '', steps: [], wallSeconds: 0, error: null };
 /** the 1M store, kept while the larger sizes are measured beside it */
 let smallest: (MeasuredStore & { readings: number }) | null = null;
@@ -145,21 +139,21 @@ async function measureStep(step: (typeof steps)[number], isLast: boolean): Promi
     say(`${step.units} units x ${DAYS} days = ${readings} readings`);
     const company = await createUnits(db.pool, Math.max(step.units, INGEST.units));
     const load = await loadFleet(db.pool, step.units, (line) => say(`${line}; on disk ${gigabytes(disk.latest())}`));
-    say(
-      `loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.perSecond)}/s, the last tenth ${Math.round(load.lastTenthPerSecond)}/s)`,
-    );
+    say(`loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.perSecond)} readings/s)`);
     const bytesLoaded = await bytesOnDisk(db);
     if (db.profile === 'timescale') for (const job of await policiesAsOf(db, END)) say(`policy as of END: ${job}`);
     const upkeep = await upkeepAfter(db, END);
     const layout = await storeLayout(db);
     const bytes = await bytesOnDisk(db);
-    say(`upkeep (${upkeep.steps.join(', ')}) in ${upkeep.seconds.toFixed(0)} s; ${layout}; ${gigabytes(bytes.database)} on disk`);
+    say(`upkeep (${upkeep.steps.join(', ')}) in ${upkeep.seconds.toFixed(0)} s; ${layout}`);
+    say(`on disk as loaded ${gigabytes(bytesLoaded.database)}, after the upkeep ${gigabytes(bytes.database)}`);
 
     const store: MeasuredStore = { db, company, liveBatches: 0 };
     const stores = beside ? [store, beside] : [store];
     const besideReadings = beside ? beside.readings + beside.liveBatches * INGEST_PER_ROUND : 0;
     const [own, besideLatencies] = await measureLatencies(stores);
-    say(`latency medians ${JSON.stringify(own!.latencyMs)}; the 1M store beside it: ${JSON.stringify(besideLatencies?.latencyMs ?? null)}`);
+    const shown = (figures: typeof own) => LATENCIES.map(({ key }) => `${key} ${ms(figures!.latencyMs[key])} ms`).join(', ');
+    say(`latency medians ${shown(own)}${besideLatencies ? `; the 1M store beside it: ${shown(besideLatencies)}` : ''}`);
     const [ingest, besideIngest] = await measureIngest(stores, say);
     const peaks = await disk.stop();
     if (!beside && !isLast) smallest = { ...store, readings };

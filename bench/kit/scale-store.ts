@@ -8,23 +8,15 @@ import { ingestReadings } from '../../src/sensors/ingest.js';
 import { type Bytes, DAYS, END, READINGS_PER_UNIT } from './scale-plan.js';
 import { aggregateLayout, type BenchDatabase, csvReadingRuns, untimedClient } from './sensor-script.js';
 
-/**
- * The fleet's two years through the ingest as `npm run ingest` runs it, in time order: the whole
- * load's rate, and its last tenth's (the store nearly full).
- */
+/** The fleet's two years through the ingest as `npm run ingest` runs it, in time order. */
 export async function loadFleet(pool: pg.Pool, units: number, progress: (line: string) => void) {
   const total = units * READINGS_PER_UNIT;
   const started = performance.now();
   let lastProgress = started;
-  let before = { ms: started, inserted: 0 };
-  let lastTenth: typeof before | null = null;
   const stats = await ingestReadings(pool, csvReadingRuns(readingChunks({ units, days: DAYS, end: END, seed: 1 }), END), {
     batchSize: 100_000,
     onBatch: ({ inserted }) => {
       const now = performance.now();
-      // the last tenth starts where the batch that crossed 90 % began
-      if (!lastTenth && inserted >= 0.9 * total) lastTenth = before;
-      before = { ms: now, inserted };
       if (now - lastProgress < 15_000) return;
       lastProgress = now;
       progress(
@@ -33,13 +25,8 @@ export async function loadFleet(pool: pg.Pool, units: number, progress: (line: s
     },
   });
   if (stats.inserted !== total) throw new Error(`the ingest loaded ${stats.inserted} of ${total} readings`);
-  const ended = performance.now();
-  const tenth = lastTenth ?? { ms: started, inserted: 0 };
-  return {
-    seconds: (ended - started) / 1000,
-    perSecond: total / ((ended - started) / 1000),
-    lastTenthPerSecond: (total - tenth.inserted) / Math.max(1e-3, (ended - tenth.ms) / 1000),
-  };
+  const seconds = (performance.now() - started) / 1000;
+  return { seconds, perSecond: total / seconds };
 }
 
 /**
