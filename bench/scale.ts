@@ -50,19 +50,17 @@ function runProfile(profile: SensorProfile, options: ScaleOptions): Promise<Prof
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.on('exit', (code, signal) => {
-      // the app's log lines may share stdout; without a server, kit/sensor-script.ts prints its NOT MEASURED line instead
-      const line = output.split('\n').findLast((text) => text.startsWith('{"profile"'));
-      let parsed: Partial<ProfileCurve> & { targets?: Record<string, { detail?: string }> } = {};
+      // the app's log lines may share stdout (a server gone since profileServer() answered: no curve, a failure)
+      const line = output.split('\n').findLast((text) => text.startsWith('{"profile"')) ?? '{}';
+      let curve: ProfileCurve | null = null;
       try {
-        parsed = JSON.parse(line ?? '{}') as typeof parsed;
+        const parsed = JSON.parse(line) as Partial<ProfileCurve>;
+        if (parsed.steps) curve = parsed as ProfileCurve;
       } catch {
         // not a curve after all
       }
-      const curve = parsed.steps ? (parsed as ProfileCurve) : null;
       const ended = signal ? `stopped by ${signal}` : code === 0 ? null : `exited with ${code}`;
-      if (parsed.targets)
-        resolve({ profile, status: 'not measured', reason: Object.values(parsed.targets)[0]?.detail ?? 'not measured', curve });
-      else if (curve && !curve.error && !ended) resolve({ profile, status: 'measured', reason: null, curve });
+      if (curve && !curve.error && !ended) resolve({ profile, status: 'measured', reason: null, curve });
       else resolve({ profile, status: 'failed', reason: curve?.error?.split('\n')[0] ?? ended ?? 'printed no curve', curve });
     });
   });
