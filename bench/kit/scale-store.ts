@@ -8,7 +8,7 @@ import { ingestReadings } from '../../src/sensors/ingest.js';
 import { type Bytes, DAYS, END, READINGS_PER_UNIT } from './scale-plan.js';
 import { aggregateLayout, type BenchDatabase, csvReadingRuns, untimedClient } from './sensor-script.js';
 
-/** The fleet's two years through the ingest as `npm run ingest` runs it, in time order. */
+/** The fleet's two years through the real ingest (CSV parsed and validated, COPY in batches of 100,000), in time order. */
 export async function loadFleet(pool: pg.Pool, units: number, progress: (line: string) => void) {
   const total = units * READINGS_PER_UNIT;
   const started = performance.now();
