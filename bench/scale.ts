@@ -42,6 +42,7 @@ function runProfile(profile: SensorProfile, options: ScaleOptions): Promise<Prof
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'bench/scale-profile.ts', '--profile', profile, '--scale-max', options.max], {
       cwd: repoRoot,
+      // BENCH_TIMESCALE_URL: set by sensor-profiles.ts once the server was found
       env: { ...process.env, BENCH_ADMIN_URL: adminUrl(), BENCH_SENSOR_PROFILE: profile },
       stdio: ['ignore', 'pipe', 'inherit'],
       detached: true,
@@ -91,12 +92,8 @@ export async function runScaleCurve(
   if (wasInterrupted()) throw new Error('interrupted');
   const failed = profiles.filter((outcome) => outcome.status === 'failed');
   const partial = [...run.partial, ...failed.map((outcome) => `the ${outcome.profile} profile failed`)];
-  const record = scaleRecordOf(profiles, {
-    max: options.max,
-    startedAt,
-    machine: machineOf(machineOfRun(loadAtStart), null, null),
-    partial,
-  });
+  const machine = machineOf(machineOfRun(loadAtStart), null, null);
+  const record = scaleRecordOf(profiles, { max: options.max, startedAt, machine, partial });
   console.log(formatScaleTable(record));
   recordRun(record, { publish: run.publish, now: () => treeState() });
   if (failed.length > 0) process.exitCode = 1;
