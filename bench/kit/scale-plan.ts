@@ -48,8 +48,7 @@ export interface StepFigures {
   label: StepLabel;
   units: number;
   readings: number;
-  /** lastTenthPerSecond: no longer measured (it was only logged; the live batch beside the 1M store asks the same question) */
-  load: { seconds: number; perSecond: number; lastTenthPerSecond?: number };
+  load: { seconds: number; perSecond: number };
   upkeep: { seconds: number; steps: string[] };
   layout: string;
   /** as loaded, and after the upkeep (timescale: compressed) */

@@ -180,7 +180,7 @@ function step(
     label,
     units: 1,
     readings,
-    load: { seconds: 1, perSecond: 1, lastTenthPerSecond: 1 },
+    load: { seconds: 1, perSecond: 1 },
     upkeep: { seconds: 1, steps: [] },
     layout: '',
     bytesLoaded: { readings: 0, aggregates: 0, database: 0 },
