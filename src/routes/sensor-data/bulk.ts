@@ -178,9 +178,8 @@ export default async function sensorBulkRoute(app: App) {
       // the slot is free once the slice is sent (its commit may still be under way): a client that
       // asks for the next slice at once is not refused for the one it just read. A Parquet file is
       // sent once its thread has encoded the last row group, after its COPY ended
-      const bytes = stream.body;
-      const file = query.format === 'parquet' ? parquet.encode(bytes) : null;
-      (file ?? bytes).once('close', release);
+      const file = query.format === 'parquet' ? parquet.encode(stream.body) : null;
+      (file ?? stream.body).once('close', release);
       void stream.done.finally(() => {
         if (!file) release();
       });
@@ -202,10 +201,10 @@ export default async function sensorBulkRoute(app: App) {
       if (file) return reply.send(file as never);
       reply.header('vary', 'accept-encoding');
       const encoding = encodingFor(request.headers['accept-encoding']);
-      if (!encoding) return reply.send(bytes as never);
+      if (!encoding) return reply.send(stream.body as never);
       reply.header('content-encoding', encoding);
       const encoded = compressor(encoding);
-      pipeline(bytes, encoded, () => {});
+      pipeline(stream.body, encoded, () => {});
       return reply.send(encoded as never);
     },
   });
