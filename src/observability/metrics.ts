@@ -7,6 +7,7 @@ import type { ReplicaState } from '../db/read-routing.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Dependency } from '../http/errors.js';
 import type { DeliveryOutcome } from '../webhooks/dispatcher.js';
+import { sampleEventLoopDelay } from './event-loop-delay.js';
 
 export interface MetricSources {
   pool: pg.Pool;
@@ -21,6 +22,8 @@ export function createMetrics(sources: MetricSources) {
   const policyAges = new Map<string, { seconds: number; at: number }>();
   // includes event-loop lag and its percentiles (nodejs_eventloop_lag_p99_seconds)
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+  // the same delay as a histogram, which adds up across workers and time (event-loop-delay.ts)
+  const eventLoopDelay = sampleEventLoopDelay(registry);
 
   const unavailableResponses = new Counter({
     name: 'unavailable_responses_total',
@@ -58,6 +61,8 @@ export function createMetrics(sources: MetricSources) {
 
   return {
     registry,
+    /** stops the event-loop sampler's timer (the app's onClose) */
+    stop: () => eventLoopDelay.stop(),
     unavailableResponses,
     requestDuration: new Histogram({
       name: 'http_request_duration_seconds',

@@ -20,6 +20,7 @@ async function metrics(app: App) {
       replicaState: () => app.readRouting.state(),
     }),
   );
+  app.addHook('onClose', () => app.metrics.stop());
   // callback style: synchronous work needs no promise per request (src/plugins/http.ts)
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';

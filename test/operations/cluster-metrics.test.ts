@@ -61,6 +61,23 @@ t.test('the cluster metrics name the rate-limit and pool series once, summed', a
   }
 });
 
+t.test('the event-loop delay histogram adds up the samples of every worker', async (t) => {
+  const count = async () => {
+    const scrape = await send(cluster.baseUrl, '/metrics');
+    t.equal(scrape.body.split('\n').filter((line) => line === '# TYPE event_loop_delay_seconds histogram').length, 1, 'one histogram');
+    return { samples: metricSum(scrape.body, 'event_loop_delay_seconds_count'), at: performance.now() };
+  };
+  const before = await count();
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const after = await count();
+  // a worker samples every 10 ms at most: more than one worker's in the time is both workers'
+  const oneWorkerAtMost = (after.at - before.at) / 10;
+  t.ok(
+    after.samples - before.samples > oneWorkerAtMost,
+    `${after.samples - before.samples} samples in ${Math.round(after.at - before.at)} ms: more than one worker takes (${Math.round(oneWorkerAtMost)})`,
+  );
+});
+
 t.test(
   'every worker runs under the heap policy (config.ts heapFlags, mallocEnv): V8 collects near the live data, glibc gives large buffers back',
   async (t) => {
