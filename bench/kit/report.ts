@@ -98,7 +98,7 @@ export function formatTable(record: LoadRecord): string {
             String(load.non2xx),
             String(load.errors),
             li === 0 ? (summary.peakRssMb?.map((mb) => mb.toFixed(0)).join('/') ?? '-') : '',
-            li === 0 && summary.loopP99Ms !== null ? n(summary.loopP99Ms) : '',
+            load.loopP99Ms != null ? n(load.loopP99Ms) : li === 0 && summary.loopP99Ms !== null ? n(summary.loopP99Ms) : '',
           ]),
         );
       }

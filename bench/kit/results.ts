@@ -3,7 +3,7 @@
 import type { Server } from './config.js';
 import { latencyOf } from './histograms.js';
 import type { LatencyMs, LoadFigures } from './load.js';
-import type { LoopDelay } from './loop-delay.js';
+import { type LoopDelay, mergeLoops } from './loop-delay.js';
 import type { WebhookFigures } from './webhook-revokes.js';
 import type { WorkerMemory } from './worker-memory.js';
 
@@ -54,8 +54,8 @@ export interface ServerSummary {
   peakRssMb: number[];
   /** false when VmHWM could not be reset: peakRssMb is then the peak since the worker started */
   peakOfRuns: boolean;
-  /** worst run's event-loop p99 and max */
-  loop: { p99Ms: number; maxMs: number; source: string } | null;
+  /** the event loop over every run's phases, their histograms merged */
+  loop: LoopDelay | null;
   loopError: string | null;
 }
 
@@ -128,9 +128,7 @@ export function summarize(runs: ServerRun[], server: Server): ServerSummary | un
     rssFileMb: Array.from({ length: workers }, (_, i) => fileAtHighest(mine.map((run) => run.memory[i]))),
     peakRssMb: perWorker((m) => m.peakMb),
     peakOfRuns: mine.every((run) => run.memory.every((m) => m.peakOfRun)),
-    loop: loops.length
-      ? { p99Ms: Math.max(...loops.map((l) => l.p99Ms)), maxMs: Math.max(...loops.map((l) => l.maxMs)), source: loops[0]!.source }
-      : null,
+    loop: mergeLoops(loops),
     loopError,
   };
 }
@@ -142,11 +140,11 @@ export const headline = (scenario: ScenarioResult, server: Server): LoadSummary 
   return summary && first ? summary.loads[first] : undefined;
 };
 
-/** The worst event-loop p99 of a load's phases over one server's runs, or null when none was read. */
-export function worstPhaseLoop(runs: ServerRun[], label: string, server: Server): LoopDelay | null {
+/** The event loop over the phases of one load over one server's runs, merged; null when none was read. */
+export function phasesLoop(runs: ServerRun[], label: string, server: Server): LoopDelay | null {
   const loops = runs
     .filter((run) => run.server === server)
     .flatMap((run) => run.loads.filter((load) => load.label === label).map((load) => load.phaseLoop))
     .filter((loop): loop is LoopDelay => !!loop && 'p99Ms' in loop);
-  return loops.length > 0 ? loops.reduce((a, b) => (b.p99Ms > a.p99Ms ? b : a)) : null;
+  return mergeLoops(loops);
 }

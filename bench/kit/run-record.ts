@@ -59,6 +59,8 @@ export interface LoadRow {
   p99Ms: number | null;
   non2xx: number | null;
   errors: number | null;
+  /** the event loop over this load's phases (on the first load of a phase), when sampled */
+  loopP99Ms?: number | null;
 }
 
 export interface ServerRow {

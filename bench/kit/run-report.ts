@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import type { KitConfig } from './config.js';
 import type { Dataset } from './dataset.js';
 import { type CommitFacts, commitOfRun, machineOfRun } from './checkout.js';
-import type { LoadSummary, ScenarioResult } from './results.js';
+import { type LoadSummary, phasesLoop, type ScenarioResult } from './results.js';
 import type { RevocationFigures } from './revocation.js';
 import { type LoadRecord, type LoadRow, machineOf, RECORD_SHAPE, type ScenarioRow } from './run-record.js';
 import { SENSOR_SCRIPTS, type ScriptTarget, type SensorScriptResults } from './sensor-targets.js';
@@ -59,8 +59,17 @@ function scenarioRow(scenario: ScenarioResult): ScenarioRow {
   for (const server of ['project', 'reference'] as const) {
     const summary = scenario.summary[server];
     if (!summary) continue;
+    // the event loop of a phase, on the row of its first load (its others ran beside it)
+    const run = scenario.runs.find((candidate) => candidate.server === server);
+    const leads = (label: string) => {
+      const load = run?.loads.find((candidate) => candidate.label === label);
+      return !!load && run!.loads.find((candidate) => candidate.phase === load.phase)?.label === label;
+    };
     servers[server] = {
-      loads: Object.entries(summary.loads).map(([label, load]) => loadRow(label, load)),
+      loads: Object.entries(summary.loads).map(([label, load]) => ({
+        ...loadRow(label, load),
+        loopP99Ms: leads(label) ? (phasesLoop(scenario.runs, label, server)?.p99Ms ?? null) : null,
+      })),
       peakRssMb: summary.peakOfRuns ? summary.peakRssMb : summary.rssMb,
       loopP99Ms: summary.loop?.p99Ms ?? null,
     };

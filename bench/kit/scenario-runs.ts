@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { type KitConfig, layoutOf, type Server, WORKERS } from './config.js';
 import { countingCredentials, type CredentialNeeds } from './credentials.js';
 import { type LoadFigures, type RequestSpec, runLoad } from './load.js';
-import { type LoopDelay, startLoopWindow } from './loop-delay.js';
+import { type LoopDelay, mergeLoops, startLoopWindow } from './loop-delay.js';
 import { type ScenarioResult, type ServerRun, summarize } from './results.js';
 import { type BuildContext, CURRENT_ETAG, type Load, type Scenario } from './scenarios.js';
 import type { Service } from './services.js';
@@ -188,9 +188,8 @@ async function runScenarioOn(
     );
   }
   const webhook = revokes && 'stop' in revokes ? await revokes.stop().catch((error: Error) => ({ error: error.message })) : revokes;
-  // the run's figure: its worst phase (a failed read is said when no phase has a figure)
-  const measured = loops.filter((loop): loop is LoopDelay => 'p99Ms' in loop);
-  const loop = measured.length > 0 ? measured.reduce((a, b) => (b.p99Ms > a.p99Ms ? b : a)) : (loops[0] ?? null);
+  // the run's figure: its phases' histograms as one (a failed read is said when no phase has a figure)
+  const loop = mergeLoops(loops.filter((loop): loop is LoopDelay => 'p99Ms' in loop)) ?? loops[0] ?? null;
   return { server, position, loads, memory: memory.stop(), loop, ...(webhook ? { webhook } : {}) };
 }
 

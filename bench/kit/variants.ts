@@ -6,7 +6,7 @@
 // judged on five fresh pairs at one fixed rate (runVariant says why); noise, the same judgement
 // with nothing changed (what the judged ratios are read against); and pool-nice (informative, one pair).
 import type { Server } from './config.js';
-import { cpuMsPerAnswer as cpuMsPerAnswerOf, type LoadSummary, type ServerRun, summarize, worstPhaseLoop } from './results.js';
+import { cpuMsPerAnswer as cpuMsPerAnswerOf, type LoadSummary, type ServerRun, phasesLoop, summarize } from './results.js';
 import { pilotOf, runBothServers, type ScenarioSetting } from './scenario-runs.js';
 import { BESIDE_LOADS, type Scenario, scenarios } from './scenarios.js';
 import { type Service, startProjectVariant } from './services.js';
@@ -161,8 +161,8 @@ function clusterOf(runs: ServerRun[], slot: Server, variantCase: VariantCase, la
   return {
     load,
     cpuMsPerAnswer,
-    loopBesideP99Ms: worstPhaseLoop(runs, BESIDE_LOADS.beside, slot)?.p99Ms ?? null,
-    loopControlP99Ms: worstPhaseLoop(runs, BESIDE_LOADS.control, slot)?.p99Ms ?? null,
+    loopBesideP99Ms: phasesLoop(runs, BESIDE_LOADS.beside, slot)?.p99Ms ?? null,
+    loopControlP99Ms: phasesLoop(runs, BESIDE_LOADS.control, slot)?.p99Ms ?? null,
     pullsPerMinute: pulls ? pulls.okPerS * 60 : null,
   };
 }

@@ -5,6 +5,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { Registry } from 'prom-client';
+import { sampleEventLoopDelay } from '../../src/observability/event-loop-delay.js';
 import { createAccess, type Query } from './access.js';
 import { registerAnalyticsRoutes } from './analytics-routes.js';
 import { loadProjectSql } from './project-sql.js';
@@ -31,6 +33,10 @@ export async function serveWorker() {
   const sql = loadProjectSql();
   const access = createAccess(pool, sql, createLimit(redis), env('JWT_SECRET'));
 
+  // the delay as the project measures it (the same sampler: one instrument for both servers),
+  // and Node's monitor for the highest single delay
+  const loopRegistry = new Registry();
+  const loopSampler = sampleEventLoopDelay(loopRegistry);
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
 
@@ -47,8 +53,17 @@ export async function serveWorker() {
 
   // this worker's event-loop delay since the last reset (the benchmark reads every worker)
   app.get('/__loop', async (request) => {
-    const figures = { pid: process.pid, p99Ms: loop.percentile(99) / 1e6, maxMs: loop.max / 1e6 };
-    if ((request.query as Query).reset) loop.reset();
+    const values = (await loopRegistry.getMetricsAsJSON())[0]!.values as {
+      value: number;
+      labels: { le?: number | string };
+      metricName?: string;
+    }[];
+    const buckets = values.filter((v) => v.metricName?.endsWith('_bucket')).map((v) => ({ le: v.labels.le, count: v.value }));
+    const figures = { pid: process.pid, maxMs: loop.max / 1e6, buckets };
+    if ((request.query as Query).reset) {
+      loop.reset();
+      loopRegistry.resetMetrics();
+    }
     return figures;
   });
 
@@ -57,6 +72,7 @@ export async function serveWorker() {
   registerTokenRoutes(app, pool, sql, access);
 
   const close = async () => {
+    loopSampler.stop();
     await app.close();
     await pool.end();
     redis.disconnect();
