@@ -4,12 +4,7 @@
 // and in the rotate dialog among what the replacement keeps.
 import t from 'tap';
 import { checkAccessibility, screenshot, startConsole } from './helpers.js';
-
-interface TokenJson {
-  id: string;
-  name: string;
-  allowed_ips: string[];
-}
+import type { TokenJson } from '../helpers/tokens.js';
 
 const world = await startConsole(t);
 const { page, address, jwt } = world;

@@ -5,11 +5,7 @@
 // the signed-in one as "You"; focus goes in and back; accessible (axe).
 import t from 'tap';
 import { checkAccessibility, focused, screenshot, startConsole } from './helpers.js';
-
-interface TokenJson {
-  id: string;
-  name: string;
-}
+import type { TokenJson } from '../helpers/tokens.js';
 
 const world = await startConsole(t);
 const { page, ctx, company, address } = world;

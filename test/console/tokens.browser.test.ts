@@ -5,15 +5,7 @@
 // state. `UPDATE_DOCS_SCREENSHOT=1` also rewrites docs/console.png (shown in docs/employees.md).
 import t from 'tap';
 import { checkAccessibility, focused, pageHolds, screenshot, startConsole } from './helpers.js';
-
-interface TokenJson {
-  id: string;
-  token?: string;
-  expires_at: string | null;
-  replaced_by: string | null;
-  rotated_from: string | null;
-  cooling_unit_ids: number[];
-}
+import type { TokenJson } from '../helpers/tokens.js';
 
 const world = await startConsole(t);
 const { page, ctx, company, address, jwt } = world;

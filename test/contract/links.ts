@@ -6,8 +6,7 @@
 import { BlockList, isIP } from 'node:net';
 import fc from 'fast-check';
 import type { Test } from 'tap';
-import type { CreatedApiTokenJson } from '../../src/routes/api-tokens/create.js';
-import type { ApiTokenJson } from '../../src/routes/api-tokens/schema.js';
+import type { TokenJson } from '../helpers/tokens.js';
 import { validValue } from './arbitraries.js';
 import { parseBody } from './checks.js';
 import { validRequest } from './examples.js';
@@ -15,9 +14,6 @@ import { expectValid } from './expectations.js';
 import { type ChainCall, linkChain } from './link-chain.js';
 import type { Operation } from './openapi.js';
 import { scopeOf, type World } from './world.js';
-
-/** A token's JSON as the routes' schemas say, the raw secret only in a creation's or a rotation's answer. */
-type TokenJson = ApiTokenJson & Partial<Pick<CreatedApiTokenJson, 'token'>>;
 
 const DEFAULT_GRACE_SECONDS = 86_400;
 

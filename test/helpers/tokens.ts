@@ -1,5 +1,10 @@
 // Issues API tokens through the real management endpoint, as an employee would.
+import type { CreatedApiTokenJson } from '../../src/routes/api-tokens/create.js';
+import type { ApiTokenJson } from '../../src/routes/api-tokens/schema.js';
 import type { TestApp } from './app.js';
+
+/** A token's JSON as the routes' schemas say, the raw secret only in a creation's or a rotation's answer. */
+export type TokenJson = ApiTokenJson & Partial<Pick<CreatedApiTokenJson, 'token'>>;
 
 export interface IssueOptions {
   scopes?: string[];
