@@ -273,8 +273,11 @@ export function variantLine(result: VariantResult): string {
   const head = `variant ${result.id} (${result.scenario}, ${result.shipped} vs ${result.variant})`;
   if (result.notMeasured !== null || !result.clusters) return `${head}: not measured: ${result.notMeasured}`;
   const { shipped: a, variant: b } = result.clusters;
+  // a load that shares its phase (the mixed traffic beside the pulls) has no CPU time of its own
+  const cpu = (cluster: VariantCluster) =>
+    cluster.cpuMsPerAnswer === null ? '' : `, ${fixed(cluster.cpuMsPerAnswer, 3)} ms CPU an answer`;
   const figures = (cluster: VariantCluster) =>
-    `${fixed(cluster.load.okPerS)} 2xx/s, p99 ${fixed(cluster.load.latencyMs.p99)} ms, ${fixed(cluster.cpuMsPerAnswer, 3)} ms CPU an answer`;
+    `${fixed(cluster.load.okPerS)} 2xx/s, p99 ${fixed(cluster.load.latencyMs.p99)} ms${cpu(cluster)}`;
   const parts = [`${result.load}: ${result.shipped} ${figures(a)}; ${result.variant} ${figures(b)}`];
   if (result.ratio !== null) {
     const met = result.ratio >= VARIANT_COST_LIMIT ? 'met' : 'MISSED';

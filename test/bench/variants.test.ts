@@ -16,7 +16,7 @@ import { kitConfig, layoutOf } from '../../bench/kit/config.js';
 import { countingCredentials } from '../../bench/kit/credentials.js';
 import { pilotPeakOf } from '../../bench/kit/scenario-runs.js';
 import type { BuildContext } from '../../bench/kit/scenarios.js';
-import { type VariantResult, variantScenario } from '../../bench/kit/variants.js';
+import { type VariantResult, variantLine, variantScenario } from '../../bench/kit/variants.js';
 import { latencyHistogram } from './run-fixtures.js';
 
 /** `count` spans of a service, one a trace, sent to the sink through `exporter` and flushed. */
@@ -210,4 +210,17 @@ t.test('a judged case offers both clusters one steady rate from the lower pilot 
   t.equal(pilotPeakOf(estimates, 'project', 'page', 'own'), 900, "a server's own otherwise");
   t.equal(pilotPeakOf(estimates, 'project', 'other', 'lower'), null, 'unknown load');
   t.equal(pilotPeakOf(new Map([['project', new Map([['page', 900]])]]), 'project', 'page', 'lower'), 900, 'one server: its own');
+});
+
+t.test("a variant's line names CPU time an answer only where its load had a phase of its own", async (t) => {
+  const measured = tracingCase(1000, 990, 10);
+  t.match(variantLine(measured), /tracing off 1000\.0 2xx\/s, p99 20\.0 ms, 1\.000 ms CPU an answer/);
+  const shared = tracingCase(1000, 990, 10);
+  shared.clusters = {
+    shipped: { ...shared.clusters!.shipped, cpuMsPerAnswer: null },
+    variant: { ...shared.clusters!.variant, cpuMsPerAnswer: null },
+  };
+  const line = variantLine(shared);
+  t.notMatch(line, /CPU an answer|\?/, `no unknown figure printed: ${line}`);
+  t.match(line, /tracing off 1000\.0 2xx\/s, p99 20\.0 ms;/);
 });
