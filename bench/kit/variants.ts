@@ -106,8 +106,11 @@ function scenarioOf(variantCase: VariantCase): Scenario {
 
 /** The scenario a case runs (tests). */
 export const variantScenario = (id: VariantId): Scenario => scenarioOf(CASES[id]);
-/** The scenarios the selected cases run, for the credential plan. */
-export const variantScenarios = (ids: VariantId[]): Scenario[] => ids.map((id) => scenarioOf(CASES[id]));
+/** Fresh cluster pairs a case runs on: each runs the whole scenario, pilots included. */
+const pairsOf = (variantCase: VariantCase) => (variantCase.costly ? JUDGED_PAIRS : 1);
+/** The scenarios the selected cases run, once a pair, for the credential plan. */
+export const variantScenarios = (ids: VariantId[]): Scenario[] =>
+  ids.flatMap((id) => Array.from({ length: pairsOf(CASES[id]) }, () => scenarioOf(CASES[id])));
 /** Their warm-ups, one pilot a fresh cluster, for the credential plan. */
 export const variantWarmups = (ids: VariantId[]): Scenario[] => variantScenarios(ids).flatMap((scenario) => [scenario, scenario]);
 
@@ -202,7 +205,7 @@ async function runVariant(
     // two clusters and then holds; offered the same requests at the same pace, the two do the same
     // work, and the CPU each spends on it is the cost compared (the `noise` case measures what is left).
     const runs: ServerRun[] = [];
-    for (let pair = 0; pair < (variantCase.costly ? JUDGED_PAIRS : 1); pair++) {
+    for (let pair = 0; pair < pairsOf(variantCase); pair++) {
       // side by side; each kept in `started` as soon as it is up, so the clean-up stops one whose partner failed
       const starting = await Promise.allSettled([
         start('shipped', `project, ${variantCase.shipped}`, {}),

@@ -14,9 +14,9 @@ import { evaluateTargets } from '../../bench/kit/targets.js';
 import { startTraceSink } from '../../bench/kit/trace-sink.js';
 import { kitConfig, layoutOf } from '../../bench/kit/config.js';
 import { countingCredentials } from '../../bench/kit/credentials.js';
-import { pilotPeakOf } from '../../bench/kit/scenario-runs.js';
+import { pilotPeakOf, planCredentials } from '../../bench/kit/scenario-runs.js';
 import type { BuildContext } from '../../bench/kit/scenarios.js';
-import { type VariantResult, variantLine, variantScenario } from '../../bench/kit/variants.js';
+import { type VariantResult, variantLine, variantScenario, variantScenarios, variantWarmups } from '../../bench/kit/variants.js';
 import { latencyHistogram } from './run-fixtures.js';
 
 /** `count` spans of a service, one a trace, sent to the sink through `exporter` and flushed. */
@@ -223,4 +223,13 @@ t.test("a variant's line names CPU time an answer only where its load had a phas
   const line = variantLine(shared);
   t.notMatch(line, /CPU an answer|\?/, `no unknown figure printed: ${line}`);
   t.match(line, /tracing off 1000\.0 2xx\/s, p99 20\.0 ms;/);
+});
+
+t.test('the credential plan counts every fresh pair a judged case runs on', async (t) => {
+  t.equal(variantScenarios(['tracing']).length, 5, 'tracing is judged on five pairs: five runs of its scenario');
+  t.equal(variantScenarios(['pool-nice']).length, 1, 'an informative case runs on one pair');
+  const config = kitConfig('full');
+  const alone = planCredentials(config, [variantScenario('tracing')], []);
+  const planned = planCredentials(config, variantScenarios(['tracing']), variantWarmups(['tracing']));
+  t.ok(planned.alpha >= 5 * (alone.alpha - 20), `tokens for five pairs: ${planned.alpha} against ${alone.alpha} for one`);
 });
