@@ -35,8 +35,7 @@ export async function serveWorker() {
 
   // the delay as the project measures it (the same sampler: one instrument for both servers),
   // and Node's monitor for the highest single delay
-  const loopRegistry = new Registry();
-  const loopSampler = sampleEventLoopDelay(loopRegistry);
+  const loopSampler = sampleEventLoopDelay(new Registry());
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
 
@@ -53,16 +52,11 @@ export async function serveWorker() {
 
   // this worker's event-loop delay since the last reset (the benchmark reads every worker)
   app.get('/__loop', async (request) => {
-    const values = (await loopRegistry.getMetricsAsJSON())[0]!.values as {
-      value: number;
-      labels: { le?: number | string };
-      metricName?: string;
-    }[];
-    const buckets = values.filter((v) => v.metricName?.endsWith('_bucket')).map((v) => ({ le: v.labels.le, count: v.value }));
+    const buckets = await loopSampler.buckets();
     const figures = { pid: process.pid, maxMs: loop.max / 1e6, buckets };
     if ((request.query as Query).reset) {
       loop.reset();
-      loopRegistry.resetMetrics();
+      loopSampler.histogram.reset();
     }
     return figures;
   });

@@ -12,8 +12,16 @@ export const LOOP_SAMPLE_INTERVAL_MS = 10;
 /** Bucket bounds, in seconds: fine around the 20 ms that bench/ P5 holds the p99 under. */
 export const LOOP_DELAY_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5];
 
+/** Samples at or under a bound ('+Inf': every sample), as the histogram counts them: cumulative, in bound order. */
+export interface LoopDelayBucket {
+  le: number | '+Inf';
+  count: number;
+}
+
 export interface EventLoopDelaySampler {
   histogram: Histogram;
+  /** the histogram's buckets as they stand (bench/reference/ serves them; its registry is not scraped) */
+  buckets(): Promise<LoopDelayBucket[]>;
   stop(): void;
 }
 
@@ -32,5 +40,14 @@ export function sampleEventLoopDelay(registry: Registry): EventLoopDelaySampler 
   }, LOOP_SAMPLE_INTERVAL_MS);
   // a sampler never keeps a process alive
   timer.unref();
-  return { histogram, stop: () => clearInterval(timer) };
+  return {
+    histogram,
+    async buckets() {
+      const { values } = await histogram.get();
+      return values
+        .filter((value) => value.metricName?.endsWith('_bucket'))
+        .map((value) => ({ le: value.labels.le as number | '+Inf', count: value.value }));
+    },
+    stop: () => clearInterval(timer),
+  };
 }
