@@ -18,6 +18,8 @@ export { freePort };
 
 interface Teardown {
   teardown(fn: () => unknown): void;
+  /** tap's: whether every assertion so far passed */
+  passing?(): boolean;
 }
 
 export const DATA_PATH = '/api/v1/analytics/utilization?page_size=1';
@@ -186,6 +188,9 @@ export async function startCluster(t: Teardown, env: Record<string, string>, opt
   t.teardown(async () => {
     // the primary first (it would respawn), then any worker it left behind
     const orphans = cluster.workerPids();
+    // a file that failed against a cluster shows the service's last words (a primary stopped by a
+    // crash loop or a port taken fails the requests with nothing but ECONNREFUSED)
+    if (t.passing?.() === false) process.stderr.write(`the service on port ${port}, its output's end:\n${output.slice(-4000)}\n`);
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
     for (const pid of orphans) {
