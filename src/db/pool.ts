@@ -98,6 +98,11 @@ export function createPool(
   const pool = new pg.Pool({ ...config, Client: preparedStatements ? PreparingClient : DeadlineClient, max, idleTimeoutMillis: 30_000 });
   settingsOfPool.set(pool, { connectionString, queryTimeoutMs, pooler, begin });
   pool.on('error', onError);
+  // pg-pool listens for a client's errors only while it is idle; a client checked out (a
+  // transaction, a COPY) whose connection drops emits 'error' with no listener, which ends the
+  // process. Its holder already learns of it through the query that fails (or its next one), and
+  // a client released after that is discarded, so the event itself is only swallowed here.
+  pool.on('connect', (client) => client.on('error', () => {}));
   // pg-pool ends a client released with an error right after this event; a deadline's client
   // first asks the server to cancel its statement (DeadlineClient.end waits for that)
   pool.on('release', (error: Error | undefined, client: pg.PoolClient) => {
