@@ -111,6 +111,20 @@ export const focused = (page: Page) =>
     return (dialog ? 'dialog:' + dialog.id + ' ' : '') + (element.id || element.tagName.toLowerCase());
   })()`);
 
+/**
+ * The focused element (as `focused`) once it is `expected`, or as it is after `timeoutMs`: a
+ * dialog hands focus back to its opener after it has closed, which a busy machine may not have
+ * done by the time the close click resolves.
+ */
+export async function focusSettles(page: Page, expected: string, timeoutMs = 2000): Promise<string> {
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    const now = await focused(page);
+    if (now === expected || performance.now() > until) return now;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Whether `text` is anywhere in the page: its markup or the value of any form field. */
 export const pageHolds = (page: Page, text: string) =>
   page.evaluate<boolean, string>((needle) => {

@@ -4,7 +4,7 @@
 // who, from which address and browser), a rotation on both tokens, another employee by name and
 // the signed-in one as "You"; focus goes in and back; accessible (axe).
 import t from 'tap';
-import { checkAccessibility, focused, screenshot, startConsole } from './helpers.js';
+import { checkAccessibility, focused, focusSettles, screenshot, startConsole } from './helpers.js';
 import type { TokenJson } from '../helpers/tokens.js';
 
 const world = await startConsole(t);
@@ -79,7 +79,7 @@ t.test("revoke in the page, then the replacement's history: revoked by you, born
 
   await page.keyboard.press('Escape');
   t.notOk(await dialog.isVisible(), 'Escape closes it');
-  t.equal(await focused(page), 'button', 'focus back on the History button');
+  t.equal(await focusSettles(page, 'button'), 'button', 'focus back on the History button');
   t.equal(await page.evaluate<string | undefined>('document.activeElement?.getAttribute("aria-label")'), 'History of “Partner ERP”');
 });
 

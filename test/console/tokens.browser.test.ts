@@ -4,7 +4,7 @@
 // data requests; accessible (axe) on the list, the form and the secret dialog; screenshots of each
 // state. `UPDATE_DOCS_SCREENSHOT=1` also rewrites docs/console.png (shown in docs/employees.md).
 import t from 'tap';
-import { checkAccessibility, focused, pageHolds, screenshot, startConsole } from './helpers.js';
+import { checkAccessibility, focused, focusSettles, pageHolds, screenshot, startConsole } from './helpers.js';
 import type { TokenJson } from '../helpers/tokens.js';
 
 const world = await startConsole(t);
@@ -81,7 +81,7 @@ t.test('create a restricted token; its secret is shown once, copied, and gone fr
   t.notOk(await dialog.isVisible(), 'closed');
   t.notOk(await pageHolds(page, secret), 'the secret is nowhere in the page any more');
   t.notOk(await pageHolds(page, secret.slice(4, 20)), 'not even part of it');
-  t.equal(await focused(page), 'new-token', 'focus is back where the flow started');
+  t.equal(await focusSettles(page, 'new-token'), 'new-token', 'focus is back where the flow started');
 });
 
 t.test('the list: name, scopes, units, allowed addresses, creator, created, expiry, last use', async (t) => {
@@ -193,7 +193,7 @@ t.test('revoke: a confirmation first (Escape cancels), then the token is refused
   t.equal(await focused(page), 'dialog:revoke-dialog cancel-revoke', 'focus on Cancel, the safe choice');
   await page.keyboard.press('Escape');
   t.notOk(await dialog.isVisible(), 'Escape closes it');
-  t.equal(await focused(page), 'button', 'focus back on the Revoke button');
+  t.equal(await focusSettles(page, 'button'), 'button', 'focus back on the Revoke button');
   t.equal(await world.dataStatus(replacement.token), 200, 'nothing revoked');
 
   await opener.click();

@@ -11,7 +11,7 @@ import { Webhook as SvixWebhook } from 'svix';
 import { freePort } from '../../src/free-port.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import type { WebhookDeliveryJson, WebhookEndpointJson } from '../helpers/webhooks.js';
-import { checkAccessibility, focused, pageHolds, screenshot, startConsole } from './helpers.js';
+import { checkAccessibility, focused, focusSettles, pageHolds, screenshot, startConsole } from './helpers.js';
 
 type Endpoint = WebhookEndpointJson;
 type Delivery = WebhookDeliveryJson;
@@ -137,7 +137,7 @@ t.test('register: URL, description, event types and units; the secret is shown o
   t.notOk(await dialog.isVisible(), 'closed');
   t.notOk(await pageHolds(page, secret), 'the secret is nowhere in the page any more');
   t.notOk(await pageHolds(page, secret.slice(6, 24)), 'not even part of it');
-  t.equal(await focused(page), 'new-webhook', 'focus back where the flow started');
+  t.equal(await focusSettles(page, 'new-webhook'), 'new-webhook', 'focus back where the flow started');
 
   const [listed] = (await world.api<{ data: Endpoint[] }>('GET', BASE)).body.data;
   endpoint = listed!;
@@ -196,7 +196,7 @@ t.test('a test event: sent from the row, found in the delivery log, newest first
   await screenshot(page, 'webhooks-04-log');
   await checkAccessibility(t, page, 'delivery log');
   await dialog.getByRole('button', { name: 'Close', exact: true }).click();
-  t.equal(await focused(page), 'button', 'focus back on the row’s button');
+  t.equal(await focusSettles(page, 'button'), 'button', 'focus back on the row’s button');
 });
 
 t.test('edit: only what changed is sent; nothing changed is said', async (t) => {
