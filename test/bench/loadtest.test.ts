@@ -55,7 +55,7 @@ function launch(args: string[], env: Record<string, string> = {}, via: 'npm' | '
   const output = { stdout: '', stderr: '' };
   child.stdout!.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
-  const finished = new Promise<Finished>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, ...output })));
+  const finished = new Promise<Finished>((resolve) => child.once('close', (code, signal) => resolve({ code, signal, ...output })));
   return { child, output, finished };
 }
 

@@ -91,10 +91,10 @@ export async function runExport(world: { relay: Relay; token: string }, args: st
       stderr += chunk.toString();
       options.onStderr?.(stderr, child);
     });
+    // 'close', not 'exit': under load a child's last stderr line can still be in the pipe when it exits
     const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-      child.once('exit', (c, s) => resolve([c, s])),
+      child.once('close', (c, s) => resolve([c, s])),
     );
-    await new Promise((resolve) => setImmediate(resolve));
     return { code, signal, stderr, stdout, requests: relay.requests - before, statuses: relay.statuses.slice(answered) };
   }
 }

@@ -55,7 +55,7 @@ export function redoclyLint(args: string[], echo = false): Promise<LintRun> {
       if (echo) process.stderr.write(chunk);
     });
     child.on('error', reject);
-    child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), stdout, stderr }));
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), stdout, stderr }));
   });
 }
 
