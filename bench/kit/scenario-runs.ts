@@ -8,7 +8,7 @@ import { countingCredentials, type CredentialNeeds } from './credentials.js';
 import { type LoadFigures, type RequestSpec, runLoad } from './load.js';
 import { type LoopDelay, mergeLoops, startLoopWindow } from './loop-delay.js';
 import { type ScenarioResult, type ServerRun, summarize } from './results.js';
-import { type BuildContext, CURRENT_ETAG, type Load, type Scenario } from './scenarios.js';
+import { type BuildContext, BY_CURSOR, CURRENT_ETAG, type Load, type Scenario } from './scenarios.js';
 import type { Service } from './services.js';
 import { sleep } from './processes.js';
 import { startWebhookRevokes, type WebhookRevokePlan, type WebhookRevokes } from './webhook-revokes.js';
@@ -66,37 +66,58 @@ function cpuMsOf(pids: number[]): number | null {
   return ticks * TICK_MS;
 }
 
-const withoutIfNoneMatch = (headers: Record<string, string>) =>
-  Object.fromEntries(Object.entries(headers).filter(([name]) => name !== 'if-none-match'));
+const without = (headers: Record<string, string>, name: string) =>
+  Object.fromEntries(Object.entries(headers).filter(([header]) => header !== name));
 
-/**
- * Requests carrying CURRENT_ETAG get the ETag the server gives their path now, asked once a path
- * with the first token that carries it (counted like any request: a token's plan leaves room for
- * it); none is sent where the server gives none.
- */
-async function withCurrentEtags(url: string, phases: Load[][]): Promise<Load[][]> {
-  const specs = phases.flat().flatMap((load) => [...load.requests, ...(load.warmup?.requests ?? [])]);
-  const etags = new Map<string, string | null>();
-  for (const spec of specs) {
-    if (spec.headers['if-none-match'] !== CURRENT_ETAG || etags.has(spec.path)) continue;
-    const response = await fetch(url + spec.path, { headers: withoutIfNoneMatch(spec.headers) });
-    await response.arrayBuffer();
-    etags.set(spec.path, response.ok ? response.headers.get('etag') : null);
-  }
-  if (etags.size === 0) return phases;
-  const current = (spec: RequestSpec): RequestSpec => {
-    if (spec.headers['if-none-match'] !== CURRENT_ETAG) return spec;
-    const etag = etags.get(spec.path);
-    const headers = withoutIfNoneMatch(spec.headers);
-    return { ...spec, headers: etag ? { ...headers, 'if-none-match': etag } : headers };
-  };
-  return phases.map((phase) =>
+/** Every request of the phases (warm-ups included) rewritten by `rewrite`. */
+const mapRequests = (phases: Load[][], rewrite: (spec: RequestSpec) => RequestSpec): Load[][] =>
+  phases.map((phase) =>
     phase.map((load) => ({
       ...load,
-      requests: load.requests.map(current),
-      warmup: load.warmup && { ...load.warmup, requests: load.warmup.requests.map(current) },
+      requests: load.requests.map(rewrite),
+      warmup: load.warmup && { ...load.warmup, requests: load.warmup.requests.map(rewrite) },
     })),
   );
+
+/**
+ * The requests as the server is to get them, its answers asked once a path with the first token
+ * that carries it (counted like any request: a token's plan leaves room for it): CURRENT_ETAG
+ * becomes the ETag the server gives the path now (none is sent where it gives none), and a
+ * BY_CURSOR request's `page=N` the cursor page N - 1 gives (the page number stays where it gives none).
+ */
+async function resolved(url: string, phases: Load[][]): Promise<Load[][]> {
+  const specs = phases.flat().flatMap((load) => [...load.requests, ...(load.warmup?.requests ?? [])]);
+  const etags = new Map<string, string | null>();
+  const cursors = new Map<string, string | null>();
+  for (const spec of specs) {
+    if (spec.headers['if-none-match'] === CURRENT_ETAG && !etags.has(spec.path)) {
+      const response = await fetch(url + spec.path, { headers: without(spec.headers, 'if-none-match') });
+      await response.arrayBuffer();
+      etags.set(spec.path, response.ok ? response.headers.get('etag') : null);
+    }
+    if (spec.headers[BY_CURSOR] && !cursors.has(spec.path)) {
+      const page = Number(/[?&]page=(\d+)/.exec(spec.path)![1]);
+      const response = await fetch(url + spec.path.replace(/([?&])page=\d+/, `$1page=${page - 1}`), {
+        headers: without(spec.headers, BY_CURSOR),
+      });
+      const body = (await response.json().catch(() => null)) as { meta?: { pagination?: { next_cursor?: string | null } } } | null;
+      cursors.set(spec.path, (response.ok && body?.meta?.pagination?.next_cursor) || null);
+    }
+  }
+  if (etags.size === 0 && cursors.size === 0) return phases;
+  return mapRequests(phases, (spec) => {
+    if (spec.headers['if-none-match'] === CURRENT_ETAG) {
+      const etag = etags.get(spec.path);
+      const headers = without(spec.headers, 'if-none-match');
+      return { ...spec, headers: etag ? { ...headers, 'if-none-match': etag } : headers };
+    }
+    if (spec.headers[BY_CURSOR]) {
+      const cursor = cursors.get(spec.path);
+      const path = cursor ? spec.path.replace(/([?&])page=\d+/, `$1cursor=${cursor}`) : spec.path;
+      return { ...spec, path, headers: without(spec.headers, BY_CURSOR) };
+    }
+    return spec;
+  });
 }
 
 /**
@@ -105,7 +126,7 @@ async function withCurrentEtags(url: string, phases: Load[][]): Promise<Load[][]
  */
 async function pilot(service: Service, built: Load[][]): Promise<Map<string, number>> {
   const rates = new Map<string, number>();
-  const phases = await withCurrentEtags(service.url, built);
+  const phases = await resolved(service.url, built);
   for (const phase of phases) {
     const results = await Promise.all(
       phase.map((load) =>
@@ -139,7 +160,7 @@ async function runScenarioOn(
   seconds: number,
   webhookPlan: WebhookRevokePlan | null,
 ): Promise<ServerRun> {
-  const phases = await withCurrentEtags(service.url, built);
+  const phases = await resolved(service.url, built);
   for (const phase of phases) for (const load of phase) await warm(service, load);
   await sleep(200); // let the warm-up's last answers settle
   // a failure to start (the endpoint refused) is the run's figure, not the whole bench's end

@@ -68,6 +68,13 @@ const WARM_PATH = `/api/v1/analytics/revenue?start_date=2025-06-01&end_date=2025
  */
 export const CURRENT_ETAG = '<the ETag of this path>';
 
+/**
+ * A request header the kit never sends: the request's `page=N` is to be read as a walk reaches it,
+ * by the cursor page N - 1 gives (next_cursor), which the kit asks the server for before the load
+ * runs (scenario-runs.ts); the page number stays where the server gives no cursor (the reference).
+ */
+export const BY_CURSOR = 'x-bench-by-cursor';
+
 const bearer = (credential: BenchToken | Employee) => ({
   authorization: `Bearer ${'raw' in credential ? credential.raw : credential.jwt}`,
 });
@@ -190,7 +197,8 @@ export const scenarios: Scenario[] = [
     title: 'Deep pagination: page 1 vs page 500',
     what:
       'GET /api/v1/sensor-data over every sensor unit and the whole window (~1 M raw rows), page_size 1000: page 1 and page 500 in ' +
-      'alternating short phases (1, 500, 500, 1, ...), 4 connections each, so a drift of the machine over the run hits both; the P3 ratio ' +
+      'alternating short phases (1, 500, 500, 1, ...), 4 connections each, so a drift of the machine over the run hits both; page 500 ' +
+      'by the cursor a walk reaches it with (the way P3 is defined for; the reference, which has none, by number); the P3 ratio ' +
       'comes with the 95 % confidence interval of its pairs.',
     target: 'P3',
     requiresSensor: true,
@@ -201,7 +209,9 @@ export const scenarios: Scenario[] = [
       return pages.map((page) => {
         const label = `page ${page}`;
         const plan = { rate: rate(label, CEILING.deep), seconds: phaseSeconds, entries: 1 };
-        return [{ ...tokenLoad(label, 4, credentials.alpha, plan, () => sensorPaths.deepPage(page)), seconds: phaseSeconds }];
+        const load = tokenLoad(label, 4, credentials.alpha, plan, () => sensorPaths.deepPage(page));
+        if (page > 1) load.requests = load.requests.map((spec) => ({ ...spec, headers: { ...spec.headers, [BY_CURSOR]: '1' } }));
+        return [{ ...load, seconds: phaseSeconds }];
       });
     },
   },
