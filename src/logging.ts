@@ -41,6 +41,15 @@ export function loggerOptions(level: LoggerOptions['level']): LoggerOptions {
       censor: '[REDACTED]',
     },
     serializers: {
+      // pino's own, less pg-pool's `client`: it hangs the whole pg client on an idle client's
+      // error (connection settings, every prepared statement's SQL), kilobytes a line per
+      // connection when PostgreSQL restarts
+      err(error: Error) {
+        const { client: _client, ...serialized } = pino.stdSerializers.err(error) as ReturnType<typeof pino.stdSerializers.err> & {
+          client?: unknown;
+        };
+        return serialized;
+      },
       req(request: FastifyRequest) {
         return {
           method: request.method,
