@@ -85,7 +85,7 @@ const mapRequests = (phases: Load[][], rewrite: (spec: RequestSpec) => RequestSp
  * becomes the ETag the server gives the path now (none is sent where it gives none), and a
  * BY_CURSOR request's `page=N` the cursor page N - 1 gives (the page number stays where it gives none).
  */
-async function resolved(url: string, phases: Load[][]): Promise<Load[][]> {
+export async function resolved(url: string, phases: Load[][]): Promise<Load[][]> {
   const specs = phases.flat().flatMap((load) => [...load.requests, ...(load.warmup?.requests ?? [])]);
   const etags = new Map<string, string | null>();
   const cursors = new Map<string, string | null>();
