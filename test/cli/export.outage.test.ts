@@ -9,21 +9,15 @@ import t from 'tap';
 import { ColdtrackClient, type ClientEvent } from '@coldtrack/client';
 import { exportSensorHistory } from '@coldtrack/client/export';
 import { createPool } from '../../src/db/pool.js';
-import { freePort } from '../../src/free-port.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { proxyInFrontOf } from '../helpers/tcp-proxy.js';
 import { createExportWorld, createWorldDatabase, databaseHourly, fileRecords, YEAR } from '../client/world.js';
 
 const direct = await createWorldDatabase(t);
-const server = new URL(direct.url);
-const proxy = new TcpProxy(await freePort(), { host: server.hostname, port: Number(server.port || 5432) });
-await proxy.open();
-t.teardown(() => proxy.refuse());
-const viaProxy = new URL(direct.url);
-viaProxy.port = String(proxy.port);
+const { proxy, url: viaProxy } = await proxyInFrontOf(t, direct.url);
 // the service's own pool, through the proxy; a connection the proxy cuts must not crash the test
-const pool = createPool(viaProxy.toString(), 4, { onError: () => {} });
+const pool = createPool(viaProxy, 4, { onError: () => {} });
 t.teardown(() => pool.end().catch(() => {}));
-const world = await createExportWorld(t, { database: { name: direct.name, url: viaProxy.toString(), pool } });
+const world = await createExportWorld(t, { database: { name: direct.name, url: viaProxy, pool } });
 const outDir = await mkdtemp(join(tmpdir(), 'coldtrack-outage-'));
 t.teardown(() => rm(outDir, { recursive: true, force: true }));
 

@@ -3,18 +3,12 @@
 // (src/db/pool.ts). Played through a TCP proxy cut while two clients are out, one idle in its
 // transaction and one mid-statement; the pool serves again once the proxy is back.
 import t from 'tap';
-import { freePort } from '../../src/free-port.js';
 import { createPool } from '../../src/db/pool.js';
 import { adminUrl } from '../helpers/db.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { proxyInFrontOf } from '../helpers/tcp-proxy.js';
 
-const upstream = new URL(adminUrl);
-const proxy = new TcpProxy(await freePort(), { host: upstream.hostname, port: Number(upstream.port || 5432) });
-await proxy.open();
-t.teardown(() => proxy.refuse());
-const viaProxy = new URL(adminUrl);
-viaProxy.port = String(proxy.port);
-const pool = createPool(viaProxy.toString(), 4);
+const { proxy, url: viaProxy } = await proxyInFrontOf(t, adminUrl);
+const pool = createPool(viaProxy, 4);
 t.teardown(() => pool.end());
 
 t.test('the connection of a checked-out client drops: its holder gets the error, the process lives on', async (t) => {

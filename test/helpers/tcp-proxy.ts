@@ -5,6 +5,7 @@
 // network path that drops packets: the client's open connections just go silent). While open,
 // `replyDelayMs` holds every reply back that long (a slow link or a busy server).
 import net from 'node:net';
+import { freePort } from '../../src/free-port.js';
 
 export type ProxyMode = 'open' | 'refusing' | 'black-hole' | 'swallowing';
 
@@ -85,4 +86,23 @@ export class TcpProxy {
     if (this.mode === 'swallowing') this.dropConnections();
     await this.open();
   }
+}
+
+/**
+ * An open proxy in front of the server `url` names (PostgreSQL when it names no port, else
+ * `defaultPort`), refusing again when the test ends, and `url` with the proxy's port: what the
+ * service is pointed at to be cut off from that server.
+ */
+export async function proxyInFrontOf(
+  t: { teardown(fn: () => unknown): void },
+  url: string,
+  defaultPort = 5432,
+): Promise<{ proxy: TcpProxy; url: string }> {
+  const upstream = new URL(url);
+  const proxy = new TcpProxy(await freePort(), { host: upstream.hostname, port: Number(upstream.port || defaultPort) });
+  await proxy.open();
+  t.teardown(() => proxy.refuse());
+  const proxied = new URL(url);
+  proxied.host = `127.0.0.1:${proxy.port}`;
+  return { proxy, url: proxied.toString() };
 }

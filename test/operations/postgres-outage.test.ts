@@ -4,21 +4,16 @@
 // 503; no worker crashes; when the proxy opens again the service recovers by itself.
 import t, { type Test } from 'tap';
 import { withAdmin } from '../helpers/db.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { createWorld, DATA_PATH, freePort, metricSum, type Reply, send, startCluster, startRedis, until } from './harness.js';
+import { proxyInFrontOf } from '../helpers/tcp-proxy.js';
+import { createWorld, DATA_PATH, metricSum, type Reply, send, startCluster, startRedis, until } from './harness.js';
 
 const world = await createWorld(t);
 const redis = await startRedis(t);
-const shared = new URL(world.databaseUrl);
-const proxy = new TcpProxy(await freePort(), { host: shared.hostname, port: Number(shared.port || 5432) });
-await proxy.open();
-t.teardown(() => proxy.refuse());
-const viaProxy = new URL(world.databaseUrl);
-viaProxy.port = String(proxy.port);
+const { proxy, url: viaProxy } = await proxyInFrontOf(t, world.databaseUrl);
 // a 4 s query deadline (10 s by default) keeps the hung-database case short
 const QUERY_DEADLINE_MS = 4000;
 const cluster = await startCluster(t, {
-  DATABASE_URL: viaProxy.toString(),
+  DATABASE_URL: viaProxy,
   REDIS_URL: redis.url,
   DB_QUERY_TIMEOUT_MS: String(QUERY_DEADLINE_MS),
 });

@@ -3,10 +3,9 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { freePort } from '../../src/free-port.js';
 import { createTestApp } from '../helpers/app.js';
 import { createCompany } from '../helpers/fixtures.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { proxyInFrontOf } from '../helpers/tcp-proxy.js';
 import { issueToken } from '../helpers/tokens.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -44,13 +43,8 @@ t.test("a window ends on a whole second, and every response names it, however la
   // a third "process" reaches the same Redis through a link that holds every reply back 200 ms
   // (well inside the 500 ms command timeout, past which the process would count on its own):
   // Reset must not move with the delay (it once did: Date.now() + a TTL Redis measured earlier)
-  const redisUrl = new URL(REDIS_URL);
-  const proxy = new TcpProxy(await freePort(), { host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
-  await proxy.open();
-  t.teardown(() => proxy.refuse());
-  const slowUrl = new URL(REDIS_URL);
-  slowUrl.port = String(proxy.port);
-  const slow = await createTestApp(t, { REDIS_URL: slowUrl.toString() }, { realRateLimits: true, database: ctx.db });
+  const { proxy, url: slowUrl } = await proxyInFrontOf(t, REDIS_URL, 6379);
+  const slow = await createTestApp(t, { REDIS_URL: slowUrl }, { realRateLimits: true, database: ctx.db });
   const redis = new Redis(REDIS_URL);
   t.teardown(() => redis.quit());
 

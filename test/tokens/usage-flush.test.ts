@@ -6,24 +6,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import t from 'tap';
-import { freePort } from '../../src/free-port.js';
 import { createTokenUsage } from '../../src/tokens/usage.js';
 import { createTestApp } from '../helpers/app.js';
 import { createCompany } from '../helpers/fixtures.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { proxyInFrontOf } from '../helpers/tcp-proxy.js';
 import { issueToken } from '../helpers/tokens.js';
 
 const ctx = await createTestApp(t);
 const company = await createCompany(ctx.db.pool, 'Usage Cold');
 const token = await issueToken(ctx, company.employeeId);
 
-const target = new URL(ctx.db.url);
-const proxy = new TcpProxy(await freePort(), { host: target.hostname, port: Number(target.port || 5432) });
-await proxy.open();
-t.teardown(() => proxy.refuse());
-const proxied = new URL(ctx.db.url);
-proxied.host = `127.0.0.1:${proxy.port}`;
-const pool = new pg.Pool({ connectionString: proxied.toString(), max: 1 });
+const { proxy, url: proxied } = await proxyInFrontOf(t, ctx.db.url);
+const pool = new pg.Pool({ connectionString: proxied, max: 1 });
 pool.on('error', () => {}); // a cut connection: the next query reconnects
 t.teardown(() => pool.end());
 

@@ -6,20 +6,14 @@ import pino from 'pino';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { freePort } from '../../src/free-port.js';
 import { createWebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../src/webhooks/settings.js';
 import { createTestDatabase } from '../helpers/db.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { proxyInFrontOf } from '../helpers/tcp-proxy.js';
 
 const db = await createTestDatabase(t);
-const target = new URL(db.url);
-const proxy = new TcpProxy(await freePort(), { host: target.hostname, port: Number(target.port || 5432) });
-await proxy.open();
-t.teardown(() => proxy.refuse());
-const proxied = new URL(db.url);
-proxied.host = `127.0.0.1:${proxy.port}`;
-const pool = new pg.Pool({ connectionString: proxied.toString(), max: 2, connectionTimeoutMillis: 500 });
+const { proxy, url: proxied } = await proxyInFrontOf(t, db.url);
+const pool = new pg.Pool({ connectionString: proxied, max: 2, connectionTimeoutMillis: 500 });
 pool.on('error', () => {});
 t.teardown(() => pool.end());
 
