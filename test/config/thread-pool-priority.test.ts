@@ -1,24 +1,11 @@
 // THREAD_POOL_NICE: read (0 unless set), and applied to this process's libuv thread pool only:
 // each pool thread gets the nice value, the event loop's thread keeps its own.
-import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
 import { loadConfig } from '../../src/config.js';
 import { lowerThreadPoolPriority } from '../../src/thread-pool-priority.js';
+import { threads } from '../helpers/threads.js';
 
 const base = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', JWT_SECRET: 'x'.repeat(32) };
-
-/** name and nice value (field 19 of /proc/<pid>/task/<tid>/stat) of every thread of this process */
-function threads() {
-  return readdirSync('/proc/self/task').flatMap((task) => {
-    try {
-      const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return [{ task: Number(task), name: readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim(), nice: Number(fields[16]) }];
-    } catch {
-      return [];
-    }
-  });
-}
 
 t.test('THREAD_POOL_NICE is 0 (the process priority) unless set', async (t) => {
   t.equal(loadConfig(base).threadPoolNice, 0);
