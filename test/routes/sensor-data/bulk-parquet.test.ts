@@ -4,9 +4,10 @@
 // timestamp type and ZSTD pages, never HTTP-encoded; slices name the next as CSV's do. Over real
 // HTTP (the export world, grown to a million readings), a pull the client drops half-way, or
 // whose database connection dies, or whose thread ends under it, is cut, not ended, and leaves no
-// connection, COPY, thread task or stream slot behind; the thread starts with the first Parquet pull and ends with the app, encodes a
-// million records without its memory outside the V8 heap (buffers, the wasm memory) growing
-// with them, and takes two pulls at once, each file whole.
+// connection, COPY, thread task or stream slot behind; the thread starts with the first Parquet
+// pull (at the lowest priority, on Linux) and ends with the app, encodes a million records without
+// its memory outside the V8 heap (buffers, the wasm memory) growing with them, and takes two pulls
+// at once, each file whole.
 import type { Worker } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -18,6 +19,7 @@ import { parquetPoolsOpen, parquetTasksRunning } from '../../../src/sensors/bulk
 import { createTestApp } from '../../helpers/app.js';
 import { createSensorWorld, eachProfile, type SensorWorld } from '../../helpers/sensor-world.js';
 import { createExportWorld } from '../../client/world.js';
+import { threads } from '../../helpers/threads.js';
 
 type Row = Record<string, unknown>;
 
@@ -184,6 +186,17 @@ eachProfile(t, async (t, profile) => {
     const { rows, metadata } = await readParquet(response.rawPayload);
     t.same(rows, []);
     t.equal(Number(metadata.num_rows), 0);
+  });
+
+  const onLinux = process.platform === 'linux' ? false : 'thread priorities are read from /proc';
+  await t.test('the encoding thread runs at the lowest priority, the event loop above it', { skip: onLinux }, async (t) => {
+    const all = threads();
+    const own = all.find((thread) => thread.task === process.pid)!.nice;
+    t.ok(own < 19, `the event loop's thread keeps its own priority (nice ${own})`);
+    t.ok(
+      all.some((thread) => thread.task !== process.pid && thread.nice === 19),
+      `a thread at nice 19 after the pulls above (the threads' nice values: ${[...new Set(all.map((thread) => thread.nice))].join(', ')})`,
+    );
   });
 
   await t.test('every connection a pull took is back, every thread task ended', async (t) => {
