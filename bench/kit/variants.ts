@@ -1,9 +1,10 @@
 // Variants of the project's cluster against the cluster as shipped (docs/benchmarks.md, "Cluster
-// variants"): two fresh clusters from the same build, shipped in the "project" slot and the variant
-// in the "reference" slot, through the same pilot, alternation and retry as project/reference.
+// variants"): two fresh clusters from the same build, one in the "project" slot and one in the
+// "reference" slot, through the same pilot, alternation and retry as project/reference; a judged
+// case swaps the slots every other pair (runVariant says why).
 // Both fresh: the run's own project cluster has served every scenario, and a first smoke run put a
 // fresh cluster's pilot at a tenth of the old one's. Cases: tracing (P19) and usage (issue 27),
-// judged on five fresh pairs at one fixed rate (runVariant says why); noise, the same judgement
+// judged on six fresh pairs at one fixed rate (runVariant says why); noise, the same judgement
 // with nothing changed (what the judged ratios are read against); and pool-nice (informative, one pair).
 import type { Server } from './config.js';
 import { cpuMsPerAnswer as cpuMsPerAnswerOf, type LoadSummary, type ServerRun, phasesLoop, summarize } from './results.js';
@@ -19,8 +20,8 @@ export const DEFAULT_VARIANTS: VariantId[] = ['tracing', 'usage', 'pool-nice'];
 
 /** The least on / off (P19) and with / without (issue 27) may be: each costs at most 3 %. */
 export const VARIANT_COST_LIMIT = 0.97;
-/** Fresh cluster pairs a judged case runs on (runVariant says why). */
-const JUDGED_PAIRS = 5;
+/** Fresh cluster pairs a judged case runs on, even: each cluster takes each slot as often (runVariant says why). */
+const JUDGED_PAIRS = 6;
 /** A judged case offers both clusters this share of the lower pilot peak (runVariant says why). */
 const JUDGED_RATE_SHARE = 0.6;
 /** The sampling the tracing variant runs with: what docs/tracing.md tells production to use. */
@@ -155,6 +156,14 @@ export interface VariantResult {
 
 const SLOT: Record<'shipped' | 'variant', Server> = { shipped: 'project', variant: 'reference' };
 
+/**
+ * A pair's runs as if the shipped cluster had run in the project slot: a pair run the other way
+ * round (the variant in the project slot) has its runs' slots named back, so the figures of each
+ * cluster are read from SLOT whichever way its pairs ran.
+ */
+export const runsInRecordSlots = (runs: ServerRun[], swapped: boolean): ServerRun[] =>
+  swapped ? runs.map((run) => ({ ...run, server: run.server === 'project' ? 'reference' : 'project' })) : runs;
+
 function clusterOf(runs: ServerRun[], slot: Server, variantCase: VariantCase, label: string): VariantCluster | null {
   const load = summarize(runs, slot)?.loads[label];
   if (!load) return null;
@@ -197,9 +206,12 @@ async function runVariant(
     );
   try {
     if (variantCase.sink) sink = await startTraceSink();
-    // A judged case runs on five fresh pairs of clusters: two clusters started alike differ by up to a
+    // A judged case runs on six fresh pairs of clusters: two clusters started alike differ by up to a
     // tenth in CPU time an answer for as long as they live (an A/A run, both tracing off, showed it),
     // which one pair cannot tell from a 3 % cost. Other cases: one pair.
+    // The slots swap every other pair: the cluster in the "reference" slot came out ahead in five of
+    // six informative runs, whichever value it held, so a case that kept its variant there would
+    // have credited the slot's advantage to the variant.
     // And at one steady rate, the same for both: flooded, a cluster's CPU time an answer depends on
     // how many requests each turn of its event loop takes up together, which drifts apart between
     // two clusters and then holds; offered the same requests at the same pace, the two do the same
@@ -212,14 +224,18 @@ async function runVariant(
         start('variant', `project, ${variantCase.variant}`, variantCase.env(sink?.url ?? null)),
       ]);
       for (const outcome of starting) if (outcome.status === 'rejected') throw outcome.reason;
-      const clusters = { project: started.shipped!, reference: started.variant! };
+      const swapped = variantCase.costly !== undefined && pair % 2 === 1;
+      const clusters = swapped
+        ? { project: started.variant!, reference: started.shipped! }
+        : { project: started.shipped!, reference: started.variant! };
       for (const service of [clusters.project, clusters.reference]) await pilotOf(service, scenario, options.setting.context);
       log(
-        `variant ${variantCase.id}: ${scenario.id}, ${variantCase.shipped} ("project") and ${variantCase.variant} ("reference"), both warmed` +
+        `variant ${variantCase.id}: ${scenario.id}, ${swapped ? variantCase.variant : variantCase.shipped} ("project") and ` +
+          `${swapped ? variantCase.shipped : variantCase.variant} ("reference"), both warmed` +
           (variantCase.costly ? ` (pair ${pair + 1} of ${JUDGED_PAIRS})` : ''),
       );
       const pilotPeaks = variantCase.costly ? 'lower' : 'own';
-      runs.push(...(await runBothServers(scenario, index + pair, { ...options.setting, clusters, pilotPeaks })));
+      runs.push(...runsInRecordSlots(await runBothServers(scenario, index + pair, { ...options.setting, clusters, pilotPeaks }), swapped));
       // stopped gracefully before the sink is read: each worker sends what its batch still holds
       await stopStarted(started);
     }

@@ -16,7 +16,14 @@ import { kitConfig, layoutOf } from '../../bench/kit/config.js';
 import { countingCredentials } from '../../bench/kit/credentials.js';
 import { pilotPeakOf, planCredentials } from '../../bench/kit/scenario-runs.js';
 import type { BuildContext } from '../../bench/kit/scenarios.js';
-import { type VariantResult, variantLine, variantScenario, variantScenarios, variantWarmups } from '../../bench/kit/variants.js';
+import {
+  runsInRecordSlots,
+  type VariantResult,
+  variantLine,
+  variantScenario,
+  variantScenarios,
+  variantWarmups,
+} from '../../bench/kit/variants.js';
 import { latencyHistogram } from './run-fixtures.js';
 
 /** `count` spans of a service, one a trace, sent to the sink through `exporter` and flushed. */
@@ -123,6 +130,25 @@ t.test("CPU time an answer: each cluster's own runs, null when a run has no CPU 
   t.equal(cpuMsPerAnswer([...runs, run('reference', 1000, null)], label, 'reference'), null);
 });
 
+t.test('a pair run with the slots swapped counts each cluster as its own', async (t) => {
+  const label = 'revenue page_size 10';
+  const run = (server: ServerRun['server'], cpuMs: number): ServerRun => ({
+    server,
+    position: 0,
+    loads: [{ phase: 0, label, connections: 24, overallRate: null, requestsInList: 120, figures: load(1000, 20), phaseWorkerCpuMs: cpuMs }],
+    memory: [],
+    loop: null,
+  });
+  // the shipped cluster spends 5,000 ms of CPU a run, the variant 6,000, whichever slot each ran in
+  const straight = [run('project', 5000), run('reference', 6000)];
+  const swapped = [run('project', 6000), run('reference', 5000)];
+  t.same(runsInRecordSlots(straight, false), straight, 'a pair run the usual way is kept as it ran');
+  const runs = [...runsInRecordSlots(straight, false), ...runsInRecordSlots(swapped, true)];
+  t.equal(cpuMsPerAnswer(runs, label, 'project'), 10_000 / 20_000, "the shipped cluster's runs, from both pairs");
+  t.equal(cpuMsPerAnswer(runs, label, 'reference'), 12_000 / 20_000, "the variant's runs, from both pairs");
+  t.equal(swapped[0]!.server, 'project', 'the runs as recorded are not changed');
+});
+
 const p19 = (variants: VariantResult[] | null) =>
   evaluateTargets({ scenarios: [], revocation: null, sensorScripts: null, variants }).find((target) => target.id === 'P19')!;
 
@@ -226,10 +252,10 @@ t.test("a variant's line names CPU time an answer only where its load had a phas
 });
 
 t.test('the credential plan counts every fresh pair a judged case runs on', async (t) => {
-  t.equal(variantScenarios(['tracing']).length, 5, 'tracing is judged on five pairs: five runs of its scenario');
+  t.equal(variantScenarios(['tracing']).length, 6, 'tracing is judged on six pairs, each cluster in each slot three times');
   t.equal(variantScenarios(['pool-nice']).length, 1, 'an informative case runs on one pair');
   const config = kitConfig('full');
   const alone = planCredentials(config, [variantScenario('tracing')], []);
   const planned = planCredentials(config, variantScenarios(['tracing']), variantWarmups(['tracing']));
-  t.ok(planned.alpha >= 5 * (alone.alpha - 20), `tokens for five pairs: ${planned.alpha} against ${alone.alpha} for one`);
+  t.ok(planned.alpha >= 6 * (alone.alpha - 20), `tokens for six pairs: ${planned.alpha} against ${alone.alpha} for one`);
 });
