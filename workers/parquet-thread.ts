@@ -58,13 +58,11 @@ export interface ParquetSummary {
 }
 
 /**
- * Encoding is bulk work that nobody waits on by the millisecond, and the event loop is not: on
- * Linux the thread lowers its own scheduling priority to the lowest there is, so the event loops
- * and the database's backends serving interactive requests win a busy core over it. Lower than the
- * rollup threads (workers/rollup-thread.ts, nice 10), whose answers a request does wait for. The
- * bulk-parquet-beside-mixed scenario measures it (docs/benchmarks.md, "Parquet writer").
+ * Encoding is batch work and the event loop is not: on Linux the thread lowers its own scheduling
+ * priority, as the rollup threads do (workers/rollup-thread.ts), so the event loop wins a core.
+ * Nice 19 measured no better (docs/benchmarks.md, "Tried and left out").
  */
-const PARQUET_THREAD_NICE = 19;
+const PARQUET_THREAD_NICE = 10;
 try {
   setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), PARQUET_THREAD_NICE);
 } catch {
