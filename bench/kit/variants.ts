@@ -209,8 +209,8 @@ async function runVariant(
     // A judged case runs on six fresh pairs of clusters: two clusters started alike differ by up to a
     // tenth in CPU time an answer for as long as they live (an A/A run, both tracing off, showed it),
     // which one pair cannot tell from a 3 % cost. Other cases: one pair.
-    // The slots swap every other pair: the cluster in the "reference" slot came out ahead in five of
-    // six informative runs, whichever value it held, so a case that kept its variant there would
+    // The slots swap every other pair: the cluster in the "reference" slot came out ahead in six of
+    // seven informative runs, whichever value it held, so a case that kept its variant there would
     // have credited the slot's advantage to the variant.
     // And at one steady rate, the same for both: flooded, a cluster's CPU time an answer depends on
     // how many requests each turn of its event loop takes up together, which drifts apart between
