@@ -5,9 +5,9 @@
 // HTTP (the export world, grown to a million readings), a pull the client drops half-way, or
 // whose database connection dies, or whose thread ends under it, is cut, not ended, and leaves no
 // connection, COPY, thread task or stream slot behind; the thread starts with the first Parquet
-// pull (below the event loop's priority, on Linux) and ends with the app, encodes a million records without
-// its memory outside the V8 heap (buffers, the wasm memory) growing with them, and takes two pulls
-// at once, each file whole.
+// pull (below the event loop's priority, on Linux) and ends with the app, encodes a million
+// records without its memory outside the V8 heap (buffers, the wasm memory) growing with them, and
+// takes two pulls at once, each file whole.
 import type { Worker } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -188,8 +188,8 @@ eachProfile(t, async (t, profile) => {
     t.equal(Number(metadata.num_rows), 0);
   });
 
-  const onLinux = process.platform === 'linux' ? false : 'thread priorities are read from /proc';
-  await t.test('the encoding thread runs at nice 10, below the event loop', { skip: onLinux }, async (t) => {
+  const offLinux = process.platform === 'linux' ? false : 'thread priorities are read from /proc';
+  await t.test('the encoding thread runs at nice 10, below the event loop', { skip: offLinux }, async (t) => {
     const all = threads();
     const own = all.find((thread) => thread.task === process.pid)!.nice;
     t.ok(own < 10, `the event loop's thread keeps its own priority (nice ${own})`);
