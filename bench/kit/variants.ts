@@ -206,12 +206,11 @@ async function runVariant(
     );
   try {
     if (variantCase.sink) sink = await startTraceSink();
-    // A judged case runs on six fresh pairs of clusters: two clusters started alike differ by up to a
-    // tenth in CPU time an answer for as long as they live (an A/A run, both tracing off, showed it),
-    // which one pair cannot tell from a 3 % cost. Other cases: one pair.
-    // The slots swap every other pair: the cluster in the "reference" slot came out ahead in six of
-    // seven informative runs, whichever value it held, so a case that kept its variant there would
-    // have credited the slot's advantage to the variant.
+    // A judged case runs on six fresh pairs of clusters, and the slots swap every other pair: the
+    // cluster in the "reference" slot came out ahead in six of seven informative runs, whichever
+    // value it held, and an A/A run (both tracing off) that kept one cluster there read a tenth
+    // apart in CPU time an answer, which one pair cannot tell from a 3 % cost; with the slots
+    // swapped the A/A run reads alike. Other cases: one pair.
     // And at one steady rate, the same for both: flooded, a cluster's CPU time an answer depends on
     // how many requests each turn of its event loop takes up together, which drifts apart between
     // two clusters and then holds; offered the same requests at the same pace, the two do the same
