@@ -207,10 +207,10 @@ async function runVariant(
   try {
     if (variantCase.sink) sink = await startTraceSink();
     // A judged case runs on six fresh pairs of clusters, and the slots swap every other pair: the
-    // cluster in the "reference" slot came out ahead in six of seven informative runs, whichever
-    // value it held, and an A/A run (both tracing off) that kept one cluster there read a tenth
-    // apart in CPU time an answer, which one pair cannot tell from a 3 % cost; with the slots
-    // swapped the A/A run reads alike. Other cases: one pair.
+    // cluster in the "reference" slot came out ahead in most runs of one pair, whichever value it
+    // held, and an A/A run (both tracing off) that kept one cluster there read further apart in CPU
+    // time an answer than one pair can tell from a 3 % cost; with the slots swapped the A/A run
+    // reads alike (docs/benchmarks.md, "Cluster variants"). Other cases: one pair.
     // And at one steady rate, the same for both: flooded, a cluster's CPU time an answer depends on
     // how many requests each turn of its event loop takes up together, which drifts apart between
     // two clusters and then holds; offered the same requests at the same pace, the two do the same
@@ -224,13 +224,11 @@ async function runVariant(
       ]);
       for (const outcome of starting) if (outcome.status === 'rejected') throw outcome.reason;
       const swapped = variantCase.costly !== undefined && pair % 2 === 1;
-      const clusters = swapped
-        ? { project: started.variant!, reference: started.shipped! }
-        : { project: started.shipped!, reference: started.variant! };
+      const [inProject, inReference] = swapped ? (['variant', 'shipped'] as const) : (['shipped', 'variant'] as const);
+      const clusters = { project: started[inProject]!, reference: started[inReference]! };
       for (const service of [clusters.project, clusters.reference]) await pilotOf(service, scenario, options.setting.context);
       log(
-        `variant ${variantCase.id}: ${scenario.id}, ${swapped ? variantCase.variant : variantCase.shipped} ("project") and ` +
-          `${swapped ? variantCase.shipped : variantCase.variant} ("reference"), both warmed` +
+        `variant ${variantCase.id}: ${scenario.id}, ${variantCase[inProject]} ("project") and ${variantCase[inReference]} ("reference"), both warmed` +
           (variantCase.costly ? ` (pair ${pair + 1} of ${JUDGED_PAIRS})` : ''),
       );
       const pilotPeaks = variantCase.costly ? 'lower' : 'own';
