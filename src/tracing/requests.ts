@@ -6,7 +6,7 @@
 // `traceresponse` header, and a `traceparent` is honoured only from a TRUST_PROXY peer.
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
-import { context, trace, type TracerProvider } from '@opentelemetry/api';
+import type { Span, TracerProvider } from '@opentelemetry/api';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
 import { type FastifyPluginAsync, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import fp from 'fastify-plugin';
@@ -59,8 +59,7 @@ class TracedLogController extends LogController {
 const flagsOf = (traceFlags: number) => (traceFlags & 0xff).toString(16).padStart(2, '0');
 
 /** The log fields of the span the current code runs in (every line a request logs runs in its span's context). */
-export function traceFieldsOfCurrentSpan(): Record<string, string> | null {
-  const span = trace.getSpan(context.active());
+export function traceFieldsOf(span: Span | undefined): Record<string, string> | null {
   if (!span) return null;
   const { traceId, spanId, traceFlags } = span.spanContext();
   return { trace_id: traceId, span_id: spanId, trace_flags: flagsOf(traceFlags) };

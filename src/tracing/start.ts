@@ -23,7 +23,7 @@ import { installQueryTracer } from '../db/query-tracing.js';
 import { SecretScrubber } from './redaction.js';
 import { installTraceFields } from '../logging.js';
 import { headSampling } from './head-sampling.js';
-import { type RequestTracing, requestTracing, traceFieldsOfCurrentSpan } from './requests.js';
+import { type RequestTracing, requestTracing, traceFieldsOf } from './requests.js';
 import { installSpanTools, type SpanAttributes, type SpanTools } from './spans.js';
 import { recordThreadSpans, traceparentOf } from './thread-spans.js';
 import { ThreadSpanExporter } from './export-thread.js';
@@ -75,11 +75,16 @@ export async function startTracing(settings: TracingSettings, options: TracingOp
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
   const tracer = provider.getTracer('coldtrack-api');
+  // The current span, read from the context manager itself: every request asks at each choke point
+  // (most answer "none", unsampled), and the API's context.active() looks the manager up in its
+  // global registry, version check included, on every call.
+  const activeContext = () => contextManager.active();
+  const currentSpan = () => trace.getSpan(contextManager.active());
 
-  const recording = () => trace.getSpan(context.active())?.isRecording() === true;
+  const recording = () => currentSpan()?.isRecording() === true;
   /** A child of the current span, or null when there is none that records (unsampled, or no request). */
   const childOf = (name: string, attributes: Attributes, startTime?: number) => {
-    const parent = context.active();
+    const parent = activeContext();
     if (!trace.getSpan(parent)?.isRecording()) return null;
     const kind = attributes[DB_SYSTEM] ? SpanKind.CLIENT : SpanKind.INTERNAL;
     return { parent, span: tracer.startSpan(name, { kind, attributes, ...(startTime ? { startTime } : {}) }, parent) };
@@ -93,7 +98,7 @@ export async function startTracing(settings: TracingSettings, options: TracingOp
   function around<T>(opened: ReturnType<typeof childOf>, work: () => Promise<T>): Promise<T> {
     if (!opened) return work();
     const { parent, span } = opened;
-    return context.with(trace.setSpan(parent, span), work).then(
+    return contextManager.with(trace.setSpan(parent, span), work).then(
       (result) => {
         span.end();
         return result;
@@ -109,7 +114,7 @@ export async function startTracing(settings: TracingSettings, options: TracingOp
   const tools: SpanTools = {
     inSpan: (name: string, attributes: SpanAttributes, work) => around(childOf(name, attributes), work),
     annotate(key, value) {
-      trace.getSpan(context.active())?.setAttribute(key, value);
+      currentSpan()?.setAttribute(key, value);
     },
     threadHop(name, attributes) {
       const opened = childOf(name, attributes);
@@ -126,7 +131,7 @@ export async function startTracing(settings: TracingSettings, options: TracingOp
     },
   };
   installSpanTools(tools);
-  installTraceFields(traceFieldsOfCurrentSpan);
+  installTraceFields(() => traceFieldsOf(currentSpan()));
   installQueryTracer({
     recording,
     around: (label, work) => around(childOf(label, { [DB_SYSTEM]: 'postgresql', 'db.query.summary': label }), work),
