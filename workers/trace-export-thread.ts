@@ -6,9 +6,9 @@
 //
 // node:http and node:https are imported here although nothing below names them: the exporter
 // imports them itself, as ES modules, on its first export, and an ES module of Node's http builds
-// its facade by reading every export, one of which loads Node's bundled undici. That is about
-// 0.1-0.2 s of CPU on this thread; imported here it is paid while the process starts, not at the
-// first export, which comes five seconds into serving traffic (bench P19 measures tracing's cost).
+// its facade by reading every export, one of which loads Node's bundled undici. Imported here,
+// that is paid while the process starts, not at the first export, which comes a few seconds into
+// serving traffic (bench P19 measures what tracing costs the workers).
 import 'node:http';
 import 'node:https';
 import { parentPort, workerData } from 'node:worker_threads';

@@ -79,7 +79,7 @@ export async function startTracing(settings: TracingSettings, options: TracingOp
   // (most answer "none", unsampled), and the API's context.active() looks the manager up in its
   // global registry, version check included, on every call.
   const activeContext = () => contextManager.active();
-  const currentSpan = () => trace.getSpan(contextManager.active());
+  const currentSpan = () => trace.getSpan(activeContext());
 
   const recording = () => currentSpan()?.isRecording() === true;
   /** A child of the current span, or null when there is none that records (unsampled, or no request). */
