@@ -24,7 +24,7 @@ import type { Server } from './kit/config.js';
 import { buildDataset, type Dataset } from './kit/dataset.js';
 import { closeLoadGenerators } from './kit/load.js';
 import { measureRevocation, type RevocationFigures } from './kit/revocation.js';
-import { STATE_AT_START, treeState } from './kit/checkout.js';
+import { STATE_AT_START } from './kit/checkout.js';
 import { recordRun, treeRefusal } from './kit/publish.js';
 import { readRunOptions, type RunOptions } from './kit/run-options.js';
 import { formatTable } from './kit/report.js';
@@ -97,19 +97,19 @@ async function main() {
   const clusters = await startClusters({ databaseUrl: dataset.url, redisUrl: options.redisUrl, running }, log);
 
   // sensor-data: measured when the endpoint answers; its readings are loaded only then
-  const sensorData = await probeSensorData(clusters.project.url, dataset, log);
+  const sensor = await probeSensorData(clusters.project.url, dataset, log);
   const context = {
     layout: dataset.layout,
     credentials: dataset.credentials,
     seconds: config.seconds,
-    sensorAvailable: sensorData.sensor.available,
+    sensorAvailable: sensor.available,
     rate: atCeiling,
   };
   const scenarios = await runScenarios(options.scenarios, {
     config,
     context,
     clusters,
-    sensor: sensorData.sensor,
+    sensor,
     interrupted: wasInterrupted,
     log,
   });
@@ -122,7 +122,7 @@ async function main() {
       ? await runVariants(options.variants, {
           databaseUrl: dataset.url,
           redisUrl: options.redisUrl,
-          setting: { config, context, sensor: sensorData.sensor, interrupted: wasInterrupted, log },
+          setting: { config, context, sensor, interrupted: wasInterrupted, log },
         })
       : null;
 
@@ -135,7 +135,7 @@ async function main() {
   const outcome = { config, startedAt, loadAtStart, scenarios, revocation, variants, sensorScripts };
   const record = await assembleRecord(outcome, { dataset, redisUrl: options.redisUrl, partial: options.partial });
   console.log(formatTable(record));
-  recordRun(record, { publish: options.publish, now: () => treeState() });
+  recordRun(record, options.publish);
 }
 
 try {

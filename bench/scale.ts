@@ -2,7 +2,7 @@
 // (bench/scale-profile.ts), one after the other, so one database exists at a time and neither measures the other.
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { type CommitFacts, commitMeasured, commitOfRun, machineOfRun, repoRoot, treeState } from './kit/checkout.js';
+import { type CommitFacts, commitMeasured, commitOfRun, machineOfRun, repoRoot } from './kit/checkout.js';
 import { onCleanUp, stopAll, track, wasInterrupted } from './kit/processes.js';
 import { recordRun } from './kit/publish.js';
 import {
@@ -95,7 +95,7 @@ export async function runScaleCurve(
   const machine = machineOf(machineOfRun(loadAtStart), null, null);
   const record = scaleRecordOf(profiles, { max: options.max, startedAt, machine, partial });
   console.log(formatScaleTable(record));
-  recordRun(record, { publish: run.publish, now: () => treeState() });
+  recordRun(record, run.publish);
   if (failed.length > 0) process.exitCode = 1;
 }
 

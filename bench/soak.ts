@@ -6,7 +6,7 @@ import { readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { commitOfRun, machineOfRun, repoRoot, treeState } from './kit/checkout.js';
+import { commitOfRun, machineOfRun, repoRoot } from './kit/checkout.js';
 import { type Layout, TOKEN_LIMIT_PER_MINUTE, WORKERS } from './kit/config.js';
 import type { BenchToken, Employee } from './kit/credentials.js';
 import { buildDataset, type Dataset } from './kit/dataset.js';
@@ -278,5 +278,5 @@ export async function runSoak(
 ): Promise<void> {
   const record = soakRecordOf(await measureSoak(options, log), run.partial, commitOfRun());
   console.log(soakText(record));
-  recordRun(record, { publish: run.publish, now: () => treeState() });
+  recordRun(record, run.publish);
 }

@@ -91,9 +91,6 @@ export const machineOfRun = (loadAtStart: number): MachineOfRun => ({
   loadAverage: { start: loadAtStart, end: loadavg()[0]! },
 });
 
-/** A run's start (ISO 8601) as part of a file name: 2026-01-01T10-00-00Z. */
-export const fileStamp = (startedAt: string) => startedAt.replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z');
-
 export const shortHash = (hash: string | null) => (hash ? hash.slice(0, 7) : 'unknown');
 
 /** The commit measured, in words, for the reports: HEAD at the start, marked when dirty or moved. */

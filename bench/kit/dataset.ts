@@ -14,8 +14,6 @@ export interface Dataset {
   url: string;
   layout: Layout;
   credentials: Credentials;
-  counts: Record<string, number>;
-  buildSeconds: number;
   pool: pg.Pool;
 }
 
@@ -139,7 +137,7 @@ export async function buildDataset(
         .map(([k, v]) => `${v} ${k}`)
         .join(', ')} in ${buildSeconds.toFixed(1)} s`,
     );
-    return { name, url, layout, counts, buildSeconds, pool, credentials };
+    return { name, url, layout, pool, credentials };
   } catch (error) {
     await pool.end();
     throw error;

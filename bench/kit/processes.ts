@@ -23,9 +23,6 @@ let stopping = false;
 
 /** Clean-up has begun: nothing new may start (a late spawn is interrupted at once). */
 export const isStopping = () => stopping;
-export const beginStopping = () => {
-  stopping = true;
-};
 
 /** Last resort (process 'exit', a second Ctrl-C): SIGKILL every process group we started. */
 export function killAllNow() {
@@ -89,7 +86,7 @@ export const onCleanUp = (step: Step) => {
 export const wasInterrupted = () => interrupted;
 
 export function cleanUp(log: (line: string) => void): Promise<void> {
-  beginStopping();
+  stopping = true;
   cleaning ??= (async () => {
     for (const step of steps.reverse()) await step().catch((error: unknown) => log(`clean-up: ${String(error)}`));
   })();

@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadFiguresMarkdown, scaleFiguresMarkdown, soakFiguresMarkdown } from './figures-markdown.js';
-import { BENCHMARKS_DOC, HISTORY, repoRoot, RUNS_LOG, shortHash, type TreeState } from './checkout.js';
+import { BENCHMARKS_DOC, HISTORY, repoRoot, RUNS_LOG, shortHash, treeState, type TreeState } from './checkout.js';
 import { appendRecord, newestComplete, readRecords, type RunRecord } from './run-record.js';
 
 /** The tracked files a publish writes, under a root (the repository's; a scratch copy in tests). */
@@ -96,11 +96,11 @@ export function publishRun(record: RunRecord, target: PublishTarget = publishTar
  * The end of every run: its line in runs.jsonl; with --publish, the history and the doc too,
  * unless refused (one line on stderr, exit code 2).
  */
-export function recordRun(record: RunRecord, run: { publish: boolean; now: () => TreeState }): void {
+export function recordRun(record: RunRecord, publish: boolean): void {
   appendRecord(join(repoRoot, RUNS_LOG), record);
   console.log(`\nrecord: ${RUNS_LOG} (this run's line appended)`);
-  if (!run.publish) return;
-  const refusal = publishRefusal(record, run.now());
+  if (!publish) return;
+  const refusal = publishRefusal(record, treeState());
   if (refusal) {
     console.error(`npm run bench: not published: ${refusal}`);
     process.exitCode = 2;

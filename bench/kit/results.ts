@@ -61,9 +61,6 @@ export interface ServerSummary {
 
 export interface ScenarioResult {
   id: string;
-  title: string;
-  what: string;
-  target: string | null;
   status: 'measured' | 'not measured';
   reason: string | null;
   /** project/reference, in the order they ran */

@@ -25,8 +25,6 @@ export interface RevocationFigures {
   statusesAfterRevoke: Record<string, number>;
   /** proof the token was live (and cached) on the workers before the revoke */
   acceptedBeforeRevoke: number;
-  /** started while the revoke call was in flight (or retried after a 503): either answer is allowed */
-  inFlightDuringRevoke: number;
   revokeMs: { p50: number; max: number };
   failures: string[];
   /** redis-restart: requests started after the revoke AND after Redis was back (empty) */
@@ -174,7 +172,6 @@ function tally(results: RoundResult[]): Omit<RevocationFigures, 'variants'> {
     requestsAfterRevoke: 0,
     statusesAfterRevoke: {},
     acceptedBeforeRevoke: 0,
-    inFlightDuringRevoke: 0,
     revokeMs: { p50: 0, max: 0 },
     failures: [],
   };
@@ -189,9 +186,7 @@ function tally(results: RoundResult[]): Omit<RevocationFigures, 'variants'> {
         figures.statusesAfterRevoke[sample.answer] = (figures.statusesAfterRevoke[sample.answer] ?? 0) + 1;
         if (sample.accepted) figures.acceptedAfterRevoke++;
         if (result.afterRevokeAt !== null && sample.startedAt > result.afterRevokeAt) figures.requestsAfterRestart!++;
-      } else if (sample.startedAt >= result.revokeStartedAt) {
-        figures.inFlightDuringRevoke++;
-      } else if (sample.accepted) {
+      } else if (sample.startedAt < result.revokeStartedAt && sample.accepted) {
         figures.acceptedBeforeRevoke++;
       }
     }

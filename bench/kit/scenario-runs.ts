@@ -235,7 +235,7 @@ export async function runScenarios(selected: Scenario[], setting: ScenarioSettin
   const results: ScenarioResult[] = [];
   for (const [index, scenario] of selected.entries()) {
     if (setting.interrupted()) throw new Error('interrupted');
-    const base = { id: scenario.id, title: scenario.title, what: scenario.what, target: scenario.target ?? null };
+    const base = { id: scenario.id };
     if (scenario.requiresSensor && !setting.sensor.available) {
       results.push({ ...base, status: 'not measured', reason: setting.sensor.reason, runs: [], summary: {} });
       continue;

@@ -40,9 +40,6 @@ export interface Load {
 export interface Scenario {
   id: string;
   title: string;
-  /** what it does and why, for the report */
-  what: string;
-  target?: string;
   requiresSensor?: boolean;
   /** sample the servers' event-loop delay around the run (P5) */
   eventLoop?: boolean;
@@ -166,11 +163,6 @@ export const scenarios: Scenario[] = [
   {
     id: 'small-page',
     title: 'Warm-token analytics page',
-    what:
-      'GET /api/v1/analytics/revenue, page_size 10, 30-day window, Bench Alpha (pages 1-120): the cheapest real data request ' +
-      '(~2 ms alone; utilization at page_size 10 costs ~30 ms of PostgreSQL and would measure the database). ' +
-      'Every token is warm on both workers before the run; 24 connections.',
-    target: 'P1',
     build: ({ credentials, seconds, rate }) => {
       const label = 'revenue page_size 10';
       const plan = { rate: rate(label, CEILING.small), seconds, entries: 120 };
@@ -180,27 +172,18 @@ export const scenarios: Scenario[] = [
   {
     id: 'sensor-raw',
     title: 'Sensor data, raw 1,000-row pages',
-    what: 'GET /api/v1/sensor-data, raw readings of one unit over 30 days (5,760 rows), page_size 1000, pages 1-5 of every sensor unit; 8 connections.',
-    target: 'P2',
     requiresSensor: true,
     build: (context) => [[everySensorUnit(context, 'raw page_size 1000', CEILING.sensorRaw, 5, sensorPaths.rawPage)]],
   },
   {
     id: 'sensor-hourly',
     title: 'Sensor data, hourly 1,000-row pages',
-    what: 'GET /api/v1/sensor-data?aggregation=hourly, one unit over 365 days (17,520 records), page_size 1000, pages 1-17 of every sensor unit; 8 connections.',
     requiresSensor: true,
     build: (context) => [[everySensorUnit(context, 'hourly page_size 1000', CEILING.sensorHourly, 17, sensorPaths.hourlyPage)]],
   },
   {
     id: 'deep-walk',
     title: 'Deep pagination: page 1 vs page 500',
-    what:
-      'GET /api/v1/sensor-data over every sensor unit and the whole window (~1 M raw rows), page_size 1000: page 1 and page 500 in ' +
-      'alternating short phases (1, 500, 500, 1, ...), 4 connections each, so a drift of the machine over the run hits both; page 500 ' +
-      'by the cursor a walk reaches it with (the way P3 is defined for; the reference, which has none, by number); the P3 ratio ' +
-      'comes with the 95 % confidence interval of its pairs.',
-    target: 'P3',
     requiresSensor: true,
     build: ({ credentials, seconds, rate }) => {
       const pairs = seconds >= 12 ? 4 : 2;
@@ -218,10 +201,6 @@ export const scenarios: Scenario[] = [
   {
     id: 'mixed',
     title: 'Mixed partner traffic',
-    what:
-      'Every data endpoint at once, 200 distinct requests over at least 40 tokens of all four companies (one in five restricted to three units): ' +
-      'utilization 45 %, users 15 %, revenue 15 %, impact 10 %, sensor-data 15 % (utilization when sensor-data is not available); 24 connections. ' +
-      "Event-loop delay sampled: the control for the bulk-*-beside-mixed scenarios' (P5).",
     eventLoop: true,
     build: ({ credentials, layout, seconds, sensorAvailable, rate }) => {
       const plan = { rate: rate('mixed', CEILING.mixed), seconds, entries: 200 };
@@ -231,9 +210,6 @@ export const scenarios: Scenario[] = [
   {
     id: 'management',
     title: 'Management: list and create tokens',
-    what:
-      'GET /api/v1/api-tokens?page_size=20 (4 of 5 requests) and POST /api/v1/api-tokens (1 of 5), employee JWTs of Bench Gamma spread so ' +
-      'the 600/120 a minute limits per employee hold; 16 connections.',
     build: ({ credentials, seconds, rate }) => {
       // each manager's 5 entries (4 reads, 1 write) once a lap: laps within 120 writes a minute
       const laps = MANAGEMENT_WRITES_PER_MINUTE - 2 - 5;
@@ -269,10 +245,6 @@ export const scenarios: Scenario[] = [
   {
     id: 'large-pages',
     title: 'Largest allowed responses',
-    what:
-      'page_size 1000 on every endpoint over the 366-day window: users (366 daily records, each with every unit), utilization, revenue, impact ' +
-      '(and raw sensor-data when available), pages spread; 8 connections. Worker RSS is measured throughout (P8).',
-    target: 'P8',
     build: ({ credentials, layout, seconds, rate, sensorAvailable }) => {
       const pages = Math.ceil((layout.heavy.unitIds.length * WINDOW.days) / 1000);
       const endpoints = ['users', 'utilization', 'revenue', 'impact', ...(sensorAvailable ? (['sensor-data'] as const) : [])] as const;
@@ -292,10 +264,6 @@ export const scenarios: Scenario[] = [
   {
     id: 'heavy-rollups',
     title: 'Heavy revenue/impact rollups',
-    what:
-      'revenue and impact at page_size 1000, period=day over 366 days from 6 connections (more than the rollup threads and ' +
-      'database pool can take at once), while small pages arrive at 20/s; load generators at nice 10. Event-loop delay of every worker is sampled (P5).',
-    target: 'P5',
     eventLoop: true,
     build: ({ credentials, layout, seconds, rate }) => {
       const pages = Math.ceil((layout.heavy.unitIds.length * WINDOW.days) / 1000);
@@ -327,12 +295,6 @@ export const scenarios: Scenario[] = [
   {
     id: 'conditional-page',
     title: 'Conditional requests: a 304 against its 200',
-    what:
-      "GET /api/v1/sensor-data, one raw page of 1,000 readings of one unit (sensor-raw's page 1), plain (200) and with " +
-      'If-None-Match naming its ETag (304, which no rate limit counts), in alternating phases (200, 304, 304, 200, ...), ' +
-      "8 connections each; the P16 ratio of req/s comes with the 95 % confidence interval of its pairs, and the workers' " +
-      'CPU time per answer beside it. The project only: the reference answers no If-None-Match.',
-    target: 'P16',
     requiresSensor: true,
     projectOnly: true,
     build: ({ credentials, layout, seconds, rate }) => {
@@ -356,14 +318,6 @@ export const scenarios: Scenario[] = [
   {
     id: 'webhook-revoke-beside-mixed',
     title: 'Token revokes delivered as webhooks beside mixed partner traffic',
-    what:
-      "The mixed scenario's traffic (24 connections) at half the rate the pilot measured the project to serve of it, while a " +
-      `Registered Employee of Bench Gamma revokes its tokens through the API, ${REVOKES_PER_SECOND} a second, to a webhook endpoint ` +
-      'registered for api_token.revoked (through the API) that points at a loopback receiver verifying each signature with ' +
-      'standardwebhooks. P17: from each revoke request sent (its commit is not observable; it comes before the answer) to its ' +
-      "delivery's first byte at the receiver, with the time from the revoke's answer beside it, and the revokes, deliveries, " +
-      'missing, duplicate and badly signed deliveries counted. The project only: the reference sends no webhooks.',
-    target: 'P17',
     projectOnly: true,
     build: (context) => [[mixedAtHalf(WEBHOOK_MIXED_LOAD, WEBHOOK_MIXED_LOAD, context.seconds, context)]],
     webhookRevokes: ({ credentials, layout, seconds }) => {
@@ -426,14 +380,6 @@ function bulkBesideMixed(format: 'csv' | 'parquet'): Scenario {
   return {
     id: `bulk-${format}-beside-mixed`,
     title: `Bulk ${format === 'csv' ? 'CSV' : 'Parquet'} pulls beside mixed partner traffic`,
-    what:
-      "The mixed scenario's traffic (24 connections) at half the rate the pilot measured the project to serve of it, in alternating " +
-      `phases: alone (the control), then beside bulk pulls of every sensor unit's hourly year (~260,000 records each, ` +
-      `${format === 'csv' ? 'gzip CSV' : 'Parquet'}) streaming on 2 connections, each pull with a token of its own; load generators at ` +
-      "nice 10. Event-loop delay of every worker is read per phase (P5) and the workers' peak RSS counts for P8: encoding and " +
-      'compression must stay off the event loop and a stream must not hold its file in memory. The project only: the reference has ' +
-      'no bulk pulls.',
-    target: 'P5',
     requiresSensor: true,
     projectOnly: true,
     eventLoop: true,

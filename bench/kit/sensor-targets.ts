@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { isStopping, track } from './processes.js';
 import { WINDOW } from './config.js';
 import type { Dataset } from './dataset.js';
-import { type HttpAnswer, request } from './load.js';
+import { request } from './load.js';
 import { repoRoot } from './checkout.js';
 import { profileServer, SENSOR_PROFILES, type SensorProfile, shownUrl } from './sensor-profiles.js';
 import { adminUrl } from './throwaway-db.js';
@@ -20,33 +20,23 @@ function failureLine(stderr: string): string {
   return lines.findLast((line) => /error|exception|refused|terminat|ECONN|timeout/i.test(line) && !/^at /.test(line)) ?? lines.at(-1) ?? '';
 }
 
-const NOT_AVAILABLE = 'not measured: sensor-data not available';
-
-function sensorDataAvailable(answer: HttpAnswer | Error): { available: boolean; reason: string } {
-  if (answer instanceof Error) return { available: false, reason: `${NOT_AVAILABLE} (${answer.message})` };
-  if (answer.status !== 200) return { available: false, reason: `${NOT_AVAILABLE} (GET /api/v1/sensor-data answered ${answer.status})` };
-  try {
-    if (Array.isArray((JSON.parse(answer.body) as { data?: unknown }).data)) return { available: true, reason: '' };
-  } catch {
-    // not the envelope: a stub
-  }
-  return { available: false, reason: `${NOT_AVAILABLE} (GET /api/v1/sensor-data answered 200 without the envelope: a stub)` };
-}
-
-/** Probes the project's sensor-data endpoint with a small page and, when it answers, loads the readings (else null). */
+/** Probes the project's sensor-data endpoint with a small page and, when it answers, loads the readings the scenarios read. */
 export async function probeSensorData(projectUrl: string, dataset: Dataset, log: (line: string) => void) {
   const token = dataset.credentials.alpha.take(1)[0]!.raw;
   const path = `/api/v1/sensor-data?start_date=${WINDOW.first}&end_date=${WINDOW.first}&page_size=1`;
-  const probe = await request(projectUrl + path, { headers: { authorization: `Bearer ${token}` } }).catch((error: Error) => error);
-  const sensor = sensorDataAvailable(probe);
-  if (!sensor.available) {
-    log(sensor.reason);
-    return { sensor, sensorReadings: null };
+  const probe = await request(projectUrl + path, { headers: { authorization: `Bearer ${token}` } }).then(
+    (answer) => (answer.status === 200 ? null : `GET /api/v1/sensor-data answered ${answer.status}`),
+    (error: Error) => error.message,
+  );
+  if (probe !== null) {
+    const reason = `not measured: sensor-data not available (${probe})`;
+    log(reason);
+    return { available: false, reason };
   }
   log(`sensor-data answers: loading 15-minute readings for ${dataset.layout.sensorUnitIds.length} units`);
-  const sensorReadings = await loadSensorReadings(dataset.pool, dataset.layout.sensorUnitIds);
-  log(`${sensorReadings.rows} readings in ${sensorReadings.seconds.toFixed(1)} s`);
-  return { sensor, sensorReadings };
+  const loaded = await loadSensorReadings(dataset.pool, dataset.layout.sensorUnitIds);
+  log(`${loaded.rows} readings in ${loaded.seconds.toFixed(1)} s`);
+  return { available: true, reason: '' };
 }
 
 /** Both types every 15 minutes over the window for each unit (~70 k rows a unit), deterministic values as the demo seed's. */

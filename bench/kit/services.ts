@@ -16,7 +16,6 @@ export interface Service {
   /** which server it runs: the event loop is read from a project's /metrics, the reference's /__loop */
   build: Server;
   url: string;
-  primaryPid: number;
   workerPids(): number[];
   /** the last lines the service printed (for an error message) */
   tail(): string;
@@ -75,7 +74,6 @@ export async function startService(options: {
     name: options.name,
     build: options.build ?? 'project',
     url,
-    primaryPid: child.pid!,
     workerPids: () => childPids(child.pid!),
     tail: () => output.trim().split('\n').slice(-15).join('\n'),
     async stop() {

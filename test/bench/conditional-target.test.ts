@@ -51,9 +51,6 @@ function scenario(plain: [number, number], revalidated: [number, number], status
   ];
   return {
     id: 'conditional-page',
-    title: 'conditional-page',
-    what: '',
-    target: 'P16',
     status: 'measured',
     reason: null,
     runs,

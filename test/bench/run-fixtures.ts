@@ -73,9 +73,6 @@ function scenario(
   const runs = [serverRun('project', 0, project, peakMb), ...(reference ? [serverRun('reference', 1, reference, 90)] : [])];
   return {
     id,
-    title: id,
-    what: id,
-    target: null,
     status: 'measured',
     reason: null,
     runs,

@@ -50,9 +50,6 @@ function scenario(webhooks: ServerRun['webhook'][], load = mixed()): ScenarioRes
   }));
   return {
     id: 'webhook-revoke-beside-mixed',
-    title: '',
-    what: '',
-    target: 'P17',
     status: 'measured',
     reason: null,
     runs,
