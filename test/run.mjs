@@ -56,13 +56,17 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 process.env.NODE_COMPILE_CACHE ??= join(root, 'node_modules', '.cache', 'node-compile-cache');
 // this runner's own options; the rest goes to tap
 const { values: own, tokens } = parseArgs({
-  options: { tier: { type: 'string', multiple: true, default: [] }, checks: { type: 'boolean', default: false } },
+  options: {
+    tier: { type: 'string', multiple: true, default: [] },
+    checks: { type: 'boolean', default: false },
+    isolate: { type: 'boolean', default: false },
+  },
   strict: false,
   tokens: true,
   allowPositionals: true,
 });
 const ownOption = new Set(
-  tokens.filter((token) => token.kind === 'option' && ['tier', 'checks'].includes(token.name)).map((token) => token.index),
+  tokens.filter((token) => token.kind === 'option' && ['tier', 'checks', 'isolate'].includes(token.name)).map((token) => token.index),
 );
 // the value of a `--tier NAME` written apart is the runner's too
 for (const token of tokens) if (token.kind === 'option' && token.name === 'tier' && !token.inlineValue) ownOption.add(token.index + 1);
@@ -70,6 +74,7 @@ const tapArgs = process.argv.slice(2).filter((_, index) => !ownOption.has(index)
 // tap's configuration (TapConfig.load, below) reads process.argv, where it would refuse these
 process.argv.splice(2, Infinity, ...tapArgs);
 const { TIERS, templatesOf, tierOf } = await import('./tiers.ts');
+const { fileSection, groupOutcomes, isGroup, writeGroups } = await import('./setup/groups.mjs');
 const allTestFiles = () => globSync('test/**/*.test.ts', { cwd: root }).sort();
 const tierFiles = own.tier.flatMap((name) => {
   if (TIERS.some((tier) => tier.name === name)) return allTestFiles().filter((file) => tierOf(file) === name);
@@ -158,9 +163,28 @@ const stock = stockRun
     })
   : null;
 const stockDone = stock ? new Promise((resolve) => stock.on('exit', resolve)) : Promise.resolve();
-// a folder given is its test files: tap itself ran none of a folder's files (`npm test -- test/bench`)
-const isFolder = (arg) => paths.includes(arg) && statSync(arg).isDirectory();
-const args = [...tapArgs.flatMap((arg) => (isFolder(arg) ? filesOf(arg).sort() : [arg])), ...tierFiles];
+// The test files tap runs: a folder given is its test files (tap itself ran none of a folder's
+// files: `npm test -- test/bench`), a pattern stays tap's; with none given, every file. The
+// fast-tier ones run several to a process (test/setup/groups.mjs) unless --isolate asks for a
+// process each, as a single file always gets.
+const testFiles = subset
+  ? [
+      ...new Set([
+        ...paths.flatMap((path) =>
+          existsSync(path)
+            ? filesOf(path)
+                .sort()
+                .map((file) => relative(root, file))
+            : [path],
+        ),
+        ...tierFiles,
+      ]),
+    ]
+  : allTestFiles();
+const groupable = own.isolate ? [] : testFiles.filter((file) => file.endsWith('.test.ts') && tierOf(file) === 'fast');
+const groupFiles = groupable.length > 1 ? writeGroups(root, groupable) : new Map();
+const inGroup = new Set([...groupFiles.values()].flat());
+const args = [...tapArgs.filter((arg) => !paths.includes(arg)), ...testFiles.filter((file) => !inGroup.has(file)), ...groupFiles.keys()];
 // plain lines where stdout is not a terminal, unless a --reporter given here says otherwise
 const plainOutput = !process.stdout.isTTY && !args.some((arg) => /^(--reporter\b|-R)/.test(arg));
 const plainText = (text) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
@@ -203,13 +227,27 @@ if (plainOutput) {
     subtest.on('child', (nested) => nestedExtra(nested, name));
   };
   parser.on('version', () => (plain.sawTap = true));
-  // each subtest of the runner's TAP is a test file (their output does not interleave), its test
-  // point the file's outcome
+  // each subtest of the runner's TAP is a test file or a group of them (their output does not
+  // interleave), its test point the outcome; a group's own test points are its files'
+  const fileDone = (result) => {
+    const type = kind(result);
+    const seconds = result.time == null ? '' : `, ${(result.time / 1000).toFixed(1)} s`;
+    const asserts = `${fileAsserts} assert${fileAsserts === 1 ? '' : 's'}${fileFailed ? `, ${fileFailed} failed` : ''}`;
+    if (type === 'pass' || type === 'fail') plain.files[type]++;
+    if (type === 'fail') plain.failed.push(result.name);
+    if (type === 'skip' || type === 'todo') console.log(`${type} ${result.name} (${result.skip || result.todo})`);
+    else console.log(`${result.ok ? 'ok' : 'not ok'} ${result.name} (${asserts}${seconds})`);
+    fileAsserts = 0;
+    fileFailed = 0;
+  };
   parser.on('child', (subtest) => {
     file = subtest;
     fileAsserts = 0;
     fileFailed = 0;
-    nestedExtra(subtest, subtest.name);
+    if (!isGroup(subtest.name)) return nestedExtra(subtest, subtest.name);
+    subtest.on('child', (fileTest) => nestedExtra(fileTest, fileTest.name));
+    subtest.on('extra', (line) => showExtra(line, subtest.name));
+    subtest.on('assert', fileDone);
   });
   // every assertion at any depth, less the points that merely close a subtest
   parser.on('result', (result) => {
@@ -221,13 +259,13 @@ if (plainOutput) {
   parser.on('assert', (result) => {
     plain.sawTap = true;
     file = null;
-    const type = kind(result);
-    const seconds = result.time == null ? '' : `, ${(result.time / 1000).toFixed(1)} s`;
-    const asserts = `${fileAsserts} assert${fileAsserts === 1 ? '' : 's'}${fileFailed ? `, ${fileFailed} failed` : ''}`;
-    if (type === 'pass' || type === 'fail') plain.files[type]++;
-    if (type === 'fail') plain.failed.push(result.name);
-    if (type === 'skip' || type === 'todo') console.log(`${type} ${result.name} (${result.skip || result.todo})`);
-    else console.log(`${result.ok ? 'ok' : 'not ok'} ${result.name} (${asserts}${seconds})`);
+    if (!isGroup(result.name)) return fileDone(result);
+    // a group that failed beyond its files' own failures (its process died): said, and failed
+    if (!result.ok && !plain.failed.some((name) => groupFiles.get(result.name)?.includes(name))) {
+      console.log(`not ok ${result.name} (a group of ${groupFiles.get(result.name)?.length} files, in one process)`);
+      plain.files.fail++;
+      plain.failed.push(result.name);
+    }
   });
   parser.on('comment', (comment) => {
     // the runner's own notes; its totals and time are in the closing lines
@@ -253,9 +291,12 @@ if (plainOutput) {
 
 /** The first failed assertions of a file's TAP (from .tap/test-results), with their diagnostics. */
 function firstFailures(file, maxLines = 40) {
-  const results = new URL(`../.tap/test-results/${file}.tap`, import.meta.url);
+  // a grouped file's results are its section of its group's
+  const group = [...groupFiles].find(([, files]) => files.includes(file))?.[0];
+  const results = new URL(`../.tap/test-results/${group ?? file}.tap`, import.meta.url);
   if (!existsSync(results)) return ['  (no TAP results recorded: the file failed before its first test, see stderr below)'];
-  const lines = readFileSync(results, 'utf8').split('\n');
+  const all = readFileSync(results, 'utf8').split('\n');
+  const lines = group ? fileSection(all, file) : all;
   const picked = [];
   for (let i = 0; i < lines.length && picked.length < maxLines; i++) {
     if (!/^\s*not ok /.test(lines[i])) continue;
@@ -280,12 +321,27 @@ child.on('exit', async (code, signal) => {
     return match && { pass: match[1], fail: match[2] };
   };
   const asserts = plainOutput ? plain.sawTap && plain.asserts : lastCount(/Asserts:\s+(\d+) pass\s+(\d+) fail/g);
+  // the grouped files' outcomes (and times, for the next run's groups)
+  const grouped = groupOutcomes(root, groupFiles);
+  // the terse reporter counts processes: a group counts as its files
   const suites = plainOutput ? plain.sawTap && plain.files : lastCount(/Suites:\s+(\d+) pass\s+(\d+) fail/g);
+  if (suites && !plainOutput) {
+    const failedGroups = [...terse.matchAll(/FAIL\s+(\S+)/g)].filter((match) => isGroup(match[1])).length;
+    const outcomes = [...grouped.values()];
+    suites.pass = Number(suites.pass) - (groupFiles.size - failedGroups) + outcomes.filter((outcome) => outcome === 'pass').length;
+    suites.fail = Number(suites.fail) - failedGroups + outcomes.filter((outcome) => outcome === 'fail').length;
+  }
   const seconds = Math.round((Date.now() - started) / 1000);
   if (code !== 0) {
+    // a group that failed is its failed files, or itself when none failed (its process died)
+    const failedFilesOf = (name) => {
+      if (!isGroup(name)) return [name];
+      const files = groupFiles.get(name)?.filter((file) => grouped.get(file) === 'fail') ?? [];
+      return files.length ? files : [name];
+    };
     const failed = plainOutput
       ? [...new Set(plain.failed)]
-      : [...new Set([...terse.matchAll(/FAIL\s+(\S+\.test\.\w+)/g)].map((match) => match[1]))];
+      : [...new Set([...terse.matchAll(/FAIL\s+(\S+\.test\.\w+)/g)].flatMap((match) => failedFilesOf(match[1])))];
     if (failed.length) console.log(`\nFailed files (${failed.length}), first failures of each:`);
     for (const file of failed) console.log([`- ${file}`, ...firstFailures(file)].join('\n'));
     if (errorTail.trim()) console.log(`\nThe end of stderr:\n${plainText(errorTail)}`);

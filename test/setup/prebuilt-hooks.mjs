@@ -22,9 +22,15 @@ const isOwnTypeScript = (url) => url.startsWith(root) && url.endsWith('.ts') && 
 
 const mtime = (url) => statSync(new URL(url), { throwIfNoEntry: false })?.mtimeMs ?? null;
 
+const fileTap = new URL('file-tap.mjs', import.meta.url).href;
+
 export function resolve(specifier, context, nextResolve) {
-  // TypeScript's convention: './x.js' names x.ts
   const parent = context.parentURL;
+  // a test file run in a group (file-group.mjs) gets its group's subtest for tap's root
+  if (specifier === 'tap' && parent?.endsWith('.test.ts') && globalThis[Symbol.for('coldtrack.fileTests')]) {
+    return { url: `${fileTap}?file=${encodeURIComponent(parent)}`, format: 'module', shortCircuit: true };
+  }
+  // TypeScript's convention: './x.js' names x.ts
   if (parent?.startsWith(root) && !parent.includes('/node_modules/') && specifier.startsWith('.') && specifier.endsWith('.js')) {
     const typescript = new URL(`${specifier.slice(0, -3)}.ts`, parent).href;
     if (mtime(typescript) !== null) return { url: typescript, format: 'module', shortCircuit: true };
