@@ -1,9 +1,8 @@
 // `npm run bench -- --scale`: the P9 scale curve. Each profile's curve runs in a child process
 // (bench/scale-profile.ts), one after the other, so one database exists at a time and neither measures the other.
-import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { type CommitFacts, commitMeasured, commitOfRun, machineOfRun, repoRoot } from './kit/checkout.js';
-import { onCleanUp, stopAll, track, wasInterrupted } from './kit/processes.js';
+import { type CommitFacts, commitMeasured, commitOfRun, machineOfRun } from './kit/checkout.js';
+import { onCleanUp, runChild, stopAll, wasInterrupted } from './kit/processes.js';
 import { recordRun } from './kit/publish.js';
 import {
   busyWarning,
@@ -38,33 +37,23 @@ export interface ProfileOutcome {
 }
 
 /** One profile's curve from its child process: its stderr passed through, its last curve line on stdout parsed. */
-function runProfile(profile: SensorProfile, options: ScaleOptions): Promise<ProfileOutcome> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/scale-profile.ts', '--profile', profile, '--scale-max', options.max], {
-      cwd: repoRoot,
-      // BENCH_TIMESCALE_URL: set by sensor-profiles.ts once the server was found
-      env: { ...process.env, BENCH_ADMIN_URL: adminUrl(), BENCH_SENSOR_PROFILE: profile },
-      stdio: ['ignore', 'pipe', 'inherit'],
-      detached: true,
-    });
-    track(child);
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.on('exit', (code, signal) => {
-      // the app's log lines may share stdout (a server gone since profileServer() answered: no curve, a failure)
-      const line = output.split('\n').findLast((text) => text.startsWith('{"profile"')) ?? '{}';
-      let curve: ProfileCurve | null = null;
-      try {
-        const parsed = JSON.parse(line) as Partial<ProfileCurve>;
-        if (parsed.steps) curve = parsed as ProfileCurve;
-      } catch {
-        // not a curve after all
-      }
-      const ended = signal ? `stopped by ${signal}` : code === 0 ? null : `exited with ${code}`;
-      if (curve && !curve.error && !ended) resolve({ profile, status: 'measured', reason: null, curve });
-      else resolve({ profile, status: 'failed', reason: curve?.error?.split('\n')[0] ?? ended ?? 'printed no curve', curve });
-    });
-  });
+async function runProfile(profile: SensorProfile, options: ScaleOptions): Promise<ProfileOutcome> {
+  // BENCH_TIMESCALE_URL: set by sensor-profiles.ts once the server was found
+  const env = { ...process.env, BENCH_ADMIN_URL: adminUrl(), BENCH_SENSOR_PROFILE: profile };
+  const args = ['--import', 'tsx', 'bench/scale-profile.ts', '--profile', profile, '--scale-max', options.max];
+  const child = await runChild(process.execPath, args, { env, inheritStderr: true });
+  // the app's log lines may share stdout (a server gone since profileServer() answered: no curve, a failure)
+  const line = child.stdout.split('\n').findLast((text) => text.startsWith('{"profile"')) ?? '{}';
+  let curve: ProfileCurve | null = null;
+  try {
+    const parsed = JSON.parse(line) as Partial<ProfileCurve>;
+    if (parsed.steps) curve = parsed as ProfileCurve;
+  } catch {
+    // not a curve after all
+  }
+  const ended = child.failure && `exited with ${child.failure}`;
+  if (curve && !curve.error && !ended) return { profile, status: 'measured', reason: null, curve };
+  return { profile, status: 'failed', reason: curve?.error?.split('\n')[0] ?? ended ?? 'printed no curve', curve };
 }
 
 export async function runScaleCurve(

@@ -1,25 +1,24 @@
 // `npm run bench -- --soak [MINUTES]` (default 30): P14 (docs/benchmarks.md). The project's cluster
 // on a small data set with a Redis of its own; the mixed stream in back-to-back 10-second intervals,
 // each ended by a sample, with a token life cycle every 5 s and an ingest every minute beside it.
-import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { commitOfRun, machineOfRun, repoRoot } from './kit/checkout.js';
+import { commitOfRun, machineOfRun } from './kit/checkout.js';
 import { type Layout, TOKEN_LIMIT_PER_MINUTE, WORKERS } from './kit/config.js';
 import type { BenchToken, Employee } from './kit/credentials.js';
 import { buildDataset, type Dataset } from './kit/dataset.js';
 import { closeLoadGenerators, request, type RequestSpec, runDealtLoad } from './kit/load.js';
 import { metric } from './kit/loop-delay.js';
 import { startPrivateRedis } from './kit/private-redis.js';
-import { onCleanUp, sleep, stopAll, track, wasInterrupted } from './kit/processes.js';
+import { onCleanUp, runChild, sleep, stopAll, wasInterrupted } from './kit/processes.js';
 import { recordRun } from './kit/publish.js';
 import { machineOf } from './kit/run-record.js';
 import { mixedPath } from './kit/scenarios.js';
 import { profileServer } from './kit/sensor-profiles.js';
 import { loadSensorReadings } from './kit/sensor-targets.js';
-import { buildServers, startProjectVariant } from './kit/services.js';
+import { buildServers, startProjectCluster } from './kit/services.js';
 import {
   type ResourceSample,
   SAMPLE_SECONDS,
@@ -102,32 +101,16 @@ async function tokenLifeCycle(serviceUrl: string, manager: Employee, cycle: stri
 }
 
 /** The minute's readings through the project's CLI: a process that connects, loads and leaves, as a site's uploader. */
-function ingestMinute(databaseUrl: string, unitIds: number[], tally: TrafficTally): Promise<void> {
+async function ingestMinute(databaseUrl: string, unitIds: number[], tally: TrafficTally): Promise<void> {
   const stamp = new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
   const rows = unitIds.flatMap((unit) => [
     `${unit},TEMPERATURE,${stamp},${(4 + (unit % 3) / 2).toFixed(1)}`,
     `${unit},HUMIDITY,${stamp},88.5`,
   ]);
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['dist/src/cli/ingest.js', '-', '--format', 'csv'], {
-      env: { ...process.env, DATABASE_URL: databaseUrl },
-      cwd: repoRoot,
-      stdio: ['pipe', 'ignore', 'pipe'],
-      detached: true,
-    });
-    track(child);
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-1000)));
-    child.on('error', (error) => {
-      tally.failures.push(`ingest: ${error.message}`);
-      resolve();
-    });
-    child.on('exit', (code, signal) => {
-      if (code !== 0) tally.failures.push(`ingest exited ${signal ?? code}: ${stderr.trim().split('\n').at(-1) ?? ''}`);
-      resolve();
-    });
-    child.stdin.end(['cooling_unit_id,specification_type,recorded_at,value', ...rows, ''].join('\n'));
-  });
+  const input = ['cooling_unit_id,specification_type,recorded_at,value', ...rows, ''].join('\n');
+  const env = { ...process.env, DATABASE_URL: databaseUrl };
+  const child = await runChild(process.execPath, ['dist/src/cli/ingest.js', '-', '--format', 'csv'], { env, input });
+  if (child.failure !== null) tally.failures.push(`ingest exited ${child.failure}: ${child.stderr.trim().split('\n').at(-1) ?? ''}`);
 }
 
 /** Beside one interval's load: a token life cycle every 5 s of it, and at each minute's start an ingest. */
@@ -212,7 +195,7 @@ export async function measureSoak(options: SoakOptions, log: (line: string) => v
   const redis = await startPrivateRedis();
   onCleanUp(() => redis.stop());
   const entries = await buildServers(log, { reference: false });
-  const service = await startProjectVariant({ name: 'project', databaseUrl: dataset.url, redisUrl: redis.url, env: {} }, log);
+  const service = await startProjectCluster({ name: 'project', databaseUrl: dataset.url, redisUrl: redis.url, env: {} }, log);
   onCleanUp(() => service.stop());
   log(`cluster up at ${service.url}: workers ${service.workerPids().join(', ')}; Redis ${redis.version} at ${redis.url}`);
 

@@ -3,7 +3,8 @@
 // run's clean-up steps, run once in reverse order (stop the clusters before dropping their
 // database) at the end, on an error or on SIGINT/SIGTERM, a second Ctrl-C killing every child at
 // once; and waiting without keeping the process up.
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { repoRoot } from './checkout.js';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -113,4 +114,71 @@ export function handleInterrupts(log: (line: string) => void, stopping = 'stoppi
   });
   // last resort: no process group outlives the run
   process.on('exit', killAllNow);
+}
+
+export interface ChildOutcome {
+  stdout: string;
+  /** its last 4,000 characters (none when inherited) */
+  stderr: string;
+  /** what ended it: null for exit code 0, else the code, the signal or the error to start it */
+  failure: string | null;
+  timedOut: boolean;
+}
+
+/**
+ * A tracked child in its own process group, from the repository's root, run to its end: `input` on
+ * its stdin; past `timeoutMs`, SIGINT (the bench scripts drop their databases on it), then SIGKILL.
+ */
+export function runChild(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; input?: string; inheritStderr?: boolean; timeoutMs?: number } = {},
+): Promise<ChildOutcome> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, {
+      cwd: repoRoot,
+      env: options.env ?? process.env,
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', options.inheritStderr ? 'inherit' : 'pipe'],
+      detached: true,
+    });
+    track(child);
+    let [stdout, stderr, timedOut] = ['', '', false];
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-4000)));
+    const signal = (name: NodeJS.Signals) => {
+      try {
+        process.kill(-child.pid!, name);
+      } catch {
+        // gone
+      }
+    };
+    let killer: NodeJS.Timeout | undefined;
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            signal('SIGINT');
+            killer = setTimeout(() => signal('SIGKILL'), 15_000);
+          }, options.timeoutMs);
+    let ended = false;
+    const end = (failure: string | null) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      clearTimeout(killer);
+      resolve({ stdout, stderr, failure, timedOut });
+    };
+    child.on('error', (error) => end(error.message));
+    child.on('exit', (code, exitSignal) => {
+      const failure = code === 0 ? null : `${exitSignal ?? code}`;
+      // its output is whole on 'close'; a grandchild holding the pipes open delays that 2 s at most
+      const grace = setTimeout(() => end(failure), 2000);
+      child.once('close', () => {
+        clearTimeout(grace);
+        end(failure);
+      });
+    });
+    child.stdin?.end(options.input);
+  });
 }

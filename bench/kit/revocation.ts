@@ -13,7 +13,7 @@ import { sleep } from './processes.js';
 import { WORKERS } from './config.js';
 import { ALL_SCOPES, type BenchToken, type Employee } from './credentials.js';
 import { request } from './load.js';
-import { type Service, startProjectVariant } from './services.js';
+import { type Service, startProjectCluster } from './services.js';
 
 export interface RevocationFigures {
   rounds: number;
@@ -262,7 +262,7 @@ async function measureVariants(setting: VariantSetting, unitId: number, revoker:
       `revocation variants: 2 project clusters of ${WORKERS} workers on a private redis-server (${redis.url}), ${rounds} rounds each`,
     );
     for (const name of ['revocation A', 'revocation B'])
-      services.push(await startProjectVariant({ name, databaseUrl: setting.databaseUrl, redisUrl: redis.url, env: {} }, setting.log));
+      services.push(await startProjectCluster({ name, databaseUrl: setting.databaseUrl, redisUrl: redis.url, env: {} }, setting.log));
     const [a, b] = [services[0]!, services[1]!];
     const privateRedis = redis;
 

@@ -1,13 +1,11 @@
 // The sensor-data work in `npm run bench`: the probe that decides whether the HTTP sensor scenarios
 // run and the readings they read, and the bench/sensor-*.ts scripts run as child processes on each
 // storage profile, judged from the final JSON line each prints (kit/sensor-script.ts, report).
-import { spawn } from 'node:child_process';
 import type pg from 'pg';
-import { isStopping, track } from './processes.js';
+import { isStopping, runChild } from './processes.js';
 import { WINDOW } from './config.js';
 import type { Dataset } from './dataset.js';
 import { request } from './load.js';
-import { repoRoot } from './checkout.js';
 import { profileServer, SENSOR_PROFILES, type SensorProfile, shownUrl } from './sensor-profiles.js';
 import { adminUrl } from './throwaway-db.js';
 
@@ -111,47 +109,24 @@ function outcomeOf(output: string, key: ScriptTarget, source: string): ScriptOut
   }
 }
 
-/** A script's outcome for `key`; over `timeoutMs`, SIGINT (the scripts drop their databases on it), then SIGKILL. */
-function runScript(file: string, key: ScriptTarget, profile: SensorProfile, quick: boolean, timeoutMs: number): Promise<ScriptOutcome> {
+/** A script's outcome for `key`; over `timeoutMs`, stopped (runChild). */
+async function runScript(
+  file: string,
+  key: ScriptTarget,
+  profile: SensorProfile,
+  quick: boolean,
+  timeoutMs: number,
+): Promise<ScriptOutcome> {
   const source = `bench/${file} --profile ${profile}`;
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `bench/${file}`, '--profile', profile], {
-      cwd: repoRoot,
-      // BENCH_TIMESCALE_URL: set by sensor-profiles.ts once the server was found
-      env: { ...process.env, BENCH_ADMIN_URL: adminUrl(), BENCH_SENSOR_PROFILE: profile, ...(quick ? { BENCH_QUICK: '1' } : {}) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    track(child);
-    let output = '';
-    let errors = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (errors = (errors + chunk.toString('utf8')).slice(-2000)));
-    let timedOut = false;
-    const signal = (name: NodeJS.Signals) => {
-      try {
-        process.kill(-child.pid!, name);
-      } catch {
-        // gone
-      }
-    };
-    let killer: NodeJS.Timeout | undefined;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      signal('SIGINT');
-      killer = setTimeout(() => signal('SIGKILL'), 15_000);
-    }, timeoutMs);
-    child.on('exit', (code, exitSignal) => {
-      clearTimeout(timer);
-      clearTimeout(killer);
-      const error = timedOut
-        ? `timed out after ${Math.round(timeoutMs / 1000)} s`
-        : code !== 0
-          ? `exited with ${exitSignal ?? code}: ${failureLine(errors)}`
-          : `printed no ${key} line`;
-      resolve(outcomeOf(output, key, source) ?? notRun(`not measured: ${source} ${error}`, source));
-    });
-  });
+  // BENCH_TIMESCALE_URL: set by sensor-profiles.ts once the server was found
+  const env = { ...process.env, BENCH_ADMIN_URL: adminUrl(), BENCH_SENSOR_PROFILE: profile, ...(quick ? { BENCH_QUICK: '1' } : {}) };
+  const child = await runChild(process.execPath, ['--import', 'tsx', `bench/${file}`, '--profile', profile], { env, timeoutMs });
+  const error = child.timedOut
+    ? `timed out after ${Math.round(timeoutMs / 1000)} s`
+    : child.failure !== null
+      ? `exited with ${child.failure}: ${failureLine(child.stderr)}`
+      : `printed no ${key} line`;
+  return outcomeOf(child.stdout, key, source) ?? notRun(`not measured: ${source} ${error}`, source);
 }
 
 /** Every script on both profiles, one at a time (two benchmarks at once on 2 cores would measure each other). */

@@ -1,11 +1,10 @@
-// The two clusters under test: the project's real one (dist/src/main.js) and the reference
-// (dist/bench/reference/server.js), compiled first, each started in its own process group on
-// 127.0.0.1 and a free port, waited for (bounded), and stopped with SIGTERM then SIGKILL of the group.
+// The clusters under test, compiled first: the project's (dist/src/main.js) and the reference
+// (dist/bench/reference/server.js), each in its own process group on a free loopback port.
 import { spawn } from 'node:child_process';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../../src/free-port.js';
-import { sleep, track, within } from './processes.js';
+import { runChild, sleep, track, within } from './processes.js';
 import { BENCH_JWT_SECRET, type Server, WORKERS } from './config.js';
 import { request } from './load.js';
 import { repoRoot } from './checkout.js';
@@ -17,12 +16,10 @@ export interface Service {
   build: Server;
   url: string;
   workerPids(): number[];
-  /** the last lines the service printed (for an error message) */
-  tail(): string;
   stop(): Promise<void>;
 }
 
-// variables of the developer's shell that would change what the cluster does
+// variables of the developer's shell that would change what the cluster does, and the one a variant sets
 const SCRUBBED = [
   'JWT_PUBLIC_KEY',
   'JWT_ISSUER',
@@ -32,50 +29,34 @@ const SCRUBBED = [
   'ROLLUP_THREADS',
   'DATA_DIR',
   'NODE_OPTIONS',
-  // what the variants (kit/variants.ts) set on their cluster alone
   'COLDTRACK_BENCH_WITHOUT_TOKEN_USAGE',
 ];
 /** OTEL_EXPORTER_OTLP_ENDPOINT and the like would turn tracing on in the cluster as shipped */
 const SCRUBBED_PREFIX = 'OTEL_';
+const START_LIMIT_MS = 60_000;
+const PROJECT_ENTRY = 'dist/src/main.js';
 
-export async function startService(options: {
-  name: string;
-  /** the reference's build, else the project's */
-  build?: Server;
-  entry: string;
-  port: number;
-  workers: number;
-  env: Record<string, string>;
-  readyPath: string;
-  timeoutMs?: number;
-}): Promise<Service> {
+async function startService(name: string, build: Server, entry: string, variables: Record<string, string>): Promise<Service> {
+  const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of Object.keys(env)) if (SCRUBBED.includes(name) || name.startsWith(SCRUBBED_PREFIX)) delete env[name];
-  Object.assign(env, options.env, { PORT: String(options.port), HOST: '127.0.0.1', WORKERS: String(options.workers) });
-  // compiled JavaScript (the kit's build, see buildServers) runs on plain node; TypeScript via tsx
-  const loader = options.entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, options.entry], {
-    cwd: repoRoot,
-    env,
-    detached: true, // its own process group: the workers die with it
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  for (const variable of Object.keys(env)) if (SCRUBBED.includes(variable) || variable.startsWith(SCRUBBED_PREFIX)) delete env[variable];
+  Object.assign(env, variables, { PORT: String(port), HOST: '127.0.0.1', WORKERS: String(WORKERS) });
+  // its own process group: the workers die with it
+  const child = spawn(process.execPath, [entry], { cwd: repoRoot, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   track(child);
   let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-8000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-8000));
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${options.port}`;
+  const url = `http://127.0.0.1:${port}`;
+  const tail = () => output.trim().split('\n').slice(-15).join('\n');
 
   const service: Service = {
-    name: options.name,
-    build: options.build ?? 'project',
+    name,
+    build,
     url,
     workerPids: () => childPids(child.pid!),
-    tail: () => output.trim().split('\n').slice(-15).join('\n'),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
@@ -90,44 +71,35 @@ export async function startService(options: {
     },
   };
 
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const deadline = Date.now() + START_LIMIT_MS;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`${options.name} exited during start-up:\n${service.tail()}`);
-    }
-    const ready = await request(url + options.readyPath, { timeoutMs: 2000 }).then(
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited during start-up:\n${tail()}`);
+    const ready = await request(`${url}/readyz`, { timeoutMs: 2000 }).then(
       (answer) => answer.status === 200,
       () => false,
     );
-    if (ready && service.workerPids().length >= options.workers) return service;
+    if (ready && service.workerPids().length >= WORKERS) return service;
     if (Date.now() > deadline) {
       await service.stop();
-      throw new Error(`${options.name} was not ready within ${(options.timeoutMs ?? 60_000) / 1000} s:\n${service.tail()}`);
+      throw new Error(`${name} was not ready within ${START_LIMIT_MS / 1000} s:\n${tail()}`);
     }
     await sleep(250);
   }
 }
 
 /**
- * Compiles both servers as they run in production: the project with `npm run build` (dist/src,
- * dist/workers, dist/sql) and the reference next to it (dist/bench/reference). Measuring code run
- * through tsx would add its loader to every worker's memory (~55 MB) and start-up. Returns the
- * entry points. `reference: false` (the soak) compiles the project only.
+ * Compiles the project (`npm run build`) and, unless `reference: false`, the reference beside it:
+ * as they run in production (tsx would weigh on every worker's memory and start-up).
  */
 export async function buildServers(
   log: (line: string) => void,
   { reference = true } = {},
 ): Promise<{ project: string; reference: string }> {
   const started = performance.now();
-  const run = (args: string[]) =>
-    new Promise<void>((resolve, reject) => {
-      const child = spawn('npm', args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-      track(child);
-      let output = '';
-      child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-      child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`npm ${args.join(' ')} failed:\n${output.slice(-3000)}`))));
-    });
+  const run = async (args: string[]) => {
+    const child = await runChild('npm', args);
+    if (child.failure !== null) throw new Error(`npm ${args.join(' ')} failed:\n${`${child.stdout}${child.stderr}`.slice(-3000)}`);
+  };
   await run(['run', '--silent', 'build']);
   if (reference) {
     await run(['exec', '--', 'tsc', '-p', 'bench/reference/tsconfig.json']);
@@ -137,73 +109,41 @@ export async function buildServers(
   log(
     `compiled the project (npm run build)${reference ? ' and the reference' : ''} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
-  return { project: 'dist/src/main.js', reference: 'dist/bench/reference/server.js' };
+  return { project: PROJECT_ENTRY, reference: 'dist/bench/reference/server.js' };
 }
 
-/**
- * Compiles and starts both clusters side by side on the data set's database. Each is put in
- * `running` as soon as it is up, so the clean-up also stops one whose partner failed to start.
- */
+/** The project's cluster from the last build, with `env` added (the variants', P7's, the soak's; the run's own). */
+export async function startProjectCluster(
+  options: { name: string; databaseUrl: string; redisUrl: string; env: Record<string, string> },
+  log: (line: string) => void,
+): Promise<Service> {
+  log(`starting ${options.name} (${PROJECT_ENTRY}, ${WORKERS} workers)`);
+  const env = { DATABASE_URL: options.databaseUrl, REDIS_URL: options.redisUrl, JWT_SECRET: BENCH_JWT_SECRET, LOG_LEVEL: 'warn' };
+  return startService(options.name, 'project', PROJECT_ENTRY, { ...env, ...options.env });
+}
+
+/** Compiles and starts both clusters side by side, each in `running` once up (so the clean-up stops one whose partner failed). */
 export async function startClusters(
   options: { databaseUrl: string; redisUrl: string; running: Partial<Record<Server, Service>> },
   log: (line: string) => void,
 ): Promise<Record<Server, Service>> {
-  const { running } = options;
+  const { running, databaseUrl, redisUrl } = options;
   const entries = await buildServers(log);
-  const [projectPort, referencePort] = [await freePort(), await freePort()];
-  const env = { DATABASE_URL: options.databaseUrl, REDIS_URL: options.redisUrl, JWT_SECRET: BENCH_JWT_SECRET };
-  log(`starting the project cluster (${entries.project}, ${WORKERS} workers) on ${projectPort} and the reference on ${referencePort}`);
   const started = await Promise.allSettled([
-    startService({
-      name: 'project',
-      entry: entries.project,
-      port: projectPort,
-      workers: WORKERS,
-      // P17's receiver listens on loopback, which webhooks are refused without this (docs/webhooks.md)
-      env: { ...env, LOG_LEVEL: 'warn', WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' },
-      readyPath: '/readyz',
-    }).then((s) => (running.project = s)),
-    startService({
-      name: 'reference',
-      build: 'reference',
-      entry: entries.reference,
-      port: referencePort,
-      workers: WORKERS,
-      env,
-      readyPath: '/readyz',
-    }).then((s) => (running.reference = s)),
+    // P17's receiver listens on loopback, which webhooks are refused without this (docs/webhooks.md)
+    startProjectCluster({ name: 'project', databaseUrl, redisUrl, env: { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' } }, log).then(
+      (service) => (running.project = service),
+    ),
+    startService('reference', 'reference', entries.reference, {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      JWT_SECRET: BENCH_JWT_SECRET,
+    }).then((service) => (running.reference = service)),
   ]);
   for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
   const clusters = { project: running.project!, reference: running.reference! };
   log(`project workers ${clusters.project.workerPids().join(', ')}; reference workers ${clusters.reference.workerPids().join(', ')}`);
   return clusters;
-}
-
-/**
- * The project's cluster once more, from the build startClusters made, with `env` added: the
- * variants (kit/variants.ts) start it fresh as shipped and beside it with tracing on, usage counting off
- * or bulk streams never yielding.
- */
-export async function startProjectVariant(
-  options: { name: string; databaseUrl: string; redisUrl: string; env: Record<string, string> },
-  log: (line: string) => void,
-): Promise<Service> {
-  const port = await freePort();
-  log(`starting ${options.name} (dist/src/main.js, ${WORKERS} workers) on ${port}`);
-  return startService({
-    name: options.name,
-    entry: 'dist/src/main.js',
-    port,
-    workers: WORKERS,
-    env: {
-      DATABASE_URL: options.databaseUrl,
-      REDIS_URL: options.redisUrl,
-      JWT_SECRET: BENCH_JWT_SECRET,
-      LOG_LEVEL: 'warn',
-      ...options.env,
-    },
-    readyPath: '/readyz',
-  });
 }
 
 /** Stops whichever clusters are running (idempotent: they leave `running`). */

@@ -10,7 +10,7 @@ import type { Server } from './config.js';
 import { cpuMsPerAnswer as cpuMsPerAnswerOf, type LoadSummary, type ServerRun, phasesLoop, summarize } from './results.js';
 import { pilotOf, runBothServers, type ScenarioSetting } from './scenario-runs.js';
 import { BESIDE_LOADS, type Scenario, scenarios } from './scenarios.js';
-import { type Service, startProjectVariant } from './services.js';
+import { type Service, startProjectCluster } from './services.js';
 import { startTraceSink, type TraceSink } from './trace-sink.js';
 
 export const VARIANT_IDS = ['tracing', 'usage', 'pool-nice', 'noise'] as const;
@@ -201,7 +201,7 @@ async function runVariant(
   let sink: TraceSink | null = null;
   const started: Partial<Record<'shipped' | 'variant', Service>> = {};
   const start = (slot: 'shipped' | 'variant', name: string, env: Record<string, string>) =>
-    startProjectVariant({ name, databaseUrl: options.databaseUrl, redisUrl: options.redisUrl, env }, log).then(
+    startProjectCluster({ name, databaseUrl: options.databaseUrl, redisUrl: options.redisUrl, env }, log).then(
       (service) => (started[slot] = service),
     );
   try {
