@@ -1,15 +1,9 @@
-// Generic plans of the service's named statements (src/db/statements.ts) that take arrays
-// (`= ANY($n)`). PostgreSQL plans a named statement for each of its first five runs, then
-// switches to one generic plan for good if that plan's estimated cost is no higher; a generic
-// plan cannot see an array's length (it assumes 10 elements) nor a range's bounds, so one chosen
-// from small calls may serve a company's thousand units badly, and only after the fifth call on a
-// connection: bench/analytics-scale.ts never gets there (a few calls spread over ten connections).
-// Here every such statement runs with the parameters the routes really send (captured from
-// fastify.inject calls on a company of 1,000 units), each way in alternation: planned for the
-// call (force_custom_plan) and generic (force_generic_plan); then a fresh connection runs it 12
-// times under the server's own choice (auto) and pg_prepared_statements says which plan it kept.
-// A statement is AT RISK when auto keeps the generic plan and that plan is more than 1.5x (and
-// 2 ms) slower than the custom one.
+// Generic plans of the named statements that take arrays (`= ANY($n)`). After five calls on a
+// connection PostgreSQL may keep one generic plan, which sees neither an array's length nor a
+// range's bounds. Each statement runs with the parameters the routes send (captured on a company of
+// 1,000 units), planned per call and generic in alternation; then a fresh connection runs it 12
+// times and pg_prepared_statements says which plan it kept. AT RISK: it keeps a generic plan more
+// than 1.5x (and 2 ms) slower.
 //   node --import tsx bench/generic-plans.ts [--database-url URL] [--runs N]
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';

@@ -1,22 +1,8 @@
-// `npm run bench` (about 10-15 minutes) and `npm run bench -- --quick` (under 3 minutes): the SRE
-// load benchmark. Builds a reproducible data set in a throwaway database, starts the project's
-// real cluster and the minimal reference cluster, runs every scenario against both (alternating,
-// so machine noise hits both), measures revocation (P7), runs P1's scenario against the cluster
-// with tracing on (P19, kit/variants.ts) and runs the sensor scripts (P4, P6, P12), then
-// prints the table and the targets and appends the run's record to bench/results/runs.jsonl (see
-// docs/benchmarks.md). --publish also appends it to bench/history.jsonl and
-// rewrites docs/benchmarks.md's tables from it (kit/publish.ts): a complete run only,
-// from a checkout without uncommitted changes.
-//   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--variants [CASES]] [--publish]
-//   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
-//     only the P9 scale curve (bench/scale.ts): long (estimated 30-60 min), ~17 GB of disk at 100M
-//   npm run bench -- --soak [MINUTES] [--soak-rate N] [--profile postgres|timescale] [--publish]
-//     only the P14 soak (bench/soak.ts): MINUTES (default 30) plus a few minutes of set-up
-// Env: BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
-//      BENCH_REDIS_URL (default redis://127.0.0.1:6379).
-// Progress goes to stderr, the table to stdout. The exit code is 0 when the run completed, missed
-// targets included (they are printed as missed); 1 when the kit itself failed; 2 for a bad command
-// line or a refused --publish (one line saying why).
+// `npm run bench`: the data set, both clusters, every scenario alternating between them, P7, the
+// variants (P19) and the sensor scripts; the table on stdout, the record in bench/results/runs.jsonl
+// (docs/benchmarks.md). --scale and --soak are runs of their own (scale.ts, soak.ts); the command
+// line: kit/run-options.ts. Env: BENCH_ADMIN_URL, BENCH_REDIS_URL. Exit 0 when the run completed
+// (missed targets included), 1 when the kit failed, 2 for a bad command line or a refused --publish.
 import { loadavg } from 'node:os';
 import { loadSensorStorageConfig } from '../src/config.js';
 import { cleanUp, handleInterrupts, onCleanUp, stopAll, wasInterrupted } from './kit/processes.js';

@@ -36,11 +36,7 @@ const SOAK_DATASET = { heavyUnits: 20, otherUnits: 5, checkInsPerDay: 2, farmers
 const CONNECTIONS = 8;
 const EMPLOYEE_PATHS = ['/api/v1/me', '/api/v1/cooling-units?page_size=50', '/api/v1/api-tokens?page_size=20'];
 
-/**
- * Tokens and employees (readers, plus one manager for the life cycle), so many that none comes
- * near its per-minute limit: a token draws half its limit (a slow interval's catch-up never draws a
- * 429), an employee 150 of 600. The soak measures the service, not the limiter.
- */
+/** Tokens and employees (readers, and a manager for the life cycle): a token draws half its limit, an employee 150 of 600. */
 const credentialNeeds = (rate: number) => ({
   tokens: Math.max(8, Math.ceil((rate * 60 * 0.9) / (TOKEN_LIMIT_PER_MINUTE / 2))),
   employees: Math.max(2, Math.ceil((rate * 60 * 0.1) / 150)) + 1,
@@ -137,9 +133,8 @@ const fdsOf = (pid: number) => {
 };
 
 /**
- * The sample, from outside the service as an SRE would take it. The lag: prom-client resets its
- * histogram on every scrape, so each sample covers the interval since the last. The connections:
- * the service's own, by application name on the bench database and by name on the soak's Redis.
+ * The sample, from outside as an SRE would take it: the lag (prom-client resets it on every scrape)
+ * and the service's connections, by name, on the bench database and the soak's Redis.
  */
 async function openProbes(serviceUrl: string, workerPids: () => number[], databaseUrl: string, redisUrl: string) {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'coldtrack-bench-soak' });

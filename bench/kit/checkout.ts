@@ -1,6 +1,5 @@
-// The checkout a run measures and writes into: the repository's root, where the run logs and the
-// published figures live, what git says about HEAD and uncommitted changes, and a script's record
-// in bench/results/scripts.jsonl.
+// The checkout a run measures and writes into: its root, the run logs, what git says about HEAD
+// and uncommitted changes, and a script's line in bench/results/scripts.jsonl.
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -10,18 +9,10 @@ import { fileURLToPath } from 'node:url';
 /** The repository's root directory: where the kit runs npm, git and its child processes. */
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-// Relative to the root: the run log every run appends to (git-ignored, under bench/results/ with
-// the rest of a run's files) and the tracked files that only `--publish` (and bench/publish.ts) write.
-/** Every run's line (run-record.ts), release, --quick, --only and --scale alike: git-ignored. */
+/** Every run's line (run-record.ts), partial runs too: git-ignored, like all of bench/results/. */
 export const RUNS_LOG = 'bench/results/runs.jsonl';
-
-/**
- * The published runs' lines, tracked. Beside bench/results/ rather than in it: that folder is
- * what a run leaves, all of it ignored, and may be emptied at will; a git-ignore exception in it
- * would make one file there precious.
- */
+/** The published runs' lines, tracked: outside bench/results/, which may be emptied at will. */
 export const HISTORY = 'bench/history.jsonl';
-
 /** The doc whose tables between `<!-- bench:...:start/end -->` markers are rendered from the history. */
 export const BENCHMARKS_DOC = 'docs/benchmarks.md';
 
@@ -53,8 +44,7 @@ export function treeState(root = repoRoot, published: readonly string[] = PUBLIS
   return { head, changed };
 }
 
-// read when the kit is loaded, at the start of a run: a run takes up to half an hour, and a
-// commit made meanwhile is not what was measured
+// at the start of a run: a commit made during it is not what was measured
 export const STATE_AT_START = treeState();
 
 export interface CommitFacts {
@@ -102,18 +92,10 @@ export function commitMeasured(facts: CommitFacts = commitOfRun()): string {
   );
 }
 
-// A script's record: what a bench script outside `npm run bench`'s report measured (sensor
-// scripts, P10 analytics-scale, generic plans), one JSON line a run in bench/results/scripts.jsonl
-// (git-ignored) beside the runs' records, so that its figures are found in a line the script wrote
-// rather than copied by hand into the docs.
-
-/** Every script run's line: git-ignored, like bench/results/runs.jsonl. */
+/** A script's line (the sensor scripts, analytics-scale, generic-plans): its figures, found where it wrote them. */
 export const SCRIPTS_LOG = 'bench/results/scripts.jsonl';
 
-/**
- * Appends `result`, with the script, the command line, the commit measured and the load average,
- * as one line to SCRIPTS_LOG; returns that file's path relative to the repository.
- */
+/** Appends `result` with the script, its command line, the commit and the load average to SCRIPTS_LOG; returns SCRIPTS_LOG. */
 export function saveScriptResult(result: Record<string, unknown>, script = basename(process.argv[1] ?? 'script', '.ts')): string {
   const record = {
     script,

@@ -1,7 +1,5 @@
-// The two sizes of the benchmark: `--quick` (under 3 minutes on a 2-core machine) and the full
-// run (about 10-15 minutes). Everything a run's duration depends on is decided here, and the data
-// set's ids as a pure function of its size (layoutOf), so scenarios and the credential plan can be
-// made before the database exists.
+// The two sizes of the benchmark, --quick and full, and the data set's ids as a function of its
+// size (layoutOf), so scenarios and the credential plan are made before the database exists.
 export type Mode = 'quick' | 'full';
 export type Server = 'project' | 'reference';
 

@@ -1,6 +1,5 @@
-// Credentials of the benchmark: API tokens inserted by SQL (raw value from the project's own
-// generator, SHA-256 stored) and employee JWTs, handed out fresh to every run so the per-token and
-// per-user rate limits are never what a scenario measures.
+// API tokens inserted by SQL (the project's generator, SHA-256 stored) and employee JWTs, handed out
+// fresh to every run so the rate limits are never what a scenario measures.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
@@ -23,10 +22,7 @@ export interface Employee {
   jwt: string;
 }
 
-/**
- * Hands out credentials that no earlier run used. Exhaustion is a planning bug: it throws rather
- * than hand a token twice (a reused token would be rate limited and measure the limit).
- */
+/** Hands out credentials no earlier run used; exhausted, it throws rather than hand one out twice. */
 export class CredentialPool<T> {
   private next = 0;
   constructor(

@@ -1,8 +1,6 @@
-// The benchmark data set, in a database made by throwaway-db.ts: migrated with the project's
-// migrations, filled with set-based SQL (setseed: the same figures every run) and a fixed 366-day
-// window, so runs on different days compare. Four companies (one heavy, config.ts layoutOf), their
-// locations, units (one soft-deleted each), operators, farmers with baseline surveys, check-ins
-// with crates, check-outs with market surveys; then the run's credentials (credentials.ts).
+// The benchmark data set, set-based SQL with setseed over a fixed 366-day window, so runs on
+// different days compare: four companies (config.ts layoutOf) with their sites, units (one
+// soft-deleted each), people and movements; then the run's credentials (credentials.ts).
 import pg from 'pg';
 import type { SensorStorageConfig } from '../../src/config.js';
 import { migrate } from '../../src/db/migrate.js';

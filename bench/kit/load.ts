@@ -1,7 +1,6 @@
-// The HTTP the kit sends to a server under test. The load: autocannon in long-lived child processes
-// (one per priority), so the generator never sits on the orchestrator's event loop; jobs go in as
-// JSON lines on stdin (request lists are too big for arguments). The event-loop scenarios run it at
-// nice 10, so it does not outbid the loops measured for a CPU. And `request`, one at a time.
+// The HTTP the kit sends: autocannon in long-lived child processes (one per priority, off the
+// orchestrator's event loop; jobs as JSON lines on stdin), at nice 10 for the event-loop scenarios so
+// it does not outbid the loops measured; and `request`, one at a time.
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -28,22 +27,18 @@ export interface LoadOptions {
   overallRate?: number;
   requests: RequestSpec[];
   /**
-   * true: the list is dealt out in order from one counter shared by every connection, so each entry
-   * gets its share whatever the connection count (autocannon's default gives each connection its
-   * own walk from the first entry: a slow run would only ever send the first few). false: each
+   * true: the list is dealt out from one counter shared by every connection, so each entry gets its
+   * share (autocannon's default walks it per connection from the first entry). false: each
    * connection walks the whole list (a warm-up that reaches every worker with every token).
    */
   spread?: boolean;
-  /** spread only: the entry the deal starts at (a caller sharing tokens across runs continues where the last run stopped) */
+  /** spread only: the entry the deal starts at */
   firstEntry?: number;
 }
 
 export interface LoadFigures {
   durationS: number;
-  /**
-   * the run's latency histogram of its 2xx and 304 answers (HdrHistogram in microseconds, compressed
-   * base64): runs are summed by merging these, since percentiles do not average (histograms.ts)
-   */
+  /** its 2xx and 304 answers' latencies (histograms.ts): runs merge these, percentiles do not average */
   latencyHistogram: string;
   responses: number;
   /** every response (any status) per second */
@@ -75,10 +70,8 @@ interface AutocannonResult {
 }
 
 const resolve = createRequire(import.meta.url).resolve;
-// autocannon's own histogram keeps whole milliseconds (a 7.9 ms answer counts as 7): at the few
-// milliseconds of a small page that is a step of 10-15 %, so each 2xx answer's time is recorded
-// again, in microseconds, in a histogram of the generator's own (LATENCY_US in histograms.ts);
-// a 304 too, the answer P16 times (autocannon's keeps 2xx only)
+// autocannon's histogram keeps whole milliseconds, a step of 10-15 % on a small page: each 2xx (and
+// 304, P16's) answer is recorded again in microseconds (LATENCY_US)
 const GENERATOR_SCRIPT = `const autocannon = require(${JSON.stringify(resolve('autocannon'))});
 const hdr = require(${JSON.stringify(resolve('hdr-histogram-js'))});
 require('node:readline').createInterface({ input: process.stdin })
@@ -108,11 +101,7 @@ require('node:readline').createInterface({ input: process.stdin })
   })
   .on('close', () => process.exit(0));`;
 
-/**
- * autocannon's result, and how many entries of a spread list it dealt: every request it sent, and
- * up to one a connection that it had made ready when the run ended (it prepares the next request
- * as an answer arrives)
- */
+/** autocannon's result, and how many entries of a spread list it dealt (sent, or made ready: one a connection) */
 interface GeneratorAnswer {
   result: AutocannonResult;
   dealt: number;
@@ -194,11 +183,7 @@ export async function runLoad(options: LoadOptions, { nice = false } = {}): Prom
   return figuresOf((await generatorFor(nice).run(options)).result);
 }
 
-/**
- * A spread run (`spread: true`) that also says how many entries of its list it dealt from
- * `firstEntry`: every request it sent, answered or not, and at most one a connection it had made
- * ready but not sent (so a caller continuing from there skips a few entries, never repeats one).
- */
+/** A spread run, and how many entries it dealt from `firstEntry` (a caller continuing from there never repeats one). */
 export async function runDealtLoad(options: LoadOptions): Promise<{ figures: LoadFigures; dealt: number }> {
   const { result, dealt } = await generatorFor(false).run({ ...options, spread: true });
   return { figures: figuresOf(result), dealt };

@@ -1,13 +1,7 @@
-// Event-loop delay of a cluster's workers over one window (P5), as a histogram so that windows,
-// workers and runs merge into one distribution whose p99 is read once (percentiles do not average).
-// - Project: GET /metrics, `event_loop_delay_seconds` (src/observability/event-loop-delay.ts): the
-//   cluster primary sums the workers' cumulative buckets, so a scrape before the window and one
-//   after it give the window's counts. The max is nodejs_eventloop_lag_max_seconds (prom-client
-//   resets it on every collection), less the 10 ms interval Node's monitor counts in.
-// - Reference: GET /__loop on fresh connections until every worker has answered (the cluster
-//   hands each new connection to the next worker): each worker's buckets since its last reset,
-//   taken by the same sampler, added up here.
-// Both samplers observe how late a timer due every 10 ms ran, the interval itself not counted.
+// Event-loop delay of a cluster's workers over a window (P5), as a histogram, so windows, workers
+// and runs merge before the p99 is read. Both servers take the same sampler (how late a 10 ms timer
+// ran). Project: `event_loop_delay_seconds` in GET /metrics (the primary sums the workers' buckets),
+// scraped before and after; reference: GET /__loop on fresh connections until every worker answered.
 import { request } from './load.js';
 
 /** Monitor interval of prom-client's nodejs_eventloop_lag_* gauges, included in their figures. */

@@ -1,8 +1,6 @@
-// The kit's processes: every child it starts (clusters, load generators, npm, sensor scripts) is
-// tracked, so an error or Ctrl-C still stops it (SIGINT to its process group, then SIGKILL); the
-// run's clean-up steps, run once in reverse order (stop the clusters before dropping their
-// database) at the end, on an error or on SIGINT/SIGTERM, a second Ctrl-C killing every child at
-// once; and waiting without keeping the process up.
+// The kit's processes: every child is tracked, so an error or Ctrl-C still stops its process group
+// (SIGINT, then SIGKILL); the clean-up steps run once, last added first, at the end, on an error or
+// on SIGINT/SIGTERM (a second Ctrl-C kills every child at once).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { repoRoot } from './checkout.js';
 
@@ -37,10 +35,7 @@ export function killAllNow() {
   running.clear();
 }
 
-/**
- * Clean-up: SIGINT to every process group still running (the sensor scripts drop their databases
- * on it; the clusters and generators stop), then SIGKILL what is left after `graceMs`.
- */
+/** SIGINT to every process group still running (the sensor scripts drop their databases on it), SIGKILL after `graceMs`. */
 export async function stopAll(graceMs = 10_000) {
   stopping = true;
   const children = [...running];

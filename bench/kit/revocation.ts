@@ -1,9 +1,7 @@
-// P7: a revoked token is refused by every worker once the revoke call returns (docs/benchmarks.md).
-// A round hammers one fresh token from several connections, revokes it mid-stream and counts 2xx
-// answers to requests STARTED after the revoke returned. Paced so the token's 100/min outlasts the
-// revoke: the refusals must be 401, not 429 (which would prove nothing). Variants on clusters of
-// their own: two-instances (one Redis, one database) and redis-restart (Redis killed and started
-// empty right after the revoke, or right before it, the revoke retried on 503).
+// P7: a round hammers a fresh token from several connections, revokes it mid-stream and counts 2xx
+// answers to requests started after the revoke returned, paced so the refusals are 401, not 429.
+// Variants on clusters of their own: two-instances (one Redis, one database) and redis-restart
+// (Redis started empty right after the revoke, or right before it, the revoke retried on 503).
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
@@ -20,8 +18,7 @@ export interface RevocationFigures {
   /** the P7 figure: 2xx answers to requests started after the revoke call returned */
   acceptedAfterRevoke: number;
   requestsAfterRevoke: number;
-  /** by status; a 429 with its scope: `429 public_read` is a request refused as revoked (401) that
-   * then counted against the client IP's limit for failed credentials (120/min) */
+  /** by status; `429 public_read`: refused as revoked, then over the IP's failed-credentials limit */
   statusesAfterRevoke: Record<string, number>;
   /** proof the token was live (and cached) on the workers before the revoke */
   acceptedBeforeRevoke: number;

@@ -1,9 +1,7 @@
-// The command line of `npm run bench`: mode, run length and the scenario subset, resolved into the
-// run's configuration and what it includes; or the P9 scale curve, a separate mode. --publish
-// (kit/publish.ts) takes only a complete run: not --quick or --only, not a smaller scale curve.
+// The command line of `npm run bench`; --publish takes a complete run only (kit/publish.ts).
 //   npm run bench -- [--quick] [--seconds N] [--only small-page,mixed,...] [--variants [CASES]] [--publish]
-//     --variants: variants of the project's cluster against it as shipped (kit/variants.ts VARIANT_IDS); alone, all
-//     but noise. A run without --only runs the tracing case (P19) whatever; --usage-overhead is --variants usage
+//     --variants alone: every case but noise; without --only the tracing case (P19) runs anyway;
+//     --usage-overhead is --variants usage
 //   npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile postgres|timescale|both] [--publish]
 //   npm run bench -- --soak [MINUTES] [--soak-rate N] [--profile postgres|timescale] [--publish]
 import { parseArgs } from 'node:util';

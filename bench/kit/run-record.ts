@@ -1,6 +1,5 @@
-// A run's record: the one JSON line a run appends to bench/results/runs.jsonl (and, published, to
-// bench/history.jsonl). It is the run's report: the table on stdout (report.ts, bench/scale.ts,
-// soak-verdict.ts) and docs/benchmarks.md's tables (figures-markdown.ts) are rendered from it.
+// A run's record: the JSON line a run appends to bench/results/runs.jsonl (published: also to
+// bench/history.jsonl), which its printed table and docs/benchmarks.md's tables are rendered from.
 // `record` names the shape; a figure a line does not know (the imported lines) is null.
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -193,10 +192,8 @@ export function busyWarning(machine: MachineFacts): string | null {
   );
 }
 
-// The run logs, one JSON line a run: bench/results/runs.jsonl for every run (git-ignored) and
-// bench/history.jsonl for the published ones (tracked). Lines are only ever appended; the newest
-// line of a kind is the last one. runs.jsonl also holds the loadtests' lines (kind 'loadtest',
-// loadtest-report.ts), which are never published.
+// The logs are only appended to: the newest line of a kind is the last (runs.jsonl also holds
+// the loadtests' lines, never published).
 
 export function appendRecord(path: string, record: { record: number; kind: string }): void {
   mkdirSync(dirname(path), { recursive: true });

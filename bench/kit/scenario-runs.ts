@@ -1,7 +1,6 @@
-// Running the request scenarios against both clusters: a short pilot per server sizes each run's
-// credentials, then the measured runs alternate servers (the next scenario mirrors the order, so
-// neither server always goes first); a run that met 429s is run once more with more tokens. The
-// workers' CPU time is read around each phase.
+// The scenarios against both clusters: a pilot per server sizes the runs' credentials, the measured
+// runs alternate servers (the next scenario mirrors the order), a run that met 429s runs once more
+// with more tokens; the workers' CPU time is read around each phase.
 import { readFileSync } from 'node:fs';
 import { type KitConfig, layoutOf, type Server, WORKERS } from './config.js';
 import { countingCredentials, type CredentialNeeds } from './credentials.js';

@@ -1,10 +1,6 @@
-// The request scenarios. Each run of a scenario (project or reference) is built afresh with new
-// tokens or employees, so no run inherits another's rate-limit window. A run's request list is
-// dealt out in order across its connections (load.ts, `spread`), each token holding at most
-// ENTRIES_PER_TOKEN entries of it; the number of tokens is sized from the rate a short pilot
-// measured, so each token takes at most 2 warm-up requests + RUN_BUDGET + one partial lap of the
-// list: under its 100/min limit. The limit is never what a scenario measures, and every token is
-// warm on every worker before the measured run starts.
+// The request scenarios. Each run is built afresh with fresh tokens, sized from the pilot's rate so
+// that no token nears its 100/min limit (the limit is never what is measured), each warm on every
+// worker before the measured run.
 import { type Layout, MANAGEMENT_WRITES_PER_MINUTE, TOKEN_LIMIT_PER_MINUTE, WINDOW } from './config.js';
 import type { BenchToken, CredentialPool, Credentials, Employee } from './credentials.js';
 import type { RequestSpec } from './load.js';

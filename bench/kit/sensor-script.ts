@@ -1,6 +1,6 @@
-// What the bench/sensor-*.ts scripts share: the command line, a throwaway database of one storage
-// profile, a company's readings through the real ingest, the store's upkeep, the app on it,
-// alternating rounds, and the PASS/MISS lines whose final JSON line kit/sensor-targets.ts reads.
+// What the bench/sensor-*.ts scripts share: the command line, a database of one storage profile,
+// readings through the real ingest and the store's upkeep, the app on it, alternating rounds, and
+// the verdict lines, the last one JSON for kit/sensor-targets.ts.
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
@@ -75,8 +75,7 @@ export async function run(
 }
 
 /**
- * A migrated database of the run's profile (the profile asked for by name: the benchmarks measure
- * it, whatever the server could offer); no server for it: every target NOT MEASURED, exit 0.
+ * A migrated database of the run's profile; no server for it: every target NOT MEASURED, exit 0.
  * timescale: the policies are paused, so they run only where upkeepAfter() runs them.
  */
 export async function createBenchDatabase(label: string, poolSize: number, targets: TargetName[]): Promise<BenchDatabase> {
@@ -138,10 +137,7 @@ export function report(targets: TargetLine[]) {
   console.log(JSON.stringify({ profile, targets: json }));
 }
 
-/**
- * `rounds` rounds of `measure` for every kind, the order rotated each round (with `mirror`,
- * reversed every other round), so a drift of the machine hits every kind alike.
- */
+/** `rounds` rounds of every kind, the order rotated (`mirror`: reversed) each round, so a drift hits every kind alike. */
 export async function alternate<K extends string, R>(
   rounds: number,
   kinds: readonly K[],
@@ -256,9 +252,8 @@ const TIMESCALE_UPKEEP = [
 ] as const;
 
 /**
- * The store's periodic upkeep as it would have run up to `at`, then VACUUM ANALYZE. postgres:
- * partitions, and closed months of the aggregate tables compacted; timescale: each policy the
- * database has run once (CALL run_job; the server's clock is past every loaded chunk).
+ * The store's upkeep as it would have run up to `at`, then VACUUM ANALYZE. postgres: partitions,
+ * closed months compacted; timescale: each policy run once (the server's clock is past every chunk).
  */
 export async function upkeepAfter(db: BenchDatabase, at: Date): Promise<{ seconds: number; steps: string[] }> {
   const started = performance.now();

@@ -1,6 +1,5 @@
-// The sensor-data work in `npm run bench`: the probe that decides whether the HTTP sensor scenarios
-// run and the readings they read, and the bench/sensor-*.ts scripts run as child processes on each
-// storage profile, judged from the final JSON line each prints (kit/sensor-script.ts, report).
+// The sensor-data work of `npm run bench`: the probe and readings of the sensor scenarios, and the
+// bench/sensor-*.ts scripts on each profile, judged from the JSON line each prints last.
 import type pg from 'pg';
 import { isStopping, runChild } from './processes.js';
 import { WINDOW } from './config.js';
@@ -167,11 +166,7 @@ export async function sensorScriptTargets(options: {
   return { profiles, outcomes };
 }
 
-/**
- * A target judged from the scripts on both profiles: passed when every profile measured passes;
- * the figure is each profile's; the ratio is the worse one. A profile not measured is named, with
- * its reason, and does not decide the verdict while the other was measured.
- */
+/** A target over both profiles: passed when every profile measured passes; the ratio the worse one; one not measured is named. */
 export function combinedOutcome(results: SensorScriptResults, key: ScriptTarget): ScriptOutcome {
   const byProfile = results.outcomes[key];
   const measured = SENSOR_PROFILES.filter((profile) => byProfile[profile].status !== 'not measured');

@@ -28,11 +28,9 @@ export interface ResourceSample {
 }
 
 /**
- * memory: the steepest worker's least-squares RSS slope after the first window (start-up, caches
- * filling) < 5 MB per 10 minutes; latency: the last window's p99 <= 1.2x the first's, a window's
- * p99 being the median of its intervals' (one GC pause does not decide it); fds and connections:
- * the last window's highest at most the first's plus a tolerance (the load's sockets come and go);
- * no 5xx, no failed management call or ingest.
+ * The steepest worker's RSS slope after the first window; the last window's p99 over the first's (a
+ * window's: the median of its intervals', so one GC pause does not decide it); fds and connections,
+ * the last window's highest over the first's plus a tolerance; no 5xx or failed call.
  */
 export const P14 = {
   rssGrowthMbPer10Min: 5,

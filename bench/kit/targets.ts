@@ -91,11 +91,7 @@ function notMeasured(id: TargetKey, reason: string): TargetResult {
   return result(id, 'not measured', detail.replace(/^not measured: /, ''), null, detail);
 }
 
-/**
- * Answers other than 2xx spoil a comparison: 429s mean the kit's token plan ran short (the rate
- * limit would be what is measured): not measured; other failures above 1 % are the server's own
- * answer to valid requests: missed, with the codes.
- */
+/** 429s: the token plan ran short (not measured); other failures above 1 %: the server's answer (missed). */
 function failedAnswers(key: TargetKey, load: LoadSummary, what: string): TargetResult | null {
   const total = Object.values(load.statusCodes).reduce((sum, count) => sum + count, 0) + load.errors;
   const limited = load.statusCodes['429'] ?? 0;
@@ -156,9 +152,7 @@ export function evaluateTargets(input: {
     );
   }
 
-  // P2, P3, P4 and P6 hold on both storage profiles: bench/sensor-*.ts measures each on each, and
-  // the target passes when every profile measured passes (the sensor-raw and deep-walk scenarios
-  // show the same requests through the cluster, on one profile: figures, not a second verdict)
+  // P2, P3, P4 and P6: the sensor scripts on both profiles (sensor-raw and deep-walk are figures only)
   for (const key of ['P2', 'P3', 'P4', 'P6'] as const) {
     const outcome = input.sensorScripts && combinedOutcome(input.sensorScripts, key);
     if (!outcome) targets.push(notMeasured(key, 'bench/sensor-*.ts scripts were not run (--only)'));
@@ -166,8 +160,7 @@ export function evaluateTargets(input: {
     else targets.push(result(key, outcome.status, outcome.measured, outcome.ratio, `from ${outcome.source}: ${outcome.detail}`));
   }
 
-  // P5 holds under heavy rollups and while bulk pulls stream beside the mixed traffic: the worse
-  // of the two is the figure, the other named in the detail
+  // P5: the worse of heavy rollups and bulk pulls beside the mixed traffic, the other in the detail
   const heavy = scenarios.find((s) => s.id === 'heavy-rollups');
   const loop = heavy?.summary.project?.loop;
   if (!heavy || heavy.status !== 'measured')
@@ -210,8 +203,7 @@ export function evaluateTargets(input: {
       ),
     );
   } else {
-    // the variants (two instances, Redis restarted empty) are held to the same 0; one that could
-    // not run is named in the detail, and does not hide the main figure
+    // the variants are held to the same 0; one that could not run is named in the detail
     const variants = revocation.variants ?? [];
     const measured = variants.filter(
       (variant) => variant.figures && variant.figures.failures.length === 0 && variant.figures.requestsAfterRevoke > 0,
@@ -240,9 +232,7 @@ export function evaluateTargets(input: {
     );
   }
 
-  // P8: every scenario serves page_size 1000 pages somewhere (heavy rollups, sensor pages), so the
-  // figure is the highest per-worker peak of the whole run, naming where; the largest-pages scenario
-  // must have run cleanly for it to count
+  // P8: the highest per-worker peak of any scenario, once large-pages has run cleanly
   const large = scenarios.find((s) => s.id === 'large-pages');
   const largeLoad = large ? headline(large, 'project') : undefined;
   const largeFailed = largeLoad ? failedAnswers('P8', largeLoad, 'largest pages') : null;
@@ -300,12 +290,7 @@ function webhookTarget(scenarios: ScenarioResult[]): TargetResult {
   return result('P17', judged.pass ? 'pass' : 'miss', judged.measured, judged.p99Ms, judged.detail + beside);
 }
 
-/**
- * P19: the shipped cluster's worker CPU time per answer over the tracing variant's (kit/variants.ts
- * says why CPU time and not req/s), once the sink shows spans arrived (else tracing was not on,
- * whatever the ratio); the req/s ratio beside. Tracing off is the shipped cluster itself: it
- * loads no OpenTelemetry module and each span site tests one null, nothing a run could resolve.
- */
+/** P19: the workers' CPU time per answer, off over on (kit/variants.ts), once the sink shows spans arrived. */
 function tracingTarget(variants: VariantResult[] | null): TargetResult {
   const tracing = variants?.find((variant) => variant.id === 'tracing');
   if (!tracing) return notMeasured('P19', 'the tracing variant was not run (--only without --variants tracing)');
@@ -327,11 +312,7 @@ function tracingTarget(variants: VariantResult[] | null): TargetResult {
   );
 }
 
-/**
- * P16: the same sensor page, plain and with If-None-Match naming its ETag, in alternating phases
- * (scenario conditional-page): the 304's cost against the 200's is the 200's req/s over the 304's,
- * pair by pair, with the workers' CPU time per answer beside it.
- */
+/** P16: the 304's cost, the 200's req/s over the 304's in alternating phases, the workers' CPU per answer beside. */
 function conditionalTarget(scenarios: ScenarioResult[]): TargetResult {
   const scenario = scenarios.find((s) => s.id === 'conditional-page');
   if (!scenario || scenario.status !== 'measured')
@@ -382,11 +363,7 @@ function conditionalTarget(scenarios: ScenarioResult[]): TargetResult {
   );
 }
 
-/**
- * The bulk-beside-mixed scenarios' event loop for P5: every phase with the pulls beside the mixed
- * traffic, merged (the worse format's), its control (the same traffic at the same rate alone) named beside it, or why
- * there is none (not run is said, not held against P5; failed pulls are a miss).
- */
+/** P5's bulk-beside-mixed loop: the phases beside the pulls merged (the worse format's), the control beside; failed pulls miss. */
 function bulkBesideMixed(
   scenarios: ScenarioResult[],
 ): { loop: (LoopDelay & { id: string }) | null; note: string } | { failed: TargetResult } {

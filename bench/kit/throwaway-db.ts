@@ -1,8 +1,6 @@
-// A throwaway database (coldtrack_bench_<label>_<random>) for one benchmark process, on the local
-// PostgreSQL or another server (the TimescaleDB one for the timescale storage profile), dropped on
-// every way out: drop() at the end, a failed create or migration, SIGINT or SIGTERM, and process
-// exit (an uncaught error, a process.exit() elsewhere, a second Ctrl-C). Always DROP ... WITH
-// (FORCE): TimescaleDB's job scheduler keeps a session in every database with the extension.
+// A throwaway database (coldtrack_bench_<label>_<random>) on the local PostgreSQL or another server,
+// dropped on every way out: drop(), a failed create or migration, SIGINT or SIGTERM, process exit.
+// WITH (FORCE): TimescaleDB's job scheduler keeps a session in every database with the extension.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -20,19 +18,13 @@ export interface ThrowawayDatabase {
 }
 
 export interface ThrowawayOptions {
-  /** the server's maintenance database, as a superuser (default adminUrl(): BENCH_ADMIN_URL or the local PostgreSQL) */
+  /** the server's maintenance database, as a superuser (default adminUrl()) */
   adminUrl?: string;
-  /** part of the name, to tell whose database a leftover was: coldtrack_bench_<label>_<random> */
+  /** part of the name, to tell whose a leftover was */
   label?: string;
-  /**
-   * apply the project's migrations, with these sensor settings; a failure (e.g. the timescale
-   * profile refused) drops it first
-   */
+  /** apply the project's migrations with these sensor settings */
   migrate?: SensorStorageConfig;
-  /**
-   * false: the caller's own SIGINT/SIGTERM handler drops it, because something must stop first
-   * (run.ts stops its clusters before dropping their database); the exit hook still backs it up.
-   */
+  /** false: the caller's clean-up drops it after stopping what uses it (the exit hook still backs it up) */
   dropOnSignals?: boolean;
 }
 
@@ -40,12 +32,9 @@ interface Live {
   /** the server it is on (its maintenance database) */
   adminUrl: string;
   dropOnSignals: boolean;
-  /** CREATE DATABASE is still on its way: a DROP sent now could find nothing and leave it behind */
+  /** CREATE DATABASE is on its way: a DROP now could find nothing */
   creating: boolean;
-  /**
-   * Settles when CREATE DATABASE and the migrations have, whichever way: a drop waits for it, as
-   * a forced drop under a running migration would crash the process with its client's error.
-   */
+  /** settles with CREATE and the migrations: a forced drop under a migration would crash the process */
   prepared: Promise<void>;
   dropping: Promise<void> | null;
 }

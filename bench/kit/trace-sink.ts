@@ -1,9 +1,6 @@
-// An OTLP/HTTP trace receiver on a loopback port, for P19 (kit/variants.ts): the traced cluster
-// exports to it as it would to a collector, and it answers every POST /v1/traces 200 at once and
-// counts the requests, their bytes and the spans in them, which proves tracing was on and sampled.
-// Spans are counted in both OTLP encodings: http/protobuf (the service's default) by walking the
-// wire format with protobufjs's Reader (ExportTraceServiceRequest: resource_spans = 1, each
-// holding scope_spans = 2, each holding spans = 2), http/json by parsing it.
+// P19's loopback OTLP/HTTP sink: answers every POST /v1/traces 200 at once and counts the exports,
+// their bytes and spans (proof tracing was on), in http/protobuf (the service's default, read with
+// protobufjs's Reader: resource_spans = 1, scope_spans = 2, spans = 2) or http/json.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';

@@ -1,11 +1,7 @@
-// Variants of the project's cluster against the cluster as shipped (docs/benchmarks.md, "Cluster
-// variants"): two fresh clusters from the same build, one in the "project" slot and one in the
-// "reference" slot, through the same pilot, alternation and retry as project/reference; a judged
-// case swaps the slots every other pair (runVariant says why).
-// Both fresh: the run's own project cluster has served every scenario, and a first smoke run put a
-// fresh cluster's pilot at a tenth of the old one's. Cases: tracing (P19) and usage (issue 27),
-// judged on six fresh pairs at one fixed rate (runVariant says why); noise, the same judgement
-// with nothing changed (what the judged ratios are read against); and pool-nice (informative, one pair).
+// Variants of the project's cluster against it as shipped (docs/benchmarks.md, "Cluster variants"):
+// two fresh clusters from the same build (the run's own has served every scenario) in the
+// "project" and "reference" slots, through the same pilot, alternation and retry. Judged cases
+// (tracing: P19, usage: issue 27, noise: nothing changed) run six pairs at one rate; pool-nice one pair.
 import type { Server } from './config.js';
 import { cpuMsPerAnswer as cpuMsPerAnswerOf, type LoadSummary, type ServerRun, phasesLoop, summarize } from './results.js';
 import { pilotOf, runBothServers, type ScenarioSetting } from './scenario-runs.js';
@@ -139,16 +135,11 @@ export interface VariantResult {
   clusters: { shipped: VariantCluster; variant: VariantCluster } | null;
   /**
    * The judged cases' cost: the other cluster's worker CPU time per answer over the paying one's
-   * (1 = free, 0.97 = 3 % more CPU a request, so 3 % fewer requests a second where the workers' CPU
-   * is what runs out). CPU time, not wall time: the runs' req/s vary by a tenth or more on a shared
-   * machine (neighbours, the load generator, PostgreSQL), a 3 % limit drowns in it, and the CPU a
-   * worker spends on an answer does not vary with what else runs.
+   * (0.97 = 3 % more CPU a request). CPU time, not req/s: on a shared machine req/s varies by more
+   * than a 3 % limit, the CPU a worker spends on an answer does not.
    */
   ratio: number | null;
-  /**
-   * 2xx/s of the paying cluster over the other's, shown beside: for a judged case, both were offered
-   * the same steady rate, so below 1 says the paying cluster could not keep up with it
-   */
+  /** 2xx/s of the paying cluster over the other's: offered the same rate, below 1 says it could not keep up */
   reqPerSRatio: number | null;
   /** what the trace sink received over the variant's life (pilot, warm-up and runs) */
   sink: { requests: number; bytes: number; spans: number; unreadable: number } | null;
@@ -206,15 +197,9 @@ async function runVariant(
     );
   try {
     if (variantCase.sink) sink = await startTraceSink();
-    // A judged case runs on six fresh pairs of clusters, and the slots swap every other pair: the
-    // cluster in the "reference" slot came out ahead in most runs of one pair, whichever value it
-    // held, and an A/A run (both tracing off) that kept one cluster there read further apart in CPU
-    // time an answer than one pair can tell from a 3 % cost; with the slots swapped the A/A run
-    // reads alike (docs/benchmarks.md, "Cluster variants"). Other cases: one pair.
-    // And at one steady rate, the same for both: flooded, a cluster's CPU time an answer depends on
-    // how many requests each turn of its event loop takes up together, which drifts apart between
-    // two clusters and then holds; offered the same requests at the same pace, the two do the same
-    // work, and the CPU each spends on it is the cost compared (the `noise` case measures what is left).
+    // A judged case: six fresh pairs, the slots swapped every other pair (the "reference" slot came
+    // out ahead whichever value it held: docs/benchmarks.md, "Cluster variants"), at one steady rate
+    // for both (flooded, the CPU time an answer drifts with how many requests a loop turn takes).
     const runs: ServerRun[] = [];
     for (let pair = 0; pair < pairsOf(variantCase); pair++) {
       // side by side; each kept in `started` as soon as it is up, so the clean-up stops one whose partner failed

@@ -1,12 +1,6 @@
-// A webhook receiver on a loopback port, for P17 (kit/webhook-revokes.ts): it records when each
-// delivery arrived, its webhook-id and event type, and verifies its Standard Webhooks signature with
-// the standardwebhooks package. A delivery that fails verification (or comes before the secret is
-// known) is answered 400 and counted as badly signed, never recorded as received.
-//
-// The arrival time is taken when node:http emits 'request', i.e. once the request line and headers
-// are parsed: node's parser reads the socket itself (no 'data' event to time), and on loopback a
-// delivery's headers arrive in the same segment as its first byte, so that is the first byte's
-// arrival plus one parse.
+// P17's loopback webhook receiver: each delivery's arrival, webhook-id and type, its signature
+// verified with standardwebhooks (a bad one is answered 400 and counted, never recorded). Arrival is
+// node:http's 'request': on loopback the headers come in the first byte's segment, plus one parse.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';

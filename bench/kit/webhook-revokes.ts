@@ -1,13 +1,7 @@
-// P17's measurement, run beside a scenario's loads (scenario webhook-revoke-beside-mixed): a webhook
-// endpoint for api_token.revoked is registered through the API, pointing at a loopback receiver
-// (kit/webhook-receiver.ts), then tokens are revoked through the API at a steady rate, and each
-// revoke is matched with its delivery by the token's id.
-//
-// Where the latency starts: the revoke's commit is not observable from outside (PostgreSQL keeps no
-// commit time unless track_commit_timestamp is on, a restart-only setting of the shared server), but
-// it lies between the revoke request being sent and its answer arriving. Both are recorded: from the
-// request sent (an upper bound of commit -> first byte, what P17 is judged on, so the verdict never
-// leans in the target's favour) and from the answer (a lower bound), each in a microsecond histogram.
+// P17's measurement beside scenario webhook-revoke-beside-mixed: an api_token.revoked endpoint
+// registered through the API at a loopback receiver, tokens revoked at a steady rate, each revoke
+// matched with its delivery. The commit is not observable (track_commit_timestamp is off), so each
+// latency is kept from the request sent (an upper bound, what P17 judges) and from its answer.
 import * as hdr from 'hdr-histogram-js';
 import { LATENCY_US } from './histograms.js';
 import type { BenchToken, Employee } from './credentials.js';

@@ -1,14 +1,9 @@
-// The workers of a cluster, found as the primary's node children in /proc, and their resident
-// memory from /proc/<pid>/status: VmRSS sampled every 100 ms, and VmHWM, the kernel's exact peak,
-// reset at the start of each run. RssFile says how much of a sample is file-backed pages (the
-// node binary and its libraries): every worker maps the same files, so that part is one copy in
-// the machine's memory while each worker's RSS counts it whole.
+// A cluster's workers (the primary's node children in /proc) and their memory: VmRSS sampled every
+// 100 ms, VmHWM (the kernel's peak) reset at each run's start, and RssFile, the file-backed part
+// every worker shares but each RSS counts whole.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
-/**
- * Direct children of a process that run node (the cluster's workers), from /proc/<pid>/stat; an
- * esbuild service (a server run through tsx), also a child, is left out.
- */
+/** Direct children of a process that run node (not an esbuild service), from /proc/<pid>/stat. */
 export function childPids(parent: number): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
