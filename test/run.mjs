@@ -74,7 +74,7 @@ const tapArgs = process.argv.slice(2).filter((_, index) => !ownOption.has(index)
 // tap's configuration (TapConfig.load, below) reads process.argv, where it would refuse these
 process.argv.splice(2, Infinity, ...tapArgs);
 const { TIERS, templatesOf, tierOf } = await import('./tiers.ts');
-const { fileSection, groupOutcomes, isGroup, writeGroups } = await import('./setup/groups.mjs');
+const { fileSection, groupOutcomes, isGroup, writeGroups } = await import('./setup/groups.ts');
 const allTestFiles = () => globSync('test/**/*.test.ts', { cwd: root }).sort();
 const tierFiles = own.tier.flatMap((name) => {
   if (TIERS.some((tier) => tier.name === name)) return allTestFiles().filter((file) => tierOf(file) === name);
@@ -165,7 +165,7 @@ const stock = stockRun
 const stockDone = stock ? new Promise((resolve) => stock.on('exit', resolve)) : Promise.resolve();
 // The test files tap runs: a folder given is its test files (tap itself ran none of a folder's
 // files: `npm test -- test/bench`), a pattern stays tap's; with none given, every file. The
-// fast-tier ones run several to a process (test/setup/groups.mjs) unless --isolate asks for a
+// fast-tier ones run several to a process (test/setup/groups.ts) unless --isolate asks for a
 // process each, as a single file always gets.
 const testFiles = subset
   ? [

@@ -79,6 +79,7 @@ export const HEAVY_TIERS: readonly Tier[] = [
       'test/seed/*.test.ts',
       'test/sensors/cli.test.ts',
       'test/sensors/profile-choice.test.ts',
+      'test/tools/file-groups.test.ts',
       'test/webhooks/crash.test.ts',
     ],
   },

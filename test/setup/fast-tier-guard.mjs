@@ -3,18 +3,18 @@
 // starts a server, a cluster or a browser cannot land in the fast tier unnoticed: it fails in
 // `npm run test:fast` and in `npm test` alike, until it is listed in the tier it needs.
 // Loaded with test/setup/prebuilt.mjs, in every test process; inert in any other process. The
-// files of a group (test/setup/groups.mjs) share their process, and its guard.
+// files of a group (test/setup/groups.ts) share their process, and its guard.
 import childProcess, { ChildProcess } from 'node:child_process';
 import { syncBuiltinESMExports } from 'node:module';
 import { basename, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FAST_TIER, FAST_TIER_COMMANDS, tierOf } from '../tiers.ts';
-import { isGroup } from './groups.mjs';
+import { isGroup } from './groups.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const file = process.argv[1] && relative(root, process.argv[1]).split(sep).join('/');
 
-// a group of files (groups.mjs) holds fast-tier files only
+// a group of files (groups.ts) holds fast-tier files only
 if (file && ((/^test\/.+\.test\.ts$/.test(file) && tierOf(file) === FAST_TIER.name) || isGroup(file))) {
   const refuse = (command, args = []) => {
     // a shell's command line is judged by its first word

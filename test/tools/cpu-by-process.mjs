@@ -28,17 +28,24 @@ if (isMainThread) process.on('exit', () => {
 `,
 );
 
+// the files of a group (test/setup/file-group.mjs) share a process: each one's own CPU goes here
+const fileLog = join(dir, 'files.tsv');
+writeFileSync(fileLog, '');
 const run = spawnSync('npm', ['test', '--', ...process.argv.slice(2)], {
   stdio: 'inherit',
-  env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${recorder}`.trim() },
+  env: {
+    ...process.env,
+    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${recorder}`.trim(),
+    COLDTRACK_FILE_CPU_LOG: fileLog,
+  },
 });
 
 // by the script a process runs (its first argument): tap and npm name test files as arguments too
 const scriptOf = (command) => command.split(' ')[0];
-const isTestFile = (command) => /\.test\.ts$/.test(scriptOf(command));
+const isTestFile = (command) => /\.test\.(ts|mjs)$/.test(scriptOf(command));
 const kindOf = (command) => {
   const script = scriptOf(command);
-  if (isTestFile(command)) return 'test files';
+  if (isTestFile(command)) return command.startsWith('.tap/groups/') ? 'test files, grouped (test/setup/groups.ts)' : 'test files';
   if (/src\/main\.(ts|js)$/.test(script)) return 'servers (cluster primaries and workers, single processes)';
   if (/src\/cli\//.test(script)) return 'commands (export, ingest, migrate, seed, ...)';
   if (/\btsc$/.test(script) && !command.includes('.tshy')) return 'type check';
@@ -63,9 +70,15 @@ console.log(`\nCPU recorded by Node processes that exited normally: ${total.toFi
 for (const [kind, { seconds, count }] of [...byKind].sort((a, b) => b[1].seconds - a[1].seconds)) {
   console.log(`${seconds.toFixed(0).padStart(6)} s  ${String(count).padStart(4)} processes  ${kind}`);
 }
-console.log('\nTest files using the most CPU (their own process; what they start is counted above):');
-for (const row of rows
-  .filter((row) => isTestFile(row.command))
+console.log('\nTest files using the most CPU (their own, in their process or their group; what they start is counted above):');
+const grouped = readFileSync(fileLog, 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => {
+    const [seconds, command] = line.split('\t');
+    return { seconds: Number(seconds), command };
+  });
+for (const row of [...rows.filter((row) => isTestFile(row.command) && !row.command.startsWith('.tap/groups/')), ...grouped]
   .sort((a, b) => b.seconds - a.seconds)
   .slice(0, 15)) {
   console.log(`${row.seconds.toFixed(1).padStart(6)} s  ${scriptOf(row.command)}`);

@@ -2,6 +2,7 @@
 // of a run go to tap as a few group files, each running several test files in one process, so
 // that tap, the module hooks and the app load once a group instead of once a file. Files of the
 // heavy tiers keep a process each: they start servers and clusters, and some time their restarts.
+// Loaded on Node's own type stripping, as test/tiers.ts is: erasable syntax and node: imports only.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -13,9 +14,9 @@ const TIMES_FILE = '.tap/file-times.json';
 const GROUP_SIZE = 10;
 
 /** Whether a path tap runs is a group file. */
-export const isGroup = (path) => path.startsWith(`${GROUPS_DIR}/`);
+export const isGroup = (path: string): boolean => path.startsWith(`${GROUPS_DIR}/`);
 
-const readTimes = (root) => {
+const readTimes = (root: string): Record<string, number> => {
   try {
     return JSON.parse(readFileSync(join(root, TIMES_FILE), 'utf8'));
   } catch {
@@ -29,7 +30,7 @@ const readTimes = (root) => {
  * far (by the last runs' times; a file never timed counts as the median), so the groups end
  * together and no single group holds the run's tail.
  */
-export function writeGroups(root, files) {
+export function writeGroups(root: string, files: readonly string[]): Map<string, string[]> {
   const dir = join(root, GROUPS_DIR);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -39,10 +40,10 @@ export function writeGroups(root, files) {
     .filter((time) => typeof time === 'number')
     .sort((a, b) => a - b);
   const median = known[Math.floor(known.length / 2)] ?? 1;
-  const timeOf = (file) => times[file] ?? median;
-  const groups = Array.from({ length: Math.ceil(files.length / GROUP_SIZE) }, () => ({ files: [], time: 0 }));
+  const timeOf = (file: string) => times[file] ?? median;
+  const groups = Array.from({ length: Math.ceil(files.length / GROUP_SIZE) }, () => ({ files: [] as string[], time: 0 }));
   for (const file of [...files].sort((a, b) => timeOf(b) - timeOf(a) || a.localeCompare(b))) {
-    const shortest = groups.reduce((least, group) => (group.time < least.time ? group : least));
+    const shortest = groups.reduce((least, group) => (group.time < least.time ? group : least), groups[0]!);
     shortest.files.push(file);
     shortest.time += timeOf(file);
   }
@@ -51,9 +52,9 @@ export function writeGroups(root, files) {
     const list = JSON.stringify(group.files.sort(), null, 2);
     writeFileSync(
       join(root, path),
-      `// written by test/run.mjs (test/setup/groups.mjs)\nimport { runGroup } from '../../test/setup/file-group.mjs';\n\nawait runGroup(${list});\n`,
+      `// written by test/run.mjs (test/setup/groups.ts)\nimport { runGroup } from '../../test/setup/file-group.mjs';\n\nawait runGroup(${list});\n`,
     );
-    return [path, group.files];
+    return [path, group.files] as const;
   });
   return new Map(written);
 }
@@ -62,30 +63,34 @@ export function writeGroups(root, files) {
  * What the groups' TAP (tap's .tap/test-results) says of their files: each file's outcome, and
  * its time kept for the next run's balance. A group's own test points are its files'.
  */
-export function groupOutcomes(root, groupFiles) {
-  const outcome = new Map();
+export function groupOutcomes(root: string, groupFiles: ReadonlyMap<string, readonly string[]>): Map<string, 'pass' | 'fail'> {
+  const outcome = new Map<string, 'pass' | 'fail'>();
   const times = readTimes(root);
   for (const [group, files] of groupFiles) {
     const results = join(root, '.tap/test-results', `${group}.tap`);
     const lines = existsSync(results) ? readFileSync(results, 'utf8').split('\n') : [];
     for (const line of lines) {
       const point = line.match(/^(not )?ok \d+ - (\S+)(?: # time=([\d.]+)ms)?/);
-      if (!point || !files.includes(point[2])) continue;
-      outcome.set(point[2], point[1] ? 'fail' : 'pass');
-      if (point[3]) times[point[2]] = Math.round(Number(point[3])) / 1000;
+      const [, failed, file, milliseconds] = point ?? [];
+      if (!file || !files.includes(file)) continue;
+      outcome.set(file, failed ? 'fail' : 'pass');
+      if (milliseconds) times[file] = Math.round(Number(milliseconds)) / 1000;
     }
   }
   writeFileSync(join(root, TIMES_FILE), `${JSON.stringify(times, null, 1)}\n`);
   return outcome;
 }
 
+/** `text` matched literally in a RegExp (RegExp.escape, not yet in TypeScript's ES2023 lib). */
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
 /**
  * The part of a group's TAP (its lines) that is one test file's subtest: from its "# Subtest"
  * line to the test point that closes it, which names the file.
  */
-export function fileSection(lines, file) {
+export function fileSection(lines: readonly string[], file: string): string[] {
   const start = lines.findIndex((line) => line.trim() === `# Subtest: ${file}`);
   if (start < 0) return [];
-  const end = lines.findIndex((line, index) => index > start && new RegExp(`^\\s*(not )?ok \\d+ - ${RegExp.escape(file)}( |$)`).test(line));
+  const end = lines.findIndex((line, index) => index > start && new RegExp(`^\\s*(not )?ok \\d+ - ${escape(file)}( |$)`).test(line));
   return lines.slice(start, end < 0 ? undefined : end + 1);
 }
