@@ -5,16 +5,15 @@ import { loadavg } from 'node:os';
 import { readingChunks } from '../src/sensors/generate.js';
 import { ingestReadings } from '../src/sensors/ingest.js';
 import { DAY_MS, HOUR_MS } from '../src/time.js';
+import type { ScaleStepRow } from './kit/run-record.js';
 import {
   DAYS,
   END,
-  type IngestFigures,
   LATENCIES,
   type LatencyKey,
   type ProfileCurve,
   READINGS_PER_UNIT,
   readScaleOptions,
-  type StepFigures,
   stepsUpTo,
 } from './kit/scale-plan.js';
 import { bytesOnDisk, loadFleet, policiesAsOf, sampleDisk, storeLayout } from './kit/scale-store.js';
@@ -92,14 +91,14 @@ async function measureLatencies(stores: MeasuredStore[]) {
         }
       }
     }
-    return rounds.map((figures) => ({ latencyMs: medians(figures), rounds: figures }));
+    return rounds.map((figures) => medians(figures));
   } finally {
     for (const { app } of apps) await app.close();
   }
 }
 
-/** The live batch into each store in turn, after everything it holds, through the ingest (its CSV made untimed). */
-async function measureIngest(stores: MeasuredStore[], log: (line: string) => void): Promise<IngestFigures[]> {
+/** The live batch into each store in turn, after everything it holds, through the ingest (its CSV made untimed): the median rate. */
+async function measureIngest(stores: MeasuredStore[], log: (line: string) => void): Promise<number[]> {
   const perSecond = stores.map(() => [] as number[]);
   for (let round = 0; round < INGEST.rounds; round++) {
     for (const index of alternating(stores.length, round)) {
@@ -113,7 +112,7 @@ async function measureIngest(stores: MeasuredStore[], log: (line: string) => voi
       log(`live batch ${round + 1} of ${INGEST.rounds} into store ${index + 1}: ${Math.round(perSecond[index]!.at(-1)!)} readings/s`);
     }
   }
-  return perSecond.map((rates) => ({ readingsPerRound: INGEST_PER_ROUND, perSecond: rates, median: median(rates) }));
+  return perSecond.map((rates) => median(rates));
 }
 
 const started = performance.now();
@@ -121,12 +120,12 @@ const seconds = (since: number) => (performance.now() - since) / 1000;
 const log = (line: string) => console.error(`[scale ${profile} ${seconds(started).toFixed(0).padStart(5)} s] ${line}`);
 
 const steps = stepsUpTo(readScaleOptions(process.argv.slice(2)).max);
-const curve: ProfileCurve = { profile, note: '', steps: [], wallSeconds: 0, error: null };
+const curve: ProfileCurve = { profile, note: '', steps: [], peakFileSystemGrowthBytes: null, wallSeconds: 0, error: null };
 /** the 1M store, kept while the larger sizes are measured beside it */
 let smallest: (MeasuredStore & { readings: number }) | null = null;
 
 /** A size in a database of its own: loaded, kept up as at END, then probed and fed beside the 1M store. */
-async function measureStep(step: (typeof steps)[number], isLast: boolean): Promise<StepFigures> {
+async function measureStep(step: (typeof steps)[number], isLast: boolean): Promise<ScaleStepRow> {
   const stepStarted = performance.now();
   const loadAtStart = loadavg()[0]!;
   const readings = step.units * READINGS_PER_UNIT;
@@ -152,26 +151,26 @@ async function measureStep(step: (typeof steps)[number], isLast: boolean): Promi
     const stores = beside ? [store, beside] : [store];
     const besideReadings = beside ? beside.readings + beside.liveBatches * INGEST_PER_ROUND : 0;
     const [own, besideLatencies] = await measureLatencies(stores);
-    const shown = (figures: typeof own) => LATENCIES.map(({ key }) => `${key} ${ms(figures!.latencyMs[key])} ms`).join(', ');
+    const shown = (figures: typeof own) => LATENCIES.map(({ key }) => `${key} ${ms(figures![key])} ms`).join(', ');
     say(`latency medians ${shown(own)}${besideLatencies ? `; the 1M store beside it: ${shown(besideLatencies)}` : ''}`);
     const [ingest, besideIngest] = await measureIngest(stores, say);
     const peaks = await disk.stop();
     if (!beside && !isLast) smallest = { ...store, readings };
+    const growth = peaks.peakFileSystemGrowthBytes;
+    if (growth !== null) curve.peakFileSystemGrowthBytes = Math.max(curve.peakFileSystemGrowthBytes ?? 0, growth);
     return {
       label: step.label,
-      units: step.units,
       readings,
-      load,
-      upkeep,
-      layout,
-      bytesLoaded,
-      bytes,
-      ...own!,
-      ingest: ingest!,
-      beside: besideLatencies ? { readings: besideReadings, ...besideLatencies, ingest: besideIngest! } : null,
-      ...peaks,
-      wallSeconds: seconds(stepStarted),
+      latencyMs: own!,
+      ingestPerS: ingest!,
+      bytesPerReading: (bytes.readings + bytes.aggregates) / readings,
+      databaseBytesPerReading: bytes.database / readings,
+      loadPerS: load.perSecond,
+      upkeepS: upkeep.seconds,
+      peakDatabaseBytes: peaks.peakDatabaseBytes,
+      wallS: seconds(stepStarted),
       loadAverage: { start: loadAtStart, end: loadavg()[0]! },
+      beside: besideLatencies ? { readings: besideReadings, latencyMs: besideLatencies, ingestPerS: besideIngest! } : null,
     };
   } finally {
     await disk.stop();
@@ -184,7 +183,7 @@ try {
     try {
       const figures = await measureStep(step, index === steps.length - 1);
       curve.steps.push(figures);
-      log(`${step.label}: done in ${figures.wallSeconds.toFixed(0)} s, peak on disk ${gigabytes(figures.peakDatabaseBytes)}`);
+      log(`${step.label}: done in ${figures.wallS!.toFixed(0)} s, peak on disk ${gigabytes(figures.peakDatabaseBytes!)}`);
     } catch (error) {
       curve.error = `${step.label}: ${(error as Error).stack ?? String(error)}`;
       log(`failed at ${curve.error}`);

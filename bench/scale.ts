@@ -100,20 +100,7 @@ const thousands = (value: number) => Math.round(value).toLocaleString('en-US');
 
 /** A profile's row: its steps, and the largest size against the 1M store measured beside it (else the 1M step). */
 function profileRow({ profile, status, reason, curve }: ProfileOutcome): ScaleProfileRow {
-  const steps = (curve?.steps ?? []).map((step): ScaleStepRow => ({
-    label: step.label,
-    readings: step.readings,
-    latencyMs: step.latencyMs,
-    ingestPerS: step.ingest.median,
-    bytesPerReading: (step.bytes.readings + step.bytes.aggregates) / step.readings,
-    databaseBytesPerReading: step.bytes.database / step.readings,
-    loadPerS: step.load.perSecond,
-    upkeepS: step.upkeep.seconds,
-    peakDatabaseBytes: step.peakDatabaseBytes,
-    wallS: step.wallSeconds,
-    loadAverage: step.loadAverage,
-    beside: step.beside && { readings: step.beside.readings, latencyMs: step.beside.latencyMs, ingestPerS: step.beside.ingest.median },
-  }));
+  const steps = curve?.steps ?? [];
   const first = steps.find((step) => step.label === '1M');
   const last = steps.at(-1);
   const base = last?.beside ?? first;
@@ -162,7 +149,7 @@ export function scaleRecordOf(
 ): ScaleRecord {
   const profiles = outcomes.map(profileRow);
   const stepsDone = outcomes.flatMap((outcome) => outcome.curve?.steps ?? []);
-  const growths = stepsDone.flatMap((step) => step.peakFileSystemGrowthBytes ?? []);
+  const growths = outcomes.flatMap((outcome) => outcome.curve?.peakFileSystemGrowthBytes ?? []);
   return {
     record: RECORD_SHAPE,
     kind: 'scale',
@@ -174,7 +161,7 @@ export function scaleRecordOf(
     max: run.max,
     profiles,
     targets: judgeTargets(profiles, run.max),
-    peakDatabaseBytes: Math.max(0, ...stepsDone.map((step) => step.peakDatabaseBytes)),
+    peakDatabaseBytes: Math.max(0, ...stepsDone.map((step) => step.peakDatabaseBytes ?? 0)),
     peakFileSystemGrowthBytes: growths.length ? Math.max(...growths) : null,
   };
 }

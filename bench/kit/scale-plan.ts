@@ -1,6 +1,7 @@
 // The P9 scale curve's sizes, target and figures, shared by bench/scale.ts and its per-profile child
 // bench/scale-profile.ts; and the command line of `npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile ...]`.
 import { parseArgs } from 'node:util';
+import type { ScaleStepRow } from './run-record.js';
 import { SENSOR_PROFILES, type SensorProfile } from './sensor-profiles.js';
 
 /**
@@ -38,40 +39,14 @@ export interface Bytes {
   database: number;
 }
 
-export interface IngestFigures {
-  readingsPerRound: number;
-  perSecond: number[];
-  median: number;
-}
-
-export interface StepFigures {
-  label: StepLabel;
-  units: number;
-  readings: number;
-  load: { seconds: number; perSecond: number };
-  upkeep: { seconds: number; steps: string[] };
-  layout: string;
-  /** as loaded, and after the upkeep (timescale: compressed) */
-  bytesLoaded: Bytes;
-  bytes: Bytes;
-  /** medians of the measured rounds, ms */
-  latencyMs: Record<LatencyKey, number>;
-  rounds: Record<LatencyKey, number[]>;
-  ingest: IngestFigures;
-  /** the 1M store measured in alternation with this size (the P9 ratios come from this pair); null on the 1M step */
-  beside: { readings: number; latencyMs: Record<LatencyKey, number>; rounds: Record<LatencyKey, number[]>; ingest: IngestFigures } | null;
-  peakDatabaseBytes: number;
-  /** growth of the file system under the data directory (WAL included); null when the server is not on this machine */
-  peakFileSystemGrowthBytes: number | null;
-  wallSeconds: number;
-  loadAverage: { start: number; end: number };
-}
-
 /** The last stdout line of a profile's child process. */
 export interface ProfileCurve {
   profile: SensorProfile;
   note: string;
-  steps: StepFigures[];
+  /** each size as the record keeps it */
+  steps: ScaleStepRow[];
+  /** the largest growth of the file system under the data directory, WAL included; null when the server is elsewhere */
+  peakFileSystemGrowthBytes: number | null;
   wallSeconds: number;
   /** set when a step failed: the curve stops there */
   error: string | null;

@@ -5,10 +5,10 @@ import * as hdr from 'hdr-histogram-js';
 import { LATENCY_US } from '../../bench/kit/histograms.js';
 import type { CommitFacts } from '../../bench/kit/checkout.js';
 import { type ScenarioResult, type ServerRun, summarize } from '../../bench/kit/results.js';
-import type { LoadRecord, ScaleRecord } from '../../bench/kit/run-record.js';
+import type { LoadRecord, ScaleRecord, ScaleStepRow } from '../../bench/kit/run-record.js';
 import { loadRecordOf, type RunOutcome } from '../../bench/kit/run-report.js';
 import { type ProfileOutcome, scaleRecordOf } from '../../bench/scale.js';
-import type { LatencyKey, StepFigures, StepLabel } from '../../bench/kit/scale-plan.js';
+import type { LatencyKey, StepLabel } from '../../bench/kit/scale-plan.js';
 import type { ScriptOutcome, SensorScriptResults } from '../../bench/kit/sensor-targets.js';
 
 /**
@@ -163,39 +163,32 @@ const latency = (hourlyYear: number, dailyYear: number, page500: number, newestD
   page500,
   newestDay,
 });
-const rounds: StepFigures['rounds'] = { hourlyYear: [], dailyYear: [], page500: [], newestDay: [] };
-const ingest = (median: number) => ({ readingsPerRound: 273_792, perSecond: [median], median });
-
 function step(
   label: StepLabel,
   readings: number,
   latencyMs: Record<LatencyKey, number>,
-  rate: number,
-  beside: StepFigures['beside'],
-): StepFigures {
+  ingestPerS: number,
+  beside: ScaleStepRow['beside'],
+): ScaleStepRow {
   return {
     label,
-    units: 1,
     readings,
-    load: { seconds: 1, perSecond: 1 },
-    upkeep: { seconds: 1, steps: [] },
-    layout: '',
-    bytesLoaded: { readings: 0, aggregates: 0, database: 0 },
-    bytes: { readings: readings * 100, aggregates: readings * 35, database: readings * 140 },
     latencyMs,
-    rounds,
-    ingest: ingest(rate),
-    beside,
+    ingestPerS,
+    bytesPerReading: 135,
+    databaseBytesPerReading: 140,
+    loadPerS: 1,
+    upkeepS: 1,
     peakDatabaseBytes: readings * 140,
-    peakFileSystemGrowthBytes: null,
-    wallSeconds: 1,
+    wallS: 1,
     loadAverage: { start: 0.5, end: 0.8 },
+    beside,
   };
 }
 
 /** A scale curve to 100M: postgres's hourly year misses P9 (1.6x the 1M store beside it); timescale had no server. */
 export function scaleRecord(partial: string[] = [], commit = clean): ScaleRecord {
-  const besideOf = (l: Record<LatencyKey, number>, rate: number) => ({ readings: 982_464, latencyMs: l, rounds, ingest: ingest(rate) });
+  const besideOf = (l: Record<LatencyKey, number>, rate: number) => ({ readings: 982_464, latencyMs: l, ingestPerS: rate });
   const profiles: ProfileOutcome[] = [
     {
       profile: 'postgres',
@@ -204,6 +197,7 @@ export function scaleRecord(partial: string[] = [], commit = clean): ScaleRecord
       curve: {
         profile: 'postgres',
         note: '',
+        peakFileSystemGrowthBytes: null,
         wallSeconds: 1,
         error: null,
         steps: [
