@@ -75,7 +75,7 @@ for (const token of tokens) if (token.kind === 'option' && token.name === 'tier'
 const tapArgs = process.argv.slice(2).filter((_, index) => !ownOption.has(index));
 // tap's configuration (TapConfig.load, below) reads process.argv, where it would refuse these
 process.argv.splice(2, Infinity, ...tapArgs);
-const { TIERS, templatesOf, tierOf } = await import('./tiers.ts');
+const { OWN_PROCESS, TIERS, templatesOf, tierOf } = await import('./tiers.ts');
 const { fileSection, groupOutcomes, isGroup, writeGroups } = await import('./setup/groups.ts');
 const allTestFiles = () => globSync('test/**/*.test.ts', { cwd: root }).sort();
 const tierFiles = own.tier.flatMap((name) => {
@@ -183,7 +183,9 @@ const testFiles = subset
       ]),
     ]
   : allTestFiles();
-const groupable = own.isolate ? [] : testFiles.filter((file) => file.endsWith('.test.ts') && tierOf(file) === 'fast');
+const groupable = own.isolate
+  ? []
+  : testFiles.filter((file) => file.endsWith('.test.ts') && tierOf(file) === 'fast' && !OWN_PROCESS.includes(file));
 const groupFiles = groupable.length > 1 ? writeGroups(root, groupable) : new Map();
 const inGroup = new Set([...groupFiles.values()].flat());
 const args = [...tapArgs.filter((arg) => !paths.includes(arg)), ...testFiles.filter((file) => !inGroup.has(file)), ...groupFiles.keys()];

@@ -87,6 +87,17 @@ export const HEAVY_TIERS: readonly Tier[] = [
 
 export const TIERS: readonly Tier[] = [FAST_TIER, ...HEAVY_TIERS];
 
+/**
+ * Fast-tier files that run in a process of their own, not in a group of files
+ * (test/setup/groups.ts): they check the process itself (the modules it has loaded, the priority
+ * of its threads), which the other files of a group would change.
+ */
+export const OWN_PROCESS: readonly string[] = [
+  'test/tracing/off.test.ts',
+  'test/config/thread-pool-priority.test.ts',
+  'test/routes/sensor-data/bulk-parquet.test.ts',
+];
+
 /** The tier of a test file (a path from the repository's root, with forward slashes). */
 export function tierOf(file: string): string {
   return HEAVY_TIERS.find((tier) => tier.patterns.some((pattern) => matchesGlob(file, pattern)))?.name ?? FAST_TIER.name;

@@ -7,7 +7,7 @@ import { globSync } from 'node:fs';
 import { matchesGlob, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { FAST_TIER, HEAVY_TIERS, importsReached, templatesOf, tierOf } from '../tiers.js';
+import { FAST_TIER, HEAVY_TIERS, OWN_PROCESS, importsReached, templatesOf, tierOf } from '../tiers.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const thisFile = relative(root, fileURLToPath(import.meta.url));
@@ -35,6 +35,13 @@ t.test('every pattern of a heavy tier takes at least one test file', async (t) =
         `${tier.name}: ${pattern} takes a file no earlier tier takes`,
       );
     }
+  }
+});
+
+t.test('the files kept out of groups are fast-tier files that exist', async (t) => {
+  for (const file of OWN_PROCESS) {
+    t.ok(testFiles.includes(file), `${file} exists`);
+    t.equal(tierOf(file), FAST_TIER.name, `${file} is in the fast tier (the heavy tiers' files all get a process each)`);
   }
 });
 
