@@ -1,10 +1,6 @@
-// Renders docs/benchmarks.md's tables (between the `<!-- bench:...:start/end -->` markers) from the
-// history without running anything: the newest complete line of each kind, release run and scale
-// curve. `npm run bench -- --publish` does the same after appending its run; use this after
-// changing how the tables are drawn (bench/kit/figures-markdown.ts), or to check the doc.
+// docs/benchmarks.md's tables rendered again from the history's newest complete line of each kind,
+// no run (after changing kit/figures-markdown.ts). --check writes nothing and exits 1 when they differ.
 //   node --import tsx bench/publish.ts [--from bench/history.jsonl] [--check]
-// --check writes nothing and exits 1 when the doc differs from what the history renders.
-// Exit 2 for a bad command line.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';

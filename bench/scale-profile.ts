@@ -1,5 +1,4 @@
-// One storage profile's P9 curve, a process of its own (bench/scale.ts starts one a profile, as
-// kit/sensor-script.ts serves one profile a process). Progress on stderr; the last stdout line is the curve.
+// One storage profile's P9 curve, a process of its own (bench/scale.ts); the last stdout line is the curve.
 //   node --import tsx bench/scale-profile.ts --profile postgres|timescale [--scale-max 1M|10M|100M]
 import { loadavg } from 'node:os';
 import { readingChunks } from '../src/sensors/generate.js';

@@ -1,9 +1,7 @@
-// Benchmark P12: the change feed (GET /api/v1/sensor-data/changes). 1. The ingest with change
-// tracking >= 0.95x the same ingest with sensor_changes_record emptied (its call's round trip stays
-// in both), rounds alternating. 2. A day of changes on top of the days the feed keeps, walked from
-// the day's start by a company-wide reader (and one page for ten units): p50 a page of 1,000 <= 50 ms,
-// the feed's query and cursor work without HTTP. --readings 100M puts the P9 fleet's readings and
-// their changes under part 2 (long: see docs/benchmarks.md; not part of `npm run bench`).
+// Benchmark P12, the change feed: 1. the ingest with change tracking >= 0.95x the same with
+// sensor_changes_record emptied, alternating; 2. a day of changes among the days kept, walked by a
+// company-wide reader (and a page for ten units), p50 a page of 1,000 <= 50 ms, query and cursor
+// without HTTP. --readings puts the P9 fleet's readings under part 2 (docs/benchmarks.md).
 //   node --import tsx bench/sensor-changes.ts [--quick] [--profile postgres|timescale] [--readings 1M|10M|100M]
 import { encodeCursor } from '../src/sensors/change-cursor.js';
 import { createChangeFeed } from '../src/sensors/changes.js';

@@ -1,9 +1,6 @@
-// Benchmark (c), P6: readings per second through the ingest (parsed and validated in Node, binary
-// COPY in batches, two loading at once, the aggregates maintained by the store) >= 100,000, and
-// >= 0.6x a plain COPY of the same CSV into an identical table without aggregates (PostgreSQL
-// parsing the CSV, one connection). Same data, empty tables each round, rounds alternating.
-// postgres also times the ingest with the aggregate triggers off (what keeping them costs);
-// timescale has no triggers: its aggregates cost the ingest only the invalidation log.
+// Benchmark (c), P6: readings a second through the ingest, aggregates maintained, >= 100,000 and
+// >= 0.6x a plain COPY of the same CSV into a table without aggregates; empty tables each round,
+// rounds alternating. postgres also times the ingest with the aggregate triggers off.
 //   node --import tsx bench/sensor-ingest.ts [--quick] [--profile postgres|timescale]
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';

@@ -1,7 +1,5 @@
-// The tables docs/benchmarks.md shows between its bench markers, rendered from one run record
-// (run-record.ts): the release run's targets, the sensor scripts per storage profile and the
-// throughput per scenario; the scale curve; the soak's checks. Short on purpose: every figure of a
-// run stays in its record (bench/history.jsonl).
+// The tables docs/benchmarks.md shows between its bench markers, each from one run record; short
+// on purpose: every figure stays in the record (bench/history.jsonl).
 import { type CommitFacts, shortHash } from './checkout.js';
 import {
   busyWarning,

@@ -1,7 +1,5 @@
-// Latency over several runs: their HdrHistograms merged and the percentiles read from the sum.
-// Percentiles do not average (the mean of two runs' p99 is the p99 of neither, nor of both), and
-// P1's and P8's verdicts sit near their lines. The generator (load.ts) records each run's 2xx
-// answers in microseconds and hands the histogram back encoded.
+// Latency over several runs: their HdrHistograms (microseconds, from load.ts) merged, the
+// percentiles read from the sum, since percentiles do not average.
 import * as hdr from 'hdr-histogram-js';
 
 export interface LatencyMs {

@@ -1,6 +1,5 @@
-// The plan of `npm run loadtest`, made before anything is sent: its command line (secrets from a
-// file or the environment only: arguments stay in `ps` and the shell history), the tokens a rate
-// needs, and the bench's scenarios with their requests (request-paths.ts) on the deployment's data.
+// The plan of `npm run loadtest`, made before anything is sent: its command line (secrets from a file
+// or the environment only), the tokens a rate needs, the bench's requests on the deployment's data.
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';

@@ -1,8 +1,5 @@
-// The end of every run and `--publish`. Every run appends its line to bench/results/runs.jsonl
-// (git-ignored); a published one also appends it to bench/history.jsonl and rewrites
-// docs/benchmarks.md's tables between their markers from the history, so a
-// plain run never dirties the checkout and a published figure always names a real commit.
-// bench/publish.ts renders the same tables from the history without a run.
+// The end of every run: its line in bench/results/runs.jsonl; published, also in bench/history.jsonl,
+// and docs/benchmarks.md's tables rendered again from the history (bench/publish.ts does it without a run).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadFiguresMarkdown, scaleFiguresMarkdown, soakFiguresMarkdown } from './figures-markdown.js';

@@ -1,6 +1,5 @@
-// The table a run prints on stdout, rendered from its record (run-record.ts): every scenario's
-// loads per server, the lines the record closes with, the sensor scripts per storage profile, and
-// one verdict line per target. Its cells (pad, n, textTable) serve the loadtest's table too.
+// The table a run prints, from its record: each scenario's loads per server, the notes, the sensor
+// scripts per profile, a verdict line per target. Its cells serve the loadtest's table too.
 import { busyWarning, type LoadRecord, type LoadRow, type SensorScriptRows, VERDICT_WORDS } from './run-record.js';
 import { SENSOR_PROFILES } from './sensor-profiles.js';
 import { SENSOR_SCRIPTS } from './sensor-targets.js';

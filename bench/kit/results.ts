@@ -1,5 +1,4 @@
-// What a run measured, and its summary per scenario, load and server: the shape of the JSON
-// report (bench/results/<timestamp>.json) that the table and the targets read.
+// What a run measured, and its summary per scenario, load and server, which the targets and the record read.
 import type { Server } from './config.js';
 import { latencyOf } from './histograms.js';
 import type { LatencyMs, LoadFigures } from './load.js';

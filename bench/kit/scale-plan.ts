@@ -1,5 +1,4 @@
-// The P9 scale curve's sizes, target and figures, shared by bench/scale.ts and its per-profile child
-// bench/scale-profile.ts; and the command line of `npm run bench -- --scale [--scale-max 1M|10M|100M] [--profile ...]`.
+// The P9 scale curve's sizes, target and command line, shared by bench/scale.ts and bench/scale-profile.ts.
 import { parseArgs } from 'node:util';
 import type { ScaleStepRow } from './run-record.js';
 import { SENSOR_PROFILES, type SensorProfile } from './sensor-profiles.js';

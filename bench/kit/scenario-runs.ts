@@ -19,10 +19,7 @@ const PILOT_SECONDS = 1.5;
 /** The rate before any pilot: the most a load can be sized for. */
 export const atCeiling = (_label: string, ceiling: number) => ceiling;
 
-/**
- * Credentials every run could take: every pilot, warm-up and run built once with counting pools,
- * at the ceilings (the most a run can be sized for).
- */
+/** Credentials every run could take: every pilot, warm-up and run built with counting pools at the ceilings. */
 export function planCredentials(config: KitConfig, selected: Scenario[], warmups: Scenario[] = []): CredentialNeeds {
   const counting = countingCredentials();
   const context: BuildContext = {
@@ -79,10 +76,8 @@ const mapRequests = (phases: Load[][], rewrite: (spec: RequestSpec) => RequestSp
   );
 
 /**
- * The requests as the server is to get them, its answers asked once a path with the first token
- * that carries it (counted like any request: a token's plan leaves room for it): CURRENT_ETAG
- * becomes the ETag the server gives the path now (none is sent where it gives none), and a
- * BY_CURSOR request's `page=N` the cursor page N - 1 gives (the page number stays where it gives none).
+ * The requests as the server is to get them, asked once a path with its first token: CURRENT_ETAG
+ * becomes the path's ETag, a BY_CURSOR `page=N` the cursor page N - 1 gives (each dropped where none).
  */
 export async function resolved(url: string, phases: Load[][]): Promise<Load[][]> {
   const specs = phases.flat().flatMap((load) => [...load.requests, ...(load.warmup?.requests ?? [])]);
@@ -119,10 +114,7 @@ export async function resolved(url: string, phases: Load[][]): Promise<Load[][]>
   });
 }
 
-/**
- * A short unmeasured run sized for the ceilings: its busiest second (x2.5, at most the ceiling)
- * sizes the measured runs' token lists, so each token is used tens of times, not once.
- */
+/** A short unmeasured run at the ceilings: its busiest second sizes the measured runs' token lists. */
 async function pilot(service: Service, built: Load[][]): Promise<Map<string, number>> {
   const rates = new Map<string, number>();
   const phases = await resolved(service.url, built);
@@ -222,10 +214,7 @@ export interface ScenarioSetting {
   /** checked before every run: an interrupted run stops at once */
   interrupted: () => boolean;
   log: (line: string) => void;
-  /**
-   * The pilot peak a run's build sees: each server's own (default), or the lower of the two, so a
-   * load sized from it offers both servers the same rate (kit/variants.ts, the judged cases)
-   */
+  /** the pilot peak a run's build sees: each server's own, or the lower of both (the same rate for both: kit/variants.ts) */
   pilotPeaks?: 'own' | 'lower';
 }
 

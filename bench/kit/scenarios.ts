@@ -55,27 +55,17 @@ const RUN_BUDGET = TOKEN_LIMIT_PER_MINUTE - WARM_CONNECTIONS - ENTRIES_PER_TOKEN
 /** each token's warm-up request: cheap, and readable by every bench token (all scopes) */
 const WARM_PATH = `/api/v1/analytics/revenue?start_date=2025-06-01&end_date=2025-06-01&page_size=1`;
 
-/**
- * An If-None-Match to send: the ETag of the answer to the request's own path, which the kit asks
- * the server for before the load runs (scenario-runs.ts); dropped when the server gives none.
- */
+/** An If-None-Match naming the path's current ETag, asked before the load runs (scenario-runs.ts `resolved`). */
 export const CURRENT_ETAG = '<the ETag of this path>';
 
-/**
- * A request header the kit never sends: the request's `page=N` is to be read as a walk reaches it,
- * by the cursor page N - 1 gives (next_cursor), which the kit asks the server for before the load
- * runs (scenario-runs.ts); the page number stays where the server gives no cursor (the reference).
- */
+/** A header never sent: `page=N` is to be reached by the cursor page N - 1 gives (scenario-runs.ts `resolved`). */
 export const BY_CURSOR = 'x-bench-by-cursor';
 
 const bearer = (credential: BenchToken | Employee) => ({
   authorization: `Bearer ${'raw' in credential ? credential.raw : credential.jwt}`,
 });
 
-/**
- * `entries` requests (more when the rate needs more tokens), entry i sent with token i mod T;
- * each token warmed once per worker.
- */
+/** `entries` requests (more when the rate needs more tokens), entry i with token i mod T, each token warmed on each worker. */
 function tokenLoad(
   label: string,
   connections: number,
@@ -114,11 +104,8 @@ const sensorPaths = {
 };
 
 /**
- * Upper bounds of each load's rate on a small machine: they size the pilots and the credential
- * pools (tokens are cheap to create); each measured run is sized from its pilot instead, and a
- * run that met 429s once again from its own rate, but never past the ceiling. So a ceiling must
- * sit well above what a quiet machine serves: below a server's real rate (429s answered fast
- * raise it further) that server's runs stay short of tokens and its target goes unmeasured.
+ * Upper bounds of each load's rate: they size the pilots and the credential pools, and cap every
+ * run's sizing, so they sit well above what a quiet machine serves (below it, runs fall short of tokens).
  */
 const CEILING = {
   bulk: 20,
@@ -331,10 +318,7 @@ export const scenarios: Scenario[] = [
   },
 ];
 
-/**
- * Request i of the mixed traffic with a token: its units (restricted, else its company's) in turn,
- * the window's months. The soak sends it too.
- */
+/** Request i of the mixed traffic with a token: its units in turn, the window's months (the soak's too). */
 export function mixedPath(token: BenchToken, i: number, layout: Layout, sensor: boolean): string {
   const company = layout.companies.find((c) => c.id === token.companyId)!;
   const units = token.unitIds.length > 0 ? token.unitIds : company.unitIds;
@@ -353,11 +337,7 @@ export function mixedPath(token: BenchToken, i: number, layout: Layout, sensor: 
 /** P5's control and its bulk phase: the mixed traffic alone, then beside the pulls, at the same rate. */
 export const BESIDE_LOADS = { control: 'mixed alone (control)', beside: 'mixed beside bulk', pulls: 'bulk pulls' } as const;
 
-/**
- * The mixed traffic at a fixed rate: half the busiest second the pilot measured of `pilotLabel`
- * (at full speed in the pilot itself, which measures it), so the loop's delay is that of the work:
- * a saturated 2-core machine delays every loop whatever runs on it.
- */
+/** The mixed traffic at half its pilot's busiest second (a saturated machine delays every loop, whatever runs). */
 function mixedAtHalf(label: string, pilotLabel: string, seconds: number, context: BuildContext): Load {
   const { credentials, layout, sensorAvailable, rate, pilotPeak } = context;
   const peak = pilotPeak?.(pilotLabel) ?? null;

@@ -1,7 +1,5 @@
-// The kit's arithmetic of figures: a timed call, a median, a figure's digits; and a ratio measured as
-// alternating pairs (deep-walk's page 500 against page 1, P3; a 304 against the 200 it replaces,
-// P16): each pair's ratio, and the 95 % confidence interval of their mean (Student's t), so a report
-// can say whether a miss is more than the load generator's and the machine's noise.
+// The kit's arithmetic: a timed call, a median, a figure's digits; and a ratio over alternating pairs
+// of phases (P3's deep-walk, P16) with the 95 % confidence interval of its mean, to tell a miss from noise.
 import type { ServerRun } from './results.js';
 
 export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; result: T }> {
