@@ -4,17 +4,8 @@ import { loadavg } from 'node:os';
 import { readingChunks } from '../src/sensors/generate.js';
 import { ingestReadings } from '../src/sensors/ingest.js';
 import { DAY_MS, HOUR_MS } from '../src/time.js';
-import type { ScaleStepRow } from './kit/run-record.js';
-import {
-  DAYS,
-  END,
-  LATENCIES,
-  type LatencyKey,
-  type ProfileCurve,
-  READINGS_PER_UNIT,
-  readScaleOptions,
-  stepsUpTo,
-} from './kit/scale-plan.js';
+import type { ProfileCurve, ScaleStepRow } from './kit/run-record.js';
+import { DAYS, END, LATENCIES, type LatencyKey, READINGS_PER_UNIT, readScaleOptions, stepsUpTo } from './kit/scale-plan.js';
 import { bytesOnDisk, loadFleet, policiesAsOf, sampleDisk, storeLayout } from './kit/scale-store.js';
 import {
   type BenchCompany,

@@ -116,6 +116,19 @@ export interface ScaleStepRow {
   beside: { readings: number; latencyMs: Record<LatencyKey, number>; ingestPerS: number } | null;
 }
 
+/** The last stdout line of a profile's child process. */
+export interface ProfileCurve {
+  profile: SensorProfile;
+  note: string;
+  /** each size as the record keeps it */
+  steps: ScaleStepRow[];
+  /** the largest growth of the file system under the data directory, WAL included; null when the server is elsewhere */
+  peakFileSystemGrowthBytes: number | null;
+  wallSeconds: number;
+  /** set when a step failed: the curve stops there */
+  error: string | null;
+}
+
 export interface ScaleProfileRow {
   profile: SensorProfile;
   status: 'measured' | 'not measured' | 'failed';

@@ -1,6 +1,5 @@
 // The P9 scale curve's sizes, target and command line, shared by bench/scale.ts and bench/scale-profile.ts.
 import { parseArgs } from 'node:util';
-import type { ScaleStepRow } from './run-record.js';
 import { SENSOR_PROFILES, type SensorProfile } from './sensor-profiles.js';
 
 /**
@@ -36,19 +35,6 @@ export interface Bytes {
   readings: number;
   aggregates: number;
   database: number;
-}
-
-/** The last stdout line of a profile's child process. */
-export interface ProfileCurve {
-  profile: SensorProfile;
-  note: string;
-  /** each size as the record keeps it */
-  steps: ScaleStepRow[];
-  /** the largest growth of the file system under the data directory, WAL included; null when the server is elsewhere */
-  peakFileSystemGrowthBytes: number | null;
-  wallSeconds: number;
-  /** set when a step failed: the curve stops there */
-  error: string | null;
 }
 
 export interface ScaleOptions {
