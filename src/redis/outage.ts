@@ -24,8 +24,13 @@ export function createOutageTracker(events: OutageEvents, quietMs = REDIS_BACK_A
   const settle = () => {
     timer = undefined;
     if (!down) return;
-    // a failure since the success that scheduled this: wait for the next success
-    if (Date.now() - lastFailure < quietMs) return;
+    // a failure clears this timer, so none came since the success that set it; but a timer runs
+    // on the event loop's clock, which can be a millisecond ahead of Date.now(): wait the rest
+    const rest = lastFailure + quietMs - Date.now();
+    if (rest > 0) {
+      timer = setTimeout(settle, rest).unref();
+      return;
+    }
     down = false;
     events.onBack?.();
   };
