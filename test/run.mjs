@@ -12,7 +12,7 @@
 // Some files only (`npm test -- PATH...`, or a tier of test/tiers.ts: `--tier=fast`, what `npm run
 // test:fast` runs): no static checks unless `--checks` asks, and only the database templates those
 // files clone, kept when built from what is checked out now (test/setup/template-db.ts).
-// The fast-tier files run about ten to a process (test/setup/groups.ts, file-group.mjs), reported
+// The fast-tier files run several to a process (test/setup/groups.ts, file-group.mjs), reported
 // file by file all the same; `--isolate` gives each file a process of its own.
 // It runs on the Node the project pins (the `node` devDependency: node_modules/.bin/node), whichever
 // node started it: `npm test` puts that one first on PATH already; started on another (the

@@ -11,7 +11,7 @@ export const GROUPS_DIR = '.tap/groups';
 const TIMES_FILE = '.tap/file-times.json';
 
 /** About this many files a group: the fixed cost is paid once a group, and tap's jobs still have several to share. */
-const GROUP_SIZE = 24;
+export const GROUP_SIZE = 24;
 
 /** Whether a path tap runs is a group file. */
 export const isGroup = (path: string): boolean => path.startsWith(`${GROUPS_DIR}/`);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { fileSection, groupOutcomes, writeGroups } from '../setup/groups.js';
+import { fileSection, GROUP_SIZE, groupOutcomes, writeGroups } from '../setup/groups.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -54,12 +54,12 @@ t.test('groups are balanced by the files last times, and keep them for the next 
   const scratch = mkdtempSync(join(tmpdir(), 'coldtrack-groups-'));
   t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
   mkdirSync(join(scratch, '.tap'));
-  const files = Array.from({ length: 25 }, (_, index) => `test/f${String(index).padStart(2, '0')}.test.ts`);
-  // one slow file, the rest quick
-  const times = Object.fromEntries(files.map((file, index) => [file, index === 7 ? 30 : 1]));
+  const files = Array.from({ length: 2 * GROUP_SIZE + 1 }, (_, index) => `test/f${String(index).padStart(2, '0')}.test.ts`);
+  // one slow file, slower than the quick ones together
+  const times = Object.fromEntries(files.map((file, index) => [file, index === 7 ? files.length : 1]));
   writeFileSync(join(scratch, '.tap/file-times.json'), JSON.stringify(times));
   const groups = writeGroups(scratch, files);
-  t.equal(groups.size, 3, 'about ten files a group');
+  t.equal(groups.size, 3, `at most ${GROUP_SIZE} files a group`);
   t.same([...groups.values()].flat().sort(), files, 'every file in one group exactly');
   const slowGroup = [...groups.values()].find((group) => group.includes('test/f07.test.ts'))!;
   t.same(slowGroup, ['test/f07.test.ts'], 'the slow file has a group to itself, the quick ones share the others');
