@@ -43,22 +43,26 @@ const run = spawnSync('npm', ['test', '--', ...process.argv.slice(2)], {
 // by the script a process runs (its first argument): tap and npm name test files as arguments too
 const scriptOf = (command) => command.split(' ')[0];
 const isTestFile = (command) => /\.test\.(ts|mjs)$/.test(scriptOf(command));
+// a group's process (GROUPS_DIR of test/setup/groups.ts, which this script, run on any Node, cannot import)
+const isGroup = (command) => command.startsWith('.tap/groups/');
 const kindOf = (command) => {
   const script = scriptOf(command);
-  if (isTestFile(command)) return command.startsWith('.tap/groups/') ? 'test files, grouped (test/setup/groups.ts)' : 'test files';
+  if (isTestFile(command)) return isGroup(command) ? 'test files, grouped (test/setup/groups.ts)' : 'test files';
   if (/src\/main\.(ts|js)$/.test(script)) return 'servers (cluster primaries and workers, single processes)';
   if (/src\/cli\//.test(script)) return 'commands (export, ingest, migrate, seed, ...)';
   if (/\btsc$/.test(script) && !command.includes('.tshy')) return 'type check';
   return 'npm, tap and set-up';
 };
-const rows = readFileSync(log, 'utf8')
-  .trim()
-  .split('\n')
-  .filter(Boolean)
-  .map((line) => {
-    const [seconds, command] = line.split('\t');
-    return { seconds: Number(seconds), command };
-  });
+/** A log's lines: seconds of CPU, then the command (or the grouped file). */
+const readLog = (path) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [seconds, command] = line.split('\t');
+      return { seconds: Number(seconds), command };
+    });
+const rows = readLog(log);
 const byKind = new Map();
 for (const row of rows) {
   const kind = kindOf(row.command);
@@ -71,14 +75,7 @@ for (const [kind, { seconds, count }] of [...byKind].sort((a, b) => b[1].seconds
   console.log(`${seconds.toFixed(0).padStart(6)} s  ${String(count).padStart(4)} processes  ${kind}`);
 }
 console.log('\nTest files using the most CPU (their own, in their process or their group; what they start is counted above):');
-const grouped = readFileSync(fileLog, 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((line) => {
-    const [seconds, command] = line.split('\t');
-    return { seconds: Number(seconds), command };
-  });
-for (const row of [...rows.filter((row) => isTestFile(row.command) && !row.command.startsWith('.tap/groups/')), ...grouped]
+for (const row of [...rows.filter((row) => isTestFile(row.command) && !isGroup(row.command)), ...readLog(fileLog)]
   .sort((a, b) => b.seconds - a.seconds)
   .slice(0, 15)) {
   console.log(`${row.seconds.toFixed(1).padStart(6)} s  ${scriptOf(row.command)}`);
