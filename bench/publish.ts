@@ -5,8 +5,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BENCHMARKS_DOC, HISTORY, repoRoot } from './kit/checkout.js';
+import { renderDoc, renderSections, staleSections } from './kit/figures-markdown.js';
 import { readRecords } from './kit/run-record.js';
-import { renderDoc, renderSections, staleSections } from './kit/publish.js';
 
 let values: { from?: string; check?: boolean };
 try {
@@ -25,18 +25,16 @@ if (sections.length === 0) {
   process.exit(1);
 }
 const doc = readFileSync(docPath, 'utf8');
-const rendered = renderDoc(doc, records);
 const from = `${sections.map((section) => `${section.name} from the ${section.kind} run`).join(', ')} in ${history}`;
-if (values.check) {
-  const stale = staleSections(doc, records);
-  if (stale.length > 0) {
-    console.error(
-      `${BENCHMARKS_DOC}: ${stale.join(' and ')} differ from what ${history} renders; regenerate with node --import tsx bench/publish.ts`,
-    );
-    process.exit(1);
-  }
+const stale = staleSections(doc, records);
+if (values.check && stale.length > 0) {
+  console.error(
+    `${BENCHMARKS_DOC}: ${stale.join(' and ')} differ from what ${history} renders; regenerate with node --import tsx bench/publish.ts`,
+  );
+  process.exit(1);
+} else if (values.check) {
   console.log(`${BENCHMARKS_DOC} matches ${from}`);
 } else {
-  writeFileSync(docPath, rendered);
-  console.log(`${BENCHMARKS_DOC}: ${rendered === doc ? 'unchanged' : 'rewritten'} (${from})`);
+  writeFileSync(docPath, renderDoc(doc, records));
+  console.log(`${BENCHMARKS_DOC}: ${stale.length === 0 ? 'unchanged' : 'rewritten'} (${from})`);
 }

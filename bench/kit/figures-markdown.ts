@@ -1,10 +1,12 @@
-// The tables docs/benchmarks.md shows between its bench markers, each from one run record; short
-// on purpose: every figure stays in the record (bench/history.jsonl).
-import { type CommitFacts, shortHash } from './checkout.js';
+// docs/benchmarks.md's tables, between its bench markers: each section rendered from the history's
+// newest complete line of its kind; short on purpose, every figure stays in the record.
+import { BENCHMARKS_DOC, type CommitFacts, shortHash } from './checkout.js';
 import {
   busyWarning,
   type LoadRecord,
   type MachineFacts,
+  newestComplete,
+  type RunRecord,
   type ScaleRecord,
   type SoakRecord,
   VERDICT_WORDS as VERDICT,
@@ -53,12 +55,8 @@ function paragraph(sentences: string[], width = 100): string {
 }
 
 const when = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
-
-function duration(seconds: number | null): string | null {
-  if (seconds === null) return null;
-  const total = Math.round(seconds);
-  return `${Math.floor(total / 60)} min ${total % 60} s`;
-}
+const duration = (seconds: number | null) =>
+  seconds === null ? '' : `, ${Math.floor(Math.round(seconds) / 60)} min ${Math.round(seconds) % 60} s`;
 
 const commitWords = (commit: CommitFacts) =>
   `commit ${shortHash(commit.hash)}${commit.dirty ? ' with uncommitted changes' : ''}` +
@@ -78,12 +76,15 @@ function machineWords(machine: MachineFacts, sharedBy: string): string[] {
   return sentences.length > 0 ? [`${sentences.join('; ')}.`] : [];
 }
 
-/** The caption's closing sentences: what the line is, when not a plain release run. */
-function provenance(record: LoadRecord | ScaleRecord | SoakRecord): string[] {
-  return [
+/** A section's caption: the command, when, which commit, how long (and `extra`); the verdicts; the machine; what the line is. */
+function caption(record: RunRecord, command: string, extra: string, verdicts: string[], sharedBy: string): string {
+  return paragraph([
+    `${command}, ${when(record.date)}, ${commitWords(record.commit)}${duration(record.durationS)}${extra}.`,
+    ...verdicts,
+    ...machineWords(record.machine, sharedBy),
     ...(record.partial.length > 0 ? [`Partial run (${record.partial.join('; ')}): not a release run.`] : []),
     ...(record.imported ? [`Imported ${record.imported}.`] : []),
-  ];
+  ]);
 }
 
 const rate = (perSecond: number) => (perSecond >= 100 ? Math.round(perSecond).toLocaleString('en-US') : perSecond.toFixed(1));
@@ -96,17 +97,12 @@ function scriptCell(outcome: ScriptOutcome | undefined): string {
 
 /** `npm run bench`: the caption, the targets, the sensor scripts per profile, throughput per scenario. */
 export function loadFiguresMarkdown(record: LoadRecord): string {
-  const caption = paragraph([
-    `\`npm run bench\` (${record.mode}, ${record.seconds} s runs, ${record.runsPerServer} per server), ${when(record.date)}, ` +
-      `${commitWords(record.commit)}${duration(record.durationS) ? `, ${duration(record.durationS)}` : ''}.`,
-    ...machineWords(record.machine, ' shared by both clusters, PostgreSQL, Redis and the load generator'),
-    ...provenance(record),
-  ]);
+  const command = `\`npm run bench\` (${record.mode}, ${record.seconds} s runs, ${record.runsPerServer} per server)`;
   const targets = table(
     ['target', 'verdict', 'figure'],
     record.targets.map((target) => [target.id, VERDICT[target.verdict], target.figure]),
   );
-  const parts = [caption, targets];
+  const parts = [caption(record, command, '', [], ' shared by both clusters, PostgreSQL, Redis and the load generator'), targets];
   if (record.sensorScripts) {
     const scripts = record.sensorScripts;
     parts.push(
@@ -162,13 +158,6 @@ function scaleVerdicts(record: ScaleRecord): string {
 /** `npm run bench -- --scale`: the caption and the curve of each profile, its ratios judged. */
 export function scaleFiguresMarkdown(record: ScaleRecord): string {
   const peak = record.peakDatabaseBytes === null ? '' : `; peak ${(record.peakDatabaseBytes / 2 ** 30).toFixed(2)} GB of databases`;
-  const caption = paragraph([
-    `\`npm run bench -- --scale\` (up to ${size(record.max)}), ${when(record.date)}, ${commitWords(record.commit)}` +
-      `${duration(record.durationS) ? `, ${duration(record.durationS)}` : ''}${peak}.`,
-    scaleVerdicts(record),
-    ...machineWords(record.machine, ''),
-    ...provenance(record),
-  ]);
   const blanks = (count: number) => Array.from({ length: count }, () => '');
   const rows: string[][] = [];
   for (const profile of record.profiles) {
@@ -202,19 +191,62 @@ export function scaleFiguresMarkdown(record: ScaleRecord): string {
     if (profile.status === 'failed') rows.push(['', `failed: ${profile.reason ?? ''}`, ...blanks(LATENCIES.length + 2)]);
   }
   const curve = table(['profile', 'size', ...LATENCIES.map((latency) => latency.title), 'live ingest', 'bytes a reading'], rows);
-  return [caption, curve].join('\n\n');
+  return [caption(record, `\`npm run bench -- --scale\` (up to ${size(record.max)})`, peak, [scaleVerdicts(record)], ''), curve].join(
+    '\n\n',
+  );
 }
 
 /** `npm run bench -- --soak`: the caption with the P14 verdict, and a row per check. */
 export function soakFiguresMarkdown(record: SoakRecord): string {
   const target = record.targets[0];
-  const caption = paragraph([
-    `\`npm run bench -- --soak ${record.minutes}\` (${record.rate} requests/s of the mixed scenario, ${record.profile} profile, ` +
-      `2 workers), ${when(record.date)}, ${commitWords(record.commit)}${duration(record.durationS) ? `, ${duration(record.durationS)}` : ''}.`,
-    `P14 ${target ? VERDICT[target.verdict] : 'NOT MEASURED'}; the first and the last ${record.windowMinutes.toFixed(1)} minutes compared.`,
-    ...machineWords(record.machine, ' shared by the cluster, PostgreSQL, Redis and the load generator'),
-    ...provenance(record),
-  ]);
+  const command = `\`npm run bench -- --soak ${record.minutes}\` (${record.rate} requests/s of the mixed scenario, ${record.profile} profile, 2 workers)`;
+  const verdict = `P14 ${target ? VERDICT[target.verdict] : 'NOT MEASURED'}; the first and the last ${record.windowMinutes.toFixed(1)} minutes compared.`;
   const rows = record.checks.map((check) => [check.id, check.pass ? 'PASS' : 'MISSED', check.figure]);
-  return `${caption}\n\n${table(['check', 'verdict', 'measured'], rows)}`;
+  return [
+    caption(record, command, '', [verdict], ' shared by the cluster, PostgreSQL, Redis and the load generator'),
+    table(['check', 'verdict', 'measured'], rows),
+  ].join('\n\n');
 }
+
+/** The marker pair of each kind's section in docs/benchmarks.md. */
+export const SECTIONS = { load: 'latest-figures', scale: 'scale-figures', soak: 'soak-figures' } as const;
+
+const render = (record: RunRecord) =>
+  record.kind === 'load'
+    ? loadFiguresMarkdown(record)
+    : record.kind === 'scale'
+      ? scaleFiguresMarkdown(record)
+      : soakFiguresMarkdown(record);
+
+/** Each section the history has a complete run for, rendered from its newest such line. */
+export const renderSections = (records: RunRecord[]) =>
+  (['load', 'scale', 'soak'] as const).flatMap((kind) => {
+    const newest = newestComplete(records, kind);
+    return newest ? [{ kind, name: SECTIONS[kind], body: render(newest) }] : [];
+  });
+
+/** The text between a marker pair replaced by `body`; throws when the pair is missing, repeated or out of order. */
+export function replaceBetweenMarkers(text: string, name: string, body: string): string {
+  const start = `<!-- bench:${name}:start -->`;
+  const end = `<!-- bench:${name}:end -->`;
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from || text.indexOf(start, from + 1) >= 0 || text.indexOf(end, to + 1) >= 0) {
+    throw new Error(`${BENCHMARKS_DOC} needs exactly one ${start} followed by one ${end}`);
+  }
+  return `${text.slice(0, from + start.length)}\n${body}\n${text.slice(to)}`;
+}
+
+/** What is between a marker pair now (without the newlines next to the markers), or null. */
+export const betweenMarkers = (text: string, name: string) =>
+  new RegExp(`<!-- bench:${name}:start -->\\n([\\s\\S]*?)\\n<!-- bench:${name}:end -->`).exec(text)?.[1] ?? null;
+
+/** The sections whose text between the markers is not what the history renders (hand-edited, or never regenerated). */
+export const staleSections = (docText: string, records: RunRecord[]) =>
+  renderSections(records)
+    .filter((section) => betweenMarkers(docText, section.name) !== section.body)
+    .map((section) => section.name);
+
+/** The doc with its tables rendered from the history (bench/publish.ts, and every --publish). */
+export const renderDoc = (docText: string, records: RunRecord[]) =>
+  renderSections(records).reduce((text, section) => replaceBetweenMarkers(text, section.name, section.body), docText);

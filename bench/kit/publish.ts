@@ -2,23 +2,9 @@
 // and docs/benchmarks.md's tables rendered again from the history (bench/publish.ts does it without a run).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadFiguresMarkdown, scaleFiguresMarkdown, soakFiguresMarkdown } from './figures-markdown.js';
+import { renderDoc } from './figures-markdown.js';
 import { BENCHMARKS_DOC, HISTORY, repoRoot, RUNS_LOG, shortHash, treeState, type TreeState } from './checkout.js';
-import { appendRecord, newestComplete, readRecords, type RunRecord } from './run-record.js';
-
-/** The tracked files a publish writes, under a root (the repository's; a scratch copy in tests). */
-export interface PublishTarget {
-  history: string;
-  doc: string;
-}
-
-export const publishTargetIn = (root: string): PublishTarget => ({
-  history: join(root, HISTORY),
-  doc: join(root, BENCHMARKS_DOC),
-});
-
-/** The marker pair of each kind's section in docs/benchmarks.md. */
-export const SECTIONS: Record<RunRecord['kind'], string> = { load: 'latest-figures', scale: 'scale-figures', soak: 'soak-figures' };
+import { appendRecord, readRecords, type RunRecord } from './run-record.js';
 
 /** Why the checkout cannot be published from (at the start of a run, and again at its end), or null. */
 export function treeRefusal(state: TreeState): string | null {
@@ -36,57 +22,14 @@ export function publishRefusal(record: RunRecord, now: TreeState): string | null
   return treeRefusal(now) ?? (record.commit.dirty ? 'tracked files had uncommitted changes when the run started' : null);
 }
 
-/** The text between a marker pair replaced by `body`; throws when the pair is missing, repeated or out of order. */
-export function replaceBetweenMarkers(text: string, name: string, body: string): string {
-  const start = `<!-- bench:${name}:start -->`;
-  const end = `<!-- bench:${name}:end -->`;
-  const from = text.indexOf(start);
-  const to = text.indexOf(end);
-  if (from < 0 || to < from || text.indexOf(start, from + 1) >= 0 || text.indexOf(end, to + 1) >= 0) {
-    throw new Error(`${BENCHMARKS_DOC} needs exactly one ${start} followed by one ${end}`);
-  }
-  return `${text.slice(0, from + start.length)}\n${body}\n${text.slice(to)}`;
-}
-
-/** What is between a marker pair now (without the newlines next to the markers), or null. */
-export function betweenMarkers(text: string, name: string): string | null {
-  const match = new RegExp(`<!-- bench:${name}:start -->\\n([\\s\\S]*?)\\n<!-- bench:${name}:end -->`).exec(text);
-  return match ? match[1]! : null;
-}
-
-/** Each section the history has a complete run for, rendered from its newest such line. */
-export function renderSections(records: RunRecord[]): { kind: RunRecord['kind']; name: string; body: string }[] {
-  const load = newestComplete(records, 'load');
-  const scale = newestComplete(records, 'scale');
-  const soak = newestComplete(records, 'soak');
-  return [
-    ...(load ? [{ kind: 'load' as const, name: SECTIONS.load, body: loadFiguresMarkdown(load) }] : []),
-    ...(scale ? [{ kind: 'scale' as const, name: SECTIONS.scale, body: scaleFiguresMarkdown(scale) }] : []),
-    ...(soak ? [{ kind: 'soak' as const, name: SECTIONS.soak, body: soakFiguresMarkdown(soak) }] : []),
-  ];
-}
-
-/** The sections whose text between the markers is not what the history renders (hand-edited, or never regenerated). */
-export function staleSections(docText: string, records: RunRecord[]): string[] {
-  return renderSections(records)
-    .filter((section) => betweenMarkers(docText, section.name) !== section.body)
-    .map((section) => section.name);
-}
-
-/** The doc with its tables rendered from the history (bench/publish.ts, and every --publish). */
-export function renderDoc(docText: string, records: RunRecord[]): string {
-  return renderSections(records).reduce((text, section) => replaceBetweenMarkers(text, section.name, section.body), docText);
-}
-
-/** Appends the record to the history and rewrites the doc; returns the files written. */
-export function publishRun(record: RunRecord, target: PublishTarget = publishTargetIn(repoRoot)): string[] {
+/** Appends the record to the history and rewrites the doc, under `root` (a scratch copy in tests); returns the files written. */
+export function publishRun(record: RunRecord, root = repoRoot): string[] {
+  const [history, doc] = [join(root, HISTORY), join(root, BENCHMARKS_DOC)];
   // everything that can refuse is read before anything is written
-  const doc = readFileSync(target.doc, 'utf8');
-  const records = [...readRecords(target.history), record];
-  const rendered = renderDoc(doc, records);
-  appendRecord(target.history, record);
-  writeFileSync(target.doc, rendered);
-  return [target.history, target.doc];
+  const rendered = renderDoc(readFileSync(doc, 'utf8'), [...readRecords(history), record]);
+  appendRecord(history, record);
+  writeFileSync(doc, rendered);
+  return [history, doc];
 }
 
 /**

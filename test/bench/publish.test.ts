@@ -7,17 +7,10 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import t from 'tap';
-import { loadFiguresMarkdown, scaleFiguresMarkdown } from '../../bench/kit/figures-markdown.js';
+import { betweenMarkers, loadFiguresMarkdown, replaceBetweenMarkers, scaleFiguresMarkdown } from '../../bench/kit/figures-markdown.js';
 import { BENCHMARKS_DOC, HISTORY, repoRoot, treeState } from '../../bench/kit/checkout.js';
 import { newestComplete, readRecords } from '../../bench/kit/run-record.js';
-import {
-  betweenMarkers,
-  publishRefusal,
-  publishRun,
-  publishTargetIn,
-  replaceBetweenMarkers,
-  treeRefusal,
-} from '../../bench/kit/publish.js';
+import { publishRefusal, publishRun, treeRefusal } from '../../bench/kit/publish.js';
 import { readRunOptions } from '../../bench/kit/run-options.js';
 import { clean, loadRecord, scaleRecord } from './run-fixtures.js';
 
@@ -96,11 +89,11 @@ t.test('a run is refused when partial, moved or dirty', async (t) => {
 
 t.test('a publish appends the line and rewrites only its own section', async (t) => {
   const root = checkout(false);
-  const target = publishTargetIn(root);
+  const target = { history: join(root, HISTORY), doc: join(root, BENCHMARKS_DOC) };
   const docBefore = readFileSync(target.doc, 'utf8');
   const historyBefore = readFileSync(target.history, 'utf8');
   const record = loadRecord();
-  const written = publishRun(record, target);
+  const written = publishRun(record, root);
   t.same(written, [target.history, target.doc]);
   const history = readFileSync(target.history, 'utf8');
   t.equal(history, `${historyBefore}${JSON.stringify(record)}\n`, 'one line appended, nothing else changed');
@@ -116,7 +109,7 @@ t.test('a publish appends the line and rewrites only its own section', async (t)
   t.equal(outside(doc), outside(docBefore), 'the prose around the markers is untouched');
 
   const scale = scaleRecord();
-  publishRun(scale, target);
+  publishRun(scale, root);
   const after = readFileSync(target.doc, 'utf8');
   t.equal(betweenMarkers(after, 'scale-figures'), scaleFiguresMarkdown(scale));
   t.equal(betweenMarkers(after, 'latest-figures'), loadFiguresMarkdown(record));
@@ -125,11 +118,11 @@ t.test('a publish appends the line and rewrites only its own section', async (t)
 
 t.test('a doc without its markers: nothing is written', async (t) => {
   const root = checkout(false);
-  const target = publishTargetIn(root);
+  const target = { history: join(root, HISTORY), doc: join(root, BENCHMARKS_DOC) };
   writeFileSync(target.doc, readFileSync(target.doc, 'utf8').replace('<!-- bench:latest-figures:end -->', ''));
   const historyBefore = readFileSync(target.history, 'utf8');
   t.throws(
-    () => publishRun(loadRecord(), target),
+    () => publishRun(loadRecord(), root),
     /needs exactly one <!-- bench:latest-figures:start --> followed by one <!-- bench:latest-figures:end -->/,
   );
   t.equal(readFileSync(target.history, 'utf8'), historyBefore, 'the history is unchanged');

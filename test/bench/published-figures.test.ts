@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { BENCHMARKS_DOC, HISTORY, repoRoot } from '../../bench/kit/checkout.js';
 import { readRecords } from '../../bench/kit/run-record.js';
-import { betweenMarkers, renderSections, SECTIONS, staleSections } from '../../bench/kit/publish.js';
+import { betweenMarkers, renderSections, SECTIONS, staleSections } from '../../bench/kit/figures-markdown.js';
 
 const records = readRecords(join(repoRoot, HISTORY));
 const doc = readFileSync(join(repoRoot, BENCHMARKS_DOC), 'utf8');
