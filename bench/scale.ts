@@ -1,13 +1,13 @@
 // `npm run bench -- --scale`: the P9 scale curve. Each profile's curve runs in a child process
 // (bench/scale-profile.ts), one after the other, so one database exists at a time and neither measures the other.
 import { loadavg } from 'node:os';
-import { type CommitFacts, commitMeasured, commitOfRun, machineOfRun } from './kit/checkout.js';
+import { type CommitFacts, commitMeasured, commitOfRun } from './kit/checkout.js';
 import { onCleanUp, runChild, stopAll, wasInterrupted } from './kit/processes.js';
 import { recordRun } from './kit/publish.js';
 import {
   busyWarning,
   type MachineFacts,
-  machineOf,
+  machineOfRun,
   type ProfileCurve,
   RECORD_SHAPE,
   type ScaleProfileRow,
@@ -81,7 +81,7 @@ export async function runScaleCurve(
   if (wasInterrupted()) throw new Error('interrupted');
   const failed = profiles.filter((outcome) => outcome.status === 'failed');
   const partial = [...run.partial, ...failed.map((outcome) => `the ${outcome.profile} profile failed`)];
-  const machine = machineOf(machineOfRun(loadAtStart), null, null);
+  const machine = machineOfRun(loadAtStart);
   const record = scaleRecordOf(profiles, { max: options.max, startedAt, machine, partial });
   console.log(formatScaleTable(record));
   recordRun(record, run.publish);

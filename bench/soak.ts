@@ -5,7 +5,7 @@ import { readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { commitOfRun, machineOfRun } from './kit/checkout.js';
+import { commitOfRun } from './kit/checkout.js';
 import { type Layout, TOKEN_LIMIT_PER_MINUTE, WORKERS } from './kit/config.js';
 import type { BenchToken, Employee } from './kit/credentials.js';
 import { buildDataset, type Dataset } from './kit/dataset.js';
@@ -14,7 +14,7 @@ import { metric } from './kit/loop-delay.js';
 import { startPrivateRedis } from './kit/private-redis.js';
 import { onCleanUp, runChild, sleep, stopAll, wasInterrupted } from './kit/processes.js';
 import { recordRun } from './kit/publish.js';
-import { machineOf } from './kit/run-record.js';
+import { machineOfRun } from './kit/run-record.js';
 import { mixedPath } from './kit/scenarios.js';
 import { profileServer } from './kit/sensor-profiles.js';
 import { loadSensorReadings } from './kit/sensor-targets.js';
@@ -242,7 +242,7 @@ export async function measureSoak(options: SoakOptions, log: (line: string) => v
     options,
     startedAt,
     durationS: (Date.now() - startedAt.getTime()) / 1000,
-    machine: machineOf(machineOfRun(loadAtStart), null, redis.version),
+    machine: machineOfRun(loadAtStart, null, redis.version),
     service: `node ${entries.project} (WORKERS=${WORKERS}), ${CONNECTIONS} connections`,
     intervals,
     failures,

@@ -2,7 +2,7 @@
 // and uncommitted changes, and a script's line in bench/results/scripts.jsonl.
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { loadavg } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -63,23 +63,6 @@ export function commitOfRun(start: TreeState = STATE_AT_START, end: TreeState = 
     movedTo: end.head === start.head ? null : end.head,
   };
 }
-
-/** The machine a report was measured on; `loadAtStart`: the 1-minute load average when the run began. */
-export interface MachineOfRun {
-  cpus: number;
-  cpuModel: string;
-  memoryGb: number;
-  node: string;
-  loadAverage: { start: number; end: number };
-}
-
-export const machineOfRun = (loadAtStart: number): MachineOfRun => ({
-  cpus: cpus().length,
-  cpuModel: cpus()[0]?.model ?? 'unknown',
-  memoryGb: totalmem() / 2 ** 30,
-  node: process.version,
-  loadAverage: { start: loadAtStart, end: loadavg()[0]! },
-});
 
 export const shortHash = (hash: string | null) => (hash ? hash.slice(0, 7) : 'unknown');
 

@@ -1,12 +1,12 @@
 // The loadtest's record and its table. The record is one line of kind 'loadtest' in runs.jsonl,
 // never published (its figures are the deployment's and the network's, not a commit's); no line
 // holds a token or the JWT.
-import { commitMeasured, machineOfRun } from './checkout.js';
+import { commitMeasured } from './checkout.js';
 import type { Deployment, LoadtestTokens } from './loadtest-deployment.js';
 import { type LoadtestLoad, type LoadtestOptions, WARMUP_SECONDS } from './loadtest-plan.js';
 import type { LoadFigures } from './load.js';
 import { n, pad, textTable } from './report.js';
-import { busyWarning, machineOf } from './run-record.js';
+import { busyWarning, machineOfRun } from './run-record.js';
 
 /** A load's figures, with its 429s (the credentials' limits) apart from every other non-2xx by status. */
 export function loadResult({ label, rate, connections, seconds, requests }: LoadtestLoad, figures: LoadFigures) {
@@ -87,7 +87,7 @@ function warningsOf(report: LoadtestReport): string[] {
     }
   }
   // the bench's rule for a busy machine, here the load generator's: its delays are in the latencies
-  const busy = busyWarning(machineOf(report.loadGenerator, null, null));
+  const busy = busyWarning(report.loadGenerator);
   if (busy) warnings.push(busy);
   const { leftActive, namePrefix, expiresAt } = report.tokens;
   if (leftActive.length > 0) {

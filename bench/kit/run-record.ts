@@ -2,9 +2,10 @@
 // bench/history.jsonl), which its printed table and docs/benchmarks.md's tables are rendered from.
 // `record` names the shape; a figure a line does not know (the imported lines) is null.
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import type { Mode, Server } from './config.js';
-import type { CommitFacts, MachineOfRun } from './checkout.js';
+import type { CommitFacts } from './checkout.js';
 import type { LatencyKey, StepLabel } from './scale-plan.js';
 import type { SensorProfile } from './sensor-profiles.js';
 import type { ScriptOutcome, ScriptTarget } from './sensor-targets.js';
@@ -184,15 +185,15 @@ export interface SoakRecord extends RecordBase {
 
 export type RunRecord = LoadRecord | ScaleRecord | SoakRecord;
 
-/** A run's machine as a record keeps it (postgres and redis: what the run knew of them). */
-export const machineOf = (machine: MachineOfRun, postgres: string | null, redis: string | null): MachineFacts => ({
-  cpuModel: machine.cpuModel,
-  cores: machine.cpus,
-  memoryGb: Math.round(machine.memoryGb * 10) / 10,
-  node: machine.node,
+/** The machine at a run's end (`loadAtStart`: the load average when it began; postgres, redis: what the run knew of them). */
+export const machineOfRun = (loadAtStart: number, postgres: string | null = null, redis: string | null = null): MachineFacts => ({
+  cpuModel: cpus()[0]?.model ?? 'unknown',
+  cores: cpus().length,
+  memoryGb: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+  node: process.version,
   postgres,
   redis,
-  loadAverage: machine.loadAverage,
+  loadAverage: { start: loadAtStart, end: loadavg()[0]! },
 });
 
 /** A warning when the machine was busy besides the run (load average above 3/4 of the cores), or null. */

@@ -3,10 +3,10 @@
 import { Redis } from 'ioredis';
 import type { KitConfig } from './config.js';
 import type { Dataset } from './dataset.js';
-import { type CommitFacts, commitOfRun, machineOfRun } from './checkout.js';
+import { type CommitFacts, commitOfRun } from './checkout.js';
 import { type LoadSummary, phasesLoop, type ScenarioResult } from './results.js';
 import type { RevocationFigures } from './revocation.js';
-import { type LoadRecord, type LoadRow, machineOf, RECORD_SHAPE, type ScenarioRow } from './run-record.js';
+import { type LoadRecord, type LoadRow, machineOfRun, RECORD_SHAPE, type ScenarioRow } from './run-record.js';
 import { SENSOR_SCRIPTS, type ScriptTarget, type SensorScriptResults } from './sensor-targets.js';
 import { n, pad } from './report.js';
 import { pairedP50Ratio } from './statistics.js';
@@ -108,7 +108,7 @@ export async function assembleRecord(
 ): Promise<LoadRecord> {
   const versions = await at.dataset.pool.query<{ version: string }>('SELECT version()');
   const postgres = versions.rows[0]?.version.split(' on ')[0] ?? 'unknown';
-  const machine = machineOf(machineOfRun(outcome.loadAtStart), postgres, await redisVersionAt(at.redisUrl));
+  const machine = machineOfRun(outcome.loadAtStart, postgres, await redisVersionAt(at.redisUrl));
   return loadRecordOf(outcome, { machine, partial: at.partial });
 }
 
