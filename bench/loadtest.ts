@@ -19,8 +19,9 @@ import {
   UsageError,
   WARMUP_SECONDS,
 } from './kit/loadtest-plan.js';
-import { assembleLoadtestReport, formatLoadtestTable, type LoadtestScenarioResult, loadResult } from './kit/loadtest-report.js';
+import { assembleLoadtestReport, type LoadtestScenarioResult, loadResult } from './kit/loadtest-report.js';
 import { cleanUp, handleInterrupts, onCleanUp, stopAll, wasInterrupted } from './kit/processes.js';
+import { formatLoadtestTable } from './kit/report.js';
 import { appendRecord } from './kit/run-record.js';
 import { ms } from './kit/statistics.js';
 

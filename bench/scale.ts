@@ -1,11 +1,11 @@
 // `npm run bench -- --scale`: the P9 scale curve. Each profile's curve runs in a child process
 // (bench/scale-profile.ts), one after the other, so one database exists at a time and neither measures the other.
 import { loadavg } from 'node:os';
-import { type CommitFacts, commitMeasured, commitOfRun } from './kit/checkout.js';
+import { type CommitFacts, commitOfRun } from './kit/checkout.js';
 import { onCleanUp, runChild, stopAll, wasInterrupted } from './kit/processes.js';
 import { recordRun } from './kit/publish.js';
+import { formatScaleTable, thousands } from './kit/report.js';
 import {
-  busyWarning,
   type MachineFacts,
   machineOfRun,
   type ProfileCurve,
@@ -25,7 +25,7 @@ import {
   stepsUpTo,
 } from './kit/scale-plan.js';
 import { profileServer, type SensorProfile, shownUrl } from './kit/sensor-profiles.js';
-import { gigabytes, ms } from './kit/statistics.js';
+import { ms } from './kit/statistics.js';
 import { adminUrl } from './kit/throwaway-db.js';
 
 export interface ProfileOutcome {
@@ -96,7 +96,6 @@ const MEASURES: { key: Measure; title: string; goal: string; unit: string }[] = 
 ];
 const valueOf = (step: Pick<ScaleStepRow, 'latencyMs' | 'ingestPerS'>, key: Measure) =>
   key === 'ingest' ? step.ingestPerS : step.latencyMs[key];
-const thousands = (value: number) => Math.round(value).toLocaleString('en-US');
 
 /** A profile's row: its steps, and the largest size against the 1M store measured beside it (else the 1M step). */
 function profileRow({ profile, status, reason, curve }: ProfileOutcome): ScaleProfileRow {
@@ -164,67 +163,4 @@ export function scaleRecordOf(
     peakDatabaseBytes: Math.max(0, ...stepsDone.map((step) => step.peakDatabaseBytes ?? 0)),
     peakFileSystemGrowthBytes: growths.length ? Math.max(...growths) : null,
   };
-}
-
-const pad = (cells: string[], widths: number[]) =>
-  cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
-const or = <T>(value: T | null, shown: (value: T) => string) => (value === null ? '-' : shown(value));
-const load = (average: { start: number; end: number } | null, joint = '-') =>
-  or(average, ({ start, end }) => `${start.toFixed(1)}${joint}${end.toFixed(1)}`);
-const wholeSeconds = (s: number) => s.toFixed(0);
-
-/** The curve of each profile as a table, the verdict lines, and disk and time. */
-export function formatScaleTable(record: ScaleRecord): string {
-  const lines = [
-    `P9 scale curve (--scale-max ${record.max}), ${record.date.slice(0, 16).replace('T', ' ')} UTC, commit ${commitMeasured(record.commit)}, ` +
-      `${record.machine.cores} cores, load average ${load(record.machine.loadAverage, ' at the start and ')} at the end`,
-  ];
-  const head = ['size', 'readings', 'load/s', 'upkeep s', ...LATENCIES.map(({ title }) => `${title} ms`), 'ingest/s', 'B/reading'];
-  head.push('B/reading db', 'peak db', 'wall s', 'load avg');
-  const widths = head.map((cell, i) => Math.max(cell.length, i === 0 ? 11 : 9));
-  for (const row of record.profiles) {
-    lines.push('', `${row.profile} profile: ${row.note || row.reason || ''}`);
-    if (row.steps.length === 0) {
-      lines.push(`  NOT MEASURED: ${row.reason ?? 'no size was measured'}`);
-      continue;
-    }
-    lines.push(`  ${pad(head, widths)}`);
-    for (const step of row.steps) {
-      const cells = [step.label, or(step.readings, thousands), or(step.loadPerS, thousands), or(step.upkeepS, wholeSeconds)];
-      cells.push(...LATENCIES.map(({ key }) => ms(step.latencyMs[key])), thousands(step.ingestPerS), step.bytesPerReading.toFixed(1));
-      cells.push(
-        or(step.databaseBytesPerReading, (b) => b.toFixed(1)),
-        or(step.peakDatabaseBytes, gigabytes),
-        or(step.wallS, wholeSeconds),
-      );
-      lines.push(`  ${pad([...cells, load(step.loadAverage)], widths)}`);
-      if (step.beside) {
-        const figures = LATENCIES.map(({ key }) => ms(step.beside!.latencyMs[key]));
-        lines.push(
-          `  ${pad(['  1M beside', thousands(step.beside.readings), '', '', ...figures, thousands(step.beside.ingestPerS)], widths)}`,
-        );
-      }
-    }
-    if (row.status === 'failed') lines.push(`  FAILED: ${row.reason}`);
-    lines.push(
-      '  (B/reading: readings and both aggregates with their indexes, after the upkeep; "db": the whole database. "1M beside": the 1M store',
-      `  measured alternating with the size above it, where the ratios come from. Wall: ${or(row.wallS, wholeSeconds)} s)`,
-    );
-  }
-  lines.push('');
-  for (const target of record.targets) {
-    const title = MEASURES.find((measure) => measure.key === target.measure)!.title;
-    const verdict = target.verdict === 'not measured' ? 'NOT MEASURED' : target.verdict.toUpperCase();
-    lines.push(`${verdict} P9 ${target.profile} ${title} (${target.detail}): ${target.figure}`);
-  }
-  const growth = record.peakFileSystemGrowthBytes;
-  lines.push(
-    '',
-    `peak disk: ${or(record.peakDatabaseBytes, gigabytes)} of databases (the largest size, and the 1M store kept beside it)` +
-      (growth === null ? '' : `; the data directory's file system grew by at most ${gigabytes(growth)} (WAL and other writers included)`),
-    `wall time: ${or(record.durationS, (s) => `${s.toFixed(0)} s (${(s / 60).toFixed(1)} min)`)}`,
-  );
-  const busy = busyWarning(record.machine);
-  if (busy) lines.push(busy);
-  return lines.join('\n');
 }

@@ -14,6 +14,7 @@ import { metric } from './kit/loop-delay.js';
 import { startPrivateRedis } from './kit/private-redis.js';
 import { onCleanUp, runChild, sleep, stopAll, wasInterrupted } from './kit/processes.js';
 import { recordRun } from './kit/publish.js';
+import { soakText } from './kit/report.js';
 import { machineOfRun } from './kit/run-record.js';
 import { mixedPath } from './kit/scenarios.js';
 import { profileServer } from './kit/sensor-profiles.js';
@@ -26,7 +27,6 @@ import {
   type SoakOptions,
   type SoakRun,
   soakRecordOf,
-  soakText,
 } from './kit/soak-verdict.js';
 import { createThrowawayDatabase } from './kit/throwaway-db.js';
 import { memoryOf } from './kit/worker-memory.js';

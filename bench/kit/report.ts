@@ -1,19 +1,33 @@
-// The table a run prints, from its record: each scenario's loads per server, the notes, the sensor
-// scripts per profile, a verdict line per target. Its cells serve the loadtest's table too.
-import { busyWarning, type LoadRecord, type LoadRow, type SensorScriptRows, VERDICT_WORDS } from './run-record.js';
+// The tables a run prints, from its record: a load run's loads per scenario and server, notes, the
+// sensor scripts per profile and a verdict line per target; the scale curve per profile; the soak's
+// verdict, doc section and samples; the loadtest's loads and what to look at first.
+import { commitMeasured } from './checkout.js';
+import { soakFiguresMarkdown } from './figures-markdown.js';
+import type { LoadtestReport } from './loadtest-report.js';
+import {
+  busyWarning,
+  type LoadRecord,
+  type LoadRow,
+  type ScaleRecord,
+  type SensorScriptRows,
+  type SoakRecord,
+  VERDICT_WORDS,
+} from './run-record.js';
+import { LATENCIES } from './scale-plan.js';
 import { SENSOR_PROFILES } from './sensor-profiles.js';
 import { SENSOR_SCRIPTS } from './sensor-targets.js';
+import { gigabytes, ms } from './statistics.js';
 import { type TargetKey, TARGET_GOALS } from './targets.js';
 
-/** Table cells (also the loadtest's table, loadtest-report.ts): left-aligned and cut, a figure. */
+/** Table cells: left-aligned and cut, a figure. */
 export const pad = (value: string, width: number) =>
   value.length >= width ? value.slice(0, width) : value + ' '.repeat(width - value.length);
 export const n = (value: number | null, digits = 1) => (value !== null && Number.isFinite(value) ? value.toFixed(digits) : '-');
 
-/** A fixed-width table: its row(), and its head (names and a rule); the first `leftAligned` columns left-aligned and cut. */
-export function textTable(columns: [string, number][], leftAligned: number) {
+/** A fixed-width table: its row() (the cells given), its head (names and a rule); the first `leftAligned` columns left-aligned and cut. */
+function textTable(columns: [string, number][], leftAligned: number, gap = ' ') {
   const row = (values: string[]) =>
-    columns.map(([, width], i) => (i < leftAligned ? pad(values[i] ?? '', width) : (values[i] ?? '').padStart(width))).join(' ');
+    values.map((value, i) => (i < leftAligned ? pad(value, columns[i]![1]) : value.padStart(columns[i]![1]))).join(gap);
   return { row, head: [row(columns.map(([name]) => name)), '-'.repeat(columns.reduce((sum, [, width]) => sum + width + 1, 0))] };
 }
 
@@ -125,5 +139,181 @@ export function formatTable(record: LoadRecord): string {
     const figure = target.verdict === 'not measured' ? target.detail : `${target.figure}${target.detail ? `; ${target.detail}` : ''}`;
     lines.push(`${target.id} ${pad(VERDICT_WORDS[target.verdict], 12)} ${goal?.title ?? ''} (${goal?.goal ?? ''}): ${figure}`);
   }
+  return lines.join('\n');
+}
+
+export const thousands = (value: number) => Math.round(value).toLocaleString('en-US');
+const or = <T>(value: T | null, shown: (value: T) => string) => (value === null ? '-' : shown(value));
+const load = (average: { start: number; end: number } | null, joint = '-') =>
+  or(average, ({ start, end }) => `${start.toFixed(1)}${joint}${end.toFixed(1)}`);
+const wholeSeconds = (s: number) => s.toFixed(0);
+
+/** The curve of each profile as a table, the verdict lines, and disk and time. */
+export function formatScaleTable(record: ScaleRecord): string {
+  const lines = [
+    `P9 scale curve (--scale-max ${record.max}), ${record.date.slice(0, 16).replace('T', ' ')} UTC, commit ${commitMeasured(record.commit)}, ` +
+      `${record.machine.cores} cores, load average ${load(record.machine.loadAverage, ' at the start and ')} at the end`,
+  ];
+  const names = ['size', 'readings', 'load/s', 'upkeep s', ...LATENCIES.map(({ title }) => `${title} ms`), 'ingest/s', 'B/reading'];
+  names.push('B/reading db', 'peak db', 'wall s', 'load avg');
+  const { row: cells } = textTable(
+    names.map((name, i) => [name, Math.max(name.length, i === 0 ? 11 : 9)]),
+    1,
+    '  ',
+  );
+  for (const row of record.profiles) {
+    lines.push('', `${row.profile} profile: ${row.note || row.reason || ''}`);
+    if (row.steps.length === 0) {
+      lines.push(`  NOT MEASURED: ${row.reason ?? 'no size was measured'}`);
+      continue;
+    }
+    lines.push(`  ${cells(names)}`);
+    for (const step of row.steps) {
+      lines.push(
+        `  ${cells([
+          step.label,
+          or(step.readings, thousands),
+          or(step.loadPerS, thousands),
+          or(step.upkeepS, wholeSeconds),
+          ...LATENCIES.map(({ key }) => ms(step.latencyMs[key])),
+          thousands(step.ingestPerS),
+          step.bytesPerReading.toFixed(1),
+          or(step.databaseBytesPerReading, (b) => b.toFixed(1)),
+          or(step.peakDatabaseBytes, gigabytes),
+          or(step.wallS, wholeSeconds),
+          load(step.loadAverage),
+        ])}`,
+      );
+      if (step.beside) {
+        const figures = LATENCIES.map(({ key }) => ms(step.beside!.latencyMs[key]));
+        lines.push(`  ${cells(['  1M beside', thousands(step.beside.readings), '', '', ...figures, thousands(step.beside.ingestPerS)])}`);
+      }
+    }
+    if (row.status === 'failed') lines.push(`  FAILED: ${row.reason}`);
+    lines.push(
+      '  (B/reading: readings and both aggregates with their indexes, after the upkeep; "db": the whole database. "1M beside": the 1M store',
+      `  measured alternating with the size above it, where the ratios come from. Wall: ${or(row.wallS, wholeSeconds)} s)`,
+    );
+  }
+  lines.push('');
+  for (const target of record.targets) {
+    const title = target.measure === 'ingest' ? 'ingest rate' : `${LATENCIES.find(({ key }) => key === target.measure)!.title} latency`;
+    const verdict = target.verdict === 'not measured' ? 'NOT MEASURED' : target.verdict.toUpperCase();
+    lines.push(`${verdict} P9 ${target.profile} ${title} (${target.detail}): ${target.figure}`);
+  }
+  const growth = record.peakFileSystemGrowthBytes;
+  lines.push(
+    '',
+    `peak disk: ${or(record.peakDatabaseBytes, gigabytes)} of databases (the largest size, and the 1M store kept beside it)` +
+      (growth === null ? '' : `; the data directory's file system grew by at most ${gigabytes(growth)} (WAL and other writers included)`),
+    `wall time: ${or(record.durationS, (s) => `${s.toFixed(0)} s (${(s / 60).toFixed(1)} min)`)}`,
+  );
+  const busy = busyWarning(record.machine);
+  if (busy) lines.push(busy);
+  return lines.join('\n');
+}
+
+const value = (v: number | null, digits: number) => (v === null ? '-' : v.toFixed(digits));
+
+/** The record as text: the verdict, the docs' soak section (kit/figures-markdown.ts), the failures and every sample. */
+export function soakText(record: SoakRecord): string {
+  const target = record.targets[0]!;
+  return [
+    `**P14 ${target.verdict === 'pass' ? 'PASS' : 'MISSED'}** (${target.detail})`,
+    '',
+    soakFiguresMarkdown(record),
+    ...(record.failures.length > 0 ? ['', 'failures:', ...record.failures.map((failure) => `- ${failure}`)] : []),
+    '',
+    '| min | req | p50 ms | p99 ms | RSS MB | fds | lag p99 ms | pg | redis | 5xx |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...record.series.map(
+      (point) =>
+        `| ${(point.atS / 60).toFixed(1)} | ${point.requests} | ${value(point.p50Ms, 0)} | ${value(point.p99Ms, 0)} | ${point.rssMb.map((v) => value(v, 0)).join(' / ')} | ` +
+        `${point.fds.map((v) => v ?? '-').join(' / ')} | ${value(point.lagP99Ms, 1)} | ${point.postgres ?? '-'} | ${point.redis ?? '-'} | ${point.status5xx} |`,
+    ),
+  ].join('\n');
+}
+
+/** What to look at first: 429s, rates not reached, errors, a busy load generator, tokens left active. */
+function warningsOf(report: LoadtestReport): string[] {
+  const warnings: string[] = [];
+  for (const { id, loads } of report.scenarios) {
+    for (const { label, rate, rateLimited, connections, figures } of loads) {
+      const name = `WARNING: ${id} (${label})`;
+      if (rateLimited > 0)
+        warnings.push(
+          `${name}: ${rateLimited} answers were 429: the rate was above what the credentials may send (100 a minute a token; 600 reads a minute an employee)`,
+        );
+      if (figures.okPerS < 0.9 * rate)
+        warnings.push(
+          `${name}: ${n(figures.okPerS)} of the ${rate} 2xx/s asked: the deployment was saturated, or ${connections} connections were too few for its latency (--connections)`,
+        );
+      if (figures.errors > 0)
+        warnings.push(`${name}: ${figures.errors} requests failed without an answer (connection errors or 30 s timeouts)`);
+    }
+  }
+  // the bench's rule for a busy machine, here the load generator's: its delays are in the latencies
+  const busy = busyWarning(report.loadGenerator);
+  if (busy) warnings.push(busy);
+  const { leftActive, namePrefix, expiresAt } = report.tokens;
+  if (leftActive.length > 0) {
+    warnings.push(
+      `WARNING: the revocation did not finish (${leftActive.length} failures, the first: ${leftActive[0]!.reason}): ` +
+        `revoke the active tokens named "${namePrefix}..." in the console; they expire at ${expiresAt}`,
+    );
+  }
+  return warnings;
+}
+
+export function formatLoadtestTable(report: LoadtestReport): string {
+  const { row, head } = textTable(
+    [
+      ['scenario', 16],
+      ['load', 22],
+      ['asked/s', 8],
+      ['2xx/s', 9],
+      ['p50 ms', 8],
+      ['p97.5 ms', 9],
+      ['p99 ms', 8],
+      ['429', 6],
+      ['other non-2xx', 16],
+      ['errors', 7],
+    ],
+    2,
+  );
+  const { tokens, plan } = report;
+  const each = `(${n(tokens.perTokenPerMinute ?? 0, 0)} requests a minute each)`;
+  const credentials = {
+    created: `${tokens.count} tokens created and revoked ${each}`,
+    file: `${tokens.count} tokens from --tokens-file ${each}`,
+    none: "the employee's JWT only",
+  }[tokens.source];
+  const lines = [
+    `coldtrack-api loadtest of the deployment at ${report.deployment.url}: ${plan.rate} requests/s a scenario, ${plan.seconds} s runs after a ${plan.warmupSeconds} s warm-up; ${credentials}`,
+    '',
+    ...head,
+  ];
+  for (const scenario of report.scenarios) {
+    if (scenario.status !== 'measured') lines.push(`${pad(scenario.id, 16)} ${scenario.reason}`);
+    scenario.loads.forEach(({ label, rate, figures: f, rateLimited, otherNon2xx }, index) => {
+      // no answer completed within the run: there is no latency to show
+      const latencies = [f.latencyMs.p50, f.latencyMs.p97_5, f.latencyMs.p99].map((value) => (f.reqPerS > 0 ? n(value) : '-'));
+      const other = Object.entries(otherNon2xx).map(([code, count]) => `${code}: ${count}`);
+      lines.push(
+        row([
+          index === 0 ? scenario.id : '',
+          label,
+          String(rate),
+          n(f.okPerS),
+          ...latencies,
+          String(rateLimited),
+          other.join(', ') || '0',
+          String(f.errors),
+        ]),
+      );
+    });
+  }
+  const warnings = warningsOf(report);
+  if (warnings.length > 0) lines.push('', ...warnings);
   return lines.join('\n');
 }

@@ -1,7 +1,6 @@
 // The P14 soak's plan, verdict, record and text, pure (the tests feed it made-up series);
 // bench/soak.ts runs the load and takes the samples.
 import type { CommitFacts } from './checkout.js';
-import { soakFiguresMarkdown } from './figures-markdown.js';
 import { type MachineFacts, RECORD_SHAPE, type SoakRecord } from './run-record.js';
 import { median } from './statistics.js';
 
@@ -192,25 +191,4 @@ export function soakRecordOf(run: SoakRun, partial: string[], commit: CommitFact
       redis: sample.redisConnections,
     })),
   };
-}
-
-const value = (v: number | null, digits: number) => (v === null ? '-' : v.toFixed(digits));
-
-/** The record as text: the verdict, the docs' soak section (kit/figures-markdown.ts), the failures and every sample. */
-export function soakText(record: SoakRecord): string {
-  const target = record.targets[0]!;
-  return [
-    `**P14 ${target.verdict === 'pass' ? 'PASS' : 'MISSED'}** (${target.detail})`,
-    '',
-    soakFiguresMarkdown(record),
-    ...(record.failures.length > 0 ? ['', 'failures:', ...record.failures.map((failure) => `- ${failure}`)] : []),
-    '',
-    '| min | req | p50 ms | p99 ms | RSS MB | fds | lag p99 ms | pg | redis | 5xx |',
-    '|---|---|---|---|---|---|---|---|---|---|',
-    ...record.series.map(
-      (point) =>
-        `| ${(point.atS / 60).toFixed(1)} | ${point.requests} | ${value(point.p50Ms, 0)} | ${value(point.p99Ms, 0)} | ${point.rssMb.map((v) => value(v, 0)).join(' / ')} | ` +
-        `${point.fds.map((v) => v ?? '-').join(' / ')} | ${value(point.lagP99Ms, 1)} | ${point.postgres ?? '-'} | ${point.redis ?? '-'} | ${point.status5xx} |`,
-    ),
-  ].join('\n');
 }

@@ -6,9 +6,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { loadFiguresMarkdown, scaleFiguresMarkdown } from '../../bench/kit/figures-markdown.js';
 import { HISTORY, repoRoot } from '../../bench/kit/checkout.js';
-import { formatTable, pad } from '../../bench/kit/report.js';
+import { formatScaleTable, formatTable, pad } from '../../bench/kit/report.js';
 import { type LoadRecord, readRecords, type ScaleRecord, VERDICT_WORDS } from '../../bench/kit/run-record.js';
-import { formatScaleTable } from '../../bench/scale.js';
 import { type TargetKey, TARGET_GOALS } from '../../bench/kit/targets.js';
 import { clean, loadRecord, scaleRecord } from './run-fixtures.js';
 
