@@ -4,8 +4,8 @@
 // document's security schemes name, and the ids a request may carry, readable or not.
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mintEmployeeJwt } from '../../src/auth/jwt.js';
-import { seedDemo } from '../../src/seed/demo.js';
-import { createTestApp, TEST_JWT_SECRET, type TestApp, type TestAppOptions } from '../helpers/app.js';
+import { TEST_JWT_SECRET, type TestApp, type TestAppOptions } from '../helpers/app.js';
+import { createDemoApp } from '../helpers/demo.js';
 import { issueToken } from '../helpers/tokens.js';
 import { fetchDocument, operationsOf, SchemaBook, type OpenApiDocument, type Operation } from './openapi.js';
 import { createWebhookFixtures, type WebhookFixtures } from './webhooks.js';
@@ -50,7 +50,7 @@ export async function createWorld(t: Teardown, options: TestAppOptions = {}): Pr
   const leakKeys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const leakReportKey = { keyIdentifier: 'contract-leak-report-key', privateKey: leakKeys.privateKey };
   const publicPem = leakKeys.publicKey.export({ type: 'spki', format: 'pem' }).toString();
-  const ctx = await createTestApp(
+  const { ctx, demo } = await createDemoApp(
     t,
     {
       LEAK_REPORT_PUBLIC_KEYS: JSON.stringify([{ key_identifier: leakReportKey.keyIdentifier, key: publicPem }]),
@@ -59,7 +59,6 @@ export async function createWorld(t: Teardown, options: TestAppOptions = {}): Pr
     },
     options,
   );
-  const demo = await seedDemo(ctx.db.pool, { jwtSecret: TEST_JWT_SECRET, now: ctx.clock.now() });
   const [first, second] = demo.companies;
   if (!first || !second) throw new Error('the demo data set has fewer than two companies');
   const employeeOf = async (companyId: number) =>

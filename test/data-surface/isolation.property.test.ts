@@ -2,14 +2,12 @@
 // response never holds a record of another company or of a unit outside the token; a missing
 // scope is 403, an unreadable unit 404, and nothing is ever a 5xx. Seeded, so failures replay.
 import t from 'tap';
-import { seedDemo } from '../../src/seed/demo.js';
 import { createRandom } from '../../src/seed/random.js';
-import { createTestApp, TEST_JWT_SECRET } from '../helpers/app.js';
+import { createDemoApp } from '../helpers/demo.js';
 import { issueToken } from '../helpers/tokens.js';
 
 const ITERATIONS = Number(process.env.PROPERTY_ITERATIONS ?? 100);
-const ctx = await createTestApp(t);
-const demo = await seedDemo(ctx.db.pool, { jwtSecret: TEST_JWT_SECRET, now: ctx.clock.now() });
+const { ctx, demo } = await createDemoApp(t);
 const random = createRandom(Number(process.env.PROPERTY_SEED ?? 4242));
 const endpoints = [
   ['users', 'users'],

@@ -2,12 +2,10 @@
 // that agree with PostgreSQL over the same rows.
 import t from 'tap';
 import type { ImpactPageJson } from '../../../src/routes/analytics/impact.js';
-import { seedDemo } from '../../../src/seed/demo.js';
-import { createTestApp, TEST_JWT_SECRET } from '../../helpers/app.js';
+import { createDemoApp } from '../../helpers/demo.js';
 
-const ctx = await createTestApp(t);
-ctx.clock.set(new Date('2026-06-15T12:00:00Z'));
-const demo = await seedDemo(ctx.db.pool, { jwtSecret: TEST_JWT_SECRET, now: ctx.clock.now() });
+// the clock at 2026-06-15T12:00Z (DEMO_NOW)
+const { ctx, demo } = await createDemoApp(t);
 const company = demo.companies[0]!;
 const created = await ctx.app.inject({
   method: 'POST',

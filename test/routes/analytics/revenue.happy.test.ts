@@ -1,12 +1,10 @@
 // Revenue on the demo data set: the envelope and its defaults, a full pagination walk, and totals
 // that agree with PostgreSQL's own exact sums over the same check-outs.
 import t from 'tap';
-import { seedDemo } from '../../../src/seed/demo.js';
-import { createTestApp, TEST_JWT_SECRET } from '../../helpers/app.js';
+import { createDemoApp } from '../../helpers/demo.js';
 
-const ctx = await createTestApp(t);
-ctx.clock.set(new Date('2026-06-15T12:00:00Z'));
-const demo = await seedDemo(ctx.db.pool, { jwtSecret: TEST_JWT_SECRET, now: ctx.clock.now() });
+// the clock at 2026-06-15T12:00Z (DEMO_NOW)
+const { ctx, demo } = await createDemoApp(t);
 const company = demo.companies[0]!;
 const created = await ctx.app.inject({
   method: 'POST',

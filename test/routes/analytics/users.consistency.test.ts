@@ -3,14 +3,12 @@
 // the same definitions (docs/figures.md), for every period, a restricted token and a filter.
 import t from 'tap';
 import { bucketsOf, formatDay, parseDay, type Period } from '../../../src/data-surface/window.js';
-import { seedDemo } from '../../../src/seed/demo.js';
-import { TEST_JWT_SECRET, createTestApp } from '../../helpers/app.js';
-import { NOW, URL_BASE, type UsersJson, type UsersRecordJson } from './users.world.js';
+import { createDemoApp } from '../../helpers/demo.js';
+import { URL_BASE, type UsersJson, type UsersRecordJson } from './users.world.js';
 
 const DAY_MS = 86_400_000;
-const ctx = await createTestApp(t);
-ctx.clock.set(NOW);
-const demo = await seedDemo(ctx.db.pool, { jwtSecret: TEST_JWT_SECRET, now: NOW });
+// the clock at 2026-06-15T12:00Z (DEMO_NOW)
+const { ctx, demo } = await createDemoApp(t);
 const pool = ctx.db.pool;
 
 interface Farmer {
@@ -106,7 +104,7 @@ for (const company of demo.companies) {
     const companyWide = await create([]);
     const units = company.cooling_unit_ids;
     t.ok(company.deleted_cooling_unit_ids.length > 0, 'the demo deletes a unit of every company');
-    const window = { start: '2025-03-15', end: '2026-03-15' };
+    const window = { start: '2025-06-15', end: '2026-06-15' };
     for (const period of ['day', 'week', 'month'] as const) {
       const records = await readAll(companyWide, `start_date=${window.start}&end_date=${window.end}&period=${period}`);
       t.same(
@@ -117,11 +115,11 @@ for (const company of demo.companies) {
     }
     const pair = units.slice(0, 2);
     const restricted = await create(pair);
-    t.same(await readAll(restricted, 'period=week'), recount(pair, '2026-02-14', '2026-03-15', 'week'), 'restricted to two units');
+    t.same(await readAll(restricted, 'period=week'), recount(pair, '2026-05-17', '2026-06-15', 'week'), 'restricted to two units');
     const one = units[units.length - 1]!;
     t.same(
       await readAll(companyWide, `cooling_unit_id=${one}&period=day`),
-      recount([one], '2026-02-14', '2026-03-15', 'day'),
+      recount([one], '2026-05-17', '2026-06-15', 'day'),
       'one unit by filter',
     );
   });
