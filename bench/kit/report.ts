@@ -4,15 +4,7 @@
 import { commitMeasured } from './checkout.js';
 import { soakFiguresMarkdown } from './figures-markdown.js';
 import type { LoadtestReport } from './loadtest-report.js';
-import {
-  busyWarning,
-  type LoadRecord,
-  type LoadRow,
-  type ScaleRecord,
-  type SensorScriptRows,
-  type SoakRecord,
-  VERDICT_WORDS,
-} from './run-record.js';
+import { busyWarning, type LoadRecord, type ScaleRecord, type SensorScriptRows, type SoakRecord, VERDICT_WORDS } from './run-record.js';
 import { LATENCIES } from './scale-plan.js';
 import { SENSOR_PROFILES } from './sensor-profiles.js';
 import { SENSOR_SCRIPTS } from './sensor-targets.js';
@@ -25,13 +17,14 @@ export const pad = (value: string, width: number) =>
 export const n = (value: number | null, digits = 1) => (value !== null && Number.isFinite(value) ? value.toFixed(digits) : '-');
 
 /** A fixed-width table: its row() (the cells given), its head (names and a rule); the first `leftAligned` columns left-aligned and cut. */
-function textTable(columns: [string, number][], leftAligned: number, gap = ' ') {
+function textTable(names: string[], widths: number[], leftAligned: number, gap = ' ') {
   const row = (values: string[]) =>
-    values.map((value, i) => (i < leftAligned ? pad(value, columns[i]![1]) : value.padStart(columns[i]![1]))).join(gap);
-  return { row, head: [row(columns.map(([name]) => name)), '-'.repeat(columns.reduce((sum, [, width]) => sum + width + 1, 0))] };
+    values.map((value, i) => (i < leftAligned ? pad(value, widths[i]!) : value.padStart(widths[i]!))).join(gap);
+  return { row, head: [row(names), '-'.repeat(widths.reduce((sum, width) => sum + width + 1, 0))] };
 }
 
 const ratio = (a: number | null, b: number | null) => (a !== null && b !== null ? `${n(a / b, 2)}x` : '-');
+const RATIOS = ['okPerS', 'p50Ms', 'p97_5Ms', 'p99Ms'] as const;
 
 /** The scripts side by side, one column per storage profile. */
 function sensorScriptLines(scripts: SensorScriptRows): string[] {
@@ -62,19 +55,8 @@ function sensorScriptLines(scripts: SensorScriptRows): string[] {
 
 export function formatTable(record: LoadRecord): string {
   const { row, head } = textTable(
-    [
-      ['scenario', 16],
-      ['load', 26],
-      ['server', 10],
-      ['2xx/s', 9],
-      ['p50 ms', 8],
-      ['p97.5 ms', 9],
-      ['p99 ms', 8],
-      ['non-2xx', 8],
-      ['errors', 7],
-      ['RSS/worker MB', 14],
-      ['loop p99', 9],
-    ],
+    ['scenario', 'load', 'server', '2xx/s', 'p50 ms', 'p97.5 ms', 'p99 ms', 'non-2xx', 'errors', 'RSS/worker MB', 'loop p99'],
+    [16, 26, 10, 9, 8, 9, 8, 8, 7, 14, 9],
     3,
   );
   const lines = [
@@ -91,44 +73,19 @@ export function formatTable(record: LoadRecord): string {
     }
     const { project, reference } = scenario.servers;
     (project ?? reference)?.loads.forEach(({ label }, li) => {
-      const figures: Partial<Record<'project' | 'reference', LoadRow>> = {};
-      for (const [server, summary] of [
-        ['project', project],
-        ['reference', reference],
-      ] as const) {
+      const [p, r] = (['project', 'reference'] as const).map((server) => {
+        const summary = scenario.servers[server];
         const load = summary?.loads.find((candidate) => candidate.label === label);
-        if (!summary || !load) continue;
-        figures[server] = load;
-        lines.push(
-          row([
-            li === 0 && server === 'project' ? scenario.id : '',
-            server === 'project' ? label : '',
-            server,
-            n(load.okPerS),
-            n(load.p50Ms),
-            n(load.p97_5Ms),
-            n(load.p99Ms),
-            String(load.non2xx),
-            String(load.errors),
-            li === 0 ? (summary.peakRssMb?.map((mb) => mb.toFixed(0)).join('/') ?? '-') : '',
-            load.loopP99Ms != null ? n(load.loopP99Ms) : li === 0 && summary.loopP99Ms !== null ? n(summary.loopP99Ms) : '',
-          ]),
-        );
-      }
-      const { project: p, reference: r } = figures;
-      if (p && r && p.p50Ms !== null && r.p50Ms !== null) {
-        lines.push(
-          row([
-            '',
-            '',
-            'ratio',
-            `${n(p.okPerS / r.okPerS, 2)}x`,
-            ratio(p.p50Ms, r.p50Ms),
-            ratio(p.p97_5Ms, r.p97_5Ms),
-            ratio(p.p99Ms, r.p99Ms),
-          ]),
-        );
-      }
+        if (!summary || !load) return undefined;
+        const first = li === 0;
+        const loop = load.loopP99Ms != null ? n(load.loopP99Ms) : first && summary.loopP99Ms !== null ? n(summary.loopP99Ms) : '';
+        const rss = first ? (summary.peakRssMb?.map((mb) => mb.toFixed(0)).join('/') ?? '-') : '';
+        const figures = [load.okPerS, load.p50Ms, load.p97_5Ms, load.p99Ms].map((figure) => n(figure));
+        const names = server === 'project' ? [first ? scenario.id : '', label] : ['', ''];
+        lines.push(row([...names, server, ...figures, String(load.non2xx), String(load.errors), rss, loop]));
+        return load;
+      });
+      if (p?.p50Ms != null && r?.p50Ms != null) lines.push(row(['', '', 'ratio', ...RATIOS.map((key) => ratio(p[key], r[key]))]));
     });
   }
   lines.push(...record.notes);
@@ -156,11 +113,8 @@ export function formatScaleTable(record: ScaleRecord): string {
   ];
   const names = ['size', 'readings', 'load/s', 'upkeep s', ...LATENCIES.map(({ title }) => `${title} ms`), 'ingest/s', 'B/reading'];
   names.push('B/reading db', 'peak db', 'wall s', 'load avg');
-  const { row: cells } = textTable(
-    names.map((name, i) => [name, Math.max(name.length, i === 0 ? 11 : 9)]),
-    1,
-    '  ',
-  );
+  const widths = names.map((name, i) => Math.max(name.length, i === 0 ? 11 : 9));
+  const { row: cells } = textTable(names, widths, 1, '  ');
   for (const row of record.profiles) {
     lines.push('', `${row.profile} profile: ${row.note || row.reason || ''}`);
     if (row.steps.length === 0) {
@@ -267,18 +221,8 @@ function warningsOf(report: LoadtestReport): string[] {
 
 export function formatLoadtestTable(report: LoadtestReport): string {
   const { row, head } = textTable(
-    [
-      ['scenario', 16],
-      ['load', 22],
-      ['asked/s', 8],
-      ['2xx/s', 9],
-      ['p50 ms', 8],
-      ['p97.5 ms', 9],
-      ['p99 ms', 8],
-      ['429', 6],
-      ['other non-2xx', 16],
-      ['errors', 7],
-    ],
+    ['scenario', 'load', 'asked/s', '2xx/s', 'p50 ms', 'p97.5 ms', 'p99 ms', '429', 'other non-2xx', 'errors'],
+    [16, 22, 8, 9, 8, 9, 8, 6, 16, 7],
     2,
   );
   const { tokens, plan } = report;
