@@ -6,7 +6,7 @@ import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { commitOfRun } from './kit/checkout.js';
-import { type Layout, TOKEN_LIMIT_PER_MINUTE, WORKERS } from './kit/config.js';
+import { type Layout, TOKEN_LIMIT_PER_MINUTE } from './kit/config.js';
 import type { BenchToken, Employee } from './kit/credentials.js';
 import { buildDataset, type Dataset } from './kit/dataset.js';
 import { closeLoadGenerators, request, type RequestSpec, runDealtLoad } from './kit/load.js';
@@ -189,7 +189,7 @@ export async function measureSoak(options: SoakOptions, log: (line: string) => v
   // the data set's pool has ended: pg_stat_activity counts the service's connections alone
   const redis = await startPrivateRedis();
   onCleanUp(() => redis.stop());
-  const entries = await buildServers(log, { reference: false });
+  await buildServers(log, { reference: false });
   const service = await startProjectCluster({ name: 'project', databaseUrl: dataset.url, redisUrl: redis.url, env: {} }, log);
   onCleanUp(() => service.stop());
   log(`cluster up at ${service.url}: workers ${service.workerPids().join(', ')}; Redis ${redis.version} at ${redis.url}`);
@@ -243,7 +243,6 @@ export async function measureSoak(options: SoakOptions, log: (line: string) => v
     startedAt,
     durationS: (Date.now() - startedAt.getTime()) / 1000,
     machine: machineOfRun(loadAtStart, null, redis.version),
-    service: `node ${entries.project} (WORKERS=${WORKERS}), ${CONNECTIONS} connections`,
     intervals,
     failures,
   };

@@ -29,7 +29,6 @@ export interface ServerRun {
 }
 
 export interface LoadSummary {
-  runs: number;
   reqPerS: number;
   okPerS: number;
   /** read from the runs' latency histograms merged (kit/histograms.ts) */
@@ -40,7 +39,6 @@ export interface LoadSummary {
   timeouts: number;
   non2xx: number;
   statusCodes: Record<string, number>;
-  mbPerS: number;
 }
 
 export interface ServerSummary {
@@ -100,7 +98,6 @@ export function summarize(runs: ServerRun[], server: Server): ServerSummary | un
     for (const f of figures)
       for (const [code, count] of Object.entries(f.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
     loads[label] = {
-      runs: figures.length,
       reqPerS: mean(figures.map((f) => f.reqPerS)),
       okPerS: mean(figures.map((f) => f.okPerS)),
       // every run carries its histogram (load.ts): percentiles do not average
@@ -110,7 +107,6 @@ export function summarize(runs: ServerRun[], server: Server): ServerSummary | un
       timeouts: figures.reduce((sum, f) => sum + f.timeouts, 0),
       non2xx: figures.reduce((sum, f) => sum + f.non2xx, 0),
       statusCodes,
-      mbPerS: mean(figures.map((f) => f.mbPerS)),
     };
   }
   const workers = Math.max(...mine.map((run) => run.memory.length));

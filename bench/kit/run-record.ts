@@ -172,8 +172,6 @@ export interface SoakRecord extends RecordBase {
   minutes: number;
   rate: number;
   profile: SensorProfile;
-  /** the cluster's command and the load generator's connections */
-  service: string | null;
   /** the first and the last window the verdict compares, minutes */
   windowMinutes: number;
   targets: TargetFigures[];

@@ -141,8 +141,6 @@ export interface SoakRun {
   startedAt: Date;
   durationS: number;
   machine: MachineFacts;
-  /** the cluster's command and the load generator's connections */
-  service: string;
   intervals: SoakInterval[];
   /** the first failed management calls and ingests, in words */
   failures: string[];
@@ -165,7 +163,6 @@ export function soakRecordOf(run: SoakRun, partial: string[], commit: CommitFact
     machine: run.machine,
     partial,
     ...run.options,
-    service: run.service,
     windowMinutes: verdict.windowMinutes,
     targets: [
       {

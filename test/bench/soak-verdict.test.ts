@@ -117,7 +117,6 @@ t.test('the record and the doc section of a soak', async (t) => {
       redis: '7.0.15',
       loadAverage: { start: 1, end: 1 },
     },
-    service: 'node dist/src/main.js (WORKERS=2), 8 connections',
     intervals,
     failures: [],
   };
