@@ -4,9 +4,9 @@ import { Redis } from 'ioredis';
 import type { KitConfig } from './config.js';
 import type { Dataset } from './dataset.js';
 import { type CommitFacts, commitOfRun } from './checkout.js';
-import { type LoadSummary, phasesLoop, type ScenarioResult } from './results.js';
+import { phasesLoop, type ScenarioResult } from './results.js';
 import type { RevocationFigures } from './revocation.js';
-import { type LoadRecord, type LoadRow, machineOfRun, RECORD_SHAPE, type ScenarioRow } from './run-record.js';
+import { type LoadRecord, machineOfRun, RECORD_SHAPE, type ScenarioRow } from './run-record.js';
 import { SENSOR_SCRIPTS, type ScriptTarget, type SensorScriptResults } from './sensor-targets.js';
 import { n, pad } from './report.js';
 import { pairedP50Ratio } from './statistics.js';
@@ -40,36 +40,30 @@ export interface RunOutcome {
 /** a latency to a tenth of a millisecond: the histograms' 3 digits read a bucket's top (30.015 for 30) */
 const tenths = (ms: number) => Math.round(ms * 10) / 10;
 
-const loadRow = (label: string, load: LoadSummary): LoadRow => {
-  // no answer completed within the run: there is no latency to show
-  const latency = (ms: number) => (load.reqPerS > 0 ? tenths(ms) : null);
-  return {
-    label,
-    okPerS: load.okPerS,
-    p50Ms: latency(load.latencyMs.p50),
-    p97_5Ms: latency(load.latencyMs.p97_5),
-    p99Ms: latency(load.latencyMs.p99),
-    non2xx: load.non2xx,
-    errors: load.errors,
-  };
-};
-
 function scenarioRow(scenario: ScenarioResult): ScenarioRow {
   const servers: ScenarioRow['servers'] = {};
   for (const server of ['project', 'reference'] as const) {
     const summary = scenario.summary[server];
     if (!summary) continue;
     // the event loop of a phase, on the row of its first load (its others ran beside it)
-    const run = scenario.runs.find((candidate) => candidate.server === server);
-    const leads = (label: string) => {
-      const load = run?.loads.find((candidate) => candidate.label === label);
-      return !!load && run!.loads.find((candidate) => candidate.phase === load.phase)?.label === label;
-    };
+    const loads = scenario.runs.find((run) => run.server === server)?.loads ?? [];
+    const leads = (label: string) => loads.find((load) => load.phase === loads.find((l) => l.label === label)?.phase)?.label === label;
     servers[server] = {
-      loads: Object.entries(summary.loads).map(([label, load]) => ({
-        ...loadRow(label, load),
-        loopP99Ms: leads(label) ? (phasesLoop(scenario.runs, label, server)?.p99Ms ?? null) : null,
-      })),
+      loads: Object.entries(summary.loads).map(([label, load]) => {
+        // no answer completed within the run: there is no latency to show
+        const latency = (ms: number) => (load.reqPerS > 0 ? tenths(ms) : null);
+        const { p50, p97_5, p99 } = load.latencyMs;
+        return {
+          label,
+          okPerS: load.okPerS,
+          p50Ms: latency(p50),
+          p97_5Ms: latency(p97_5),
+          p99Ms: latency(p99),
+          non2xx: load.non2xx,
+          errors: load.errors,
+          loopP99Ms: leads(label) ? (phasesLoop(scenario.runs, label, server)?.p99Ms ?? null) : null,
+        };
+      }),
       peakRssMb: summary.peakOfRuns ? summary.peakRssMb : summary.rssMb,
       loopP99Ms: summary.loop?.p99Ms ?? null,
     };
