@@ -1,7 +1,7 @@
 // `npm run bench -- --scale`: the P9 scale curve. Each profile's curve runs in a child process
 // (bench/scale-profile.ts), one after the other, so one database exists at a time and neither measures the other.
 import { loadavg } from 'node:os';
-import { type CommitFacts, commitOfRun } from './kit/checkout.js';
+import type { CommitFacts } from './kit/checkout.js';
 import { onCleanUp, runChild, stopAll, wasInterrupted } from './kit/processes.js';
 import { recordRun } from './kit/publish.js';
 import { formatScaleTable, thousands } from './kit/report.js';
@@ -9,7 +9,7 @@ import {
   type MachineFacts,
   machineOfRun,
   type ProfileCurve,
-  RECORD_SHAPE,
+  recordHead,
   type ScaleProfileRow,
   type ScaleRecord,
   type ScaleStepRow,
@@ -90,9 +90,9 @@ export async function runScaleCurve(
 
 type Measure = LatencyKey | 'ingest';
 const TOP = SCALE_STEPS.at(-1)!.label;
-const MEASURES: { key: Measure; title: string; goal: string; unit: string }[] = [
-  ...LATENCIES.map(({ key, title }) => ({ key, title: `${title} latency`, goal: `${TOP} <= ${P9_LATENCY_LIMIT}x 1M`, unit: 'ms' })),
-  { key: 'ingest', title: 'ingest rate', goal: `${TOP} >= ${P9_INGEST_FLOOR}x 1M`, unit: 'readings/s' },
+const MEASURES: { key: Measure; goal: string; unit: string }[] = [
+  ...LATENCIES.map(({ key }) => ({ key, goal: `${TOP} <= ${P9_LATENCY_LIMIT}x 1M`, unit: 'ms' })),
+  { key: 'ingest', goal: `${TOP} >= ${P9_INGEST_FLOOR}x 1M`, unit: 'readings/s' },
 ];
 const valueOf = (step: Pick<ScaleStepRow, 'latencyMs' | 'ingestPerS'>, key: Measure) =>
   key === 'ingest' ? step.ingestPerS : step.latencyMs[key];
@@ -150,13 +150,7 @@ export function scaleRecordOf(
   const stepsDone = outcomes.flatMap((outcome) => outcome.curve?.steps ?? []);
   const growths = outcomes.flatMap((outcome) => outcome.curve?.peakFileSystemGrowthBytes ?? []);
   return {
-    record: RECORD_SHAPE,
-    kind: 'scale',
-    date: run.startedAt.toISOString(),
-    durationS: ((run.finishedAt ?? new Date()).getTime() - run.startedAt.getTime()) / 1000,
-    commit: run.commit ?? commitOfRun(),
-    machine: run.machine,
-    partial: run.partial,
+    ...recordHead('scale', run),
     max: run.max,
     profiles,
     targets: judgeTargets(profiles, run.max),

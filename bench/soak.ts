@@ -5,7 +5,6 @@ import { readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { commitOfRun } from './kit/checkout.js';
 import { type Layout, TOKEN_LIMIT_PER_MINUTE } from './kit/config.js';
 import type { BenchToken, Employee } from './kit/credentials.js';
 import { buildDataset, type Dataset } from './kit/dataset.js';
@@ -241,7 +240,7 @@ export async function measureSoak(options: SoakOptions, log: (line: string) => v
   return {
     options,
     startedAt,
-    durationS: (Date.now() - startedAt.getTime()) / 1000,
+    finishedAt: new Date(),
     machine: machineOfRun(loadAtStart, null, redis.version),
     intervals,
     failures,
@@ -253,7 +252,7 @@ export async function runSoak(
   run: { publish: boolean; partial: string[] },
   log: (line: string) => void,
 ): Promise<void> {
-  const record = soakRecordOf(await measureSoak(options, log), run.partial, commitOfRun());
+  const record = soakRecordOf(await measureSoak(options, log), run.partial);
   console.log(soakText(record));
   recordRun(record, run.publish);
 }

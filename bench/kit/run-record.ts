@@ -5,12 +5,12 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import type { Mode, Server } from './config.js';
-import type { CommitFacts } from './checkout.js';
+import { type CommitFacts, commitOfRun } from './checkout.js';
 import type { LatencyKey, StepLabel } from './scale-plan.js';
 import type { SensorProfile } from './sensor-profiles.js';
 import type { ScriptOutcome, ScriptTarget } from './sensor-targets.js';
 
-export const RECORD_SHAPE = 2;
+const RECORD_SHAPE = 2;
 
 export type Verdict = 'pass' | 'miss' | 'not measured';
 export const VERDICT_WORDS: Record<Verdict, string> = { pass: 'PASS', miss: 'MISSED', 'not measured': 'NOT MEASURED' };
@@ -182,6 +182,22 @@ export interface SoakRecord extends RecordBase {
 }
 
 export type RunRecord = LoadRecord | ScaleRecord | SoakRecord;
+
+/** The run's facts every line begins with: the commit is HEAD's unless given, the run's end is now unless given. */
+export function recordHead<Kind extends RunRecord['kind']>(
+  kind: Kind,
+  run: { startedAt: Date; finishedAt?: Date; commit?: CommitFacts; machine: MachineFacts; partial: string[] },
+): RecordBase & { kind: Kind } {
+  return {
+    record: RECORD_SHAPE,
+    kind,
+    date: run.startedAt.toISOString(),
+    durationS: ((run.finishedAt ?? new Date()).getTime() - run.startedAt.getTime()) / 1000,
+    commit: run.commit ?? commitOfRun(),
+    machine: run.machine,
+    partial: run.partial,
+  };
+}
 
 /** The machine at a run's end (`loadAtStart`: the load average when it began; postgres, redis: what the run knew of them). */
 export const machineOfRun = (loadAtStart: number, postgres: string | null = null, redis: string | null = null): MachineFacts => ({

@@ -3,10 +3,10 @@
 import { Redis } from 'ioredis';
 import type { KitConfig } from './config.js';
 import type { Dataset } from './dataset.js';
-import { type CommitFacts, commitOfRun } from './checkout.js';
+import type { CommitFacts } from './checkout.js';
 import { phasesLoop, type ScenarioResult } from './results.js';
 import type { RevocationFigures } from './revocation.js';
-import { type LoadRecord, machineOfRun, RECORD_SHAPE, type ScenarioRow } from './run-record.js';
+import { type LoadRecord, machineOfRun, recordHead, type ScenarioRow } from './run-record.js';
 import { SENSOR_SCRIPTS, type ScriptTarget, type SensorScriptResults } from './sensor-targets.js';
 import { n, pad } from './report.js';
 import { pairedP50Ratio } from './statistics.js';
@@ -111,15 +111,8 @@ export function loadRecordOf(
   at: { machine: LoadRecord['machine']; partial: string[]; commit?: CommitFacts; finishedAt?: Date },
 ): LoadRecord {
   const { config, startedAt, sensorScripts: scripts } = outcome;
-  const finishedAt = at.finishedAt ?? new Date();
   return {
-    record: RECORD_SHAPE,
-    kind: 'load',
-    date: startedAt.toISOString(),
-    durationS: (finishedAt.getTime() - startedAt.getTime()) / 1000,
-    commit: at.commit ?? commitOfRun(),
-    machine: at.machine,
-    partial: at.partial,
+    ...recordHead('load', { ...at, startedAt }),
     mode: config.mode,
     seconds: config.seconds,
     runsPerServer: config.order.length / 2,

@@ -1,7 +1,7 @@
 // The P14 soak's plan, verdict, record and text, pure (the tests feed it made-up series);
 // bench/soak.ts runs the load and takes the samples.
 import type { CommitFacts } from './checkout.js';
-import { type MachineFacts, RECORD_SHAPE, type SoakRecord } from './run-record.js';
+import { type MachineFacts, recordHead, type SoakRecord } from './run-record.js';
 import { median } from './statistics.js';
 
 export interface SoakOptions {
@@ -139,7 +139,7 @@ export function judgeSoak(intervals: SoakInterval[], minutes: number): { pass: b
 export interface SoakRun {
   options: SoakOptions;
   startedAt: Date;
-  durationS: number;
+  finishedAt: Date;
   machine: MachineFacts;
   intervals: SoakInterval[];
   /** the first failed management calls and ingests, in words */
@@ -151,17 +151,11 @@ const GOAL =
   'fds, PostgreSQL and Redis connections flat; 0 5xx';
 
 /** The soak's record, judged, every sample in it. */
-export function soakRecordOf(run: SoakRun, partial: string[], commit: CommitFacts): SoakRecord {
+export function soakRecordOf(run: SoakRun, partial: string[], commit?: CommitFacts): SoakRecord {
   const verdict = judgeSoak(run.intervals, run.options.minutes);
   const round = (value: number | null, digits = 1) => (value === null ? null : Number(value.toFixed(digits)));
   return {
-    record: RECORD_SHAPE,
-    kind: 'soak',
-    date: run.startedAt.toISOString(),
-    durationS: run.durationS,
-    commit,
-    machine: run.machine,
-    partial,
+    ...recordHead('soak', { ...run, partial, commit }),
     ...run.options,
     windowMinutes: verdict.windowMinutes,
     targets: [

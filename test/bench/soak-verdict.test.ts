@@ -107,7 +107,7 @@ t.test('the record and the doc section of a soak', async (t) => {
   const run = {
     options: { minutes: 2, rate: 20, profile: 'postgres' as const },
     startedAt: new Date('2026-11-27T15:00:00.000Z'),
-    durationS: 200,
+    finishedAt: new Date('2026-11-27T15:03:20.000Z'),
     machine: {
       cpuModel: 'test cpu',
       cores: 2,
