@@ -1,4 +1,4 @@
-// The loadtest's record and its table. The record is one line of kind 'loadtest' in runs.jsonl,
+// The loadtest's record: one line of kind 'loadtest' in runs.jsonl (its table: report.ts),
 // never published (its figures are the deployment's and the network's, not a commit's); no line
 // holds a token or the JWT.
 import { commitMeasured } from './checkout.js';

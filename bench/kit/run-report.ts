@@ -1,5 +1,5 @@
-// The end of a run: the machine it ran on (versions, commit, load), the targets judged, and the
-// run's record (run-record.ts), which its table (report.ts) and the docs' tables are rendered from.
+// A load run's record (run-record.ts): the machine it ran on (versions, commit, load), the targets
+// judged, each scenario's loads and the notes, which its table (report.ts) and the docs' tables are rendered from.
 import { Redis } from 'ioredis';
 import type { KitConfig } from './config.js';
 import type { Dataset } from './dataset.js';
