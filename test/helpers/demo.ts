@@ -28,3 +28,25 @@ export async function createDemoApp(
   const demo = await seedDemo(ctx.db.pool, seed);
   return { ctx, demo };
 }
+
+/** The first demo company as a partner with a token of `scope` sees it: its units, and the deleted ones with when. */
+export async function firstCompanyView(ctx: TestApp, demo: DemoSummary, scope: string, tokenName: string) {
+  const company = demo.companies[0]!;
+  const created = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/v1/api-tokens',
+    headers: { authorization: `Bearer ${company.employee_jwt}` },
+    payload: { name: tokenName, scopes: [scope] },
+  });
+  const headers = { authorization: `Bearer ${created.json<{ token: string }>().token}` };
+  const units = [...company.cooling_unit_ids].sort((x, y) => x - y);
+  // the demo deletes a unit of every company, with history before that: it reports on the periods
+  // that began before its deletion (docs/figures.md, "Deleted units")
+  const { rows: deleted } = await ctx.db.pool.query<{ id: number; deleted_at: Date }>(
+    'SELECT id, deleted_at FROM cooling_units WHERE id = ANY($1)',
+    [company.deleted_cooling_unit_ids],
+  );
+  const unitsReportingOn = (periodStart: string) =>
+    units.length + deleted.filter((unit) => Date.parse(periodStart) < unit.deleted_at.getTime()).length;
+  return { company, headers, units, deleted, unitsReportingOn };
+}

@@ -2,28 +2,11 @@
 // that agree with PostgreSQL over the same rows.
 import t from 'tap';
 import type { ImpactPageJson } from '../../../src/routes/analytics/impact.js';
-import { createDemoApp } from '../../helpers/demo.js';
+import { createDemoApp, firstCompanyView } from '../../helpers/demo.js';
 
 // the clock at 2026-06-15T12:00Z (DEMO_NOW)
 const { ctx, demo } = await createDemoApp(t);
-const company = demo.companies[0]!;
-const created = await ctx.app.inject({
-  method: 'POST',
-  url: '/api/v1/api-tokens',
-  headers: { authorization: `Bearer ${company.employee_jwt}` },
-  payload: { name: 'impact happy', scopes: ['impact'] },
-});
-const headers = { authorization: `Bearer ${(created.json() as { token: string }).token}` };
-const units = [...company.cooling_unit_ids].sort((x, y) => x - y);
-// the demo deletes a unit of every company, with history before that: it reports on the periods
-// that began before its deletion (docs/figures.md, "Deleted units")
-const deleted = (
-  await ctx.db.pool.query<{ id: number; deleted_at: Date }>('SELECT id, deleted_at FROM cooling_units WHERE id = ANY($1)', [
-    company.deleted_cooling_unit_ids,
-  ])
-).rows;
-const unitsReportingOn = (periodStart: string) =>
-  units.length + deleted.filter((unit) => Date.parse(periodStart) < unit.deleted_at.getTime()).length;
+const { company, headers, units, deleted, unitsReportingOn } = await firstCompanyView(ctx, demo, 'impact', 'impact happy');
 
 type Body = ImpactPageJson;
 
