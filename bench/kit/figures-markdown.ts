@@ -4,7 +4,6 @@ import { BENCHMARKS_DOC, type CommitFacts, shortHash } from './checkout.js';
 import {
   busyWarning,
   type LoadRecord,
-  type MachineFacts,
   newestComplete,
   type RunRecord,
   type ScaleRecord,
@@ -62,26 +61,21 @@ const commitWords = (commit: CommitFacts) =>
   `commit ${shortHash(commit.hash)}${commit.dirty ? ' with uncommitted changes' : ''}` +
   (commit.movedTo ? ` (HEAD moved to ${shortHash(commit.movedTo)} during the run)` : '');
 
-function machineWords(machine: MachineFacts, sharedBy: string): string[] {
-  const sentences: string[] = [];
-  if (machine.cores !== null) sentences.push(`${machine.cores} cores${machine.cpuModel ? ` (${machine.cpuModel.trim()})` : ''}${sharedBy}`);
-  if (machine.loadAverage) {
-    sentences.push(
-      `load average ${machine.loadAverage.start.toFixed(1)} at the start and ${machine.loadAverage.end.toFixed(1)} at the end` +
-        (busyWarning(machine) ? ' (the machine was busy besides: noisier figures)' : ''),
-    );
-  }
-  const versions = [machine.node && `Node ${machine.node}`, machine.postgres, machine.redis && `Redis ${machine.redis}`].filter(Boolean);
-  if (versions.length > 0) sentences.push(versions.join(', '));
-  return sentences.length > 0 ? [`${sentences.join('; ')}.`] : [];
-}
-
 /** A section's caption: the command, when, which commit, how long (and `extra`); the verdicts; the machine; what the line is. */
 function caption(record: RunRecord, command: string, extra: string, verdicts: string[], sharedBy: string): string {
+  const { cores, cpuModel, loadAverage: load, node, postgres, redis } = record.machine;
+  const versions = [node && `Node ${node}`, postgres, redis && `Redis ${redis}`].filter(Boolean).join(', ');
+  const machine = [
+    cores !== null && `${cores} cores${cpuModel ? ` (${cpuModel.trim()})` : ''}${sharedBy}`,
+    load &&
+      `load average ${load.start.toFixed(1)} at the start and ${load.end.toFixed(1)} at the end` +
+        (busyWarning(record.machine) ? ' (the machine was busy besides: noisier figures)' : ''),
+    versions,
+  ].filter(Boolean);
   return paragraph([
     `${command}, ${when(record.date)}, ${commitWords(record.commit)}${duration(record.durationS)}${extra}.`,
     ...verdicts,
-    ...machineWords(record.machine, sharedBy),
+    ...(machine.length > 0 ? [`${machine.join('; ')}.`] : []),
     ...(record.partial.length > 0 ? [`Partial run (${record.partial.join('; ')}): not a release run.`] : []),
     ...(record.imported ? [`Imported ${record.imported}.`] : []),
   ]);
