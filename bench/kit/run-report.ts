@@ -8,7 +8,6 @@ import { phasesLoop, type ScenarioResult } from './results.js';
 import type { RevocationFigures } from './revocation.js';
 import { type LoadRecord, machineOfRun, recordHead, type ScenarioRow } from './run-record.js';
 import { SENSOR_SCRIPTS, type ScriptTarget, type SensorScriptResults } from './sensor-targets.js';
-import { n, pad } from './report.js';
 import { pairedP50Ratio } from './statistics.js';
 import { evaluateTargets } from './targets.js';
 import { type VariantResult, variantLine } from './variants.js';
@@ -78,18 +77,18 @@ function notesOf(outcome: RunOutcome): string[] {
   const pairs = deep && pairedP50Ratio(deep.runs, 'project', 'page 500', 'page 1');
   if (pairs) {
     // the cluster's figure beside P3's (the scripts'): warm pages, one profile, under load
-    const interval = pairs.interval ? `, 95 % CI ${n(pairs.interval[0], 2)}-${n(pairs.interval[1], 2)}x` : '';
+    const interval = pairs.interval ? `, 95 % CI ${pairs.interval[0].toFixed(2)}-${pairs.interval[1].toFixed(2)}x` : '';
     notes.push(
-      `${pad('deep-walk', 16)} page 500 / page 1 p50: ${n(pairs.mean, 2)}x over ${pairs.ratios.length} alternating pairs${interval}`,
+      `${'deep-walk'.padEnd(16)} page 500 / page 1 p50: ${pairs.mean.toFixed(2)}x over ${pairs.ratios.length} alternating pairs${interval}`,
     );
   }
   const revocation = outcome.revocation;
   if (revocation) {
     notes.push(
       'error' in revocation
-        ? `${pad('revocation', 16)} ${revocation.error}`
-        : `${pad('revocation', 16)} ${revocation.rounds} rounds: ${revocation.acceptedAfterRevoke} of ${revocation.requestsAfterRevoke} requests started after the revoke returned were accepted ` +
-            `(${JSON.stringify(revocation.statusesAfterRevoke)}); ${revocation.acceptedBeforeRevoke} accepted before; revoke p50 ${n(revocation.revokeMs.p50)} ms`,
+        ? `${'revocation'.padEnd(16)} ${revocation.error}`
+        : `${'revocation'.padEnd(16)} ${revocation.rounds} rounds: ${revocation.acceptedAfterRevoke} of ${revocation.requestsAfterRevoke} requests started after the revoke returned were accepted ` +
+            `(${JSON.stringify(revocation.statusesAfterRevoke)}); ${revocation.acceptedBeforeRevoke} accepted before; revoke p50 ${revocation.revokeMs.p50.toFixed(1)} ms`,
     );
   }
   return [...notes, ...(outcome.variants ?? []).map(variantLine)];
