@@ -167,8 +167,6 @@ export function formatScaleTable(record: ScaleRecord): string {
   return lines.join('\n');
 }
 
-const value = (v: number | null, digits: number) => (v === null ? '-' : v.toFixed(digits));
-
 /** The record as text: the verdict, the docs' soak section (kit/figures-markdown.ts), the failures and every sample. */
 export function soakText(record: SoakRecord): string {
   const target = record.targets[0]!;
@@ -182,8 +180,8 @@ export function soakText(record: SoakRecord): string {
     '|---|---|---|---|---|---|---|---|---|---|',
     ...record.series.map(
       (point) =>
-        `| ${(point.atS / 60).toFixed(1)} | ${point.requests} | ${value(point.p50Ms, 0)} | ${value(point.p99Ms, 0)} | ${point.rssMb.map((v) => value(v, 0)).join(' / ')} | ` +
-        `${point.fds.map((v) => v ?? '-').join(' / ')} | ${value(point.lagP99Ms, 1)} | ${point.postgres ?? '-'} | ${point.redis ?? '-'} | ${point.status5xx} |`,
+        `| ${(point.atS / 60).toFixed(1)} | ${point.requests} | ${n(point.p50Ms, 0)} | ${n(point.p99Ms, 0)} | ${point.rssMb.map((v) => n(v, 0)).join(' / ')} | ` +
+        `${point.fds.map((v) => v ?? '-').join(' / ')} | ${n(point.lagP99Ms, 1)} | ${point.postgres ?? '-'} | ${point.redis ?? '-'} | ${point.status5xx} |`,
     ),
   ].join('\n');
 }
