@@ -103,7 +103,6 @@ export const thousands = (value: number) => Math.round(value).toLocaleString('en
 const or = <T>(value: T | null, shown: (value: T) => string) => (value === null ? '-' : shown(value));
 const load = (average: { start: number; end: number } | null, joint = '-') =>
   or(average, ({ start, end }) => `${start.toFixed(1)}${joint}${end.toFixed(1)}`);
-const wholeSeconds = (s: number) => s.toFixed(0);
 
 /** The curve of each profile as a table, the verdict lines, and disk and time. */
 export function formatScaleTable(record: ScaleRecord): string {
@@ -128,13 +127,13 @@ export function formatScaleTable(record: ScaleRecord): string {
           step.label,
           or(step.readings, thousands),
           or(step.loadPerS, thousands),
-          or(step.upkeepS, wholeSeconds),
+          n(step.upkeepS, 0),
           ...LATENCIES.map(({ key }) => ms(step.latencyMs[key])),
           thousands(step.ingestPerS),
           step.bytesPerReading.toFixed(1),
-          or(step.databaseBytesPerReading, (b) => b.toFixed(1)),
+          n(step.databaseBytesPerReading),
           or(step.peakDatabaseBytes, gigabytes),
-          or(step.wallS, wholeSeconds),
+          n(step.wallS, 0),
           load(step.loadAverage),
         ])}`,
       );
@@ -146,7 +145,7 @@ export function formatScaleTable(record: ScaleRecord): string {
     if (row.status === 'failed') lines.push(`  FAILED: ${row.reason}`);
     lines.push(
       '  (B/reading: readings and both aggregates with their indexes, after the upkeep; "db": the whole database. "1M beside": the 1M store',
-      `  measured alternating with the size above it, where the ratios come from. Wall: ${or(row.wallS, wholeSeconds)} s)`,
+      `  measured alternating with the size above it, where the ratios come from. Wall: ${n(row.wallS, 0)} s)`,
     );
   }
   lines.push('');
