@@ -23,9 +23,7 @@ const P15 = {
   key: 'P15',
   name: `export of an hourly year, >= ${RECORDS_TARGET.toLocaleString('en')} records/s and >= ${FLOOR_TARGET}x COPY + gzip`,
 };
-const title = "sensor benchmark P15: a fleet's hourly year by coldtrack-export (bulk pull) vs COPY + gzip";
-
-await script.run({ title, label: 'bulk_export', poolSize: 4, targets: [P15] }, async (db) => {
+await script.run({ label: 'bulk_export', targets: [P15] }, async (db) => {
   const { company, app, headers } = await script.storeWithApp(db, UNITS, DAYS);
   const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
   const token = headers.authorization.slice('Bearer '.length);
@@ -57,9 +55,6 @@ await script.run({ title, label: 'bulk_export', poolSize: 4, targets: [P15] }, a
   const { export: exportMs, floor: floorMs } = script.medians(runs);
   const perSecond = exported.records / (exportMs / 1000);
   const ratio = floorMs / exportMs;
-  console.log(
-    `median of ${ROUNDS}: export ${fixed(exportMs / 1000, 2)} s (${Math.round(perSecond).toLocaleString('en')} records/s), COPY + gzip ${fixed(floorMs / 1000, 2)} s`,
-  );
   return [
     {
       ...P15,
@@ -67,7 +62,8 @@ await script.run({ title, label: 'bulk_export', poolSize: 4, targets: [P15] }, a
       measured: `${Math.round(perSecond).toLocaleString('en')} records/s, ${fixed(ratio, 2)}x COPY + gzip`,
       ratio,
       detail:
-        `${exported.records} hourly records of ${UNITS} units in ${exported.pages} requests; median of ${ROUNDS} alternating rounds; ` +
+        `${exported.records} hourly records of ${UNITS} units in ${exported.pages} requests; median of ${ROUNDS} alternating rounds: ` +
+        `export ${fixed(exportMs / 1000, 2)} s, COPY + gzip ${fixed(floorMs / 1000, 2)} s; ` +
         `the same rows by COPY: ${(bytes.sent / 1e6).toFixed(0)} MB of CSV, ${(bytes.out / 1e6).toFixed(1)} MB gzip; ${script.profile} profile`,
     },
   ];

@@ -13,9 +13,7 @@ const TARGET = 1.1;
 const HOUR = 3_600_000;
 const WINDOW = 'start_date=2025-01-01&end_date=2025-12-31';
 const P3 = { key: 'P3', name: `page 500 by cursor vs page 1 at page_size 1000 (target <= ${TARGET}x)` };
-const title = 'sensor benchmark (b): page 500 vs page 1, page_size 1000, ~1 M raw readings';
-
-await script.run({ title, label: 'pages', poolSize: 4, targets: [P3] }, async (db) => {
+await script.run({ label: 'pages', targets: [P3] }, async (db) => {
   const { app, clock, headers } = await script.storeWithApp(db, UNITS, DAYS);
   type Page = { data: { timestamp: string }[]; meta: { pagination: { total_count: number; next_cursor: string | null } } };
   const get = async (query: string) => {
@@ -34,9 +32,6 @@ await script.run({ title, label: 'pages', poolSize: 4, targets: [P3] }, async (d
   });
   const { first: firstMs, deep: deepMs, cursor: cursorMs } = script.medians(cold);
   const ratio = cursorMs / firstMs;
-  console.log(
-    `median of ${ROUNDS} cold rounds: page 1 ${fixed(firstMs, 2)} ms, page 500 by cursor ${fixed(cursorMs, 2)} ms, by number ${fixed(deepMs, 2)} ms`,
-  );
   return [
     {
       ...P3,

@@ -43,9 +43,8 @@ const P4 = {
 };
 
 /**
- * ROUNDS alternating rounds by COPY of the aggregate, the floor and raw bucketing; timescale also
- * times the same query on the aggregate's materialization hypertable (the view's materialized
- * branch without the real-time one beside it).
+ * ROUNDS mirrored rounds by COPY of the aggregate, the floor and raw bucketing; timescale also
+ * times the aggregate's materialization hypertable (the view without its real-time branch).
  */
 async function measureCopy(db: script.BenchDatabase, unit: number) {
   const [aggregateRows, rawRows] = await Promise.all([db.pool.query(aggregate(unit)), db.pool.query(fromRaw(unit))]);
@@ -72,11 +71,7 @@ async function measureCopy(db: script.BenchDatabase, unit: number) {
   const bytes: Partial<Record<(typeof kinds)[number], number>> = {};
   const copied = async (kind: (typeof kinds)[number]) => {
     const client = await db.pool.connect();
-    try {
-      bytes[kind] = (await script.copyOut(client, `COPY (${sql[kind]}) TO STDOUT`)).out;
-    } finally {
-      client.release();
-    }
+    bytes[kind] = (await script.copyOut(client, `COPY (${sql[kind]}) TO STDOUT`).finally(() => client.release())).out;
   };
   // mirrored: the floor before the aggregate one round, after it the next
   const ms = script.medians(await script.alternate(ROUNDS, kinds, (kind) => script.msOf(() => copied(kind)), true));
@@ -84,18 +79,7 @@ async function measureCopy(db: script.BenchDatabase, unit: number) {
   if (sql.materialized && bytes.materialized !== bytes.aggregate) {
     throw new Error(`the materialization hypertable sent ${bytes.materialized} bytes, the view ${bytes.aggregate}`);
   }
-  console.log(
-    `${aggregateRows.rowCount} rows (${Math.round(bytes.aggregate! / 1024)} KiB) each way by COPY, median of ${ROUNDS} alternating rounds:`,
-  );
-  console.log(
-    `  aggregates ${fixed(ms.aggregate, 2)} ms, floor ${fixed(ms.floor, 2)} ms, date_trunc + GROUP BY over the readings ${fixed(ms.raw, 2)} ms`,
-  );
-  if (sql.materialized) {
-    console.log(
-      `  the materialization hypertable, without the real-time branch: ${fixed(ms.materialized!, 2)} ms, ${fixed(ms.materialized! / ms.floor, 2)}x the floor`,
-    );
-  }
-  return { rows: aggregateRows.rowCount ?? 0, ms };
+  return { rows: aggregateRows.rowCount ?? 0, kib: Math.round(bytes.aggregate! / 1024), ms };
 }
 
 /** The year hourly page after page through GET /api/v1/sensor-data, aggregates and floor in ROUNDS alternating warm walks. */
@@ -127,18 +111,13 @@ async function measureRoute(db: script.BenchDatabase, company: script.BenchCompa
     throw new Error(`the floor answered ${fromFloor.records} records, the aggregates ${fromAggregate.records}`);
   }
   const ms = script.medians(await script.alternate(ROUNDS, ['aggregate', 'floor'] as const, (side) => script.msOf(() => walk(apps[side]))));
-  console.log(
-    `through the route (${fromAggregate.pages} pages, warm), median of ${ROUNDS} alternating walks: ` +
-      `aggregates ${fixed(ms.aggregate, 1)} ms, floor ${fixed(ms.floor, 1)} ms`,
-  );
   return { ...fromAggregate, ...ms, ratio: ms.aggregate / ms.floor };
 }
 
-const title = `sensor benchmark (a): hourly history of one unit over ${DAYS} days, aggregates vs floor and raw`;
-await script.run({ title, label: 'hourly', poolSize: 4, targets: [P4] }, async (db) => {
+await script.run({ label: 'hourly', targets: [P4] }, async (db) => {
   const { company, readings } = await script.companyStore(db, UNITS, DAYS);
   const unit = Math.ceil(UNITS / 2);
-  const { rows, ms } = await measureCopy(db, unit);
+  const { rows, kib, ms } = await measureCopy(db, unit);
   const route = await measureRoute(db, company, unit);
   const [copyRatio, rawRatio] = [ms.aggregate / ms.floor, ms.raw / ms.aggregate];
   const withoutUnion = ms.materialized
@@ -154,7 +133,7 @@ await script.run({ title, label: 'hourly', poolSize: 4, targets: [P4] }, async (
         `raw bucketing ${fixed(rawRatio)}x${rawCounts ? '' : ' (not a target on timescale)'}`,
       ratio: Math.max(copyRatio, route.ratio),
       detail:
-        `median of ${ROUNDS} alternating rounds; ${rows} rows via COPY TO STDOUT, ${route.records} records in ${route.pages} pages through the route; ` +
+        `median of ${ROUNDS} alternating rounds; ${rows} rows (${kib} KiB) via COPY TO STDOUT, ${route.records} records in ${route.pages} pages through the route (warm); ` +
         `raw bucketing ${fixed(ms.raw, 1)} ms; ${readings} readings of ${UNITS} units in the table; ${script.profile} profile${withoutUnion}`,
     },
   ];

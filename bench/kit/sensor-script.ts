@@ -8,28 +8,26 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { createPool } from '../../src/db/pool.js';
 import { lineRuns, parseReadings, ReadingValidator } from '../../src/sensors/formats.js';
-import { readingChunks } from '../../src/sensors/generate.js';
+import { readingChunks, readingCount } from '../../src/sensors/generate.js';
 import { ingestReadings } from '../../src/sensors/ingest.js';
 import { pauseSensorPolicies } from '../../src/sensors/policy-health.js';
 import { compactAggregates, maintainStore } from '../../src/sensors/store.js';
 import { saveScriptResult } from './checkout.js';
 import { BENCH_JWT_SECRET } from './config.js';
-import { isSensorProfile, profileServer, type SensorProfile, shownUrl } from './sensor-profiles.js';
+import { isSensorProfile, profileServer, type SensorProfile } from './sensor-profiles.js';
 import { fixed, median, timed } from './statistics.js';
 import { createThrowawayDatabase } from './throwaway-db.js';
 
-/** The command line every sensor script reads (others' options are let through). */
+/** Every sensor script's command line (another script's own options pass through). */
 export const args = parseArgs({
-  options: { profile: { type: 'string' }, quick: { type: 'boolean' }, readings: { type: 'string' } },
+  options: { profile: { type: 'string', default: 'postgres' }, quick: { type: 'boolean', default: false }, readings: { type: 'string' } },
   strict: false,
-}).values as { profile?: string; quick?: boolean; readings?: string };
+}).values as { profile: string; quick: boolean; readings?: string };
 
-export const quick = args.quick === true || process.env.BENCH_QUICK === '1';
-
-/** The storage profile this run measures: --profile, else BENCH_SENSOR_PROFILE, else postgres. */
-export const profile = (args.profile ?? process.env.BENCH_SENSOR_PROFILE ?? 'postgres') as SensorProfile;
+export const quick = args.quick;
+export const profile = args.profile as SensorProfile;
 if (!isSensorProfile(profile)) {
-  console.error(`--profile (or BENCH_SENSOR_PROFILE) must be postgres or timescale, not "${profile as string}"`);
+  console.error(`--profile must be postgres or timescale, not "${profile}"`);
   process.exit(2);
 }
 
@@ -47,26 +45,25 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
-export interface TargetName {
-  key?: string;
+/** A target as a script judges it; no `pass`: NOT MEASURED, the reason in `detail`. */
+export interface Verdict {
+  key: string;
   name: string;
-}
-
-export interface TargetLine extends TargetName {
-  pass: boolean;
-  measured: string;
+  pass?: boolean;
+  measured?: string;
   ratio?: number;
   detail: string;
 }
 
-/** A sensor script's whole life: title, bench database, `body`'s verdicts reported, the database dropped however `body` ends. */
+type Target = Pick<Verdict, 'key' | 'name'>;
+
+/** A sensor script's whole life: its bench database, `body`'s verdicts reported, the database dropped however `body` ends. */
 export async function run(
-  script: { title: string; label: string; poolSize: number; targets: TargetName[] },
-  body: (db: BenchDatabase) => Promise<TargetLine[]>,
-): Promise<void> {
-  console.log(`${script.title}${quick ? ' (quick)' : ''}`);
-  const db = await createBenchDatabase(script.label, script.poolSize, script.targets);
-  console.log(db.note);
+  script: { label: string; poolSize?: number; targets: Target[] },
+  body: (db: BenchDatabase) => Promise<Verdict[]>,
+) {
+  const db = await createBenchDatabase(script.label, script.poolSize ?? 4, script.targets);
+  console.log(`${db.note}${quick ? '; quick run' : ''}`);
   try {
     report(await body(db));
   } finally {
@@ -76,9 +73,10 @@ export async function run(
 
 /**
  * A migrated database of the run's profile; no server for it: every target NOT MEASURED, exit 0.
- * timescale: the policies are paused, so they run only where upkeepAfter() runs them.
+ * timescale: the policies are paused, so they run only where upkeepAfter() runs them. Dropped at
+ * exit whatever happens (throwaway-db.ts).
  */
-export async function createBenchDatabase(label: string, poolSize: number, targets: TargetName[]): Promise<BenchDatabase> {
+export async function createBenchDatabase(label: string, poolSize: number, targets: Target[]): Promise<BenchDatabase> {
   const server = await profileServer(profile);
   if (server.adminUrl === null) notMeasured(targets, server.reason);
   const database = await createThrowawayDatabase({
@@ -87,12 +85,20 @@ export async function createBenchDatabase(label: string, poolSize: number, targe
     adminUrl: server.adminUrl,
   });
   const pool = createPool(database.url, poolSize);
+  const { rows } = await pool.query<{ versions: string }>(`
+    SELECT coalesce('TimescaleDB ' || (SELECT extversion FROM pg_extension WHERE extname = 'timescaledb') || ' on ', '')
+           || split_part(version(), ' on ', 1) AS versions`);
+  let note = `storage profile: ${profile} (${rows[0]!.versions} at postgres://${new URL(server.adminUrl).host})`;
+  if (profile === 'timescale') {
+    await pauseSensorPolicies(pool);
+    note += '; sensor policies paused, run by the benchmark where a year in service would have run them';
+  }
   const steps: (() => unknown)[] = [];
-  const bench: BenchDatabase = {
+  return {
     url: database.url,
     pool,
     profile,
-    note: '',
+    note,
     atDrop: (step) => steps.push(step),
     // the pool after the steps, so its clients end cleanly rather than being cut by the forced drop
     drop: async () => {
@@ -101,40 +107,30 @@ export async function createBenchDatabase(label: string, poolSize: number, targe
       await database.drop();
     },
   };
-  try {
-    const { rows } = await pool.query<{ postgres: string; timescaledb: string | null }>(`
-      SELECT split_part(version(), ' on ', 1) AS postgres, (SELECT extversion FROM pg_extension WHERE extname = 'timescaledb') AS timescaledb`);
-    const versions = rows[0]!.timescaledb ? `TimescaleDB ${rows[0]!.timescaledb} on ${rows[0]!.postgres}` : rows[0]!.postgres;
-    bench.note = `storage profile: ${profile} (${versions} at ${shownUrl(`postgres://${new URL(server.adminUrl).host}`)})`;
-    if (profile === 'timescale') {
-      await pauseSensorPolicies(pool);
-      bench.note += '; sensor policies paused, run by the benchmark where a year in service would have run them';
-    }
-  } catch (error) {
-    await bench.drop();
-    throw error;
-  }
-  return bench;
 }
 
-const lineName = (target: TargetName) => `${target.key ? `${target.key} ` : ''}${target.name}`;
-const byKey = <T extends TargetName>(targets: T[], entry: (target: T) => object) =>
-  Object.fromEntries(targets.map((target) => [target.key ?? target.name, entry(target)]));
+/** One line per target, and the JSON line kit/sensor-targets.ts reads (printed last by the caller). */
+function verdictLines(verdicts: Verdict[]) {
+  for (const { key, name, pass, measured, detail } of verdicts) {
+    console.log(`${pass === undefined ? 'NOT MEASURED' : pass ? 'PASS' : 'MISS'} ${key} ${name}: ${measured ?? detail}`);
+  }
+  const targets = Object.fromEntries(
+    verdicts.map(({ key, pass, measured = '', ratio, detail }) => [key, { pass, measured, ratio, detail }]),
+  );
+  return { profile, targets };
+}
 
-/** Every target NOT MEASURED with the reason (and the JSON line the kit reads); exits 0. */
-export function notMeasured(targets: TargetName[], reason: string): never {
-  const detail = `${reason} (storage profile ${profile})`;
-  for (const target of targets) console.log(`NOT MEASURED ${lineName(target)}: ${detail}`);
-  console.log(JSON.stringify({ profile, targets: byKey(targets, () => ({ status: 'not measured', measured: '', detail })) }));
+/** Every target NOT MEASURED with the reason; exits 0. */
+export function notMeasured(targets: Target[], reason: string): never {
+  console.log(JSON.stringify(verdictLines(targets.map((target) => ({ ...target, detail: `${reason} (storage profile ${profile})` })))));
   process.exit(0);
 }
 
-/** One PASS/MISS line per target, the figures kept (kit/checkout.ts), then the JSON line the kit parses, last. */
-export function report(targets: TargetLine[]) {
-  for (const target of targets) console.log(`${target.pass ? 'PASS' : 'MISS'} ${lineName(target)}: ${target.measured}`);
-  const json = byKey(targets, ({ pass, measured, ratio, detail }) => ({ pass, measured, ratio, detail }));
-  console.log(`figures: ${saveScriptResult({ profile, targets: json })}`);
-  console.log(JSON.stringify({ profile, targets: json }));
+/** The verdict lines, the figures appended to results/scripts.jsonl (kit/checkout.ts), the JSON line last. */
+export function report(verdicts: Verdict[]) {
+  const line = verdictLines(verdicts);
+  console.log(`figures: ${saveScriptResult(line)}`);
+  console.log(JSON.stringify(line));
 }
 
 /** `rounds` rounds of every kind, the order rotated (`mirror`: reversed) each round, so a drift hits every kind alike. */
@@ -193,9 +189,10 @@ export function csvReadingRuns(csv: Iterable<string>, end: Date) {
   return parseReadings(lineRuns(Readable.from(csv)), 'csv', new ReadingValidator(() => end));
 }
 
-/** units x days of generated 15-minute readings ending at END as CSV text in memory, and how many readings. */
+/** units x days of generated 15-minute readings ending at END, as CSV text in memory, and how many. */
 export function generatedCsv(units: number, days: number, seed: number) {
-  return { csv: [...readingChunks({ units, days, end: END, seed })], readings: units * days * 192 };
+  const options = { units, days, end: END, seed };
+  return { csv: [...readingChunks(options)], readings: readingCount(options) };
 }
 
 /** The CSV through the real ingest in batches of 50,000, checked to have loaded `expected` readings. */
@@ -205,9 +202,9 @@ export async function ingestCsv(pool: pg.Pool, csv: string[], expected: number) 
 }
 
 /** units x days of 15-minute readings ending at `end`, through the real ingest (COPY), then VACUUM ANALYZE. */
-export async function loadReadings(pool: pg.Pool, units: number, days: number, end: Date, seed = 1) {
+export async function loadReadings(pool: pg.Pool, units: number, days: number, end: Date) {
   const started = performance.now();
-  const stats = await ingestReadings(pool, csvReadingRuns(readingChunks({ units, days, end, seed }), end), { batchSize: 100_000 });
+  const stats = await ingestReadings(pool, csvReadingRuns(readingChunks({ units, days, end, seed: 1 }), end), { batchSize: 100_000 });
   // without the pool's statement deadline: millions of rows take longer on a busy machine
   const client = await pool.connect();
   try {

@@ -6,16 +6,6 @@ import { WINDOW } from './config.js';
 import type { Dataset } from './dataset.js';
 import { request } from './load.js';
 import { profileServer, SENSOR_PROFILES, type SensorProfile, shownUrl } from './sensor-profiles.js';
-import { adminUrl } from './throwaway-db.js';
-
-/** The line of a child's stderr that says what went wrong (an uncaught error ends with Node's version line). */
-function failureLine(stderr: string): string {
-  const lines = stderr
-    .split('\n')
-    .map((line) => line.trim())
-    .filter(Boolean);
-  return lines.findLast((line) => /error|exception|refused|terminat|ECONN|timeout/i.test(line) && !/^at /.test(line)) ?? lines.at(-1) ?? '';
-}
 
 /** Probes the project's sensor-data endpoint with a small page and, when it answers, loads the readings the scenarios read. */
 export async function probeSensorData(projectUrl: string, dataset: Dataset, log: (line: string) => void) {
@@ -95,37 +85,34 @@ export interface SensorScriptResults {
 
 const notRun = (detail: string, source = ''): ScriptOutcome => ({ status: 'not measured', measured: '', ratio: null, detail, source });
 
-/** Target `key` of the script's final JSON line, {"profile": ..., "targets": {"P4": {...}}} (no `pass` when not measured). */
-function outcomeOf(output: string, key: ScriptTarget, source: string): ScriptOutcome | null {
+/** `script` on `profile` in a child process stopped after `timeoutMs`, judged by the JSON line it prints last (sensor-script.ts). */
+async function runScript(script: (typeof SENSOR_SCRIPTS)[number], profile: SensorProfile, quick: boolean, timeoutMs: number) {
+  const source = `bench/${script.file} --profile ${profile}`;
+  // the timescale server's URL is in BENCH_TIMESCALE_URL by now (sensor-profiles.ts)
+  const args = ['--import', 'tsx', `bench/${script.file}`, '--profile', profile, ...(quick ? ['--quick'] : [])];
+  const child = await runChild(process.execPath, args, { timeoutMs });
+  type Entry = { pass?: boolean; measured: string; ratio?: number; detail: string };
+  let entry: Entry | undefined;
   try {
-    type Line = { targets?: Record<string, { pass?: boolean; measured: string; ratio?: number; detail: string } | undefined> };
-    const entry = (JSON.parse(output.trim().split('\n').at(-1) ?? '') as Line).targets?.[key];
-    if (!entry) return null;
-    const status = entry.pass === undefined ? 'not measured' : entry.pass ? 'pass' : 'miss';
-    return { status, measured: entry.measured, ratio: entry.ratio ?? null, detail: entry.detail, source };
+    entry = (JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { targets: Partial<Record<string, Entry>> }).targets[script.key];
   } catch {
-    return null; // no JSON line: the script failed before its report
+    // no JSON line: it failed before its report
   }
-}
-
-/** A script's outcome for `key`; over `timeoutMs`, stopped (runChild). */
-async function runScript(
-  file: string,
-  key: ScriptTarget,
-  profile: SensorProfile,
-  quick: boolean,
-  timeoutMs: number,
-): Promise<ScriptOutcome> {
-  const source = `bench/${file} --profile ${profile}`;
-  // BENCH_TIMESCALE_URL: set by sensor-profiles.ts once the server was found
-  const env = { ...process.env, BENCH_ADMIN_URL: adminUrl(), BENCH_SENSOR_PROFILE: profile, ...(quick ? { BENCH_QUICK: '1' } : {}) };
-  const child = await runChild(process.execPath, ['--import', 'tsx', `bench/${file}`, '--profile', profile], { env, timeoutMs });
+  if (entry) {
+    const status = entry.pass === undefined ? 'not measured' : entry.pass ? 'pass' : 'miss';
+    return { status, measured: entry.measured, ratio: entry.ratio ?? null, detail: entry.detail, source } satisfies ScriptOutcome;
+  }
+  // the last line of its stderr that names an error (Node's version line ends an uncaught one)
+  const cause = child.stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .findLast((line) => /error|exception|refused|terminat|ECONN|timeout/i.test(line) && !line.startsWith('at '));
   const error = child.timedOut
     ? `timed out after ${Math.round(timeoutMs / 1000)} s`
     : child.failure !== null
-      ? `exited with ${child.failure}: ${failureLine(child.stderr)}`
-      : `printed no ${key} line`;
-  return outcomeOf(child.stdout, key, source) ?? notRun(`not measured: ${source} ${error}`, source);
+      ? `exited with ${child.failure}: ${cause ?? ''}`
+      : `printed no ${script.key} line`;
+  return notRun(`not measured: ${source} ${error}`, source);
 }
 
 /** Every script on both profiles, one at a time (two benchmarks at once on 2 cores would measure each other). */
@@ -157,7 +144,7 @@ export async function sensorScriptTargets(options: {
         outcome = notRun(`not measured: the quick run's time budget is spent (run \`npm run bench\` for ${script.key})`, source);
       else {
         options.log(`running ${source} for ${script.key} (limit ${Math.round(timeoutMs / 1000)} s)`);
-        outcome = await runScript(script.file, script.key, profile, options.quick, timeoutMs);
+        outcome = await runScript(script, profile, options.quick, timeoutMs);
         options.log(`  ${script.key} ${profile}: ${outcome.status}${outcome.measured ? ` ${outcome.measured}` : ` (${outcome.detail})`}`);
       }
       outcomes[script.key][profile] = outcome;
