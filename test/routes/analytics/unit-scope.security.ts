@@ -84,6 +84,10 @@ export async function unitScopeSecuritySuite(t: Test, { endpoint: ENDPOINT, scop
         [a.locationId, a.companyId],
       )
     ).rows[0]!.id;
+    // the live directory hears of the new unit asynchronously too: until it has, D is unknown (404)
+    // and the wait for the deletion's 404 below would end before the deletion was heard of
+    for (let i = 0; i < 200 && (await get(`cooling_unit_id=${unitD}`)).statusCode !== 200; i++) await sleep(10);
+    t.equal((await get(`cooling_unit_id=${unitD}`)).statusCode, 200, 'the new unit can be named');
     const withD = await issueToken(ctx, a.employeeId, { scopes: [SCOPE], cooling_unit_ids: [u2, unitD] });
     const withoutD = await issueToken(ctx, a.employeeId, { scopes: [SCOPE], cooling_unit_ids: [u2] });
     await ctx.db.pool.query(
