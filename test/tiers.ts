@@ -1,5 +1,6 @@
 // The test tiers: which test files need only the running engines and which start processes of
-// their own (servers, clusters, a browser, a Prometheus, private databases, a Node 18 install).
+// their own (servers, clusters, a browser, a Prometheus, private databases, a Node 18 install), or
+// do so much that a contributor's quick run would wait on them (the volume tier).
 // `npm test` runs every tier; `npm run test:fast` the fast one, `npm run test:<tier>` another
 // (test/run.mjs --tier=NAME). A file belongs to the first heavy tier with a pattern that matches
 // it, otherwise to the fast tier. The fast tier is held to it while it runs: in a fast-tier
@@ -27,6 +28,12 @@ export const FAST_TIER: Tier = {
 };
 
 export const HEAVY_TIERS: readonly Tier[] = [
+  {
+    // not by what they start but by how much they do (a contributor's quick run should not wait on them)
+    name: 'volume',
+    needs: 'nothing more than the fast tier, but a lot of it: thousands of generated requests, a million readings through a Parquet thread',
+    patterns: ['test/contract/openapi-conformance.test.ts', 'test/routes/sensor-data/bulk-parquet.test.ts'],
+  },
   {
     name: 'browser',
     needs: "Debian's chromium (playwright-core), beside a server the file starts",
@@ -92,11 +99,7 @@ export const TIERS: readonly Tier[] = [FAST_TIER, ...HEAVY_TIERS];
  * (test/setup/groups.ts): they check the process itself (the modules it has loaded, the priority
  * of its threads), which the other files of a group would change.
  */
-export const OWN_PROCESS: readonly string[] = [
-  'test/tracing/off.test.ts',
-  'test/config/thread-pool-priority.test.ts',
-  'test/routes/sensor-data/bulk-parquet.test.ts',
-];
+export const OWN_PROCESS: readonly string[] = ['test/tracing/off.test.ts', 'test/config/thread-pool-priority.test.ts'];
 
 /** The tier of a test file (a path from the repository's root, with forward slashes). */
 export function tierOf(file: string): string {
