@@ -13,10 +13,9 @@ const DAYS = script.quick ? 8 : 14;
 const ROUNDS = script.quick ? 2 : 3;
 const RATE_TARGET = 100_000;
 const RATIO_TARGET = 0.6;
-const P6 = { key: 'P6', name: `ingest with aggregates vs plain COPY (target >= ${RATIO_TARGET}x)` };
-const RATE = { key: 'P6-rate', name: `ingest rate (target >= ${RATE_TARGET} readings/s)` };
+const P6 = { key: 'P6', name: `ingest with aggregates (target >= ${RATE_TARGET} readings/s and >= ${RATIO_TARGET}x plain COPY)` };
 const timescale = script.profile === 'timescale';
-await script.run({ label: 'ingest', targets: [P6, RATE] }, async ({ pool }) => {
+await script.run({ label: 'ingest', targets: [P6] }, async ({ pool }) => {
   await script.createUnits(pool, UNITS);
   const { csv, readings } = script.generatedCsv(UNITS, DAYS, 3);
   // the same weekly partitions (or daily chunks) and primary key as sensor_readings, no aggregates
@@ -84,11 +83,11 @@ await script.run({ label: 'ingest', targets: [P6, RATE] }, async ({ pool }) => {
   return [
     {
       ...P6,
-      pass: ratio >= RATIO_TARGET,
+      // both halves of the target: a ratio alone would pass a slow machine's slow COPY
+      pass: ratio >= RATIO_TARGET && rate('ours') >= RATE_TARGET,
       measured: `${fixed(ratio, 2)}x (${oursRate} vs ${plainRate} readings/s)`,
       ratio,
       detail: `median of ${ROUNDS}; ${readings} readings a round (${UNITS} units x ${DAYS} days); batches of 50,000, binary COPY, two loading at once${without}; ${script.profile} profile`,
     },
-    { ...RATE, pass: rate('ours') >= RATE_TARGET, measured: `${oursRate} readings/s`, detail: `median of ${ROUNDS}` },
   ];
 });
