@@ -84,10 +84,18 @@ export async function unitScopeSecuritySuite(t: Test, { endpoint: ENDPOINT, scop
         [a.locationId, a.companyId],
       )
     ).rows[0]!.id;
+    /** The status of a request naming D, once it is `status` or after about 2 s of asking. */
+    const namingD = async (status: number) => {
+      let answer = (await get(`cooling_unit_id=${unitD}`)).statusCode;
+      for (let i = 0; i < 200 && answer !== status; i++) {
+        await sleep(10);
+        answer = (await get(`cooling_unit_id=${unitD}`)).statusCode;
+      }
+      return answer;
+    };
     // the live directory hears of the new unit asynchronously too: until it has, D is unknown (404)
     // and the wait for the deletion's 404 below would end before the deletion was heard of
-    for (let i = 0; i < 200 && (await get(`cooling_unit_id=${unitD}`)).statusCode !== 200; i++) await sleep(10);
-    t.equal((await get(`cooling_unit_id=${unitD}`)).statusCode, 200, 'the new unit can be named');
+    t.equal(await namingD(200), 200, 'the new unit can be named');
     const withD = await issueToken(ctx, a.employeeId, { scopes: [SCOPE], cooling_unit_ids: [u2, unitD] });
     const withoutD = await issueToken(ctx, a.employeeId, { scopes: [SCOPE], cooling_unit_ids: [u2] });
     await ctx.db.pool.query(
@@ -97,8 +105,7 @@ export async function unitScopeSecuritySuite(t: Test, { endpoint: ENDPOINT, scop
     );
     await ctx.db.pool.query("UPDATE cooling_units SET deleted = true, deleted_at = '2025-03-07T00:00:00Z' WHERE id = $1", [unitD]);
     // the live directory hears of the deletion asynchronously (LISTEN/NOTIFY): wait until it has
-    for (let i = 0; i < 200 && (await get(`cooling_unit_id=${unitD}`)).statusCode !== 404; i++) await sleep(10);
-    t.equal((await get(`cooling_unit_id=${unitD}`)).statusCode, 404, 'a deleted unit cannot be named');
+    t.equal(await namingD(404), 404, 'a deleted unit cannot be named');
 
     type Body = {
       data: Array<{ cooling_unit_id: number; period_start: string } & Record<string, number>>;
